@@ -1,0 +1,1 @@
+"""Command-line front end (``mustcite``). Thin: every command calls the library."""

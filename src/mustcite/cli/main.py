@@ -1,0 +1,72 @@
+"""The ``mustcite`` command.
+
+Each ``mustcite.cli.<module>`` listed in ``_COMMAND_MODULES`` has a ``register(app)`` function
+that adds its commands. Exit codes: 0 ok, 1 failure, 2 usage. Errors the user can act on
+(:class:`mustcite.errors.MustciteError`) are printed as one clear message, never a traceback.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+
+import click
+import typer
+
+from ..errors import MustciteError
+
+_COMMAND_MODULES = ["data"]
+
+app = typer.Typer(
+    name="mustcite",
+    help="Which papers must your paper cite? Corpus, extraction, labels, benchmark, recommender.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+
+@app.callback()
+def _root(
+    data: str = typer.Option(None, "--data", help="data directory (default: $MUSTCITE_DATA or ../shared/data)"),
+    work: str = typer.Option(None, "--work", help="work directory (default: $MUSTCITE_WORK or ./mustcite-work)"),
+) -> None:
+    if data:
+        os.environ["MUSTCITE_DATA"] = data
+    if work:
+        os.environ["MUSTCITE_WORK"] = work
+
+
+for _name in _COMMAND_MODULES:
+    importlib.import_module(f"{__package__}.{_name}").register(app)
+
+
+def main(argv: list[str] | None = None) -> int:
+    command = typer.main.get_command(app)
+    try:
+        command.main(args=argv, prog_name="mustcite", standalone_mode=False)
+    except click.exceptions.Exit as exc:
+        return exc.exit_code
+    except click.exceptions.UsageError as exc:
+        exc.show()
+        return 2
+    except click.exceptions.Abort:
+        print("aborted", file=sys.stderr)
+        return 1
+    except click.exceptions.ClickException as exc:
+        exc.show()
+        return exc.exit_code
+    except MustciteError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 1
+    except BrokenPipeError:
+        return 0
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,74 @@
+"""The paper record and its stable id.
+
+``paper_id`` is a UUID5 over the normalised title, venue, year and source id, as MasterSet does
+(seed 000, Section 3): the same input always gives the same id, on any machine.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+import uuid
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+#: Namespace for paper ids (fixed forever: changing it changes every id).
+PAPER_NAMESPACE = uuid.UUID("6f1c0d1e-8a53-5b0e-9a57-6d75737463a1")
+
+#: The 15 MasterSet venue codes.
+VENUES: tuple[str, ...] = ("NeurIPS", "ICML", "ICLR", "AAAI", "IJCAI", "CVPR", "ICCV", "ECCV",
+                           "ACL", "EMNLP", "NAACL", "COLT", "UAI", "AISTATS", "JMLR")
+
+_WS = re.compile(r"\s+")
+_NON_ALNUM = re.compile(r"[^0-9a-z]+")
+
+
+def normalize_title(title: str | None) -> str:
+    """Lower-case ASCII-folded title with punctuation and whitespace collapsed to single spaces.
+
+    Used for ids, exact-title dedup and exact-title linking (so ``"BERT: Pre-training..."`` and
+    ``"BERT_ Pre-Training..."`` normalise alike).
+    """
+    if not title:
+        return ""
+    t = unicodedata.normalize("NFKD", title)
+    t = "".join(ch for ch in t if not unicodedata.combining(ch))
+    t = t.lower()
+    t = _NON_ALNUM.sub(" ", t)
+    return _WS.sub(" ", t).strip()
+
+
+def make_paper_id(title: str, venue: str, year: int | None, source_id: str = "") -> str:
+    key = "|".join([normalize_title(title), venue.lower(), str(year or ""), source_id or ""])
+    return str(uuid.uuid5(PAPER_NAMESPACE, key))
+
+
+@dataclass
+class Paper:
+    """One paper of the corpus (a pool candidate or a query)."""
+
+    paper_id: str
+    title: str
+    venue: str
+    year: int | None
+    abstract: str = ""
+    authors: list[str] = field(default_factory=list)
+    source: str = ""             # dataset/source folder the record came from, e.g. "paperlists"
+    source_id: str = ""          # the id inside that source (OpenReview id, Anthology id, ...)
+    url: str = ""
+    pdf: str = ""
+    track: str = ""
+    #: every (source, source_id) this paper was seen under, after cross-source dedup
+    source_ids: list[str] = field(default_factory=list)
+
+    @property
+    def has_abstract(self) -> bool:
+        return bool(self.abstract and self.abstract.strip())
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "Paper":
+        known = {f for f in cls.__dataclass_fields__}
+        return cls(**{k: v for k, v in d.items() if k in known})

@@ -1,0 +1,84 @@
+"""Records of the extraction stage and the per-paper reference file.
+
+The file ``<paper>.json`` follows MasterSet's schema (seed 000, Appendix C): a JSON list of
+``{target, title, year, cite, contexts: [{section, context}]}``, plus optional fields of ours
+(``raw``, ``authors``, ``mentions``, ``paper_id``, ``link_score``, and label fields added by the
+labels stage). Its JSON Schema is ``mustcite/schemas/references.schema.json``;
+:func:`validate_reference_file` checks a file against it.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from ..errors import MustciteError
+
+
+@dataclass
+class Context:
+    section: str
+    context: str
+
+
+@dataclass
+class Reference:
+    target: int                      # 1-based position in the cleaned reference list
+    title: str
+    year: int
+    cite: str                        # the cite key as written in the text: "4", "DKS17", "Vaswani et al., 2017"
+    contexts: list[Context] = field(default_factory=list)
+    raw: str = ""
+    authors: list[str] = field(default_factory=list)
+    mentions: int = 0
+    paper_id: str | None = None
+    link_score: float | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        if d["paper_id"] is None:
+            d.pop("paper_id")
+        if d["link_score"] is None:
+            d.pop("link_score")
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "Reference":
+        known = set(cls.__dataclass_fields__)
+        kw = {k: v for k, v in d.items() if k in known}
+        kw["contexts"] = [Context(**c) for c in d.get("contexts", [])]
+        return cls(**kw)
+
+
+@lru_cache(maxsize=1)
+def reference_schema() -> dict[str, Any]:
+    return json.loads(resources.files("mustcite.schemas").joinpath("references.schema.json").read_text())
+
+
+def validate_reference_list(obj: Any, *, path: str | Path = "<memory>") -> None:
+    """Raise MustciteError naming the first offending field if ``obj`` breaks the schema."""
+    import jsonschema
+
+    validator = jsonschema.Draft202012Validator(reference_schema())
+    errors = sorted(validator.iter_errors(obj), key=lambda e: list(e.absolute_path))
+    if errors:
+        err = errors[0]
+        where = "/".join(str(p) for p in err.absolute_path) or "(top level)"
+        raise MustciteError(f"does not follow the reference-file schema: {err.message}",
+                            path=path, field=where)
+
+
+def validate_reference_file(path: str | Path) -> list[dict[str, Any]]:
+    path = Path(path)
+    try:
+        obj = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise MustciteError(f"malformed JSON: {exc.msg}", path=path, line=exc.lineno) from None
+    except UnicodeDecodeError:
+        raise MustciteError("not UTF-8 text", path=path) from None
+    validate_reference_list(obj, path=path)
+    return obj

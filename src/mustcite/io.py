@@ -1,0 +1,92 @@
+"""Small file helpers shared by every stage: JSONL reading that names file and line, atomic writes."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from .errors import MustciteError
+
+
+def open_text(path: str | Path):
+    """Open a text file, transparently gunzipping ``.gz``; strict UTF-8."""
+    path = Path(path)
+    if path.suffix == ".gz":
+        return gzip.open(path, "rt", encoding="utf-8", newline="")
+    return open(path, encoding="utf-8", newline="")
+
+
+def read_text(path: str | Path) -> str:
+    """Whole file as text; a non-UTF-8 or corrupt file raises MustciteError naming it."""
+    try:
+        with open_text(path) as fh:
+            return fh.read()
+    except UnicodeDecodeError as exc:
+        raise MustciteError(f"not UTF-8 text (byte {exc.start})", path=path) from None
+    except (OSError, EOFError, gzip.BadGzipFile) as exc:
+        raise MustciteError(f"cannot read: {exc}", path=path) from None
+
+
+def iter_jsonl(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Yield ``(line_number, object)``; lines are split on ``\\n`` only (never ``splitlines``).
+
+    A malformed line raises MustciteError with the file and line number.
+    """
+    try:
+        with open_text(path) as fh:
+            for lineno, line in enumerate(fh, 1):
+                # file iteration with newline="" splits on \n (and \r\n), never on U+2028 / U+0085
+                if not line.strip():
+                    continue
+                try:
+                    obj = json.loads(line)
+                except json.JSONDecodeError as exc:
+                    raise MustciteError(f"malformed JSON: {exc.msg} (column {exc.colno})",
+                                        path=path, line=lineno) from None
+                if not isinstance(obj, dict):
+                    raise MustciteError(f"expected a JSON object, got {type(obj).__name__}",
+                                        path=path, line=lineno)
+                yield lineno, obj
+    except UnicodeDecodeError as exc:
+        raise MustciteError(f"not UTF-8 text (byte {exc.start})", path=path) from None
+    except (OSError, EOFError, gzip.BadGzipFile) as exc:
+        raise MustciteError(f"cannot read: {exc}", path=path) from None
+
+
+def atomic_write_bytes(path: str | Path, data: bytes) -> None:
+    """Write via a temporary file and rename, so a crash never leaves a half-written file."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def atomic_write_text(path: str | Path, text: str) -> None:
+    atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def atomic_write_json(path: str | Path, obj: Any, *, indent: int | None = 1) -> None:
+    atomic_write_text(path, json.dumps(obj, ensure_ascii=False, indent=indent) + "\n")
+
+
+def write_jsonl(path: str | Path, rows) -> int:
+    """Atomically write an iterable of dicts as JSONL; returns the row count."""
+    n = 0
+    parts = []
+    for row in rows:
+        parts.append(json.dumps(row, ensure_ascii=False))
+        n += 1
+    atomic_write_text(path, "\n".join(parts) + ("\n" if parts else ""))
+    return n
