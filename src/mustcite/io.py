@@ -12,6 +12,9 @@ from typing import Any
 
 from .errors import MustciteError
 
+_UMASK = os.umask(0)
+os.umask(_UMASK)
+
 
 def open_text(path: str | Path):
     """Open a text file, transparently gunzipping ``.gz``; strict UTF-8."""
@@ -66,6 +69,7 @@ def atomic_write_bytes(path: str | Path, data: bytes) -> None:
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
+        os.chmod(tmp, 0o666 & ~_UMASK)  # mkstemp creates 0600; give the file normal permissions
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):

@@ -31,9 +31,12 @@ def normalize_title(title: str | None) -> str:
     """
     if not title:
         return ""
-    t = unicodedata.normalize("NFKD", title)
-    t = "".join(ch for ch in t if not unicodedata.combining(ch))
-    t = t.lower()
+    if title.isascii():  # fast path, same result: NFKD and combining marks only touch non-ASCII
+        t = title.lower()
+    else:
+        t = unicodedata.normalize("NFKD", title)
+        t = "".join(ch for ch in t if not unicodedata.combining(ch))
+        t = t.lower()
     t = _NON_ALNUM.sub(" ", t)
     return _WS.sub(" ", t).strip()
 

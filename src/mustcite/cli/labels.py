@@ -1,0 +1,79 @@
+"""``mustcite agreement FILE [--judge JUDGE.csv]``, ``mustcite agreement sample --refs DIR --n 200 --out S.csv``
+and ``mustcite labels stats DIR --out fig.png [--json]``.
+
+``agreement`` prints Krippendorff's alpha, pairwise (weighted) Cohen's kappa, exact / within-one
+agreement and, with a judge CSV, judge accuracy and weighted kappa as one JSON object
+(:mod:`mustcite.labels.agreement`).  ``agreement sample`` draws a stratified (venue, year) sample of
+citation instances for raters (:mod:`mustcite.labels.sample`).  ``labels stats`` counts and plots
+the three label distributions of labelled reference files (:mod:`mustcite.labels.plots`).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import typer
+
+labels_app = typer.Typer(help="Must-cite labels: distributions of labelled reference files.",
+                         no_args_is_help=True)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("agreement")(agreement_cmd)
+    app.add_typer(labels_app, name="labels")
+
+
+def agreement_cmd(
+    target: str = typer.Argument(..., metavar="FILE|sample",
+                                 help="long-form ratings CSV (item,rater,label), or 'sample' to draw a sample"),
+    judge: Path = typer.Option(None, "--judge", help="judge labels CSV (item,label)"),
+    refs: Path = typer.Option(None, "--refs", help="(sample) extraction folder with <stem>.json reference files"),
+    n: int = typer.Option(200, "--n", help="(sample) number of citation instances"),
+    out: Path = typer.Option(None, "--out", help="(sample) CSV to write"),
+    papers: Path = typer.Option(None, "--papers",
+                                help="(sample) papers.jsonl / manifest with venue and year per paper id"),
+    seed: int = typer.Option(0, "--seed", help="(sample) random seed"),
+) -> None:
+    """Inter-rater agreement of a ratings CSV (JSON to stdout), or 'agreement sample' to draw a
+    stratified validation sample."""
+    from ..errors import UsageError
+
+    if target == "sample":
+        if refs is None or out is None:
+            raise UsageError("'mustcite agreement sample' needs --refs DIR and --out FILE.csv")
+        if judge is not None:
+            raise UsageError("--judge does not apply to 'agreement sample'")
+        from ..labels.sample import write_sample
+
+        typer.echo(json.dumps(write_sample(refs, out, n=n, seed=seed, manifest=papers), indent=1))
+        return
+    if refs is not None or out is not None or papers is not None:
+        raise UsageError("--refs/--out/--papers belong to 'mustcite agreement sample'")
+    from ..labels.agreement import agreement_from_files
+
+    typer.echo(json.dumps(agreement_from_files(target, judge), indent=1))
+
+
+@labels_app.command("stats")
+def stats_cmd(
+    folder: Path = typer.Argument(..., help="folder of labelled reference files (<stem>.json)"),
+    out: Path = typer.Option(None, "--out", help="PNG to write (three panels, MasterSet Figure 1)"),
+    as_json: bool = typer.Option(False, "--json", help="print the counts as JSON"),
+    n_mentions: int = typer.Option(3, "--n-mentions", help="Type III threshold N"),
+) -> None:
+    """Counts of Type I / Type II / Type III labels (and mentions) in DIR, optionally plotted."""
+    from ..labels.plots import label_counts, plot_counts
+    from ..labels.tiers import LabelConfig
+
+    counts = label_counts(folder, LabelConfig(n_mentions=n_mentions))
+    if out is not None:
+        counts["figure"] = str(plot_counts(counts, out))
+    if as_json:
+        typer.echo(json.dumps(counts, indent=1))
+        return
+    typer.echo(f"{counts['references']} references in {counts['files']} files")
+    for key in ("type1", "type2", "type3", "must_cite"):
+        typer.echo(f"{key}: " + ", ".join(f"{k}={v}" for k, v in counts[key].items()))
+    if out is not None:
+        typer.echo(f"figure: {counts['figure']}")

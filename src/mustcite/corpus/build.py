@@ -1,0 +1,159 @@
+"""``build_corpus``: import every paper list, keep main tracks, merge duplicates, write the store.
+
+Steps: list ``proceedings/*/*.jsonl.gz`` -> :func:`import_file` each (errors name file:line) ->
+count skips (unknown venue, no year) with a warning naming file and line -> :func:`dedup` (drops
+ancillary-track groups, merges duplicates) -> ``papers.parquet`` and ``build.json`` written
+atomically. Nothing is written until every input has been read, so a failed build leaves the
+previous store as it was.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import time
+from collections import Counter
+from dataclasses import asdict, dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from tqdm import tqdm
+
+from ..config import Workspace
+from ..errors import DataMissingError
+from ..io import atomic_write_json
+from .dedup import dedup
+from .importers import ImportedRecord, import_file, list_source_files
+from .records import VENUES
+from .store import BUILD_FILE, corpus_dir, write_papers
+
+log = logging.getLogger("mustcite.corpus")
+
+#: at most this many skip warnings are logged per file (all are counted)
+MAX_WARNINGS_PER_FILE = 5
+
+
+@dataclass
+class BuildReport:
+    """What a build read, dropped, merged and wrote (saved as ``build.json``)."""
+
+    total: int = 0
+    with_abstract: int = 0
+    duplicates_merged: int = 0
+    multi_source_papers: int = 0
+    records_read: int = 0
+    records_main_track: int = 0
+    files: dict[str, dict[str, Any]] = field(default_factory=dict)     # rel path -> counts, sha256
+    sources: dict[str, dict[str, int]] = field(default_factory=dict)   # folder -> counts
+    skipped: dict[str, int] = field(default_factory=dict)              # reason -> count
+    skipped_examples: list[str] = field(default_factory=list)
+    dropped_tracks: dict[str, dict[str, int]] = field(default_factory=dict)  # source -> track -> n
+    dropped_linked: dict[str, int] = field(default_factory=dict)
+    unconfirmed: dict[str, int] = field(default_factory=dict)          # source -> records no other source lists
+    by_venue_year: list[dict[str, Any]] = field(default_factory=list)
+    data_dir: str = ""
+    store: str = ""
+    seconds: float = 0.0
+    built_at: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "BuildReport":
+        known = set(cls.__dataclass_fields__)
+        return cls(**{k: v for k, v in d.items() if k in known})
+
+
+def sha256_file(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def _by_venue_year(papers) -> list[dict[str, Any]]:
+    c: Counter = Counter()
+    a: Counter = Counter()
+    for p in papers:
+        c[(p.venue, p.year)] += 1
+        a[(p.venue, p.year)] += p.has_abstract
+    order = {v: i for i, v in enumerate(VENUES)}
+    return [{"venue": v, "year": y, "papers": c[(v, y)], "with_abstract": a[(v, y)]}
+            for v, y in sorted(c, key=lambda k: (order.get(k[0], 99), k[1] or 0))]
+
+
+def import_all(data_dir: Path, report: BuildReport, *, progress: bool = False) -> list[ImportedRecord]:
+    """Read every source file; fill the per-file/per-source counts and skips of ``report``."""
+    proc = data_dir / "proceedings"
+    files = list_source_files(proc)
+    if not files:
+        raise DataMissingError(f"no paper lists (*/*.jsonl.gz) under {proc}",
+                               hint="`mustcite data check proceedings` says what is missing and where to get it")
+    kept: list[ImportedRecord] = []
+    skipped: Counter = Counter()
+    for path in tqdm(files, desc="import", unit="file", disable=not progress):
+        n = n_abs = n_skip = 0
+        for rec in import_file(path, data_dir):
+            n += 1
+            n_abs += rec.has_abstract
+            if rec.skip:
+                n_skip += 1
+                skipped[rec.skip] += 1
+                msg = f"{rec.file}:{rec.line}: skipped: {rec.skip}"
+                if len(report.skipped_examples) < 20:
+                    report.skipped_examples.append(msg)
+                if n_skip <= MAX_WARNINGS_PER_FILE:
+                    log.warning(msg)
+                continue
+            kept.append(rec)
+        if n_skip > MAX_WARNINGS_PER_FILE:
+            log.warning("%s: %d records skipped in all", path.relative_to(data_dir), n_skip)
+        rel = str(path.relative_to(data_dir))
+        report.files[rel] = {"records": n, "with_abstract": n_abs, "skipped": n_skip,
+                             "sha256": sha256_file(path)}
+        src = report.sources.setdefault(path.parent.name, {"files": 0, "records": 0, "with_abstract": 0,
+                                                           "skipped": 0})
+        src["files"] += 1
+        src["records"] += n
+        src["with_abstract"] += n_abs
+        src["skipped"] += n_skip
+        report.records_read += n
+    report.skipped = dict(sorted(skipped.items()))
+    return kept
+
+
+def build_corpus(data_dir: str | Path, work: str | Path | Workspace | None = None, *,
+                 progress: bool = False) -> BuildReport:
+    """Build ``<work>/corpus/papers.parquet`` and ``build.json`` from ``<data_dir>/proceedings``."""
+    t0 = time.perf_counter()
+    data_dir = Path(data_dir).resolve()
+    report = BuildReport(data_dir=str(data_dir))
+    records = import_all(data_dir, report, progress=progress)
+    report.records_main_track = sum(r.main_track for r in records)
+    result = dedup(records)
+    del records                      # the merged papers hold what is kept; free the rest early
+    papers = result.papers
+    order = {v: i for i, v in enumerate(VENUES)}
+    papers.sort(key=lambda p: (order.get(p.venue, 99), p.year or 0, p.paper_id))
+    report.total = len(papers)
+    report.with_abstract = sum(p.has_abstract for p in papers)
+    report.duplicates_merged = result.duplicates_merged
+    report.multi_source_papers = result.groups_multi_source
+    dropped: dict[str, dict[str, int]] = {}
+    for (src, track), n in sorted(result.dropped_track.items()):
+        dropped.setdefault(src, {})[track] = n
+    report.dropped_tracks = dropped
+    report.dropped_linked = dict(sorted(result.dropped_linked.items()))
+    report.unconfirmed = dict(sorted(result.unconfirmed.items()))
+    report.by_venue_year = _by_venue_year(papers)
+
+    out = corpus_dir(work)
+    report.store = str(out / "papers.parquet")
+    write_papers(papers, out / "papers.parquet")
+    report.built_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    report.seconds = round(time.perf_counter() - t0, 2)
+    atomic_write_json(out / BUILD_FILE, report.to_dict())
+    return report

@@ -1,0 +1,141 @@
+"""Merge the same paper seen in several sources.
+
+Two records are the same paper when they have the same venue and year and either the same
+OpenReview id, the same ACL Anthology id, or the same normalised title (:func:`normalize_title`,
+which also folds ICLR-Oral's ``_``-for-``:`` titles). Groups are closed transitively (union-find).
+
+The kept record is the richest one: an abstract beats none, then more filled fields, then the
+source's priority (paperlists first), then file order. Empty fields of the kept record are filled
+from the others; a title from a source that mangles titles is replaced by another member's title.
+``source_ids`` lists every ``"source:id"`` of the group (``source:file:line`` when a source has no id).
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+
+from .importers import ImportedRecord
+from .records import Paper, make_paper_id, normalize_title
+
+
+@dataclass
+class DedupResult:
+    papers: list[Paper]
+    duplicates_merged: int          # records folded into another one
+    groups_multi_source: int        # papers seen in more than one source
+    #: (source, track) -> records dropped because their track/volume is not main-conference
+    dropped_track: Counter = field(default_factory=Counter)
+    #: source -> main-looking records dropped because another source marks the same paper ancillary
+    dropped_linked: Counter = field(default_factory=Counter)
+    #: source -> records of a ``confirm_only`` source that no other source lists (not accepted)
+    unconfirmed: Counter = field(default_factory=Counter)
+
+
+class _UnionFind:
+    def __init__(self, n: int):
+        self.parent = list(range(n))
+
+    def find(self, i: int) -> int:
+        while self.parent[i] != i:
+            self.parent[i] = self.parent[self.parent[i]]
+            i = self.parent[i]
+        return i
+
+    def union(self, a: int, b: int) -> None:
+        ra, rb = self.find(a), self.find(b)
+        if ra != rb:
+            self.parent[max(ra, rb)] = min(ra, rb)
+
+
+def _rank(r: ImportedRecord, order: int) -> tuple:
+    return (not r.has_abstract, -r.richness(), r.priority, order)
+
+
+def source_ref(r: ImportedRecord) -> str:
+    return f"{r.source}:{r.source_id}" if r.source_id else f"{r.source}:{r.file.rsplit('/', 1)[-1]}:{r.line}"
+
+
+def merge_group(members: list[ImportedRecord]) -> Paper:
+    """One Paper from a group of duplicate records (``members`` in file order)."""
+    ranked = sorted(range(len(members)), key=lambda i: _rank(members[i], i))
+    best = members[ranked[0]]
+    title = best.title
+    if best.title_mangled:
+        better = [members[i] for i in ranked if not members[i].title_mangled]
+        if better:
+            title = min(better, key=lambda r: r.priority).title
+
+    def fill(attr: str):
+        val = getattr(best, attr)
+        if val:
+            return val
+        for i in ranked[1:]:
+            v = getattr(members[i], attr)
+            if v:
+                return v
+        return val
+
+    refs: list[str] = []
+    for r in members:
+        ref = source_ref(r)
+        if ref not in refs:
+            refs.append(ref)
+    return Paper(
+        paper_id=make_paper_id(title, best.venue or "", best.year, best.source_id),
+        title=title, venue=best.venue or "", year=best.year, abstract=best.abstract,
+        authors=list(fill("authors")), source=best.source, source_id=best.source_id,
+        url=fill("url"), pdf=fill("pdf"), track=best.track, source_ids=refs)
+
+
+def dedup(records: list[ImportedRecord]) -> DedupResult:
+    """Group duplicates (within each venue-year) and merge each group into one Paper.
+
+    Records of ancillary tracks (``main_track`` false) take part in the grouping, and a group with
+    one of them is dropped whole: a NeurIPS Datasets & Benchmarks paper listed without a track by a
+    second source is still a D&B paper. A group made only of records from ``confirm_only`` sources
+    (lists that mix accepted and rejected submissions) is dropped too.
+    """
+    uf = _UnionFind(len(records))
+    first_with_key: dict[tuple, int] = {}
+    for i, r in enumerate(records):
+        keys = [("t", normalize_title(r.title))]
+        if r.openreview_id:
+            keys.append(("or", r.openreview_id))
+        if r.anthology_id:
+            keys.append(("acl", r.anthology_id))
+        for kind, val in keys:
+            if not val:
+                continue
+            k = (r.venue, r.year, kind, val)
+            j = first_with_key.setdefault(k, i)
+            if j != i:
+                uf.union(i, j)
+    groups: dict[int, list[int]] = defaultdict(list)
+    for i in range(len(records)):
+        groups[uf.find(i)].append(i)
+    papers = []
+    multi = merged = 0
+    dropped_track: Counter = Counter()
+    dropped_linked: Counter = Counter()
+    unconfirmed: Counter = Counter()
+    for root in sorted(groups):
+        members = [records[i] for i in groups[root]]
+        if not all(m.main_track for m in members):
+            for m in members:
+                if m.main_track:
+                    dropped_linked[m.source] += 1
+                else:
+                    dropped_track[(m.source, m.track)] += 1
+            continue
+        if all(m.confirm_only for m in members):
+            for m in members:
+                unconfirmed[m.source] += 1
+            continue
+        if len({m.source for m in members}) > 1:
+            multi += 1
+        merged += len(members) - 1
+        papers.append(merge_group(members))
+    return DedupResult(papers=papers, duplicates_merged=merged, groups_multi_source=multi,
+                       dropped_track=dropped_track, dropped_linked=dropped_linked,
+                       unconfirmed=unconfirmed)

@@ -1,0 +1,172 @@
+"""The corpus store: ``<work>/corpus/papers.parquet`` (+ ``build.json``), read with DuckDB.
+
+Columns are the :class:`~mustcite.corpus.records.Paper` fields (``authors`` and ``source_ids`` as
+``list<string>``) plus ``title_norm`` (:func:`normalize_title` of the title, for exact-title
+linking). Writes go to a temporary file in the same folder and are renamed into place, so a failed
+build never damages the store that was there before.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+import duckdb
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from ..config import Workspace
+from ..errors import DataMissingError, UsageError
+from .records import VENUES, Paper, normalize_title
+
+PAPERS_FILE = "papers.parquet"
+BUILD_FILE = "build.json"
+
+SCHEMA = pa.schema([
+    ("paper_id", pa.string()), ("title", pa.string()), ("abstract", pa.string()),
+    ("authors", pa.list_(pa.string())), ("venue", pa.string()), ("year", pa.int32()),
+    ("source", pa.string()), ("source_id", pa.string()), ("url", pa.string()),
+    ("pdf", pa.string()), ("track", pa.string()), ("source_ids", pa.list_(pa.string())),
+    ("title_norm", pa.string()),
+])
+PAPER_COLUMNS = [f for f in SCHEMA.names if f != "title_norm"]
+
+
+def _arrow(con: duckdb.DuckDBPyConnection, sql: str, params: list) -> pa.Table:
+    """Run ``sql`` and return a pyarrow Table (``to_arrow_table`` in DuckDB 2, ``arrow`` before)."""
+    rel = con.sql(sql, params=params)
+    fn = getattr(rel, "to_arrow_table", None) or rel.arrow
+    return fn()
+
+
+def corpus_dir(work: str | Path | Workspace | None = None) -> Path:
+    """``<work>/corpus`` (not created)."""
+    if isinstance(work, Workspace):
+        return work.root / "corpus"
+    return Workspace.resolve(work).root / "corpus"
+
+
+def papers_path(work: str | Path | Workspace | None = None) -> Path:
+    return corpus_dir(work) / PAPERS_FILE
+
+
+def papers_to_table(papers: Iterable[Paper]) -> pa.Table:
+    cols: dict[str, list] = {name: [] for name in SCHEMA.names}
+    for p in papers:
+        for name in PAPER_COLUMNS:
+            cols[name].append(getattr(p, name))
+        cols["title_norm"].append(normalize_title(p.title))
+    return pa.Table.from_pydict(cols, schema=SCHEMA)
+
+
+def write_papers(papers: Sequence[Paper], path: Path, *, batch_size: int = 20_000) -> None:
+    """Atomically write the Parquet file (temp file in the same folder, then rename).
+
+    Papers are converted and written in batches, so peak memory stays near one batch of Arrow data.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    os.close(fd)
+    try:
+        with pq.ParquetWriter(tmp, SCHEMA, compression="zstd") as writer:
+            for start in range(0, max(len(papers), 1), batch_size):
+                writer.write_table(papers_to_table(papers[start:start + batch_size]))
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def require_store(work: str | Path | Workspace | None = None) -> Path:
+    path = papers_path(work)
+    if not path.is_file():
+        raise DataMissingError(f"no corpus store at {path}",
+                               hint="run `mustcite corpus build` first (it reads proceedings/ in the data dir)")
+    return path
+
+
+def _where(years: Sequence[int] | None, venues: Sequence[str] | None) -> tuple[str, list]:
+    clauses, params = [], []
+    if years is not None:
+        years = list(years)
+        clauses.append(f"year IN ({', '.join('?' for _ in years)})" if years else "FALSE")
+        params += [int(y) for y in years]
+    if venues is not None:
+        venues = list(venues)
+        bad = [v for v in venues if v not in VENUES]
+        if bad:
+            raise UsageError(f"unknown venue(s): {', '.join(bad)}; known: {', '.join(VENUES)}")
+        clauses.append(f"venue IN ({', '.join('?' for _ in venues)})" if venues else "FALSE")
+        params += venues
+    return (" WHERE " + " AND ".join(clauses)) if clauses else "", params
+
+
+def load_papers(work: str | Path | Workspace | None = None, years: Sequence[int] | None = None,
+                venues: Sequence[str] | None = None, columns: Sequence[str] | None = None) -> pa.Table:
+    """The corpus (optionally only some years / venues / columns) as a pyarrow Table."""
+    path = require_store(work)
+    cols = list(columns) if columns else SCHEMA.names
+    unknown = [c for c in cols if c not in SCHEMA.names]
+    if unknown:
+        raise UsageError(f"unknown column(s): {', '.join(unknown)}; known: {', '.join(SCHEMA.names)}")
+    where, params = _where(years, venues)
+    sql = f"SELECT {', '.join(cols)} FROM read_parquet(?){where}"
+    with duckdb.connect() as con:
+        return _arrow(con, sql, [str(path), *params])
+
+
+def iter_papers(work: str | Path | Workspace | None = None, years: Sequence[int] | None = None,
+                venues: Sequence[str] | None = None) -> list[Paper]:
+    """The corpus as :class:`Paper` objects."""
+    return [Paper.from_dict(row) for row in load_papers(work, years, venues, PAPER_COLUMNS).to_pylist()]
+
+
+class CorpusStore:
+    """Look-ups in a built corpus: by paper id and by (normalised) title."""
+
+    def __init__(self, work: str | Path | Workspace | None = None):
+        self.path = require_store(work)
+        self._con = duckdb.connect()
+        self._con.execute(f"CREATE VIEW papers AS SELECT * FROM read_parquet('{self._sql_path()}')")
+
+    def _sql_path(self) -> str:
+        return str(self.path).replace("'", "''")
+
+    def close(self) -> None:
+        self._con.close()
+
+    def __enter__(self) -> "CorpusStore":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def __len__(self) -> int:
+        return self._con.execute("SELECT count(*) FROM papers").fetchone()[0]
+
+    def _papers(self, sql: str, params: list) -> list[Paper]:
+        cur = self._con.execute(f"SELECT {', '.join(PAPER_COLUMNS)} FROM papers WHERE {sql}", params)
+        names = [d[0] for d in cur.description]
+        return [Paper.from_dict(dict(zip(names, row))) for row in cur.fetchall()]
+
+    def get(self, paper_id: str) -> Paper | None:
+        found = self._papers("paper_id = ?", [paper_id])
+        return found[0] if found else None
+
+    def by_title(self, title: str, venue: str | None = None, year: int | None = None) -> list[Paper]:
+        """Papers whose normalised title equals that of ``title`` (optionally in one venue/year)."""
+        sql, params = "title_norm = ?", [normalize_title(title)]
+        if venue is not None:
+            sql += " AND venue = ?"
+            params.append(venue)
+        if year is not None:
+            sql += " AND year = ?"
+            params.append(int(year))
+        return self._papers(sql + " ORDER BY venue, year, paper_id", params)
+
+    def query(self, sql: str, params: list | None = None) -> pa.Table:
+        """Run SQL against the ``papers`` view (read only use)."""
+        return _arrow(self._con, sql, params or [])

@@ -1,0 +1,89 @@
+"""Failure modes of an extraction (seed 000, Appendix B) and the paper's status.
+
+* ``reordering`` (Case I): the list's own ``[n]`` labels are out of order, repeated or skip
+  numbers, so list position and cite key disagree (we still resolve by label).
+* ``ocr_digit`` (Case II): numeric keys with OCR look-alikes (``[l0]``, ``[1O]``) were repaired.
+* ``alpha_numeric_mismatch`` (Case III): more than 30% of entries carry alpha tags while the body
+  cites with numbers; the numeric keys cannot be linked.
+* ``keys_beyond_list``: numeric keys cite numbers that no entry carries (list incomplete or merged).
+* ``low_resolution``: fewer than half of the in-text mentions resolved.
+* ``no_mentions``: a reference list but no in-text citation found.
+* ``no_references``, ``empty``, ``garbage``, ``too_long``: fatal, status ``failed``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+FATAL = frozenset({"no_references", "empty", "garbage", "too_long"})
+ALPHA_SHARE = 0.30
+
+
+@dataclass
+class FailureReport:
+    modes: list[str] = field(default_factory=list)
+    messages: list[str] = field(default_factory=list)
+
+    def add(self, mode: str, message: str) -> None:
+        if mode not in self.modes:
+            self.modes.append(mode)
+        self.messages.append(message)
+
+    @property
+    def status(self) -> str:
+        if any(m in FATAL for m in self.modes):
+            return "failed"
+        return "flagged" if self.modes else "ok"
+
+
+def label_disorder(numbers: list[int | None]) -> tuple[int, int, int]:
+    """(inversions, repeated labels, missing numbers) of a list's numeric labels in list order.
+
+    Missing numbers count the labels below the highest one that no entry carries, taking an
+    unlabelled entry as the previous label + 1.
+    """
+    nums = [n for n in numbers if n is not None]
+    inv = sum(1 for a, b in zip(nums, nums[1:]) if b < a)
+    dup = len(nums) - len(set(nums))
+    filled, prev = set(), 0
+    for n in numbers:
+        prev = n if n is not None else prev + 1
+        filled.add(prev)
+    gaps = (max(filled) - len(filled)) if filled else 0
+    return inv, dup, max(0, gaps)
+
+
+def detect_failures(*, numbers: list[int | None], n_tagged: int, n_entries: int, style: str,
+                    body_counts: dict[str, int], mentions_total: int, mentions_resolved: int,
+                    ocr_repairs: int, unknown_numbers: int, report: FailureReport | None = None
+                    ) -> FailureReport:
+    """Check one paper's reference list and mentions for the failure modes above.
+
+    ``numbers``: each entry's own numeric label (None when it has none), in list order;
+    ``n_tagged``: entries with an alpha tag; ``body_counts``: citation markers per style in the body;
+    ``unknown_numbers``: numeric keys cited in the body that no entry carries.
+    """
+    rep = report or FailureReport()
+    if n_entries == 0:
+        rep.add("no_references", "the reference section has no entries")
+        return rep
+    labelled = sum(n is not None for n in numbers)
+    if labelled >= n_entries / 2:
+        inv, dup, gaps = label_disorder(numbers)
+        if inv:
+            rep.add("reordering", f"reference labels out of order ({inv} descents, {dup} repeated); "
+                    "keys resolved by each entry's own label")
+    if n_tagged > ALPHA_SHARE * n_entries and body_counts.get("numeric", 0) > body_counts.get("alpha", 0):
+        rep.add("alpha_numeric_mismatch",
+                f"{n_tagged}/{n_entries} entries carry alpha tags but the body cites numerically "
+                f"({body_counts.get('numeric', 0)} numeric vs {body_counts.get('alpha', 0)} alpha markers)")
+    if ocr_repairs:
+        rep.add("ocr_digit", f"repaired {ocr_repairs} numeric keys with OCR look-alike characters")
+    if style == "numeric" and unknown_numbers > max(2, 0.05 * mentions_total):
+        rep.add("keys_beyond_list", f"{unknown_numbers} numeric keys name no reference entry")
+    if mentions_total == 0:
+        rep.add("no_mentions", "no in-text citation was found")
+    elif mentions_total >= 10 and mentions_resolved < 0.5 * mentions_total \
+            and "alpha_numeric_mismatch" not in rep.modes:
+        rep.add("low_resolution", f"only {mentions_resolved}/{mentions_total} in-text mentions resolved")
+    return rep

@@ -1,0 +1,225 @@
+"""Inter-rater agreement for must-cite labels (MasterSet Table 2 and Table 10).
+
+Input is a long-form CSV ``item,rater,label`` (2-6 raters per item, missing ratings allowed) and,
+optionally, a judge CSV ``item,label``.  Statistics:
+
+* ``alpha_nominal`` / ``alpha_ordinal`` / ``alpha_interval``: Krippendorff's alpha (``krippendorff``);
+* ``pairwise_kappa`` / ``pairwise_weighted_kappa`` (quadratic): Cohen's kappa (scikit-learn) for
+  every rater pair on the items both rated, summarised as ``{mean, min, max, n_pairs}``; pairs with
+  fewer than 2 co-rated items or an undefined kappa (both raters constant) are left out;
+* ``exact_agreement``: share of items (with >= 2 ratings) where all raters gave the same label;
+* ``within_one``: share of items whose ratings span (max - min) at most 1;
+* with a judge: ``judge_accuracy`` against the human **majority** label (items with a tied
+  majority are skipped and counted) and ``judge_weighted_kappa`` (quadratic) against the human
+  **lower median** (``statistics.median_low``, always an observed label).
+"""
+
+from __future__ import annotations
+
+import csv
+import itertools
+import math
+import statistics
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import krippendorff
+import numpy as np
+from sklearn.metrics import cohen_kappa_score
+
+from mustcite.errors import MustciteError
+
+
+@dataclass
+class Ratings:
+    """``labels[item][rater] = label``, items and raters in first-seen order."""
+
+    labels: dict[str, dict[str, int]] = field(default_factory=dict)
+    path: str = "<memory>"
+    skipped: list[str] = field(default_factory=list)   # items with fewer than 2 ratings (left out)
+
+    @property
+    def items(self) -> list[str]:
+        return list(self.labels)
+
+    @property
+    def raters(self) -> list[str]:
+        seen: dict[str, None] = {}
+        for by_rater in self.labels.values():
+            for r in by_rater:
+                seen.setdefault(r, None)
+        return list(seen)
+
+    def matrix(self) -> np.ndarray:
+        """raters x items, ``nan`` where missing (krippendorff's reliability_data)."""
+        raters, items = self.raters, self.items
+        m = np.full((len(raters), len(items)), np.nan)
+        ri = {r: i for i, r in enumerate(raters)}
+        for j, it in enumerate(items):
+            for r, v in self.labels[it].items():
+                m[ri[r], j] = v
+        return m
+
+
+def _open_csv(path: Path, required: tuple[str, ...]):
+    try:
+        fh = open(path, newline="", encoding="utf-8-sig")
+    except OSError as exc:
+        raise MustciteError(f"cannot read CSV: {exc.strerror}", path=path) from None
+    reader = csv.DictReader(fh)
+    header = [h.strip() for h in (reader.fieldnames or [])]
+    missing = [c for c in required if c not in header]
+    if missing:
+        fh.close()
+        raise MustciteError(f"missing column(s) {', '.join(missing)}; header is {header}", path=path, line=1,
+                            hint=f"expected columns: {','.join(required)}")
+    reader.fieldnames = header
+    return fh, reader
+
+
+def _label(value: str | None, path: Path, line: int) -> int:
+    text = (value or "").strip()
+    try:
+        return int(text)
+    except ValueError:
+        raise MustciteError(f"label {text!r} is not an integer", path=path, line=line, field="label") from None
+
+
+def read_ratings(path: str | Path, *, min_raters: int = 2) -> Ratings:
+    """Read ``item,rater,label``; blank labels are missing ratings. Raises MustciteError (file:line)
+    on a missing column, a non-integer label, a rater rating an item twice, fewer than
+    ``min_raters`` raters overall, or no item with two ratings.  Items with fewer than two ratings
+    are left out and listed in ``Ratings.skipped``."""
+    path = Path(path)
+    fh, reader = _open_csv(path, ("item", "rater", "label"))
+    ratings = Ratings(path=str(path))
+    first_line: dict[str, int] = {}
+    with fh:
+        for row in reader:
+            line = reader.line_num
+            item, rater = (row.get("item") or "").strip(), (row.get("rater") or "").strip()
+            if not item or not rater:
+                raise MustciteError("empty item or rater", path=path, line=line,
+                                    hint="each rater fills the rater and label columns of their copy")
+            first_line.setdefault(item, line)
+            if not (row.get("label") or "").strip():
+                ratings.labels.setdefault(item, {})
+                continue
+            by_rater = ratings.labels.setdefault(item, {})
+            if rater in by_rater:
+                raise MustciteError(f"rater {rater!r} rates item {item!r} twice", path=path, line=line)
+            by_rater[rater] = _label(row.get("label"), path, line)
+    if len(ratings.raters) < min_raters:
+        raise MustciteError(f"{len(ratings.raters)} rater(s) in the file; agreement needs at least {min_raters}",
+                            path=path)
+    ratings.skipped = sorted(k for k, v in ratings.labels.items() if len(v) < 2)
+    ratings.labels = {k: v for k, v in ratings.labels.items() if len(v) >= 2}
+    if not ratings.labels:
+        raise MustciteError("no item has two or more ratings; agreement needs 2 or more raters per item",
+                            path=path, line=min(first_line.values(), default=None))
+    return ratings
+
+
+def read_judge(path: str | Path) -> dict[str, int]:
+    """Read a judge CSV ``item,label`` (one label per item)."""
+    path = Path(path)
+    fh, reader = _open_csv(path, ("item", "label"))
+    out: dict[str, int] = {}
+    with fh:
+        for row in reader:
+            item = (row.get("item") or "").strip()
+            if not item:
+                raise MustciteError("empty item", path=path, line=reader.line_num)
+            if item in out:
+                raise MustciteError(f"item {item!r} appears twice", path=path, line=reader.line_num)
+            out[item] = _label(row.get("label"), path, reader.line_num)
+    return out
+
+
+def _summary(values: list[float]) -> dict[str, Any]:
+    if not values:
+        return {"mean": None, "min": None, "max": None, "n_pairs": 0}
+    return {"mean": round(float(np.mean(values)), 4), "min": round(float(min(values)), 4),
+            "max": round(float(max(values)), 4), "n_pairs": len(values)}
+
+
+def pairwise_kappas(ratings: Ratings, weights: str | None = None) -> list[float]:
+    """Cohen's kappa of every rater pair on its co-rated items (see module docstring)."""
+    out = []
+    for a, b in itertools.combinations(ratings.raters, 2):
+        pairs = [(v[a], v[b]) for v in ratings.labels.values() if a in v and b in v]
+        if len(pairs) < 2:
+            continue
+        x, y = zip(*pairs)
+        if weights is not None:
+            labels = sorted({*x, *y})
+            k = cohen_kappa_score(x, y, weights=weights, labels=labels) if len(labels) > 1 else float("nan")
+        else:
+            k = cohen_kappa_score(x, y)
+        if not math.isnan(k):
+            out.append(float(k))
+    return out
+
+
+def _alpha(ratings: Ratings, level: str) -> float | None:
+    m = ratings.matrix()
+    if len(np.unique(m[~np.isnan(m)])) < 2:
+        return None   # a single label value: alpha undefined
+    return round(float(krippendorff.alpha(reliability_data=m, level_of_measurement=level)), 4)
+
+
+def majority_label(labels: list[int]) -> int | None:
+    """The most frequent label; None on a tie."""
+    counts = Counter(labels).most_common()
+    if len(counts) > 1 and counts[0][1] == counts[1][1]:
+        return None
+    return counts[0][0]
+
+
+def agreement(ratings: Ratings, judge: dict[str, int] | None = None, judge_path: str | None = None) -> dict[str, Any]:
+    """All statistics of the module docstring as one JSON-ready dict."""
+    per_item = [list(v.values()) for v in ratings.labels.values()]
+    n_per = Counter(len(v) for v in per_item)
+    out: dict[str, Any] = {
+        "file": ratings.path, "n_items": len(per_item), "n_raters": len(ratings.raters),
+        "n_ratings": sum(len(v) for v in per_item),
+        "items_skipped_fewer_than_2_ratings": len(ratings.skipped),
+        "raters_per_item": {str(k): n_per[k] for k in sorted(n_per)},
+        "labels": sorted({x for v in per_item for x in v}),
+        "alpha_nominal": _alpha(ratings, "nominal"),
+        "alpha_ordinal": _alpha(ratings, "ordinal"),
+        "alpha_interval": _alpha(ratings, "interval"),
+        "pairwise_kappa": _summary(pairwise_kappas(ratings)),
+        "pairwise_weighted_kappa": _summary(pairwise_kappas(ratings, "quadratic")),
+        "exact_agreement": round(sum(len(set(v)) == 1 for v in per_item) / len(per_item), 4),
+        "within_one": round(sum(max(v) - min(v) <= 1 for v in per_item) / len(per_item), 4),
+    }
+    if judge is not None:
+        common = [it for it in ratings.items if it in judge]
+        if not common:
+            raise MustciteError("the judge CSV shares no item with the ratings", path=judge_path)
+        maj = {it: majority_label(list(ratings.labels[it].values())) for it in common}
+        acc_items = [it for it in common if maj[it] is not None]
+        med = {it: statistics.median_low(list(ratings.labels[it].values())) for it in common}
+        h, j = [med[it] for it in common], [judge[it] for it in common]
+        labs = sorted({*h, *j})
+        out.update({
+            "judge_file": judge_path, "judge_items": len(common),
+            "judge_items_missing": len(ratings.items) - len(common),
+            "judge_accuracy": round(sum(judge[it] == maj[it] for it in acc_items) / len(acc_items), 4)
+            if acc_items else None,
+            "judge_accuracy_reference": "human majority label (ties skipped)",
+            "judge_accuracy_ties_skipped": len(common) - len(acc_items),
+            "judge_weighted_kappa": round(float(cohen_kappa_score(h, j, weights="quadratic", labels=labs)), 4)
+            if len(labs) > 1 else None,
+            "judge_weighted_kappa_reference": "human lower median label (statistics.median_low), quadratic weights",
+        })
+    return out
+
+
+def agreement_from_files(ratings_csv: str | Path, judge_csv: str | Path | None = None) -> dict[str, Any]:
+    ratings = read_ratings(ratings_csv)
+    judge = read_judge(judge_csv) if judge_csv else None
+    return agreement(ratings, judge, str(judge_csv) if judge_csv else None)

@@ -1,0 +1,111 @@
+"""The shared judge interface: one citation instance in, one label out.
+
+A *citation instance* is one (citing paper, cited reference) pair of MasterSet (seed 000, Section 4):
+the citing paper's title and abstract, the cited reference, and every in-text context where it is
+cited.  A ``Judge`` labels an instance with Type I (0/1: experimental baseline / core reference) or
+Type II (1-5 core relevance).  Backends (offline rules, LLM APIs, local llama.cpp) implement ``Judge``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass
+from typing import Any, Iterable, Literal, Mapping, Protocol, runtime_checkable
+
+Task = Literal["type1", "type2"]
+TASKS: tuple[str, ...] = ("type1", "type2")
+
+
+@dataclass(frozen=True)
+class CitationInstance:
+    """One (citing paper, cited reference) pair = one MasterSet citation instance."""
+
+    citing_id: str
+    citing_title: str
+    citing_abstract: str
+    ref_title: str
+    ref_raw: str
+    cite: str
+    year: int | None
+    contexts: tuple[tuple[str, str], ...]  # (section, context)
+    mentions: int
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["contexts"] = [list(c) for c in self.contexts]
+        return d
+
+    def key(self) -> str:
+        """sha256 hex of the canonical JSON of all fields (input to cache keys)."""
+        blob = json.dumps(self.to_dict(), sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+        return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+@dataclass
+class Judgement:
+    """A judge's answer. ``value`` is None on a parse failure (never silently mapped to a label)."""
+
+    value: int | None  # Type I: 0/1; Type II: 1..5
+    raw: str = ""
+    prob: dict[int, float] | None = None
+    error: str | None = None
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float = 0.0
+    cached: bool = False
+
+
+@runtime_checkable
+class Judge(Protocol):
+    """Anything that labels citation instances."""
+
+    name: str  # e.g. "offline-lr-v1", "openai:gpt-4o-mini", "local:qwen2.5-coder-1.5b-q4km"
+
+    def judge(self, inst: CitationInstance, task: Task) -> Judgement: ...
+
+
+def _as_int(value: Any) -> int | None:
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, int):
+        return value
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return None
+
+
+def instance_from_reference(item: Mapping[str, Any], citing_meta: Mapping[str, Any]) -> CitationInstance:
+    """Build one instance from a reference-file item and the citing paper's metadata
+    (keys ``paper_id``/``id``, ``title``, ``abstract``; missing keys become empty strings)."""
+    contexts = tuple(
+        (str(c.get("section", "") or ""), str(c.get("context", "") or ""))
+        for c in (item.get("contexts") or [])
+        if isinstance(c, Mapping)
+    )
+    mentions = _as_int(item.get("mentions"))
+    if mentions is None:
+        mentions = len(contexts)
+    return CitationInstance(
+        citing_id=str(citing_meta.get("paper_id") or citing_meta.get("id") or ""),
+        citing_title=str(citing_meta.get("title") or ""),
+        citing_abstract=str(citing_meta.get("abstract") or ""),
+        ref_title=str(item.get("title") or ""),
+        ref_raw=str(item.get("raw") or ""),
+        cite=str(item.get("cite") or ""),
+        year=_as_int(item.get("year")),
+        contexts=contexts,
+        mentions=mentions,
+    )
+
+
+def instances_from_reference_file(ref_list: Iterable[Mapping[str, Any]],
+                                  citing_meta: Mapping[str, Any]) -> list[CitationInstance]:
+    """One ``CitationInstance`` per item of a per-paper reference file
+    (``src/mustcite/schemas/references.schema.json``), in file order."""
+    return [instance_from_reference(item, citing_meta) for item in ref_list]
+
+
+__all__ = ["CitationInstance", "Judgement", "Judge", "Task", "TASKS",
+           "instance_from_reference", "instances_from_reference_file"]
