@@ -204,3 +204,19 @@ def test_hyperparameter_grids_are_not_citations():
     # ordinary citations, including "in [n]" without value cues, still count
     keys = [m.key for m in find_citations("as shown in [4], GCN [12, 13] and [2-4] differ.", "numeric", idx)]
     assert keys == ["4", "12", "13", "2", "3", "4"]
+
+
+def test_reference_parser_long_acl_author_list_and_initials_first():
+    from mustcite.extract.references import parse_reference_string
+
+    many = ", ".join(f"Author{i} Name{i}" for i in range(30))
+    _, title, year = parse_reference_string(
+        many + ", and C. Lee Giles. 2014. CiteSeerX: AI in a digital library search engine. In AAAI.")
+    assert (title, year) == ("CiteSeerX: AI in a digital library search engine", 2014)
+    authors, title, year = parse_reference_string(
+        "F. Pedregosa, G. Varoquaux, A. Gramfort, V. Michel, B. Thirion, O. Grisel, M. Blondel, "
+        "P. Prettenhofer, R. Weiss, V. Dubourg, J. Vanderplas, A. Passos, D. Cournapeau, M. Brucher, "
+        "M. Perrot, and E. Duchesnay. Scikit-learn: Machine learning in Python. Journal of Machine "
+        "Learning Research, 12:2825-2830, 2011.")
+    assert title == "Scikit-learn: Machine learning in Python" and year == 2011
+    assert authors[:2] == ["F. Pedregosa", "G. Varoquaux"]

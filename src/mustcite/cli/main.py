@@ -16,7 +16,12 @@ import typer
 
 from ..errors import MustciteError
 
-_COMMAND_MODULES = ["data"]
+try:  # typer >= 0.29 vendors click as typer._click, with its own exception classes
+    from typer._click.exceptions import UsageError as _TyperUsageError
+except ImportError:  # pragma: no cover
+    _TyperUsageError = click.exceptions.UsageError
+
+_COMMAND_MODULES = ["data", "extract", "corpus", "benchmark", "labels", "annotate", "recommend"]
 
 app = typer.Typer(
     name="mustcite",
@@ -48,7 +53,7 @@ def main(argv: list[str] | None = None) -> int:
         command.main(args=argv, prog_name="mustcite", standalone_mode=False)
     except click.exceptions.Exit as exc:
         return exc.exit_code
-    except click.exceptions.UsageError as exc:
+    except (click.exceptions.UsageError, _TyperUsageError) as exc:
         exc.show()
         return 2
     except click.exceptions.Abort:

@@ -10,7 +10,7 @@ labels stage). Its JSON Schema is ``mustcite/schemas/references.schema.json``;
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
@@ -39,11 +39,16 @@ class Reference:
     link_score: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        d = asdict(self)
-        if d["paper_id"] is None:
-            d.pop("paper_id")
-        if d["link_score"] is None:
-            d.pop("link_score")
+        # a shallow build: dataclasses.asdict deep-copies and was a hot spot of extraction
+        d: dict[str, Any] = {
+            "target": self.target, "title": self.title, "year": self.year, "cite": self.cite,
+            "contexts": [{"section": c.section, "context": c.context} for c in self.contexts],
+            "raw": self.raw, "authors": list(self.authors), "mentions": self.mentions,
+        }
+        if self.paper_id is not None:
+            d["paper_id"] = self.paper_id
+        if self.link_score is not None:
+            d["link_score"] = self.link_score
         return d
 
     @classmethod

@@ -128,7 +128,7 @@ def _segments(s: str) -> list[str]:
 
 
 _SURNAME_FIRST = re.compile(r"^(?![A-Z]\.)[A-Z][^\s,]*(?:[ -][A-Za-z][^\s,]*){0,2}, [A-Z][a-z]?(?:\.|$)")
-_SF_NAME = r"[A-Z][^\s,]*(?:[ -][A-Za-z][^\s,]*){0,2}, [A-Z][a-z]?\.(?:[ -]?[A-Z]\.)*"
+_SF_NAME = r"(?![A-Z]\.)[A-Z][^\s,]*(?:[ -][A-Za-z][^\s,]*){0,2}, [A-Z][a-z]?\.(?:[ -]?[A-Z]\.)*"
 # a whole "Surname, I., Surname, I. J., and Surname, I." author list at the start of a string
 _SF_LIST = re.compile(r"^(?:(?:and |& )?" + _SF_NAME + r"(?:,\s*|\s+(?=and |& )))*(?:and |& )?"
                       + _SF_NAME + r"(?:,? et al\.)?")
@@ -179,6 +179,8 @@ def parse_reference_string(raw: str) -> tuple[list[str], str, int | None]:
             else:
                 rest = s
     title_segs = _segments(rest)
+    while len(title_segs) > 1 and re.fullmatch(r"\(?(?:1[89]|20)\d\d[a-z]?\)?\.?", title_segs[0]):
+        title_segs = title_segs[1:]          # ACL style with a long author list: "... Giles. 2014. Title."
     title = title_segs[0] if title_segs else rest
     title = _MD.sub("", title).strip().rstrip(".,").strip()
     if title.lower().startswith(("in ", "arxiv")) and len(title_segs) == 1:

@@ -1,0 +1,75 @@
+"""``mustcite extract`` (full texts -> per-paper reference files) and ``mustcite link`` (-> corpus ids).
+
+Exit codes: 0 when the run completed (failed papers are listed in ``summary.json``), 1 when nothing
+could be done (no input papers, every paper failed, no corpus store), 2 on usage errors.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import typer
+
+from ..errors import MustciteError, UsageError
+
+
+def register(app: typer.Typer) -> None:
+    app.command("extract")(extract_cmd)
+    app.command("link")(link_cmd)
+
+
+def extract_cmd(
+    paths: list[Path] = typer.Argument(..., help="files or folders (.md, .mmd, .md.gz, .mmd.gz, .tei.xml, .pdf)"),
+    out: Path = typer.Option(..., "--out", "-o", help="output folder for <paper>.json, summary.json, papers.jsonl"),
+    workers: int = typer.Option(None, "--workers", "-w", min=1, help="worker processes (default: CPU count)"),
+    grobid_url: str = typer.Option(None, "--grobid-url", envvar="MUSTCITE_GROBID_URL",
+                                   help="GROBID server, e.g. http://localhost:8070 (default: built-in PDF path only)"),
+    force: bool = typer.Option(False, "--force", help="re-extract papers whose output is up to date"),
+    as_json: bool = typer.Option(False, "--json", help="print the run totals as JSON"),
+) -> None:
+    """Extract reference lists and citation contexts from full texts."""
+    from ..extract.run import extract_paths
+
+    if grobid_url is not None and not grobid_url.startswith(("http://", "https://")):
+        raise UsageError(f"--grobid-url must be an http(s) URL, got {grobid_url!r}")
+    if out.exists() and not out.is_dir():
+        raise UsageError(f"--out {out} exists and is not a folder")
+    summary = extract_paths([str(p) for p in paths], out, workers=workers, grobid_url=grobid_url,
+                            force=force, progress=not as_json)
+    totals = summary.totals()
+    if as_json:
+        typer.echo(json.dumps(totals, indent=1))
+    else:
+        typer.echo(f"{summary.papers} papers: {summary.ok} ok, {summary.flagged} flagged, "
+                   f"{summary.failed} failed ({summary.skipped} up to date); {summary.references} references, "
+                   f"{summary.mentions} mentions -> {out}/summary.json")
+    if summary.papers == 0:
+        raise MustciteError("no input papers found (.md, .mmd, .md.gz, .mmd.gz, .tei.xml, .pdf)",
+                            path=", ".join(str(p) for p in paths))
+    if summary.failed == summary.papers:
+        raise MustciteError(f"every paper failed; see {out}/summary.json")
+
+
+def link_cmd(
+    folder: Path = typer.Argument(..., help="an extraction folder (from `mustcite extract --out`)"),
+    corpus: Path = typer.Option(None, "--corpus", help="papers.parquet (default: <work>/corpus/papers.parquet)"),
+    workers: int = typer.Option(None, "--workers", "-w", min=1, help="worker processes (default: CPU count)"),
+    as_json: bool = typer.Option(False, "--json", help="print the link figures as JSON"),
+) -> None:
+    """Link each extracted reference to a corpus paper (paper_id, link_score) and report the link rate."""
+    from ..config import Workspace
+    from ..extract.link import link_dir
+
+    if not folder.is_dir():
+        raise UsageError(f"{folder} is not a folder")
+    corpus_path = corpus or Workspace.resolve().root / "corpus" / "papers.parquet"
+    summary = link_dir(folder, corpus_path, workers=workers, progress=not as_json)
+    if as_json:
+        typer.echo(json.dumps(summary.to_dict(), indent=1))
+    else:
+        typer.echo(f"linked {summary.linked}/{summary.references} references "
+                   f"(link rate {summary.rate:.1%}, {summary.exact} exact) in {summary.papers} papers")
+    if summary.papers == 0:
+        raise MustciteError("no reference files to link", path=folder,
+                            hint="run `mustcite extract PATH... --out DIR` first")
