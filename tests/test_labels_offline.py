@@ -84,3 +84,28 @@ def test_accuracy_on_multicite_test_sample(judge):
     assert 0.74 <= t1["accuracy"] <= 0.88 and t1["cohen_kappa"] >= 0.45
     assert r["type2"]["quadratic_weighted_kappa_vs_proxy"] >= 0.45
     assert r == evaluate_judge(judge, "test", "3", n=400, seed=7)   # deterministic
+
+
+def _real_instances():
+    """MultiCite test items, plus multi-context instances made of three real contexts each."""
+    import dataclasses
+
+    single = [inst for _, inst in iter_instances("test", n=240, seed=3)]
+    multi = []
+    for k in range(0, 180, 3):
+        ctxs = tuple(c for inst in single[k:k + 3] for c in inst.contexts)
+        ctxs = tuple((sec, text) for (sec, text), sec in zip(ctxs, ("1 Introduction", "4 Experiments", "2 Related Work")))
+        multi.append(dataclasses.replace(single[k], contexts=ctxs))
+    return single + multi + [_inst([])]
+
+
+def test_judge_batch_gives_the_same_answers_as_judge():
+    from mustcite.labels.offline import default_judge
+
+    judge = default_judge()
+    insts = _real_instances()
+    for task in ("type1", "type2"):
+        batch = judge.judge_batch(insts, task, chunk=97)
+        single = [judge.judge(i, task) for i in insts]
+        assert [b.value for b in batch] == [s.value for s in single]
+        assert [b.raw for b in batch] == [s.raw for s in single]

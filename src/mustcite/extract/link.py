@@ -211,7 +211,8 @@ def _citing_year(meta_path: Path) -> int | None:
 
 def link_file(args: tuple[str, str]) -> dict[str, Any]:
     """Link one reference file in place (atomically); returns ``{paper, references, linked, ...}``."""
-    from .run import META_SUFFIX, validate_fast
+    from .records import validate_reference_list
+    from .run import META_SUFFIX
 
     ref_path, corpus_path = Path(args[0]), args[1]
     stem = ref_path.name[: -len(".json")]
@@ -220,7 +221,7 @@ def link_file(args: tuple[str, str]) -> dict[str, Any]:
             refs = json.loads(ref_path.read_text(encoding="utf-8"))
         except (ValueError, OSError) as exc:
             raise MustciteError(f"unreadable reference file: {exc}", path=ref_path) from None
-        validate_fast(refs, path=ref_path)
+        validate_reference_list(refs, path=ref_path)
     except MustciteError as exc:
         return {"paper": stem, "references": 0, "linked": 0, "exact": 0, "error": str(exc)}
     year = _citing_year(ref_path.with_name(stem + META_SUFFIX))

@@ -21,14 +21,13 @@ from __future__ import annotations
 import json
 import time
 from dataclasses import asdict, dataclass, field
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 from ..errors import MustciteError, UsageError
 from ..io import atomic_write_json, iter_jsonl, read_text, write_jsonl
 from .model import ExtractedPaper
-from .records import reference_schema, validate_reference_list
+from .records import validate_reference_list
 
 MARKDOWN_SUFFIXES = (".md", ".mmd", ".md.gz", ".mmd.gz")
 TEI_SUFFIXES = (".tei.xml",)
@@ -254,31 +253,6 @@ def _extract_routed(path: Path, opts: ExtractOptions) -> tuple[ExtractedPaper, l
     return best, tried
 
 
-@lru_cache(maxsize=1)
-def _compiled_schema():
-    """The reference-file schema compiled with fastjsonschema (~40x faster than jsonschema), or None."""
-    try:
-        import fastjsonschema
-    except ImportError:
-        return None
-    schema = dict(reference_schema())
-    schema["$schema"] = "http://json-schema.org/draft-07/schema#"  # same keywords; a draft it compiles
-    return fastjsonschema.compile(schema)
-
-
-def validate_fast(refs: list[dict[str, Any]], *, path: str | Path) -> None:
-    """Schema check of a reference list; on failure jsonschema names the offending field."""
-    compiled = _compiled_schema()
-    if compiled is not None:
-        import fastjsonschema
-        try:
-            compiled(refs)
-            return
-        except fastjsonschema.JsonSchemaException:
-            pass
-    validate_reference_list(refs, path=path)
-
-
 def extract_one(path: str | Path, options: ExtractOptions,
                 manifest: dict[str, Any] | None = None) -> tuple[ExtractedPaper, dict[str, Any]]:
     """Extract one paper (trying the routed paths) and write its files; pure apart from those files.
@@ -293,7 +267,7 @@ def extract_one(path: str | Path, options: ExtractOptions,
     stem = stem_of(path)
     if paper.status != "failed":
         try:
-            validate_fast(refs, path=out / f"{stem}.json")
+            validate_reference_list(refs, path=out / f"{stem}.json")
         except MustciteError as exc:
             paper.status = "failed"
             paper.failure_modes.append("schema")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any, Iterable, Literal, Mapping, Protocol, runtime_checkable
 
 Task = Literal["type1", "type2"]
@@ -32,14 +32,18 @@ class CitationInstance:
     mentions: int
 
     def to_dict(self) -> dict[str, Any]:
-        d = asdict(self)
+        d = {f: getattr(self, f) for f in self.__dataclass_fields__}
         d["contexts"] = [list(c) for c in self.contexts]
         return d
 
     def key(self) -> str:
         """sha256 hex of the canonical JSON of all fields (input to cache keys)."""
-        blob = json.dumps(self.to_dict(), sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-        return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+        cached = self.__dict__.get("_key")
+        if cached is None:
+            blob = json.dumps(self.to_dict(), sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+            cached = hashlib.sha256(blob.encode("utf-8")).hexdigest()
+            object.__setattr__(self, "_key", cached)   # frozen: memoised outside the fields
+        return cached
 
 
 @dataclass

@@ -235,22 +235,28 @@ class OfflineJudge:
         self.model = load_model(version, model_path)
         self.name = f"{version}: logistic regression over context cues trained on MultiCite train; not an LLM"
 
-    def _analyse(self, inst: CitationInstance) -> dict[str, Any]:
-        ctxs = [(s, c) for s, c in inst.contexts if c and c.strip()]
-        if not ctxs:
-            return {"p": 0.0, "dataset": False, "extends": False, "intro_only": False, "n": 0}
-        marked = [mark_context(c, inst.cite) for _, c in ctxs]
-        probs = self.model.proba(marked)
-        sents = [citing_sentences(m) for m in marked]
-        dataset = any(_RULE_DATASET.search(s) and _RULE_EVAL.search(s) and MARK in s for s in sents)
-        extends = any(_RULE_EXTENDS.search(s) for s in sents)
-        sections = [s for s, _ in ctxs]
-        intro_only = all(s.strip() and _INTRO_RW.search(s) for s in sections)
-        return {"p": float(probs.max()), "dataset": bool(dataset), "extends": bool(extends),
-                "intro_only": bool(intro_only), "n": len(ctxs)}
+    def _analyse_many(self, insts: Sequence[CitationInstance]) -> list[dict[str, Any]]:
+        """Features of many instances with one vectorised classifier call over all their contexts."""
+        per: list[list[tuple[str, str]]] = [[(s, c) for s, c in inst.contexts if c and c.strip()] for inst in insts]
+        marked = [[mark_context(c, inst.cite) for _, c in ctxs] for inst, ctxs in zip(insts, per)]
+        flat = [m for ms in marked for m in ms]
+        probs = self.model.proba(flat) if flat else np.zeros(0)
+        out, at = [], 0
+        for ctxs, ms in zip(per, marked):
+            if not ctxs:
+                out.append({"p": 0.0, "dataset": False, "extends": False, "intro_only": False, "n": 0})
+                continue
+            p = float(probs[at:at + len(ms)].max())
+            at += len(ms)
+            sents = [citing_sentences(m) for m in ms]
+            dataset = any(_RULE_DATASET.search(x) and _RULE_EVAL.search(x) and MARK in x for x in sents)
+            extends = any(_RULE_EXTENDS.search(x) for x in sents)
+            intro_only = all(sec.strip() and _INTRO_RW.search(sec) for sec, _ in ctxs)
+            out.append({"p": p, "dataset": bool(dataset), "extends": bool(extends),
+                        "intro_only": bool(intro_only), "n": len(ctxs)})
+        return out
 
-    def judge(self, inst: CitationInstance, task: Task) -> Judgement:
-        a = self._analyse(inst)
+    def _decide(self, a: dict[str, Any], task: Task) -> Judgement:
         p = a["p"]
         rules = [r for r in ("dataset", "extends", "intro_only") if a[r]]
         raw = f"p={p:.4f} contexts={a['n']} rules={','.join(rules) or '-'}"
@@ -267,6 +273,24 @@ class OfflineJudge:
                 value = 5
             return Judgement(value=value, raw=raw)
         raise MustciteError(f"unknown judge task {task!r} (use 'type1' or 'type2')")
+
+    def judge(self, inst: CitationInstance, task: Task) -> Judgement:
+        return self._decide(self._analyse_many([inst])[0], task)
+
+    def judge_batch(self, insts: Sequence[CitationInstance], task: Task, *,
+                    chunk: int = 20000) -> list[Judgement]:
+        """Same answers as :meth:`judge`, for many instances at once (a vectorised classifier call)."""
+        return self.judge_many(insts, (task,), chunk=chunk)[task]
+
+    def judge_many(self, insts: Sequence[CitationInstance], tasks: Sequence[Task] = ("type1", "type2"), *,
+                   chunk: int = 20000) -> dict[str, list[Judgement]]:
+        """Every task for many instances, analysing each instance's contexts once."""
+        out: dict[str, list[Judgement]] = {t: [] for t in tasks}
+        for i in range(0, len(insts), chunk):
+            analyses = self._analyse_many(insts[i:i + chunk])
+            for t in tasks:
+                out[t] += [self._decide(a, t) for a in analyses]
+        return out
 
 
 def default_judge() -> OfflineJudge:

@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# `make demo`: the main job end to end on the real data in ../shared/data.
+#   corpus -> extract + link -> labels (offline judge) -> neurips-2024 benchmark -> BM25 baseline
+#   -> recommender (train, recommend, audit of a real draft)
+# Every step caches its output: a rerun skips what is already done.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+MC=".venv/bin/mustcite"
+WORK="${MUSTCITE_WORK:-$PWD/mustcite-work}"
+export MUSTCITE_WORK="$WORK"
+DATA="$(.venv/bin/python -c 'from mustcite.config import find_data_dir; print(find_data_dir())')"
+EXTRACT="$WORK/extract"
+BENCH="$WORK/benchmarks/neurips-2024"
+step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
+t0=$SECONDS
+
+step "1/7 corpus: import, normalise and deduplicate the proceedings lists"
+if [ -f "$WORK/corpus/papers.parquet" ]; then echo "corpus already built: $WORK/corpus/papers.parquet"; else $MC corpus build -q; fi
+$MC corpus stats
+
+step "2/7 extract references, contexts and mention counts from the NeurIPS 2024 + 2023 full texts"
+$MC extract "$DATA/neurips/fulltext_2024" "$DATA/neurips/fulltext_2023" --out "$EXTRACT"
+
+step "3/7 link every reference to the corpus"
+$MC link "$EXTRACT"
+
+step "4/7 must-cite labels (offline judge: Type I, Type II; Type III from mention counts)"
+$MC annotate "$EXTRACT"
+$MC labels stats "$EXTRACT/labels" --out "$WORK/figures/label_distributions.png"
+
+step "5/7 benchmark neurips-2024 (queries NeurIPS 2024, pool 2018-2023) and the BM25 baseline on test"
+[ -f "$BENCH/manifest.json" ] || $MC benchmark build --recipe neurips-2024 --refs "$EXTRACT"
+$MC benchmark run --method bm25 --split test
+
+if $MC --help | grep -q recommend; then
+  step "6/7 train the recommender and recommend for a real NeurIPS 2024 paper"
+  [ -f "$WORK/models/recommender/card.json" ] || $MC train
+  $MC recommend --draft "$DATA/neurips/fulltext_2024/5zSCSE0k41.md.gz" --top 10
+  step "7/7 audit a real draft's bibliography"
+  $MC audit "$DATA/neurips/fulltext_2024/5zSCSE0k41.md.gz" --top 10
+fi
+
+step "done in $((SECONDS - t0)) s"
+cat <<EOT
+Results are under $WORK:
+  corpus store        $WORK/corpus/papers.parquet   (build report: corpus/build.json)
+  extraction          $EXTRACT/<paper>.json, summary.json
+  labels              $EXTRACT/labels/<paper>.json, $EXTRACT/labels_summary.json
+  label figure        $WORK/figures/label_distributions.png
+  benchmark           $BENCH/ (manifest.json, qrels/, queries/, runs/)
+Next: mustcite retrieve --method bm25 --queries FILE.jsonl --top 20 --format json
+EOT

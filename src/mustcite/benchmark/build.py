@@ -1,0 +1,344 @@
+"""Build a benchmark from the corpus store and labelled reference files (seed 000, Section 6.2).
+
+Inputs:
+
+* the corpus ``papers.parquet`` (paper_id, title, abstract, venue, year, source_id, source_ids);
+* one or more labelled extraction folders: ``<stem>.json`` reference lists (references linked to
+  corpus ``paper_id`` by ``mustcite link``, labelled with ``type1``/``type2``/``type3``/``must_cite``
+  by ``mustcite annotate``) and ``<stem>.meta.json`` sidecars (title, abstract, year, venue of the
+  citing paper).
+
+Output, under ``<work>/benchmarks/<recipe>/``::
+
+    pool.parquet                 candidate pool (paper_id, title, abstract, venue, year)
+    queries/{train,dev,test}.jsonl   {"id","title","abstract","year","venue","source"}
+    qrels/{split}.{gt}.qrels     TREC qrels per split and ground truth (type1/2/3, mustcite, cited)
+    labels.jsonl                 one line per (query, pool paper) cited pair: the ground-truth flags
+                                 and the raw labels they come from
+    manifest.json                recipe, pool snapshot sha, split boundaries, label version,
+                                 counts per split and ground truth, sha256 of every file
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..corpus.records import VENUES, make_paper_id, normalize_title
+from ..errors import DataMissingError, MustciteError
+from ..extract.records import validate_reference_list
+from ..io import atomic_write_json, write_jsonl
+from .recipes import GROUND_TRUTHS, SPLITS, Recipe
+from .trec import write_qrels
+
+_VENUE_ALIASES = {v.lower(): v for v in VENUES} | {"nips": "NeurIPS", "neurips": "NeurIPS"}
+SKIP_FILES = {"summary.json", "labels_summary.json"}
+
+
+def normalize_venue(value: Any) -> str:
+    """``"NeurIPS 2024"``, ``"nips"``, ``"ICML"`` -> the corpus venue code ("" if unknown)."""
+    if not value:
+        return ""
+    head = str(value).strip().split()[0].lower()
+    return _VENUE_ALIASES.get(head, "")
+
+
+@dataclass
+class PairLabels:
+    """Labels of one (citing paper, cited pool paper) pair, OR-combined over duplicate references."""
+
+    type1: int | None = None
+    type2: int | None = None
+    mentions: int = 0
+    type3: int | None = None
+    must_cite: bool | None = None
+    link_score: float | None = None
+    judges: set[str] = field(default_factory=set)
+
+    def add(self, ref: dict[str, Any]) -> None:
+        if ref.get("type1") is not None:
+            self.type1 = max(self.type1 or 0, int(ref["type1"]))
+        if ref.get("type2") is not None:
+            self.type2 = max(self.type2 or 0, int(ref["type2"]))
+        mentions = ref.get("mentions")
+        if not mentions:
+            mentions = len(ref.get("contexts") or [])
+        self.mentions = max(self.mentions, int(mentions))
+        if ref.get("type3") is not None:
+            self.type3 = max(self.type3 or 0, int(ref["type3"]))
+        if ref.get("must_cite") is not None:
+            self.must_cite = bool(self.must_cite) or bool(ref["must_cite"])
+        if ref.get("link_score") is not None:
+            self.link_score = max(self.link_score or 0.0, float(ref["link_score"]))
+        if ref.get("judge"):
+            self.judges.add(str(ref["judge"]))
+
+    def truths(self, recipe: Recipe) -> dict[str, bool]:
+        t1 = self.type1 == 1
+        t2 = (self.type2 or 0) >= recipe.type2_min
+        t3 = bool(self.type3) if self.type3 is not None else self.mentions >= recipe.type3_min_mentions
+        combined = t1 or t2 or t3 or bool(self.must_cite)
+        return {"type1": t1, "type2": t2, "type3": t3, "mustcite": combined, "cited": True}
+
+
+@dataclass
+class CitingPaper:
+    stem: str
+    ref_file: str
+    title: str
+    abstract: str
+    year: int | None
+    venue: str
+    paper_id: str
+    in_corpus: bool
+    cited: dict[str, PairLabels]
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def load_corpus(path: str | Path) -> dict[str, dict[str, Any]]:
+    """Corpus rows by paper_id (only the columns the builder needs)."""
+    import pyarrow.parquet as pq
+
+    path = Path(path)
+    if not path.is_file():
+        raise DataMissingError(f"no corpus store at {path}", hint="run `mustcite corpus build` first or pass --corpus")
+    try:
+        schema = pq.read_schema(path)
+        cols = [c for c in ("paper_id", "title", "abstract", "venue", "year", "source_id", "source_ids")
+                if c in schema.names]
+        rows = pq.read_table(path, columns=cols).to_pylist()
+    except Exception as exc:
+        raise MustciteError(f"cannot read corpus Parquet: {exc}", path=path) from None
+    missing = {"paper_id", "title", "venue", "year"} - set(cols)
+    if missing:
+        raise MustciteError(f"corpus Parquet lacks column(s) {', '.join(sorted(missing))}", path=path)
+    return {r["paper_id"]: r for r in rows}
+
+
+class _CorpusLookup:
+    """Find the corpus record of a citing paper: by source id (e.g. OpenReview id), else by title."""
+
+    def __init__(self, corpus: dict[str, dict[str, Any]]):
+        self.by_source: dict[str, str] = {}
+        self.by_title: dict[str, list[str]] = {}
+        for pid, r in corpus.items():
+            for sid in [r.get("source_id") or "", *(r.get("source_ids") or [])]:
+                if sid:
+                    self.by_source.setdefault(str(sid).split(":")[-1], pid)
+            self.by_title.setdefault(normalize_title(r.get("title")), []).append(pid)
+        self.corpus = corpus
+
+    def find(self, stem: str, title: str, year: int | None, venue: str) -> str | None:
+        if stem in self.by_source:
+            return self.by_source[stem]
+        cands = self.by_title.get(normalize_title(title), []) if title else []
+        for want_year, want_venue in ((True, True), (True, False)):
+            for pid in cands:
+                r = self.corpus[pid]
+                if (not want_year or year is None or r.get("year") == year) and \
+                        (not want_venue or not venue or r.get("venue") == venue):
+                    return pid
+        return None
+
+
+def read_citing_papers(ref_dirs: list[str | Path], corpus: dict[str, dict[str, Any]], recipe: Recipe,
+                       duplicates: list[dict[str, str]] | None = None) -> list[CitingPaper]:
+    """Every labelled reference file of the folders, with its citing paper resolved.
+
+    A second file of an already seen citing paper (same corpus record) is skipped and listed in
+    ``duplicates`` (the first in file-name order is kept)."""
+    duplicates = duplicates if duplicates is not None else []
+    lookup = _CorpusLookup(corpus)
+    out: list[CitingPaper] = []
+    seen: dict[str, str] = {}
+    for d in ref_dirs:
+        d = Path(d)
+        if not d.is_dir():
+            raise DataMissingError(f"reference folder {d} does not exist",
+                                   hint="run `mustcite extract`, `mustcite link` and `mustcite annotate` first")
+        files = sorted(p for p in d.glob("*.json") if not p.name.endswith(".meta.json") and p.name not in SKIP_FILES)
+        for f in files:
+            stem = f.name[: -len(".json")]
+            labelled = d / "labels" / f.name     # `mustcite annotate` writes the labelled copy here
+            if labelled.is_file():
+                f = labelled
+            try:
+                refs = json.loads(f.read_text(encoding="utf-8"))
+            except json.JSONDecodeError as exc:
+                raise MustciteError(f"malformed JSON: {exc.msg}", path=f, line=exc.lineno) from None
+            validate_reference_list(refs, path=f)
+            meta_path = d / (stem + ".meta.json")
+            meta: dict[str, Any] = {}
+            if meta_path.is_file():
+                try:
+                    meta = json.loads(meta_path.read_text(encoding="utf-8"))
+                except json.JSONDecodeError as exc:
+                    raise MustciteError(f"malformed JSON: {exc.msg}", path=meta_path, line=exc.lineno) from None
+            title, year = str(meta.get("title") or ""), meta.get("year")
+            venue = normalize_venue(meta.get("venue"))
+            pid = lookup.find(stem, title, year, venue)
+            rec = corpus.get(pid) if pid else None
+            if rec is not None:
+                venue = venue or rec.get("venue") or ""
+                year = year if year is not None else rec.get("year")
+            if not title and rec is not None:
+                title = rec.get("title") or ""
+            if not title:
+                raise MustciteError("citing paper has no title in its .meta.json and is not in the corpus",
+                                    path=f, hint="re-run `mustcite extract` so the .meta.json sidecar exists")
+            if recipe.query_text == "refs":
+                abstract = str(meta.get("abstract") or (rec or {}).get("abstract") or "")
+            else:
+                abstract = str((rec or {}).get("abstract") or meta.get("abstract") or "")
+                title = (rec or {}).get("title") or title
+            paper_id = pid or make_paper_id(title, venue or "unknown", year, stem)
+            if paper_id in seen:           # the same paper twice (e.g. two full texts of one paper)
+                duplicates.append({"file": str(f), "paper_id": paper_id, "kept": seen[paper_id]})
+                continue
+            seen[paper_id] = str(f)
+            cited: dict[str, PairLabels] = {}
+            for ref in refs:
+                cid = ref.get("paper_id")
+                if not cid or cid not in corpus or cid == paper_id:
+                    continue
+                score = ref.get("link_score")
+                if score is not None and score < recipe.min_link_score:
+                    continue
+                cited.setdefault(cid, PairLabels()).add(ref)
+            out.append(CitingPaper(stem, str(f), title, abstract, int(year) if year is not None else None,
+                                   venue, paper_id, rec is not None, cited))
+    return out
+
+
+def split_queries(qids: list[str], fractions: tuple[float, float, float], seed: int) -> dict[str, list[str]]:
+    """Shuffle sorted ids with ``random.Random(seed)`` and cut train/dev/test by the fractions."""
+    order = sorted(qids)
+    random.Random(seed).shuffle(order)
+    n = len(order)
+    n_train = round(n * fractions[0])
+    n_dev = round(n * (fractions[0] + fractions[1])) - n_train
+    return {"train": sorted(order[:n_train]), "dev": sorted(order[n_train:n_train + n_dev]),
+            "test": sorted(order[n_train + n_dev:])}
+
+
+def build_benchmark(recipe: Recipe, *, corpus_path: str | Path, ref_dirs: list[str | Path],
+                    out_dir: str | Path) -> dict[str, Any]:
+    """Build the benchmark files under ``out_dir``; returns the manifest."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    t0 = time.time()
+    corpus = load_corpus(corpus_path)
+    duplicates: list[dict[str, str]] = []
+    citing = read_citing_papers(ref_dirs, corpus, recipe, duplicates)
+    targets = set(recipe.target_venues)
+    target_citing = [c for c in citing if c.venue in targets]
+
+    # core set: target-venue corpus papers + any corpus paper a target-venue paper cites
+    core = {pid for pid, r in corpus.items() if r.get("venue") in targets}
+    cited_by_target = set().union(*(c.cited.keys() for c in target_citing)) if target_citing else set()
+    core |= cited_by_target
+    lo, hi = recipe.pool_years
+    pool_ids = sorted(pid for pid in core if corpus[pid].get("year") is not None and lo <= corpus[pid]["year"] <= hi)
+    pool = set(pool_ids)
+    if not pool:
+        raise MustciteError(f"the pool is empty: no core-set paper of {lo}-{hi} in the corpus")
+
+    # queries: target-venue papers of the query year with >= 1 must-cite paper in the pool
+    queries, labels, excluded = [], [], Counter()
+    for c in sorted(target_citing, key=lambda c: c.paper_id):
+        if c.year != recipe.query_year:
+            continue
+        in_pool = {pid: lab for pid, lab in c.cited.items() if pid in pool}
+        truths = {pid: lab.truths(recipe) for pid, lab in in_pool.items()}
+        if not any(t["mustcite"] for t in truths.values()):
+            excluded["no_mustcite_in_pool"] += 1
+            continue
+        queries.append(c)
+        for pid in sorted(in_pool):
+            lab = in_pool[pid]
+            labels.append({"qid": c.paper_id, "paper_id": pid, **truths[pid],
+                           "raw": {"type1": lab.type1, "type2": lab.type2, "type3": lab.type3,
+                                   "mentions": lab.mentions, "must_cite": lab.must_cite,
+                                   "link_score": lab.link_score}})
+    if not queries:
+        raise MustciteError(f"no query paper of {recipe.query_year} from {', '.join(recipe.target_venues)} "
+                            "has a must-cite paper in the pool",
+                            hint="check that the reference files are linked (`mustcite link`) and labelled "
+                                 "(`mustcite annotate`)")
+    splits = split_queries([q.paper_id for q in queries], recipe.split_fractions, recipe.seed)
+    split_of = {qid: s for s, ids in splits.items() for qid in ids}
+    for row in labels:
+        row["split"] = split_of[row["qid"]]
+
+    out = Path(out_dir)
+    (out / "queries").mkdir(parents=True, exist_ok=True)
+    (out / "qrels").mkdir(parents=True, exist_ok=True)
+    pool_rows = [{"paper_id": pid, "title": corpus[pid].get("title") or "", "abstract": corpus[pid].get("abstract") or "",
+                  "venue": corpus[pid].get("venue") or "", "year": int(corpus[pid]["year"])} for pid in pool_ids]
+    tmp = out / ".pool.parquet.tmp"
+    pq.write_table(pa.Table.from_pylist(pool_rows), tmp, compression="zstd")
+    tmp.replace(out / "pool.parquet")
+    by_id = {q.paper_id: q for q in queries}
+    for s in SPLITS:
+        write_jsonl(out / "queries" / f"{s}.jsonl",
+                    ({"id": qid, "title": by_id[qid].title, "abstract": by_id[qid].abstract,
+                      "year": by_id[qid].year, "venue": by_id[qid].venue, "source": by_id[qid].stem}
+                     for qid in splits[s]))
+    write_jsonl(out / "labels.jsonl", labels)
+    counts: dict[str, dict[str, dict[str, int]]] = {}
+    for s in SPLITS:
+        counts[s] = {}
+        for gt in GROUND_TRUTHS:
+            qrels: dict[str, dict[str, int]] = {}
+            for row in labels:
+                if row["split"] == s and row[gt]:
+                    qrels.setdefault(row["qid"], {})[row["paper_id"]] = 1
+            write_qrels(out / "qrels" / f"{s}.{gt}.qrels", qrels)
+            counts[s][gt] = {"queries": len(qrels), "pairs": sum(len(v) for v in qrels.values())}
+        counts[s]["queries"] = len(splits[s])
+    judges = Counter(j for c in queries for lab in c.cited.values() for j in lab.judges)
+    files = sorted(p for p in out.rglob("*") if p.is_file() and p.name != "manifest.json" and not p.name.startswith("."))
+    manifest = {
+        "recipe": recipe.to_dict(),
+        "benchmark": f"{recipe.name}",
+        "version": recipe.version,
+        "built_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "build_seconds": round(time.time() - t0, 2),
+        "inputs": {"corpus": str(corpus_path), "corpus_sha256": _sha256(Path(corpus_path)),
+                   "corpus_papers": len(corpus), "ref_dirs": [str(d) for d in ref_dirs],
+                   "citing_papers": len(citing), "citing_in_corpus": sum(c.in_corpus for c in citing),
+                   "target_venue_citing_papers": len(target_citing),
+                   "duplicate_citing_files_skipped": duplicates},
+        "pool": {"papers": len(pool_ids), "years": list(recipe.pool_years),
+                 "snapshot_sha256": hashlib.sha256("\n".join(pool_ids).encode()).hexdigest(),
+                 "with_abstract": sum(1 for r in pool_rows if r["abstract"].strip()),
+                 "by_venue": dict(sorted(Counter(r["venue"] for r in pool_rows).items())),
+                 "core_set_papers": len(core), "cited_by_target_venues": len(cited_by_target)},
+        "queries": {"year": recipe.query_year, "total": len(queries),
+                    "with_abstract": sum(1 for q in queries if q.abstract.strip()),
+                    "excluded": dict(excluded), "query_text": recipe.query_text},
+        "splits": {"fractions": list(recipe.split_fractions), "seed": recipe.seed,
+                   "sizes": {s: len(splits[s]) for s in SPLITS},
+                   "first_last_ids": {s: [splits[s][0], splits[s][-1]] if splits[s] else [] for s in SPLITS}},
+        "labels": {"version": ",".join(sorted(judges)) or "unlabelled", "judges": dict(judges),
+                   "type2_min": recipe.type2_min, "type3_min_mentions": recipe.type3_min_mentions,
+                   "pairs": len(labels)},
+        "counts": counts,
+        "files": {str(p.relative_to(out)): _sha256(p) for p in files},
+    }
+    atomic_write_json(out / "manifest.json", manifest)
+    return manifest

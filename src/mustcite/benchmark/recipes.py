@@ -1,0 +1,75 @@
+"""Benchmark recipes: which papers form the pool, which are queries, how labels become ground truths.
+
+* ``masterset-coreml-v1`` (seed 000, Section 6.2): target venues NeurIPS/ICML/ICLR; core set =
+  target-venue papers plus the other-venue papers they cite; pool = core-set papers of 2018-2024;
+  queries = target-venue papers of 2025 with at least one must-cite paper in the pool.
+* ``neurips-2024`` (the real-data benchmark of shared/data/README.md): queries = the NeurIPS 2024
+  papers with full texts (title and abstract from the full text itself), pool = core-set papers of
+  2018-2023.
+
+Ground truths: ``type1`` (y_I = 1), ``type2`` (y_II >= 4), ``type3`` (>= 3 mentions), ``mustcite``
+(any of the three, Section 6.1) and ``cited`` (any linked reference in the pool).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field, replace
+from typing import Any
+
+from ..errors import UsageError
+
+GROUND_TRUTHS: tuple[str, ...] = ("type1", "type2", "type3", "mustcite", "cited")
+SPLITS: tuple[str, ...] = ("train", "dev", "test")
+
+
+@dataclass(frozen=True)
+class Recipe:
+    name: str
+    version: str
+    description: str
+    target_venues: tuple[str, ...] = ("NeurIPS", "ICML", "ICLR")
+    pool_years: tuple[int, int] = (2018, 2024)           # inclusive
+    query_year: int = 2025
+    #: "refs": queries are the citing papers of the reference folder (title/abstract from their
+    #: metadata sidecar, i.e. the full text); "corpus": title/abstract from the corpus record.
+    query_text: str = "corpus"
+    split_fractions: tuple[float, float, float] = (0.6, 0.2, 0.2)
+    seed: int = 13
+    type2_min: int = 4
+    type3_min_mentions: int = 3
+    min_link_score: float = 0.0
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+RECIPES: dict[str, Recipe] = {
+    "masterset-coreml-v1": Recipe(
+        name="masterset-coreml-v1", version="v1",
+        description="MasterSet-CoreML-v1: NeurIPS/ICML/ICLR core set, pool 2018-2024, queries 2025",
+        pool_years=(2018, 2024), query_year=2025, query_text="corpus"),
+    "neurips-2024": Recipe(
+        name="neurips-2024", version="v1",
+        description="NeurIPS 2024 full-text queries against the 2018-2023 core-set pool",
+        pool_years=(2018, 2023), query_year=2024, query_text="refs",
+        notes=("queries are the NeurIPS 2024 papers of neurips/fulltext_2024; their title and abstract "
+               "come from the full text's own Abstract section (the 2024 paper lists have no abstracts)",)),
+}
+
+
+def get_recipe(name: str, **overrides: Any) -> Recipe:
+    """A recipe by name, with optional field overrides (``pool_years=(2019, 2023)``, ``seed=1``...)."""
+    if name not in RECIPES:
+        raise UsageError(f"unknown recipe {name!r}", hint=f"use one of {', '.join(RECIPES)}")
+    recipe = RECIPES[name]
+    overrides = {k: v for k, v in overrides.items() if v is not None}
+    unknown = set(overrides) - set(recipe.__dataclass_fields__)
+    if unknown:
+        raise UsageError(f"unknown recipe option(s): {', '.join(sorted(unknown))}")
+    recipe = replace(recipe, **overrides)
+    if abs(sum(recipe.split_fractions) - 1.0) > 1e-9 or min(recipe.split_fractions) < 0:
+        raise UsageError("split fractions must be non-negative and sum to 1")
+    if recipe.pool_years[0] > recipe.pool_years[1]:
+        raise UsageError("pool_years must be (first, last)")
+    return recipe

@@ -1,0 +1,80 @@
+"""``mustcite annotate DIR``: must-cite labels for an extraction output folder (MasterSet Section 4).
+
+Reads every reference file ``DIR/<stem>.json`` written by ``mustcite extract`` and its metadata
+sidecar ``DIR/<stem>.meta.json`` (citing title and abstract), judges every citation instance for
+Type I and Type II (separate passes) with the chosen backend, computes Type III (mentioned at least
+``--mention-threshold`` times) and writes:
+
+- ``DIR/labels/<stem>.json``: the reference list with ``type1``, ``type2``, ``type3``, ``must_cite`` and
+  ``judge`` added to each item (same schema, validated).  The extraction output stays untouched, so
+  labels from several judges can sit side by side (copy the folder) and a rerun never edits input;
+- ``DIR/labels_summary.json``: counts per type, parse failures, calls, cache hits, tokens, cost and
+  cost per instance (in the paper's form: $619.41 for 2,005,387 instances ≈ $0.000309 each).
+
+LLM answers are cached in ``<work>/cache/judge.sqlite``: a rerun (or a run after a crash) repeats no
+call.  ``--dry-run`` only counts the calls a run would make and estimates their cost.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from ..errors import MustciteError, UsageError
+
+from ..labels.annotate import SUMMARY_NAME, annotate_dir
+
+
+def register(app: typer.Typer) -> None:
+    app.command("annotate")(annotate_cmd)
+
+
+def _parse_price(price: str | None, model: str | None) -> dict[str, tuple[float, float]] | None:
+    if not price:
+        return None
+    try:
+        p_in, p_out = (float(x) for x in price.split(","))
+    except ValueError:
+        raise UsageError(f"--price must be IN,OUT dollars per million tokens, got {price!r}") from None
+    if not model:
+        raise UsageError("--price needs --model (the price applies to that model)")
+    return {model: (p_in, p_out)}
+
+
+def annotate_cmd(
+    folder: Path = typer.Argument(..., help="extraction output folder (reference files <stem>.json)"),
+    backend: str = typer.Option("offline", "--backend", help="offline | openai | gemini | local"),
+    model: str = typer.Option(None, "--model", help="model name (openai: $MUSTCITE_OPENAI_MODEL; gemini: gemini-2.5-flash)"),
+    prompts: Path = typer.Option(None, "--prompts", help="folder with your own type1*.txt / type2*.txt prompts"),
+    concurrency: int = typer.Option(8, "--concurrency", help="calls in flight at once"),
+    dry_run: bool = typer.Option(False, "--dry-run", help="count the calls (cache misses) and estimate cost; judge nothing"),
+    mention_threshold: int = typer.Option(3, "--mention-threshold", help="Type III: mentioned at least N times"),
+    price: str = typer.Option(None, "--price", help="IN,OUT dollars per million tokens for --model"),
+    as_json: bool = typer.Option(False, "--json", help="print the summary as JSON"),
+) -> None:
+    """Judge every citation instance (Type I, Type II), add Type III, write DIR/labels/ and a summary."""
+    if backend not in ("offline", "openai", "gemini", "local"):
+        raise UsageError(f"unknown --backend {backend!r}: use offline, openai, gemini or local")
+    summary = annotate_dir(folder, backend=backend, model=model, prompts_dir=str(prompts) if prompts else None,
+                           concurrency=concurrency, dry_run=dry_run, mention_threshold=mention_threshold,
+                           prices=_parse_price(price, model), progress=not as_json and sys.stderr.isatty())
+    if as_json:
+        typer.echo(json.dumps(summary, indent=1, ensure_ascii=False))
+    elif dry_run:
+        typer.echo(f"{summary['papers']} papers, {summary['instances']} instances: {summary['report']}")
+    else:
+        c = summary["counts"]
+        typer.echo(f"{summary['papers']} papers, {summary['instances']} instances judged by {summary['judge']}")
+        typer.echo(f"type1 {c['type1']}  type2 {c['type2']}  type3 {c['type3']}  must_cite {c['must_cite']}")
+        typer.echo(f"parse failures {summary['parse_failures']}, calls {summary['calls']}, cached {summary['cached']}")
+        typer.echo(summary["cost_report"])
+        typer.echo(f"labels in {summary['labels_dir']}, summary in {Path(folder) / SUMMARY_NAME}")
+    if summary.get("failed_calls"):
+        raise MustciteError(f"{summary['failed_calls']} calls failed after all retries (labels left null); "
+                            "rerun the same command to retry them: answers so far are cached")

@@ -1,0 +1,241 @@
+"""``mustcite benchmark build|run|train-ntxent``, ``mustcite retrieve`` and ``mustcite evaluate``.
+
+* ``benchmark build``: pool, queries, splits, qrels and manifest from the corpus + labelled references;
+* ``benchmark run``: one retrieval method over a split's queries -> TREC run + metric table per ground truth;
+* ``benchmark train-ntxent``: NT-Xent fine-tuning on the TRAIN split -> ``<work>/models/<name>/``;
+* ``retrieve``: top-K pool papers for queries in a JSONL file (TREC or JSON);
+* ``evaluate``: runs vs qrels in the paper's table layout, significance vs the first run.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+
+import typer
+
+from ..errors import DataMissingError, MustciteError, UsageError
+
+bench_app = typer.Typer(help="Build and run the must-cite retrieval benchmark.", no_args_is_help=True)
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(bench_app, name="benchmark")
+    app.command("retrieve")(retrieve_cmd)
+    app.command("evaluate")(evaluate_cmd)
+
+
+def _work():
+    from ..config import Workspace
+
+    return Workspace.resolve()
+
+
+def _bench_dir(name: str, out: Path | None = None) -> Path:
+    return Path(out) if out else _work().root / "benchmarks" / name
+
+
+def _parse_years(text: str | None) -> tuple[int, int] | None:
+    if not text:
+        return None
+    try:
+        a, _, b = text.partition("-")
+        return (int(a), int(b or a))
+    except ValueError:
+        raise UsageError(f"--pool-years must look like 2018-2023, got {text!r}") from None
+
+
+@bench_app.command("build")
+def build_cmd(
+    recipe: str = typer.Option("neurips-2024", "--recipe", help="masterset-coreml-v1 | neurips-2024"),
+    refs: list[Path] = typer.Option(..., "--refs", help="labelled extraction folder(s) (repeatable)"),
+    corpus: Path = typer.Option(None, "--corpus", help="papers.parquet (default: <work>/corpus/papers.parquet)"),
+    out: Path = typer.Option(None, "--out", help="output folder (default: <work>/benchmarks/<recipe>)"),
+    pool_years: str = typer.Option(None, "--pool-years", help="override, e.g. 2018-2023"),
+    query_year: int = typer.Option(None, "--query-year", help="override the query year"),
+    seed: int = typer.Option(None, "--seed", help="override the split seed"),
+    min_link_score: float = typer.Option(None, "--min-link-score", help="ignore weaker reference links"),
+) -> None:
+    """Build pool, queries (train/dev/test), qrels per ground truth and a versioned manifest."""
+    from ..benchmark.build import build_benchmark
+    from ..benchmark.recipes import get_recipe
+
+    r = get_recipe(recipe, pool_years=_parse_years(pool_years), query_year=query_year, seed=seed,
+                   min_link_score=min_link_score)
+    corpus = corpus or _work().root / "corpus" / "papers.parquet"
+    dest = _bench_dir(r.name, out)
+    m = build_benchmark(r, corpus_path=corpus, ref_dirs=list(refs), out_dir=dest)
+    sizes = m["splits"]["sizes"]
+    typer.echo(f"{r.name}: pool {m['pool']['papers']} papers ({r.pool_years[0]}-{r.pool_years[1]}), "
+               f"{m['queries']['total']} queries (train {sizes['train']}, dev {sizes['dev']}, test {sizes['test']}), "
+               f"{m['labels']['pairs']} labelled pairs -> {dest}")
+    for s in ("train", "dev", "test"):
+        c = m["counts"][s]
+        typer.echo(f"  {s:5s} " + "  ".join(f"{gt} {c[gt]['queries']}q/{c[gt]['pairs']}p"
+                                             for gt in ("type1", "type2", "type3", "mustcite", "cited")))
+
+
+def _resolve_pool(pool: Path | None, benchmark: str) -> Path:
+    if pool:
+        return pool
+    p = _bench_dir(benchmark) / "pool.parquet"
+    if not p.exists():
+        raise DataMissingError(f"no benchmark pool at {p}",
+                               hint="run `mustcite benchmark build` first, or pass --pool FILE (.parquet or .jsonl)")
+    return p
+
+
+def _retriever(method: str, pool_file: Path, *, ann: str | None, batch_size: int, cache: bool):
+    """A retriever indexed on the pool; BM25 indexes are cached under <work>/cache/bm25/."""
+    import hashlib
+
+    from ..retrieval.base import load_pool, make_retriever
+
+    rows = load_pool(pool_file)
+    if method == "bm25" and cache:
+        from ..retrieval.bm25 import BM25Retriever
+
+        h = hashlib.sha256(str(pool_file.resolve()).encode() + str(pool_file.stat().st_mtime_ns).encode())
+        d = _work().cache / "bm25" / h.hexdigest()[:16]
+        if (d / "meta.json").exists():
+            return BM25Retriever.load(d), rows
+        r = BM25Retriever()
+        r.index(rows)
+        r.save(d)
+        return r, rows
+    r = make_retriever(method, ann=ann, batch_size=batch_size)
+    r.index(rows)
+    return r, rows
+
+
+def retrieve_cmd(
+    queries: Path = typer.Option(..., "--queries", help='JSONL, one {"id","title","abstract"} a line'),
+    method: str = typer.Option("bm25", "--method", help="bm25 | minilm | <sentence-transformers model folder>"),
+    top: int = typer.Option(100, "--top", min=1, help="results per query"),
+    fmt: str = typer.Option("json", "--format", help="trec | json"),
+    pool: Path = typer.Option(None, "--pool", help="pool .parquet/.jsonl (default: the built benchmark's pool)"),
+    benchmark: str = typer.Option("neurips-2024", "--benchmark", help="benchmark whose pool is the default"),
+    ann: str = typer.Option(None, "--ann", help="dense only: hnsw | ivf (default exact search)"),
+    batch_size: int = typer.Option(32, "--batch-size", min=1),
+    out: Path = typer.Option(None, "--out", help="write here instead of stdout"),
+) -> None:
+    """Top-K pool papers for each query (title + abstract)."""
+    from ..benchmark.trec import format_run
+    from ..retrieval.base import read_queries
+
+    if fmt not in ("trec", "json"):
+        raise UsageError(f"--format must be trec or json, got {fmt!r}")
+    qs = read_queries(queries)
+    retriever, rows = _retriever(method, _resolve_pool(pool, benchmark), ann=ann, batch_size=batch_size, cache=True)
+    results = retriever.search(qs, k=top)
+    if fmt == "trec":
+        text = format_run(results, tag=retriever.name.replace(" ", "_") or "mustcite")
+    else:
+        info = {r["paper_id"]: r for r in rows}
+        lines = []
+        for q in qs:
+            hits = [{"rank": i, "paper_id": pid, "title": info[pid].get("title"), "year": info[pid].get("year"),
+                     "venue": info[pid].get("venue"), "score": round(score, 6)}
+                    for i, (pid, score) in enumerate(results.get(q.id, []), 1)]
+            lines.append(json.dumps({"id": q.id, "method": retriever.metadata(), "results": hits}, ensure_ascii=False))
+        text = "\n".join(lines) + "\n"
+    if out:
+        from ..io import atomic_write_text
+
+        atomic_write_text(out, text)
+    else:
+        sys.stdout.write(text)
+
+
+def evaluate_cmd(
+    run: list[Path] = typer.Option(..., "--run", help="TREC run file (repeatable; the first is the reference)"),
+    qrels: Path = typer.Option(..., "--qrels", help="TREC qrels file"),
+    fmt: str = typer.Option("markdown", "--format", help="markdown | csv | latex | json"),
+    test: str = typer.Option("ttest", "--test", help="paired test vs the first run: ttest | perm"),
+    name: list[str] = typer.Option(None, "--name", help="row names, in --run order (default: file stems)"),
+    title: str = typer.Option("", "--title", help="table caption"),
+) -> None:
+    """Evaluate runs (MAP, MRR, nDCG@10/20/30, R@50/100, HR@10/20) in the paper's table layout."""
+    from ..benchmark.evaluate import per_query
+    from ..benchmark.report import build_rows, render
+    from ..benchmark.significance import TESTS
+    from ..benchmark.trec import read_qrels, read_run
+
+    if test not in TESTS:
+        raise UsageError(f"--test must be one of {', '.join(TESTS)}")
+    if name and len(name) != len(run):
+        raise UsageError("give one --name per --run")
+    q = read_qrels(qrels)
+    names = list(name) if name else [p.stem for p in run]
+    rows = build_rows([(n, per_query(read_run(p), q)) for n, p in zip(names, run)], test=test)
+    typer.echo(render(rows, fmt, title=title), nl=False)
+
+
+@bench_app.command("run")
+def run_cmd(
+    method: str = typer.Option("bm25", "--method", help="bm25 | minilm | <model folder>"),
+    benchmark: str = typer.Option("neurips-2024", "--benchmark"),
+    split: str = typer.Option("test", "--split", help="train | dev | test"),
+    top: int = typer.Option(100, "--top", min=1),
+    ann: str = typer.Option(None, "--ann"),
+    tag: str = typer.Option(None, "--tag", help="run name (default: the method)"),
+    fmt: str = typer.Option("markdown", "--format", help="table format"),
+) -> None:
+    """Retrieve for a split's queries, write <bench>/runs/<tag>.<split>.trec and print one table per ground truth."""
+    from ..benchmark.evaluate import per_query
+    from ..benchmark.recipes import GROUND_TRUTHS
+    from ..benchmark.report import build_rows, render
+    from ..benchmark.trec import read_qrels, write_run
+    from ..io import atomic_write_json
+    from ..retrieval.base import read_queries
+
+    bdir = _bench_dir(benchmark)
+    qfile = bdir / "queries" / f"{split}.jsonl"
+    if not qfile.exists():
+        raise DataMissingError(f"no queries at {qfile}", hint="run `mustcite benchmark build` first")
+    t0 = time.time()
+    retriever, _ = _retriever(method, bdir / "pool.parquet", ann=ann, batch_size=32, cache=True)
+    results = retriever.search(read_queries(qfile), k=top)
+    tag = tag or Path(method).name
+    run_file = bdir / "runs" / f"{tag}.{split}.trec"
+    write_run(run_file, results, tag=tag.replace(" ", "_"))
+    atomic_write_json(run_file.with_suffix(".meta.json"),
+                      {**retriever.metadata(), "split": split, "top": top, "seconds": round(time.time() - t0, 2)})
+    run = {q: dict(h) for q, h in results.items()}
+    for gt in GROUND_TRUTHS:
+        qr = read_qrels(bdir / "qrels" / f"{split}.{gt}.qrels")
+        if not qr:
+            continue
+        typer.echo(render(build_rows([(tag, per_query(run, qr))]), fmt, title=f"{benchmark} {split} - {gt}"))
+    typer.echo(f"run -> {run_file}")
+
+
+@bench_app.command("train-ntxent")
+def train_cmd(
+    name: str = typer.Option(..., "--name", help="model folder name under <work>/models/"),
+    benchmark: str = typer.Option("neurips-2024", "--benchmark"),
+    truth: str = typer.Option("mustcite", "--truth", help="ground truth whose pairs are positives"),
+    base_model: str = typer.Option(None, "--base-model", help="model folder (default: shipped MiniLM)"),
+    temperature: float = typer.Option(0.05, "--temperature"),
+    epochs: int = typer.Option(1, "--epochs", min=1),
+    batch_size: int = typer.Option(32, "--batch-size", min=2),
+    lr: float = typer.Option(2e-5, "--lr"),
+    seed: int = typer.Option(13, "--seed"),
+    max_pairs: int = typer.Option(None, "--max-pairs", help="subsample pairs (quick runs)"),
+) -> None:
+    """NT-Xent fine-tuning on the TRAIN queries' pairs; saves the model and a training card."""
+    from ..retrieval.ntxent import NTXentConfig, train_ntxent, training_pairs
+
+    bdir = _bench_dir(benchmark)
+    pairs = training_pairs(bdir, split="train", truth=truth)
+    out = _work().dir("models") / name
+    if out.exists() and any(out.iterdir()) and not (out / "training_card.json").exists():
+        raise MustciteError(f"{out} exists and is not a mustcite model folder")
+    cfg = NTXentConfig(temperature=temperature, epochs=epochs, batch_size=batch_size, lr=lr, seed=seed,
+                       max_pairs=max_pairs)
+    card = train_ntxent(pairs, out, base_model=base_model, config=cfg,
+                        data_note=f"{benchmark} train split, '{truth}' pairs ({bdir / 'manifest.json'})")
+    typer.echo(f"trained on {card['pairs']} pairs, loss per epoch {card['loss_per_epoch']} in {card['seconds']} s "
+               f"-> {out} (use --method {out})")

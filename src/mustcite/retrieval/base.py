@@ -1,0 +1,160 @@
+"""The retriever interface shared by every retrieval method, and its inputs.
+
+A :class:`Retriever` indexes a candidate pool (``Paper`` objects or dicts with ``paper_id``,
+``title``, ``abstract``) and answers queries ``{"id", "title", "abstract"}`` with a ranked list of
+``(paper_id, score)`` per query id. Methods live one per module (``bm25``, ``dense``);
+:func:`make_retriever` picks one by name or model path.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+from ..errors import DataMissingError, MustciteError, UsageError
+from ..io import iter_jsonl
+
+Results = dict[str, list[tuple[str, float]]]
+
+
+@dataclass(frozen=True)
+class Doc:
+    """A pool candidate or a query, reduced to what retrieval reads."""
+
+    id: str
+    title: str
+    abstract: str = ""
+
+    @property
+    def text(self) -> str:
+        return doc_text(self.title, self.abstract)
+
+
+def doc_text(title: str, abstract: str) -> str:
+    """The one text every method sees: title and abstract joined (title alone if no abstract)."""
+    title = (title or "").strip()
+    abstract = (abstract or "").strip()
+    if not abstract:
+        return title
+    sep = " " if title.endswith((".", "?", "!", ":")) else ". "
+    return f"{title}{sep}{abstract}"
+
+
+def as_doc(item: Any, *, id_key: str = "paper_id") -> Doc:
+    """A ``Paper``, a pool dict (``paper_id``) or a query dict (``id``) as a :class:`Doc`."""
+    if isinstance(item, Doc):
+        return item
+    if not isinstance(item, dict):
+        item = item.to_dict() if hasattr(item, "to_dict") else vars(item)
+    pid = item.get(id_key) or item.get("id") or item.get("paper_id")
+    if not pid:
+        raise MustciteError(f"record without '{id_key}'", field=id_key)
+    return Doc(str(pid), str(item.get("title") or ""), str(item.get("abstract") or ""))
+
+
+def as_docs(items, *, id_key: str = "paper_id") -> list[Doc]:
+    return [as_doc(x, id_key=id_key) for x in items]
+
+
+@runtime_checkable
+class Retriever(Protocol):
+    name: str
+
+    def index(self, pool: list[Any]) -> None: ...
+
+    def search(self, queries: list[Any], k: int = 100) -> Results: ...
+
+    def save(self, path: str | Path) -> None: ...
+
+    def metadata(self) -> dict[str, Any]: ...
+
+
+def read_queries(path: str | Path) -> list[Doc]:
+    """Read a queries JSONL file (``{"id","title","abstract"}`` a line); bad lines name file:line."""
+    path = Path(path)
+    if not path.exists():
+        raise MustciteError("queries file not found", path=path)
+    out, seen = [], set()
+    for lineno, obj in iter_jsonl(path):
+        qid = obj.get("id")
+        if not isinstance(qid, (str, int)) or str(qid).strip() == "" or any(c.isspace() for c in str(qid)):
+            raise MustciteError("query needs a non-empty 'id' without whitespace", path=path, line=lineno,
+                                field="id")
+        title, abstract = obj.get("title"), obj.get("abstract", "")
+        if not isinstance(title, str) or not title.strip():
+            raise MustciteError("query needs a non-empty 'title'", path=path, line=lineno, field="title")
+        if abstract is None:
+            abstract = ""
+        if not isinstance(abstract, str):
+            raise MustciteError("'abstract' must be a string", path=path, line=lineno, field="abstract")
+        if str(qid) in seen:
+            raise MustciteError(f"duplicate query id {qid!r}", path=path, line=lineno, field="id")
+        seen.add(str(qid))
+        out.append(Doc(str(qid), title, abstract))
+    if not out:
+        raise MustciteError("no queries in file", path=path)
+    return out
+
+
+POOL_COLUMNS = ("paper_id", "title", "abstract", "venue", "year")
+
+
+def load_pool(path: str | Path) -> list[dict[str, Any]]:
+    """Pool papers from a Parquet (corpus or benchmark pool) or JSONL file, as dicts."""
+    path = Path(path)
+    if not path.exists():
+        raise DataMissingError(f"pool file {path} does not exist",
+                               hint="build the benchmark (`mustcite benchmark build`) or pass --pool FILE")
+    if path.suffix == ".parquet":
+        import pyarrow.parquet as pq
+
+        try:
+            table = pq.read_table(path)
+        except Exception as exc:  # pyarrow raises several types for corrupt files
+            raise MustciteError(f"cannot read Parquet: {exc}", path=path) from None
+        cols = [c for c in POOL_COLUMNS if c in table.column_names]
+        if "paper_id" not in cols or "title" not in cols:
+            raise MustciteError("pool Parquet needs columns paper_id and title", path=path)
+        return table.select(cols).to_pylist()
+    rows = []
+    for lineno, obj in iter_jsonl(path):
+        if not obj.get("paper_id") or not isinstance(obj.get("title"), str):
+            raise MustciteError("pool record needs 'paper_id' and 'title'", path=path, line=lineno)
+        rows.append(obj)
+    return rows
+
+
+def make_retriever(method: str, **options: Any) -> Retriever:
+    """``bm25``, ``minilm`` (the shipped MiniLM), ``mpnet`` (needs ``model_path``) or a model folder."""
+    if method == "bm25":
+        from .bm25 import BM25Retriever
+
+        return BM25Retriever(**{k: v for k, v in options.items() if k in ("k1", "b")})
+    from .dense import DenseRetriever
+
+    dense_opts = {k: v for k, v in options.items()
+                  if k in ("batch_size", "max_seq_length", "device", "ann", "cache_dir", "model_path")}
+    if method == "minilm":
+        return DenseRetriever(**dense_opts)
+    if Path(method).expanduser().is_dir():
+        dense_opts["model_path"] = str(Path(method).expanduser())
+        return DenseRetriever(**dense_opts)
+    if method == "mpnet" and dense_opts.get("model_path"):
+        return DenseRetriever(**dense_opts)
+    raise UsageError(f"unknown retrieval method {method!r}",
+                     hint="use bm25, minilm, or the path of a sentence-transformers model folder")
+
+
+def write_meta(path: str | Path, meta: dict[str, Any]) -> None:
+    from ..io import atomic_write_json
+
+    atomic_write_json(path, meta)
+
+
+def read_meta(path: str | Path) -> dict[str, Any]:
+    try:
+        return json.loads(Path(path).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise DataMissingError(f"no saved index metadata at {path}") from None

@@ -1,0 +1,84 @@
+"""BM25 over title + abstract (bm25s, English stop words, PyStemmer Snowball stemmer).
+
+``k1``/``b`` and the bm25s variant are recorded in :meth:`BM25Retriever.metadata`, which the run
+writers store next to every run.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..errors import MustciteError
+from ..io import atomic_write_json
+from .base import Results, as_docs, read_meta
+
+
+def _stemmer():
+    import Stemmer
+
+    return Stemmer.Stemmer("english")
+
+
+class BM25Retriever:
+    """Sparse keyword retrieval (Robertson et al. 1995) as bm25s implements it (Lucene variant)."""
+
+    name = "bm25"
+
+    def __init__(self, k1: float = 1.5, b: float = 0.75, method: str = "lucene"):
+        self.k1, self.b, self.method = float(k1), float(b), method
+        self._bm25 = None
+        self._ids: list[str] = []
+
+    def _tokenize(self, texts: list[str], *, ids: bool):
+        import bm25s
+
+        return bm25s.tokenize(texts, stopwords="en", stemmer=_stemmer(), return_ids=ids, show_progress=False)
+
+    def index(self, pool) -> None:
+        import bm25s
+
+        docs = as_docs(pool)
+        if not docs:
+            raise MustciteError("cannot index an empty pool")
+        self._ids = [d.id for d in docs]
+        self._bm25 = bm25s.BM25(k1=self.k1, b=self.b, method=self.method)
+        self._bm25.index(self._tokenize([d.text for d in docs], ids=True), show_progress=len(docs) > 20000)
+
+    def search(self, queries, k: int = 100) -> Results:
+        if self._bm25 is None:
+            raise MustciteError("BM25 index is empty: call index() or load() first")
+        qs = as_docs(queries, id_key="id")
+        k = max(1, min(int(k), len(self._ids)))
+        tokens = self._tokenize([q.text for q in qs], ids=False)
+        docs, scores = self._bm25.retrieve(tokens, k=k, show_progress=len(qs) > 200, n_threads=1)
+        out: Results = {}
+        for q, row, srow in zip(qs, np.asarray(docs), np.asarray(scores)):
+            out[q.id] = [(self._ids[int(i)], float(s)) for i, s in zip(row, srow) if s > 0]
+        return out
+
+    def metadata(self) -> dict[str, Any]:
+        return {"method": self.name, "k1": self.k1, "b": self.b, "variant": self.method,
+                "tokenizer": "bm25s en stopwords + PyStemmer english", "fields": "title + abstract",
+                "docs": len(self._ids)}
+
+    def save(self, path: str | Path) -> None:
+        path = Path(path)
+        path.mkdir(parents=True, exist_ok=True)
+        self._bm25.save(str(path / "bm25s"))
+        atomic_write_json(path / "ids.json", self._ids, indent=None)
+        atomic_write_json(path / "meta.json", self.metadata())
+
+    @classmethod
+    def load(cls, path: str | Path) -> "BM25Retriever":
+        import bm25s
+
+        path = Path(path)
+        meta = read_meta(path / "meta.json")
+        r = cls(k1=meta["k1"], b=meta["b"], method=meta.get("variant", "lucene"))
+        r._bm25 = bm25s.BM25.load(str(path / "bm25s"))
+        r._ids = json.loads((path / "ids.json").read_text(encoding="utf-8"))
+        return r

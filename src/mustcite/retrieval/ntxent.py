@@ -1,0 +1,157 @@
+"""NT-Xent contrastive fine-tuning of a bi-encoder (MasterSet's "-NTX" recipe) on must-cite pairs.
+
+Pairs are (query title + abstract, must-cite pool paper title + abstract) from the TRAIN queries of a
+built benchmark. The loss is sentence-transformers' ``MultipleNegativesRankingLoss`` with
+``scale = 1 / temperature``: cosine similarities of each query to every document of the batch,
+softmax cross-entropy with the paired document as the target and the other in-batch documents as
+negatives, i.e. NT-Xent / InfoNCE with in-batch negatives (query -> document direction). Batches are
+formed so that no document appears twice in a batch (a repeated document would be a false negative).
+The model and a ``training_card.json`` (data, epochs, loss per epoch, seed, temperature...) are
+saved to ``<work>/models/<name>/``.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from ..errors import DataMissingError, MustciteError
+from ..io import atomic_write_json, iter_jsonl
+from .base import doc_text
+
+
+@dataclass
+class NTXentConfig:
+    temperature: float = 0.05
+    epochs: int = 1
+    batch_size: int = 32
+    lr: float = 2e-5
+    warmup_ratio: float = 0.1
+    seed: int = 13
+    max_seq_length: int = 256
+    max_pairs: int | None = None
+
+
+def training_pairs(benchmark_dir: str | Path, *, split: str = "train", truth: str = "mustcite") -> list[tuple[str, str]]:
+    """(query text, positive pool paper text) for every ``truth`` pair of the split's queries."""
+    import pyarrow.parquet as pq
+
+    bdir = Path(benchmark_dir)
+    qfile, labels, pool_file = bdir / "queries" / f"{split}.jsonl", bdir / "labels.jsonl", bdir / "pool.parquet"
+    for p in (qfile, labels, pool_file):
+        if not p.exists():
+            raise DataMissingError(f"benchmark file {p} is missing", hint="run `mustcite benchmark build` first")
+    queries = {o["id"]: doc_text(o["title"], o.get("abstract", "")) for _, o in iter_jsonl(qfile)}
+    pool = {r["paper_id"]: doc_text(r["title"], r["abstract"])
+            for r in pq.read_table(pool_file, columns=["paper_id", "title", "abstract"]).to_pylist()}
+    pairs = []
+    for _, row in iter_jsonl(labels):
+        if row["qid"] in queries and row.get(truth) and row["paper_id"] in pool:
+            pairs.append((queries[row["qid"]], pool[row["paper_id"]]))
+    if not pairs:
+        raise MustciteError(f"no '{truth}' pairs among the {split} queries of {bdir}")
+    return pairs
+
+
+def _batches(pairs: list[tuple[str, str]], size: int, rng: random.Random) -> list[list[tuple[str, str]]]:
+    """Shuffled batches with no document (nor query) twice in a batch."""
+    todo = pairs[:]
+    rng.shuffle(todo)
+    batches: list[list[tuple[str, str]]] = []
+    open_batches: list[tuple[list, set]] = []
+    for q, d in todo:
+        for batch, seen in open_batches:
+            if len(batch) < size and d not in seen and q not in seen:
+                batch.append((q, d))
+                seen.update((q, d))
+                break
+        else:
+            open_batches.append(([(q, d)], {q, d}))
+        full = [b for b in open_batches if len(b[0]) >= size]
+        for b in full:
+            batches.append(b[0])
+            open_batches.remove(b)
+    batches += [b for b, _ in open_batches if len(b) >= 2]
+    rng.shuffle(batches)
+    return batches
+
+
+def train_ntxent(pairs: list[tuple[str, str]], out_dir: str | Path, *, base_model: str | None = None,
+                 config: NTXentConfig | None = None, device: str | None = None,
+                 data_note: str = "", progress: bool = True) -> dict[str, Any]:
+    """Fine-tune ``base_model`` (default: shipped MiniLM) on the pairs; saves model + card, returns the card."""
+    import numpy as np
+    import torch
+    from sentence_transformers import SentenceTransformer
+    try:
+        from sentence_transformers.sentence_transformer.losses import MultipleNegativesRankingLoss
+    except ImportError:          # sentence-transformers < 6
+        from sentence_transformers.losses import MultipleNegativesRankingLoss
+    from tqdm.auto import tqdm
+
+    from .dense import default_model_path
+
+    cfg = config or NTXentConfig()
+    if cfg.temperature <= 0:
+        raise MustciteError("temperature must be > 0")
+    base_model = str(base_model or default_model_path())
+    rng = random.Random(cfg.seed)
+    random.seed(cfg.seed)
+    np.random.seed(cfg.seed)
+    torch.manual_seed(cfg.seed)
+    if cfg.max_pairs and len(pairs) > cfg.max_pairs:
+        pairs = rng.sample(pairs, cfg.max_pairs)
+    device = device or ("cuda" if torch.cuda.is_available() else "cpu")
+    model = SentenceTransformer(base_model, device=device)
+    model.max_seq_length = cfg.max_seq_length
+    loss_fn = MultipleNegativesRankingLoss(model, scale=1.0 / cfg.temperature)
+    opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr)
+    epoch_batches = [_batches(pairs, cfg.batch_size, rng) for _ in range(cfg.epochs)]
+    total = sum(len(b) for b in epoch_batches)
+    if total == 0:
+        raise MustciteError("not enough distinct pairs to form a batch of 2")
+    warm = max(1, int(total * cfg.warmup_ratio))
+    sched = torch.optim.lr_scheduler.LambdaLR(     # linear warm-up, then linear decay to 0
+        opt, lambda s: (s + 1) / warm if s < warm else max(0.0, (total - s) / max(1, total - warm)))
+    model.train()
+    losses, t0, step = [], time.time(), 0
+    bar = tqdm(total=total, desc="NT-Xent", unit="batch", disable=not progress)
+    for batches in epoch_batches:
+        run = 0.0
+        for batch in batches:
+            feats = []
+            for texts in ([q for q, _ in batch], [d for _, d in batch]):
+                f = (model.preprocess if hasattr(model, "preprocess") else model.tokenize)(texts)
+                feats.append({k: (v.to(model.device) if hasattr(v, "to") else v) for k, v in f.items()})
+            loss = loss_fn(feats, None)
+            opt.zero_grad()
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            opt.step()
+            sched.step()
+            run += float(loss.detach())
+            step += 1
+            bar.update(1)
+        losses.append(round(run / max(1, len(batches)), 5))
+    bar.close()
+    model.eval()
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    model.save(str(out))
+    card = {"method": "NT-Xent (sentence-transformers MultipleNegativesRankingLoss, scale = 1/temperature, "
+                      "cosine similarity, in-batch negatives, query->document)",
+            "base_model": base_model, "config": asdict(cfg), "device": device, "pairs": len(pairs),
+            "batches_per_epoch": [len(b) for b in epoch_batches], "loss_per_epoch": losses,
+            "seconds": round(time.time() - t0, 2), "data": data_note,
+            "created_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+    atomic_write_json(out / "training_card.json", card)
+    return card
+
+
+def read_card(model_dir: str | Path) -> dict[str, Any]:
+    p = Path(model_dir) / "training_card.json"
+    return json.loads(p.read_text(encoding="utf-8")) if p.exists() else {}

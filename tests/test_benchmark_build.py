@@ -1,0 +1,250 @@
+"""The benchmark builder on a small real slice.
+
+Corpus: the real NeurIPS 2017-2024, ICML 2019-2023, ICLR 2020-2023, CVPR 2019 and ACL 2022 paper
+lists. Citing papers: 24 real NeurIPS 2024 full texts and 4 NeurIPS 2023 ones; their reference
+files hold the real reference lines that name a corpus title, linked to that paper, with labels
+assigned by a fixed hand rule (position in the list), since the labelled extraction output of the
+other stages is not part of these tests.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+import re
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from mustcite.benchmark.build import build_benchmark, split_queries
+from mustcite.benchmark.recipes import get_recipe
+from mustcite.benchmark.trec import read_qrels
+from mustcite.corpus.records import make_paper_id, normalize_title
+from mustcite.errors import MustciteError, UsageError
+
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+LISTS = DATA / "proceedings" / "paperlists"
+FT24 = DATA / "neurips" / "fulltext_2024"
+FT23 = DATA / "neurips" / "fulltext_2023"
+VENUE = {"nips": "NeurIPS", "icml": "ICML", "iclr": "ICLR", "cvpr": "CVPR", "acl": "ACL"}
+FILES = ([f"nips{y}" for y in range(2017, 2025)] + [f"icml{y}" for y in range(2019, 2024)]
+         + [f"iclr{y}" for y in range(2020, 2024)] + ["cvpr2019", "acl2022"])
+
+
+def _corpus_rows() -> list[dict]:
+    rows = []
+    for f in FILES:
+        venue, year = VENUE[re.match(r"[a-z]+", f).group()], int(f[-4:])
+        with gzip.open(LISTS / f"{f}.jsonl.gz", "rt", encoding="utf-8") as fh:
+            for line in fh:
+                r = json.loads(line)
+                rows.append({"paper_id": make_paper_id(r["title"], venue, year, r.get("id") or ""), "title": r["title"],
+                             "abstract": r.get("abstract") or "", "authors": [], "venue": venue, "year": year,
+                             "source": "paperlists", "source_id": r.get("id") or "", "url": "", "pdf": "", "track": "main",
+                             "source_ids": [f"paperlists:{r.get('id') or ''}"]})
+    return rows
+
+
+def _abstract(text: str) -> str:
+    m = re.search(r"#+\s*Abstract\s*\n(.*?)\n#", text, re.S)
+    return " ".join(m.group(1).split()) if m else ""
+
+
+def _reference_file(text: str, index: dict[str, list[dict]]) -> list[dict]:
+    """The real reference lines of a full text; those naming a corpus title are linked to it."""
+    refs = []
+    lines = [ln for ln in text[text.rfind("## References"):].split("\n") if ln.startswith("*")]
+    for line in lines:
+        words = normalize_title(line).split()
+        hit = None
+        for j in range(len(words) - 2):
+            for cand in index.get(" ".join(words[j:j + 3]), []):
+                n = cand["norm"].split()
+                if words[j:j + len(n)] == n and (hit is None or len(n) > len(hit["norm"].split())):
+                    hit = cand
+        years = [int(y) for y in re.findall(r"\b(19\d\d|20[0-2]\d)\b", line)]
+        ref = {"target": len(refs) + 1, "title": hit["title"] if hit else line[:80], "year": max(years or [2000]),
+               "cite": str(len(refs) + 1), "contexts": [], "raw": line, "mentions": 1}
+        if hit:
+            i = sum(1 for r in refs if r.get("paper_id"))
+            ref.update(paper_id=hit["paper_id"], link_score=1.0)
+            rule = i % 5            # the hand rule: 0 baseline, 1 core (4), 2 three mentions, else none
+            ref.update(type1=int(rule == 0), type2={0: 5, 1: 4, 2: 2}.get(rule, 2),
+                       mentions=3 if rule == 2 else 1, type3=int(rule == 2), judge="hand-rule-v1")
+            ref["must_cite"] = bool(ref["type1"] or ref["type2"] >= 4 or ref["type3"])
+        refs.append(ref)
+    return refs
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    root = tmp_path_factory.mktemp("bench")
+    rows = _corpus_rows()
+    pq.write_table(pa.Table.from_pylist(rows), root / "papers.parquet")
+    index: dict[str, list[dict]] = {}
+    for r in rows:
+        norm = normalize_title(r["title"])
+        if len(norm.split()) >= 4 and r["year"] <= 2023:
+            index.setdefault(" ".join(norm.split()[:3]), []).append({**r, "norm": norm})
+    manifest24 = {}
+    for line in (FT24 / "manifest.jsonl").read_text(encoding="utf-8").split("\n"):
+        if line.strip():
+            m = json.loads(line)
+            manifest24[m["id"]] = m
+    refs_dir = root / "refs"
+    refs_dir.mkdir()
+    stems = sorted(manifest24)[:24]
+    for ft, stem, year in [(FT24, s, 2024) for s in stems] + [(FT23, s, 2023) for s in
+                                                                sorted(p.name[:-6] for p in FT23.glob("*.md.gz"))[:4]]:
+        text = gzip.open(ft / f"{stem}.md.gz", "rt", encoding="utf-8").read()
+        refs = _reference_file(text, index)
+        if stem == stems[5]:                    # one query whose linked references are all background
+            for r in refs:
+                r.update(type1=0, type2=1, type3=0, mentions=1, must_cite=False) if r.get("paper_id") else None
+        (refs_dir / f"{stem}.json").write_text(json.dumps(refs))
+        title = manifest24[stem]["title"] if year == 2024 else text.split("\n", 1)[0].lstrip("# ").strip()
+        (refs_dir / f"{stem}.meta.json").write_text(json.dumps(
+            {"paper": stem, "title": title, "abstract": _abstract(text), "year": year, "venue": f"NeurIPS {year}"}))
+    out = root / "out"
+    manifest = build_benchmark(get_recipe("neurips-2024"), corpus_path=root / "papers.parquet",
+                               ref_dirs=[refs_dir], out_dir=out)
+    return {"root": root, "out": out, "manifest": manifest, "rows": rows, "stems": stems, "refs": refs_dir}
+
+
+def test_pool_is_core_set_in_pool_years(built):
+    m, out = built["manifest"], built["out"]
+    pool = pq.read_table(out / "pool.parquet").to_pylist()
+    years = {r["year"] for r in pool}
+    assert min(years) == 2018 and max(years) == 2023
+    by_venue = m["pool"]["by_venue"]
+    n_target = sum(1 for r in built["rows"] if r["venue"] in ("NeurIPS", "ICML", "ICLR") and 2018 <= r["year"] <= 2023)
+    assert by_venue["NeurIPS"] + by_venue["ICML"] + by_venue["ICLR"] == n_target
+    # CVPR 2019 / ACL 2022 papers are in the pool only when a NeurIPS paper cites them
+    cited = set()
+    for f in built["refs"].glob("*.json"):
+        if not f.name.endswith(".meta.json"):
+            cited |= {r["paper_id"] for r in json.loads(f.read_text()) if r.get("paper_id")}
+    other = {r["paper_id"] for r in pool if r["venue"] in ("CVPR", "ACL")}
+    assert other and other <= cited
+    assert by_venue.get("CVPR", 0) < 1294 / 10
+    assert m["pool"]["papers"] == len(pool) == n_target + len(other) == 23579
+    assert by_venue["CVPR"] == 6 and "ACL" not in by_venue
+    assert m["pool"]["snapshot_sha256"] == hashlib.sha256("\n".join(sorted(r["paper_id"] for r in pool)).encode()).hexdigest()
+
+
+def test_queries_split_and_qrels(built):
+    m, out = built["manifest"], built["out"]
+    n = m["queries"]["total"]
+    assert m["queries"]["excluded"] == {"no_mustcite_in_pool": 24 - n}
+    assert n == 23                               # the all-background paper is the one excluded
+    sizes = m["splits"]["sizes"]
+    assert sizes == {"train": round(0.6 * n), "dev": round(0.8 * n) - round(0.6 * n), "test": n - round(0.8 * n)}
+    seen = set()
+    for s in ("train", "dev", "test"):
+        lines = (out / "queries" / f"{s}.jsonl").read_text().splitlines()
+        qs = [json.loads(x) for x in lines]
+        assert len(qs) == sizes[s]
+        assert all(q["title"] and q["year"] == 2024 and q["venue"] == "NeurIPS" for q in qs)
+        seen |= {q["source"] for q in qs}
+        qrels = {gt: read_qrels(out / "qrels" / f"{s}.{gt}.qrels") for gt in ("type1", "type2", "type3", "mustcite", "cited")}
+        assert set(qrels["mustcite"]) == {q["id"] for q in qs}          # every query has a must-cite paper
+        for q in qrels["mustcite"]:
+            union = set(qrels["type1"].get(q, {})) | set(qrels["type2"].get(q, {})) | set(qrels["type3"].get(q, {}))
+            assert set(qrels["mustcite"][q]) == union <= set(qrels["cited"][q])
+        for gt, qr in qrels.items():
+            assert m["counts"][s][gt] == {"queries": len(qr), "pairs": sum(len(v) for v in qr.values())}
+    assert built["stems"][5] not in seen
+    assert sum(1 for q in seen if q in built["stems"]) == n
+    with_abs = m["queries"]["with_abstract"]
+    assert with_abs >= n - 2                     # abstracts come from the full texts
+
+
+def test_labels_follow_the_hand_rule(built):
+    out = built["out"]
+    labels = [json.loads(x) for x in (out / "labels.jsonl").read_text().splitlines()]
+    assert labels and all(r["raw"]["type1"] in (0, 1) for r in labels)
+    for r in labels:
+        raw = r["raw"]
+        assert r["type1"] == (raw["type1"] == 1) and r["type2"] == (raw["type2"] >= 4)
+        assert r["type3"] == (raw["mentions"] >= 3) and r["cited"]
+        assert r["mustcite"] == (r["type1"] or r["type2"] or r["type3"]) == raw["must_cite"]
+    m = built["manifest"]
+    assert m["labels"]["version"] == "hand-rule-v1" and m["labels"]["pairs"] == len(labels)
+    total = sum(m["counts"][s]["cited"]["pairs"] for s in ("train", "dev", "test"))
+    assert total == len(labels)
+
+
+def test_manifest_checksums_and_determinism(built, tmp_path):
+    out, m = built["out"], built["manifest"]
+    for name, sha in m["files"].items():
+        assert hashlib.sha256((out / name).read_bytes()).hexdigest() == sha
+    assert "qrels/test.mustcite.qrels" in m["files"] and "pool.parquet" in m["files"]
+    again = build_benchmark(get_recipe("neurips-2024"), corpus_path=built["root"] / "papers.parquet",
+                            ref_dirs=[built["refs"]], out_dir=tmp_path / "again")
+    assert {k: v for k, v in again["files"].items() if k != "pool.parquet"} == \
+        {k: v for k, v in m["files"].items() if k != "pool.parquet"}
+    assert again["pool"]["snapshot_sha256"] == m["pool"]["snapshot_sha256"]
+
+
+def test_split_is_seeded():
+    ids = [f"q{i:03d}" for i in range(100)]
+    a = split_queries(ids, (0.6, 0.2, 0.2), 13)
+    assert [len(a[s]) for s in ("train", "dev", "test")] == [60, 20, 20]
+    assert a == split_queries(list(reversed(ids)), (0.6, 0.2, 0.2), 13)
+    assert a != split_queries(ids, (0.6, 0.2, 0.2), 14)
+
+
+def test_bad_inputs(built, tmp_path):
+    with pytest.raises(UsageError):
+        get_recipe("nope")
+    with pytest.raises(UsageError):
+        get_recipe("neurips-2024", split_fractions=(0.5, 0.5, 0.5))
+    bad = tmp_path / "refs"
+    bad.mkdir()
+    (bad / "x.json").write_text('[{"target": 1, "title": "t", "year": "1999", "cite": "1", "contexts": []}]')
+    with pytest.raises(MustciteError) as err:
+        build_benchmark(get_recipe("neurips-2024"), corpus_path=built["root"] / "papers.parquet",
+                        ref_dirs=[bad], out_dir=tmp_path / "o")
+    assert "x.json" in str(err.value) and "0/year" in str(err.value)
+
+
+def test_cli_build_run_and_training_pairs(built, tmp_path, capsys):
+    from mustcite.cli.main import main
+    from mustcite.retrieval.ntxent import training_pairs
+
+    work = tmp_path / "work"
+    assert main(["--work", str(work), "benchmark", "build", "--recipe", "neurips-2024", "--refs", str(built["refs"]),
+                 "--corpus", str(built["root"] / "papers.parquet")]) == 0
+    out = capsys.readouterr().out
+    assert "pool 23579 papers (2018-2023), 23 queries (train 14, dev 4, test 5)" in out
+    bdir = work / "benchmarks" / "neurips-2024"
+    assert json.loads((bdir / "manifest.json").read_text())["pool"]["snapshot_sha256"] == \
+        built["manifest"]["pool"]["snapshot_sha256"]
+    assert main(["--work", str(work), "benchmark", "run", "--method", "bm25", "--split", "test"]) == 0
+    out = capsys.readouterr().out
+    assert "neurips-2024 test - mustcite" in out and "| bm25 |" in out
+    run = (bdir / "runs" / "bm25.test.trec").read_text().splitlines()
+    assert len({x.split()[0] for x in run}) == 5 and len(run) == 500
+    meta = json.loads((bdir / "runs" / "bm25.test.meta.json").read_text())
+    assert (meta["k1"], meta["b"], meta["split"]) == (1.5, 0.75, "test")
+    pairs = training_pairs(bdir, split="train")
+    assert len(pairs) == built["manifest"]["counts"]["train"]["mustcite"]["pairs"]
+    assert all(q and d for q, d in pairs)
+
+
+def test_second_file_of_a_paper_is_skipped(built, tmp_path):
+    import shutil
+
+    refs = tmp_path / "refs"
+    shutil.copytree(built["refs"], refs)
+    stem = built["stems"][0]
+    shutil.copy(refs / f"{stem}.json", refs / "zzzDuplicate.json")          # same paper, second full text
+    shutil.copy(refs / f"{stem}.meta.json", refs / "zzzDuplicate.meta.json")
+    m = build_benchmark(get_recipe("neurips-2024"), corpus_path=built["root"] / "papers.parquet",
+                        ref_dirs=[refs], out_dir=tmp_path / "o")
+    dup = m["inputs"]["duplicate_citing_files_skipped"]
+    assert [Path(d["file"]).name for d in dup] == ["zzzDuplicate.json"] and Path(dup[0]["kept"]).name == f"{stem}.json"
+    assert m["queries"]["total"] == 23 and m["counts"] == built["manifest"]["counts"]

@@ -1,0 +1,40 @@
+"""NT-Xent fine-tuning of MiniLM: a few steps on real pairs, the saved model and its card."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from mustcite.retrieval.dense import DenseRetriever
+from mustcite.retrieval.ntxent import NTXentConfig, _batches, train_ntxent
+from test_retrieval_bm25 import real_slice
+
+
+def test_batches_never_repeat_a_document():
+    import random
+
+    pairs = [(f"q{i}", f"d{i % 7}") for i in range(40)]
+    batches = _batches(pairs, 8, random.Random(0))
+    assert all(len({d for _, d in b}) == len(b) for b in batches)
+    assert sum(len(b) for b in batches) <= 40 and max(len(b) for b in batches) <= 7
+
+
+@pytest.mark.slow
+def test_train_saves_model_and_card(tmp_path):
+    # real pairs: a NeurIPS 2018 paper's title -> its own abstract (a title/abstract matching task)
+    papers = real_slice(5000)[:24]
+    pairs = [(p["title"], p["abstract"]) for p in papers]
+    cfg = NTXentConfig(temperature=0.05, epochs=2, batch_size=8, seed=1, max_seq_length=64, lr=5e-5)
+    card = train_ntxent(pairs, tmp_path / "m", config=cfg, device="cpu", data_note="test", progress=False)
+    assert card["pairs"] == 24 and card["batches_per_epoch"] == [3, 3]
+    assert len(card["loss_per_epoch"]) == 2 and all(np.isfinite(card["loss_per_epoch"]))
+    assert card["config"]["temperature"] == 0.05
+    assert json.loads((tmp_path / "m" / "training_card.json").read_text())["loss_per_epoch"] == card["loss_per_epoch"]
+    tuned = DenseRetriever(str(tmp_path / "m"), cache_dir=tmp_path / "cache", max_seq_length=64)
+    base = DenseRetriever(cache_dir=tmp_path / "cache", max_seq_length=64)
+    assert tuned.key != base.key                     # new weights, new cache key
+    tuned.index([{"paper_id": p["paper_id"], "title": "", "abstract": p["abstract"]} for p in papers])
+    res = tuned.search([{"id": "q", "title": papers[3]["title"], "abstract": ""}], k=3)
+    assert res["q"][0][0] == papers[3]["paper_id"]
