@@ -35,7 +35,7 @@ browser-deps:
 demo: venv
 	bash scripts/demo.sh
 
-test: venv
+test: venv browser-deps
 	$(PY) -m pytest -q -m "not slow" tests
 
 test-all: venv

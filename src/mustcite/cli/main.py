@@ -47,7 +47,24 @@ for _name in _COMMAND_MODULES:
     importlib.import_module(f"{__package__}.{_name}").register(app)
 
 
+_ENV_OPTIONS = ("MUSTCITE_DATA", "MUSTCITE_WORK")
+
+
 def main(argv: list[str] | None = None) -> int:
+    # --data / --work set environment variables for the stages; restore them afterwards so an
+    # in-process call (tests, the Python API) does not leak them into the next one
+    saved = {k: os.environ.get(k) for k in _ENV_OPTIONS}
+    try:
+        return _run(argv)
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+def _run(argv: list[str] | None) -> int:
     command = typer.main.get_command(app)
     try:
         command.main(args=argv, prog_name="mustcite", standalone_mode=False)

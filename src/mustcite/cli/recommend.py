@@ -1,0 +1,183 @@
+"""``mustcite train``, ``mustcite recommend``, ``mustcite audit`` and ``mustcite serve``.
+
+* ``train``: build the recommender from the labelled reference folders (default) or train-only on a
+  built benchmark (``--benchmark NAME``); writes ``<work>/models/recommender`` and its ``card.json``;
+* ``recommend``: ranked must-cite candidates for ``--title/--abstract``, ``--queries FILE.jsonl`` or
+  ``--draft FILE`` in table, json, bibtex or trec format;
+* ``audit DRAFT``: the predicted must-cite papers the draft's bibliography lacks;
+* ``serve``: the REST API and web page (FastAPI + uvicorn).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import typer
+
+from ..errors import MustciteError, UsageError
+
+
+def register(app: typer.Typer) -> None:
+    app.command("train")(train_cmd)
+    app.command("recommend")(recommend_cmd)
+    app.command("audit")(audit_cmd)
+    app.command("serve")(serve_cmd)
+
+
+def _work():
+    from ..config import Workspace
+
+    return Workspace.resolve()
+
+
+def _years(text: str | None) -> tuple[int, int] | None:
+    if not text:
+        return None
+    try:
+        a, _, b = text.partition("-")
+        return int(a), int(b or a)
+    except ValueError:
+        raise UsageError(f"--pool-years must look like 2018-2023, got {text!r}") from None
+
+
+def train_cmd(
+    refs: list[Path] = typer.Option(None, "--refs", help="labelled extraction folder(s), repeatable "
+                                    "(default: every folder under <work>/references)"),
+    pool: Path = typer.Option(None, "--pool", help="pool Parquet (default: <work>/corpus/papers.parquet)"),
+    pool_years: str = typer.Option(None, "--pool-years", help="keep pool papers of these years, e.g. 2018-2023"),
+    benchmark: str = typer.Option(None, "--benchmark", help="train-only on this built benchmark (e.g. neurips-2024)"),
+    eval_test: bool = typer.Option(False, "--eval-test", help="benchmark mode: also report the test split"),
+    out: Path = typer.Option(None, "--out", help="model folder (default: <work>/models/recommender)"),
+    dense: bool = typer.Option(True, "--dense/--no-dense", help="use MiniLM embeddings besides BM25"),
+    seed: int = typer.Option(0, "--seed"),
+    dev_fraction: float = typer.Option(0.1, "--dev-fraction", min=0.0, max=0.5,
+                                       help="default mode: labelled papers held out for the card's metrics"),
+    refit: bool = typer.Option(True, "--refit/--no-refit",
+                               help="default mode: refit on all labelled papers after scoring the hold-out"),
+) -> None:
+    """Train the recommender and write its model card."""
+    from ..recommend.train import model_dir, train_benchmark, train_default
+
+    work = _work()
+    log = lambda m: print(m, file=sys.stderr)  # noqa: E731
+    if benchmark:
+        bench = work.root / "benchmarks" / benchmark
+        dest = out or (work.root / "models" / f"recommender-{benchmark}")
+        card = train_benchmark(bench, dest, refs=list(refs or []), dense=dense, seed=seed, eval_test=eval_test,
+                               cache_dir=work.cache, log=log)
+    else:
+        if not refs:
+            root = work.root / "references"
+            refs = sorted(p for p in root.iterdir() if p.is_dir()) if root.is_dir() else []
+            if not refs:
+                from ..errors import DataMissingError
+
+                raise DataMissingError(f"no labelled reference folders under {root}",
+                                       hint="pass --refs DIR (from `mustcite extract` + `mustcite link`)")
+        dest = out or model_dir(work.root)
+        card = train_default(list(refs), pool or (work.root / "corpus" / "papers.parquet"), dest, dense=dense,
+                             seed=seed, dev_fraction=dev_fraction, refit=refit, pool_years=_years(pool_years),
+                             cache_dir=work.cache, log=log)
+    print(json.dumps({"model": str(dest), "metrics": card["metrics"], "ranked_by": card["ranked_by"]}, indent=2))
+
+
+def _load(model: Path | None):
+    from ..recommend import load_default
+
+    return load_default(_work().root, model)
+
+
+def recommend_cmd(
+    title: str = typer.Option(None, "--title", help="query title"),
+    abstract: str = typer.Option("", "--abstract", help="query abstract"),
+    queries: Path = typer.Option(None, "--queries", help='JSONL, one {"id","title","abstract"} a line'),
+    draft: Path = typer.Option(None, "--draft", help="a draft (.pdf, .tei.xml, .md/.mmd[.gz]): its title + abstract"),
+    fmt: str = typer.Option("table", "--format", help="table | json | bibtex | trec"),
+    top: int = typer.Option(20, "--top", min=1, max=1000, help="results per query"),
+    model: Path = typer.Option(None, "--model", help="model folder (default: <work>/models/recommender)"),
+    out: Path = typer.Option(None, "--out", help="write here instead of stdout"),
+) -> None:
+    """Recommend papers a query paper must cite."""
+    from ..recommend.formats import FORMATS, render
+
+    if fmt not in FORMATS:
+        raise UsageError(f"--format must be one of {', '.join(FORMATS)}, got {fmt!r}")
+    given = [x for x in (title, queries, draft) if x]
+    if len(given) != 1:
+        raise UsageError("give exactly one of --title (with --abstract), --queries FILE or --draft FILE")
+    if queries:
+        from ..retrieval.base import read_queries
+
+        qs = [{"id": d.id, "title": d.title, "abstract": d.abstract} for d in read_queries(queries)]
+    elif draft:
+        qs = [_draft_query(Path(draft))]
+    else:
+        if not title.strip():
+            raise UsageError("--title is empty")
+        qs = [{"id": "query", "title": title, "abstract": abstract or ""}]
+    rec = _load(model)
+    text = render(rec.recommend_many(qs, top=top), fmt)
+    if out:
+        from ..io import atomic_write_text
+
+        atomic_write_text(out, text)
+    else:
+        sys.stdout.write(text)
+
+
+def _draft_query(path: Path) -> dict:
+    import tempfile
+
+    from ..extract.run import ExtractOptions, extract_one, stem_of
+    from ..recommend.audit import check_draft_file
+
+    check_draft_file(path)
+    with tempfile.TemporaryDirectory(prefix="mustcite-draft-") as tmp:
+        paper, _ = extract_one(path, ExtractOptions(out_dir=tmp))
+    if not (paper.title or paper.abstract):
+        raise MustciteError("found neither a title nor an abstract in the draft", path=path)
+    return {"id": stem_of(path), "title": paper.title or paper.abstract[:200], "abstract": paper.abstract or ""}
+
+
+def audit_cmd(
+    draft: Path = typer.Argument(..., help="the draft: .pdf, .tei.xml or Markdown (.md/.mmd, optionally .gz)"),
+    fmt: str = typer.Option("table", "--format", help="table | json"),
+    top: int = typer.Option(20, "--top", min=1, max=500, help="missing papers to list"),
+    min_score: float = typer.Option(0.0, "--min-score", help="only list papers scoring at least this"),
+    model: Path = typer.Option(None, "--model", help="model folder (default: <work>/models/recommender)"),
+) -> None:
+    """List predicted must-cite papers the draft's bibliography lacks, with evidence."""
+    if fmt not in ("table", "json"):
+        raise UsageError(f"--format must be table or json, got {fmt!r}")
+    rec = _load(model)
+    res = rec.audit(draft, top=top, min_score=min_score)
+    if fmt == "json":
+        print(json.dumps(res.to_dict(), ensure_ascii=False, indent=2))
+        return
+    from ..recommend.formats import table
+
+    print(f"draft: {res.draft}\ntitle: {res.title}\nreferences: {res.references} "
+          f"({res.linked} linked to the pool); recommended and already cited: {len(res.cited)}\n")
+    print("missing (recommended, not in the bibliography):")
+    print(table({res.draft: res.missing}))
+
+
+def serve_cmd(
+    host: str = typer.Option("127.0.0.1", "--host"),
+    port: int = typer.Option(8000, "--port", min=1, max=65535),
+    model: Path = typer.Option(None, "--model", help="model folder (default: <work>/models/recommender)"),
+) -> None:
+    """Serve the REST API (/api/...) and the web page (/); /api/health answers 503 until the model is loaded."""
+    import uvicorn
+
+    from ..api.app import create_app
+    from ..errors import DataMissingError
+    from ..recommend.train import model_dir
+
+    folder = Path(model) if model else model_dir(_work().root)
+    if not (folder / "config.json").exists():   # fail now, not after the server is up
+        raise DataMissingError(f"no trained recommender in {folder}",
+                               hint="run `mustcite train` first (it writes <work>/models/recommender)")
+    uvicorn.run(create_app(loader=lambda: _load(folder)), host=host, port=port, log_level="info")

@@ -1,0 +1,23 @@
+"""The must-cite recommender (issue 11): :class:`Recommender`, training, auditing a draft.
+
+``from mustcite import Recommender`` (or ``mustcite.recommend.Recommender``):
+
+* :meth:`Recommender.load(folder) <Recommender.load>` / :func:`load_default` read a model made by
+  ``mustcite train``;
+* ``recommend(title, abstract, top)``, ``recommend_many(queries)``, ``audit(path)``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .method import Recommendation, Recommender, RecommenderConfig
+
+__all__ = ["Recommendation", "Recommender", "RecommenderConfig", "load_default"]
+
+
+def load_default(work: str | Path | None = None, model: str | Path | None = None) -> Recommender:
+    """The recommender in ``model`` or ``<work>/models/recommender``; DataMissingError says how to build it."""
+    from .train import model_dir
+
+    return Recommender.load(Path(model) if model else model_dir(work))

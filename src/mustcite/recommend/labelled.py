@@ -1,0 +1,172 @@
+"""Labelled papers: citing papers whose references are linked to the pool and (maybe) labelled.
+
+A labelled paper is one extraction output ``<stem>.json`` (reference list, seed 000 Appendix C, with
+``paper_id`` from linking and ``type1``/``type2``/``type3``/``must_cite`` from labelling) plus its
+``<stem>.meta.json`` (title, abstract, year). Benchmark train queries with qrels are labelled papers
+too (:func:`from_qrels`). Every cited pool paper gets per-tier flags; missing labels stay ``None``.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..errors import DataMissingError, MustciteError
+
+#: Tiers a recommendation is scored on, in display order.
+TIERS: tuple[str, ...] = ("type1", "type2", "type3", "must_cite", "cited")
+TIER_NAMES = {"type1": "Type I (baseline)", "type2": "Type II (core)", "type3": "Type III (mentioned >= 3x)",
+              "must_cite": "must-cite", "cited": "cited"}
+TYPE3_MENTIONS = 3
+
+
+@dataclass
+class CitedPaper:
+    """One linked reference of a labelled paper, with its tier flags (None = not labelled)."""
+
+    paper_id: str
+    type1: int | None = None
+    type2: int | None = None       # 1..5
+    type3: int | None = None
+    must_cite: bool | None = None
+
+    def flags(self) -> dict[str, int | None]:
+        """0/1 per tier (None where unknown); ``cited`` is always 1."""
+        t2 = None if self.type2 is None else int(self.type2 >= 4)
+        mc = self.must_cite
+        if mc is None:
+            known = [v for v in (self.type1, t2, self.type3) if v is not None]
+            mc = bool(max(known)) if known else None
+        return {"type1": self.type1, "type2": t2, "type3": self.type3,
+                "must_cite": None if mc is None else int(mc), "cited": 1}
+
+    def weight(self) -> float:
+        """Vote weight: 1 for a plain citation, up to 3 for a must-cite one."""
+        f = self.flags()
+        return 1.0 + sum(1.0 for t in ("type1", "type2", "type3") if f[t]) * (2.0 / 3.0)
+
+
+@dataclass
+class LabelledPaper:
+    id: str
+    title: str
+    abstract: str = ""
+    year: int | None = None
+    cites: list[CitedPaper] = field(default_factory=list)
+    source: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "title": self.title, "abstract": self.abstract, "year": self.year,
+                "source": self.source, "cites": [vars(c) for c in self.cites]}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "LabelledPaper":
+        return cls(d["id"], d.get("title") or "", d.get("abstract") or "", d.get("year"),
+                   [CitedPaper(**c) for c in d.get("cites", [])], d.get("source", ""))
+
+
+def _int_or_none(v: Any) -> int | None:
+    if v is None:
+        return None
+    try:
+        return int(v)
+    except (TypeError, ValueError):
+        return None
+
+
+def cited_from_references(refs: list[dict[str, Any]], pool_ids: set[str] | None = None) -> list[CitedPaper]:
+    """Linked references as :class:`CitedPaper` (one per pool paper, strongest labels kept)."""
+    by_id: dict[str, CitedPaper] = {}
+    for r in refs:
+        pid = r.get("paper_id")
+        if not pid or (pool_ids is not None and pid not in pool_ids):
+            continue
+        t3 = _int_or_none(r.get("type3"))
+        if t3 is None and isinstance(r.get("mentions"), int) and r.get("mentions"):
+            t3 = int(r["mentions"] >= TYPE3_MENTIONS)
+        mc = r.get("must_cite")
+        c = CitedPaper(pid, _int_or_none(r.get("type1")), _int_or_none(r.get("type2")), t3,
+                       None if mc is None else bool(mc))
+        old = by_id.get(pid)
+        if old is None or c.weight() > old.weight():
+            by_id[pid] = c
+    return list(by_id.values())
+
+
+def load_reference_dir(folder: str | Path, pool_ids: set[str] | None = None,
+                       manifest_titles: dict[str, dict[str, Any]] | None = None) -> list[LabelledPaper]:
+    """Every ``<stem>.json`` reference file of ``folder`` with at least one linked pool paper."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise DataMissingError(f"reference folder {folder} does not exist",
+                               hint="run `mustcite extract` and `mustcite link` first")
+    out = []
+    for path in sorted(folder.glob("*.json")):
+        if path.name.endswith(".meta.json") or path.name in ("summary.json", "manifest.json"):
+            continue
+        try:
+            refs = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise MustciteError(f"cannot read reference file: {exc}", path=path) from None
+        if not isinstance(refs, list):
+            continue
+        stem = path.name[: -len(".json")]
+        meta: dict[str, Any] = {}
+        mpath = folder / f"{stem}.meta.json"
+        if mpath.exists():
+            try:
+                meta = json.loads(mpath.read_text(encoding="utf-8"))
+            except (OSError, json.JSONDecodeError):
+                meta = {}
+        extra = (manifest_titles or {}).get(stem, {})
+        title = meta.get("title") or extra.get("title") or ""
+        if not title:
+            continue
+        cites = cited_from_references(refs, pool_ids)
+        if not cites:
+            continue
+        out.append(LabelledPaper(stem, title, meta.get("abstract") or extra.get("abstract") or "",
+                                 _int_or_none(meta.get("year") or extra.get("year")), cites, str(folder)))
+    return out
+
+
+def from_qrels(queries: list[dict[str, Any]], qrels: dict[str, dict[str, dict[str, int]]],
+               source: str = "benchmark") -> list[LabelledPaper]:
+    """Benchmark queries plus per-ground-truth qrels ``{gt: {qid: {pid: rel}}}`` as labelled papers.
+
+    Ground-truth names containing ``type1``/``type2``/``type3``/``combined``/``must`` fill the
+    matching flags; any qrels entry counts as a citation.
+    """
+    out = []
+    for q in queries:
+        qid = str(q["id"])
+        per: dict[str, CitedPaper] = {}
+        for gt, table in qrels.items():
+            g = gt.lower().replace("-", "").replace("_", "")
+            for pid, rel in table.get(qid, {}).items():
+                c = per.setdefault(pid, CitedPaper(pid))
+                pos = int(rel > 0)
+                if "type1" in g or g == "typei":
+                    c.type1 = max(c.type1 or 0, pos)
+                elif "type2" in g or g == "typeii":
+                    c.type2 = max(c.type2 or 0, 5 if pos else 1)
+                elif "type3" in g or g == "typeiii":
+                    c.type3 = max(c.type3 or 0, pos)
+                elif "combined" in g or "must" in g:
+                    c.must_cite = bool(c.must_cite) or bool(pos)
+        for c in per.values():   # a ground truth that exists but omits a cited paper says "no"
+            gts = {gt.lower().replace("-", "").replace("_", "") for gt in qrels}
+            if c.type1 is None and ("type1" in gts or "typei" in gts):
+                c.type1 = 0
+            if c.type2 is None and ("type2" in gts or "typeii" in gts):
+                c.type2 = 1
+            if c.type3 is None and ("type3" in gts or "typeiii" in gts):
+                c.type3 = 0
+            if c.must_cite is None and any("must" in g or "combined" in g for g in gts):
+                c.must_cite = False
+        if per:
+            out.append(LabelledPaper(qid, q.get("title") or "", q.get("abstract") or "", _int_or_none(q.get("year")),
+                                     list(per.values()), source))
+    return out

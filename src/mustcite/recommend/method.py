@@ -1,0 +1,401 @@
+"""The must-cite recommender: fused first-stage retrieval + labelled-neighbour votes + learned tiers.
+
+For a query (title + abstract):
+
+1. BM25 and (optionally) dense MiniLM retrieval over the candidate pool, fused by reciprocal rank;
+2. its nearest labelled papers (:mod:`.neighbours`) vote for the pool papers they cite, weighted
+   by similarity and label tier; voted papers join the candidates;
+3. every candidate gets the features of :mod:`.rerank` and the per-tier models of :mod:`.tiers`
+   give P(Type I), P(Type II), P(Type III), P(must-cite), P(cited); results are ranked by the main
+   tier's probability (RRF + votes before any model is trained).
+
+While training, a labelled query never sees itself: it is left out of its own neighbours and its
+citations are subtracted from the citation counts (leave-one-out).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..errors import DataMissingError, MustciteError, UsageError
+from ..io import atomic_write_json, write_jsonl, iter_jsonl
+from ..retrieval.base import Doc
+from ..retrieval.bm25 import BM25Retriever
+from .fusion import rrf
+from .labelled import TIER_NAMES, TIERS, LabelledPaper
+from .neighbours import NeighbourIndex
+from .rerank import FEATURES, Candidate, as_matrix, feature_row
+from .text import terms
+from .tiers import TierModels
+
+FORMAT_VERSION = 1
+MAX_TEXT = 20000          # characters of title + abstract a query may have
+#: A result is labelled with its likeliest must-cite type (I/II/III) when that probability reaches
+#: this; otherwise "must-cite" (if P(must-cite) does) or plain "cited".
+TIER_MIN = 0.1
+
+
+@dataclass
+class RecommenderConfig:
+    first_k: int = 100        # hits taken from each first-stage retriever
+    vote_k: int = 100         # voted papers added to the candidates
+    neighbours: int = 20      # labelled neighbours per query
+    rrf_k: int = 60
+    dense: bool = True
+    query_year: int | None = None   # year assumed for queries that give none (default: newest pool/labelled year)
+    seed: int = 0
+
+
+@dataclass
+class Recommendation:
+    paper_id: str
+    title: str
+    year: int | None
+    venue: str | None
+    score: float
+    tier: str
+    tiers: dict[str, float]
+    url: str | None = None
+    pdf: str | None = None
+    authors: list[str] = field(default_factory=list)
+    evidence: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _query(q: Any, i: int = 0) -> tuple[Doc, int | None]:
+    if isinstance(q, Doc):
+        return q, None
+    if not isinstance(q, dict):
+        raise UsageError("a query is a dict with 'title' and 'abstract'")
+    title, abstract = q.get("title"), q.get("abstract") or ""
+    if not isinstance(title, str) or not isinstance(abstract, str):
+        raise MustciteError("query 'title' and 'abstract' must be strings", field="title")
+    if not (title.strip() or abstract.strip()):
+        raise MustciteError("query has neither a title nor an abstract", field="title")
+    if len(title) + len(abstract) > MAX_TEXT:
+        raise MustciteError(f"query text is longer than {MAX_TEXT} characters", field="abstract")
+    year = q.get("year")
+    return Doc(str(q.get("id") or f"q{i + 1}"), title.strip(), abstract.strip()), (int(year) if year else None)
+
+
+class Recommender:
+    """Build with :meth:`build`, train with :meth:`fit`, keep with :meth:`save` / :meth:`load`."""
+
+    def __init__(self, pool: list[dict[str, Any]], labelled: list[LabelledPaper],
+                 config: RecommenderConfig | None = None):
+        self.config = config or RecommenderConfig()
+        self.pool = pool
+        self.row = {p["paper_id"]: i for i, p in enumerate(pool)}
+        self.labelled = labelled
+        self.tiers = TierModels(seed=self.config.seed)
+        self.bm25: BM25Retriever | None = None
+        self.encoder = None
+        self.pool_vecs: np.ndarray | None = None
+        self.nindex: NeighbourIndex | None = None
+        self.info: dict[str, Any] = {}
+        self._title_terms: list[set[str]] | None = None
+        self._df: dict[str, int] = {}
+
+    # ------------------------------------------------------------------ building
+    @classmethod
+    def build(cls, pool: list[dict[str, Any]], labelled: list[LabelledPaper],
+              config: RecommenderConfig | None = None, *, cache_dir: str | Path | None = None) -> "Recommender":
+        """Index the pool and the labelled papers (no trained models yet)."""
+        if not pool:
+            raise DataMissingError("the candidate pool is empty")
+        rec = cls(pool, labelled, config)
+        ids = set(rec.row)
+        for p in labelled:   # only citations of pool papers count
+            p.cites = [c for c in p.cites if c.paper_id in ids]
+        rec.labelled = [p for p in labelled if p.cites]
+        rec.bm25 = BM25Retriever()
+        rec.bm25.index([Doc(p["paper_id"], p.get("title") or "", p.get("abstract") or "") for p in pool])
+        lab_vecs = None
+        if rec.config.dense:
+            rec.encoder = _encoder(cache_dir)
+            rec.pool_vecs = rec.encoder.embed([Doc(p["paper_id"], p.get("title") or "", p.get("abstract") or "").text
+                                               for p in pool], desc="encoding pool").astype(np.float32)
+            if rec.labelled:
+                lab_vecs = rec.encoder.embed([Doc(p.id, p.title, p.abstract).text for p in rec.labelled],
+                                             desc="encoding labelled papers").astype(np.float32)
+        if not rec.labelled:
+            raise DataMissingError("no labelled paper cites a pool paper",
+                                   hint="link the reference files to the corpus (`mustcite link`) first")
+        rec.nindex = NeighbourIndex(rec.labelled, lab_vecs)
+        if rec.config.query_year is None:   # a new draft is at least as recent as the newest paper we know
+            years = [p.year + 1 for p in rec.labelled if p.year] + [p["year"] for p in pool if p.get("year")]
+            rec.config.query_year = max(years) if years else None
+        return rec
+
+    def _terms_of_titles(self) -> list[set[str]]:
+        if self._title_terms is None:
+            self._title_terms = [set(terms(p.get("title") or "")) for p in self.pool]
+            self._df = self._doc_freq()
+        return self._title_terms
+
+    def _doc_freq(self) -> dict[str, int]:
+        """Stem -> number of pool papers whose title + abstract has it (from the BM25 index; titles
+        only if that index does not expose its postings)."""
+        try:
+            b = self.bm25._bm25
+            indptr = np.asarray(b.scores["indptr"])
+            return {tok: int(indptr[i + 1] - indptr[i]) for tok, i in b.vocab_dict.items() if i + 1 < len(indptr)}
+        except (AttributeError, KeyError, TypeError, IndexError):
+            df: dict[str, int] = {}
+            for ts in self._title_terms or []:
+                for t in ts:
+                    df[t] = df.get(t, 0) + 1
+            return df
+
+    def _evidence_terms(self, qterms: dict[str, str], row: int) -> list[str]:
+        """Query words the candidate shares, title words first, then by rarity in the pool."""
+        p = self.pool[row]
+        title_terms = self._terms_of_titles()[row]
+        cand = terms(f"{p.get('title') or ''} {p.get('abstract') or ''}")
+        common = max(20, len(self.pool) // 12)   # words in over 8% of the pool say little
+        def df(stem: str) -> int:   # the BM25 tokenizer splits hyphenated words: use the rarest known part
+            known = [self._df[part] for part in stem.split("-") if part in self._df]
+            return min(known) if known else 0
+        shared = [(s, w) for s, w in qterms.items() if s in cand and df(s) <= common]
+        shared.sort(key=lambda sw: (sw[0] not in title_terms, df(sw[0]), sw[1]))
+        return [w for _, w in shared]
+
+    # ------------------------------------------------------------------ candidates and features
+    def _candidates(self, queries: list[Doc], exclude: list[str | None] | None = None,
+                    ) -> tuple[list[list[Candidate]], list[list[tuple[str, float]]], np.ndarray | None]:
+        cfg = self.config
+        bm = self.bm25.search(queries, k=cfg.first_k)
+        qvecs = None
+        if self.pool_vecs is not None:
+            qvecs = self.encoder.embed([q.text for q in queries], desc="encoding queries").astype(np.float32)
+        neigh = self.nindex.neighbours(queries, qvecs, cfg.neighbours, exclude)
+        out = []
+        for i, q in enumerate(queries):
+            runs: dict[str, list[tuple[str, float]]] = {"bm25": bm.get(q.id, [])}
+            cos = None
+            if qvecs is not None:
+                cos = self.pool_vecs @ qvecs[i]
+                top = np.argpartition(-cos, min(cfg.first_k, len(cos) - 1))[: cfg.first_k]
+                top = top[np.lexsort((top, -cos[top]))]
+                runs["dense"] = [(self.pool[int(j)]["paper_id"], float(cos[j])) for j in top]
+            cands: dict[str, Candidate] = {}
+            for name, ranked in runs.items():
+                for rank, (pid, s) in enumerate(ranked, 1):
+                    c = cands.setdefault(pid, Candidate(pid, self.row[pid]))
+                    setattr(c, name, (s, rank))
+                    c.sources.append(name)
+            for pid, s in rrf(runs, k=cfg.rrf_k):
+                cands[pid].rrf = s
+            votes = self.nindex.votes(neigh[i])
+            for pid, v in sorted(votes.items(), key=lambda kv: (-kv[1].score, kv[0]))[: cfg.vote_k]:
+                c = cands.setdefault(pid, Candidate(pid, self.row[pid]))
+                c.sources.append("neighbours")
+            for pid, c in cands.items():
+                if pid in votes:
+                    c.vote = votes[pid]
+                if cos is not None:
+                    c.dense_cos = float(cos[c.row])
+            out.append(list(cands.values()))
+        return out, neigh, qvecs
+
+    def _features(self, q: Doc, year: int | None, cands: list[Candidate], self_cites: set[str],
+                  self_must: set[str]) -> np.ndarray:
+        qt = set(terms(q.text))
+        tt = self._terms_of_titles()
+        rows = []
+        for c in cands:
+            p = self.pool[c.row]
+            cc = self.nindex.cite_count.get(c.paper_id, 0) - (c.paper_id in self_cites)
+            mc = self.nindex.must_count.get(c.paper_id, 0) - (c.paper_id in self_must)
+            rows.append(feature_row(c, query_year=year or self.config.query_year, cand_year=p.get("year"),
+                                    venue=p.get("venue") or "", has_abstract=bool(p.get("abstract")),
+                                    query_terms=qt, title_terms=tt[c.row], cite_count=cc, must_count=mc))
+        return as_matrix(rows)
+
+    # ------------------------------------------------------------------ training
+    def fit(self, train: list[LabelledPaper] | None = None, *, batch: int = 64) -> "TierModels":
+        """Train the per-tier models on ``train`` (default: every labelled paper), leave-one-out."""
+        train = self.labelled if train is None else train
+        if not train:
+            raise DataMissingError("no training queries")
+        Xs, ys = [], {t: [] for t in TIERS}
+        for start in range(0, len(train), batch):
+            chunk = train[start:start + batch]
+            docs = [Doc(p.id, p.title, p.abstract) for p in chunk]
+            cands, _, _ = self._candidates(docs, exclude=[p.id for p in chunk])
+            for p, d, cs in zip(chunk, docs, cands):
+                if not cs:
+                    continue
+                own = {c.paper_id: c.flags() for c in p.cites}
+                self_cites = set(own) if p.id in self.nindex.by_id else set()
+                self_must = {k for k, f in own.items() if f["must_cite"]} if self_cites else set()
+                Xs.append(self._features(d, p.year, cs, self_cites, self_must))
+                for t in TIERS:
+                    col = []
+                    for c in cs:
+                        f = own.get(c.paper_id)
+                        if f is None:
+                            col.append(0)
+                        else:
+                            col.append(-1 if f[t] is None else int(f[t]))
+                    ys[t].append(np.asarray(col, dtype=np.int64))
+        X = np.vstack(Xs)
+        labels = {t: np.concatenate(v) for t, v in ys.items() if v}
+        self.tiers = TierModels(seed=self.config.seed).fit(X, labels)
+        self.info["train_queries"] = len(train)
+        self.info["train_rows"] = int(len(X))
+        return self.tiers
+
+    # ------------------------------------------------------------------ recommending
+    def recommend_many(self, queries: list[Any], top: int = 20, *, evidence: bool = True,
+                       exclude_self: bool = False) -> dict[str, list[Recommendation]]:
+        """Ranked recommendations per query id. Queries: dicts ``{"id","title","abstract"[, "year"]}``."""
+        if top < 1:
+            raise UsageError("top must be at least 1")
+        parsed = [_query(q, i) for i, q in enumerate(queries)]
+        docs = [d for d, _ in parsed]
+        if len({d.id for d in docs}) != len(docs):
+            raise MustciteError("duplicate query ids")
+        exclude = [d.id for d in docs] if exclude_self else None
+        cands, neigh, _ = self._candidates(docs, exclude=exclude)
+        out: dict[str, list[Recommendation]] = {}
+        main = self.tiers.main
+        feats = []
+        for (d, year), cs in zip(parsed, cands):
+            lab = self.nindex.by_id.get(d.id) if exclude_self else None
+            own = {c.paper_id for c in lab.cites} if lab else set()
+            own_must = {c.paper_id for c in lab.cites if c.flags()["must_cite"]} if lab else set()
+            feats.append(self._features(d, year, cs, own, own_must))
+        X_all = np.vstack(feats) if feats else as_matrix([])
+        probs_all = self.tiers.predict(X_all)      # one call for the whole batch
+        start = 0
+        for (d, year), cs, X in zip(parsed, cands, feats):
+            sl = slice(start, start + len(cs))
+            start += len(cs)
+            if not cs:
+                out[d.id] = []
+                continue
+            probs = {t: p[sl] for t, p in probs_all.items()}
+            if main:
+                score = probs[main]
+            else:   # untrained: fused rank plus neighbour votes
+                score = X[:, FEATURES.index("rrf")] * 30 + X[:, FEATURES.index("vote_score")]
+            order = sorted(range(len(cs)), key=lambda j: (-float(score[j]), cs[j].paper_id))[:top]
+            qterms = terms(d.text) if evidence else {}
+            out[d.id] = [self._result(cs[j], float(score[j]), {t: float(p[j]) for t, p in probs.items()},
+                                      qterms, evidence) for j in order]
+        return out
+
+    def recommend(self, title: str, abstract: str = "", top: int = 20, *, year: int | None = None,
+                  ) -> list[Recommendation]:
+        return self.recommend_many([{"id": "q", "title": title, "abstract": abstract, "year": year}], top)["q"]
+
+    def audit(self, path: str | Path, top: int = 50, **kw: Any):
+        from .audit import audit_draft
+
+        return audit_draft(self, path, top=top, **kw)
+
+    def _result(self, c: Candidate, score: float, probs: dict[str, float], qterms: dict[str, str],
+                evidence: bool) -> Recommendation:
+        p = self.pool[c.row]
+        typed = {t: probs[t] for t in ("type1", "type2", "type3") if t in probs}
+        best = max(typed, key=lambda t: (typed[t], t)) if typed else None
+        if best and typed[best] >= TIER_MIN:
+            tier = {"type1": "I", "type2": "II", "type3": "III"}[best]
+        elif probs.get("must_cite", 0.0) >= TIER_MIN:
+            tier = "must-cite"
+        else:
+            tier = "cited"
+        ev: dict[str, Any] = {}
+        if evidence:
+            matched = self._evidence_terms(qterms, c.row)
+            by = sorted(c.vote.by, key=lambda t: (-t[1], t[0]))[:5]
+            ev = {
+                "sources": sorted(set(c.sources)),
+                "neighbours": [{"id": nid, "title": self.nindex.by_id[nid].title, "similarity": round(sim, 4),
+                                "must_cite": must} for nid, sim, must in by],
+                "neighbours_citing": c.vote.count, "neighbours_must_citing": c.vote.must_count,
+                "labelled_citing": self.nindex.cite_count.get(c.paper_id, 0),
+                "matched_terms": matched[:12],
+            }
+        return Recommendation(c.paper_id, p.get("title") or "", p.get("year"), p.get("venue"), round(score, 6),
+                              tier, {t: round(v, 6) for t, v in probs.items()}, p.get("url") or None,
+                              p.get("pdf") or None, list(p.get("authors") or []), ev)
+
+    # ------------------------------------------------------------------ persistence
+    def save(self, folder: str | Path) -> Path:
+        import joblib
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        folder = Path(folder)
+        folder.mkdir(parents=True, exist_ok=True)
+        cols = ("paper_id", "title", "abstract", "authors", "venue", "year", "url", "pdf")
+        table = pa.Table.from_pylist([{k: p.get(k) for k in cols} for p in self.pool])
+        pq.write_table(table, folder / "pool.parquet")
+        write_jsonl(folder / "labelled.jsonl", [p.to_dict() for p in self.labelled])
+        self.bm25.save(folder / "bm25")
+        if self.pool_vecs is not None:
+            np.save(folder / "pool_vectors.npy", self.pool_vecs)
+            np.save(folder / "labelled_vectors.npy", self.nindex.vectors)
+        joblib.dump(self.tiers, folder / "tiers.joblib")
+        atomic_write_json(folder / "config.json", {
+            "format": FORMAT_VERSION, "config": asdict(self.config), "features": list(FEATURES),
+            "tiers": sorted(self.tiers.models), "main_tier": self.tiers.main, "tier_stats": self.tiers.stats,
+            "pool": len(self.pool), "labelled": len(self.labelled), "info": self.info,
+            "encoder": None if self.encoder is None else self.encoder.metadata(),
+        })
+        return folder
+
+    @classmethod
+    def load(cls, folder: str | Path, *, cache_dir: str | Path | None = None) -> "Recommender":
+        import joblib
+        import pyarrow.parquet as pq
+
+        folder = Path(folder)
+        if not (folder / "config.json").exists():
+            raise DataMissingError(f"no trained recommender in {folder}",
+                                   hint="run `mustcite train` first (it writes <work>/models/recommender)")
+        meta = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+        if meta.get("format") != FORMAT_VERSION:
+            raise DataMissingError(f"recommender in {folder} has format {meta.get('format')}, expected "
+                                   f"{FORMAT_VERSION}", hint="rerun `mustcite train`")
+        config = RecommenderConfig(**meta["config"])
+        pool = pq.read_table(folder / "pool.parquet").to_pylist()
+        labelled = [LabelledPaper.from_dict(obj) for _, obj in iter_jsonl(folder / "labelled.jsonl")]
+        rec = cls(pool, labelled, config)
+        rec.bm25 = BM25Retriever.load(folder / "bm25")
+        lab_vecs = None
+        if config.dense and (folder / "pool_vectors.npy").exists():
+            rec.encoder = _encoder(cache_dir, meta.get("encoder", {}) or {})
+            rec.pool_vecs = np.load(folder / "pool_vectors.npy")
+            lab_vecs = np.load(folder / "labelled_vectors.npy")
+        rec.nindex = NeighbourIndex(labelled, lab_vecs)
+        rec.tiers = joblib.load(folder / "tiers.joblib")
+        rec.info = meta.get("info", {})
+        return rec
+
+    def describe(self) -> dict[str, Any]:
+        return {"pool": len(self.pool), "labelled": len(self.labelled), "dense": self.pool_vecs is not None,
+                "tiers": {t: TIER_NAMES[t] for t in self.tiers.models}, "main_tier": self.tiers.main}
+
+
+def _encoder(cache_dir: str | Path | None, meta: dict[str, Any] | None = None):
+    from ..retrieval.dense import DenseRetriever
+
+    meta = meta or {}
+    kw: dict[str, Any] = {"cache_dir": cache_dir}
+    if meta.get("model_path") and Path(meta["model_path"]).is_dir():
+        kw["model_path"] = meta["model_path"]
+    if meta.get("max_seq_length"):
+        kw["max_seq_length"] = meta["max_seq_length"]
+    return DenseRetriever(**kw)
+
+

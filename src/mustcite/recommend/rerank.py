@@ -1,0 +1,54 @@
+"""Reranker features: one row per (query, candidate) from fusion, neighbour votes and metadata.
+
+Missing values are NaN (the gradient-boosted models in :mod:`.tiers` handle them natively).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .neighbours import Vote
+from .text import overlap
+
+FEATURES: tuple[str, ...] = (
+    "bm25_score", "bm25_rr", "dense_cos", "dense_rr", "rrf",
+    "vote_score", "vote_must_score", "vote_count", "vote_must_count", "vote_best_sim",
+    "log_cite_count", "log_must_count", "year_gap", "venue_neurips", "venue_icml", "venue_iclr",
+    "title_overlap", "title_terms_matched", "has_abstract",
+)
+
+
+@dataclass
+class Candidate:
+    """A pool paper considered for one query, with the raw signals the features come from."""
+
+    paper_id: str
+    row: int                                   # row in the pool table
+    bm25: tuple[float, int] | None = None      # (score, 1-based rank)
+    dense: tuple[float, int] | None = None
+    dense_cos: float = float("nan")
+    rrf: float = 0.0
+    vote: Vote = field(default_factory=Vote)
+    sources: list[str] = field(default_factory=list)
+
+
+def feature_row(c: Candidate, *, query_year: int | None, cand_year: int | None, venue: str,
+                has_abstract: bool, query_terms: set[str], title_terms: set[str],
+                cite_count: int, must_count: int) -> list[float]:
+    gap = float(query_year - cand_year) if query_year and cand_year else float("nan")
+    v = c.vote
+    return [
+        c.bm25[0] if c.bm25 else 0.0, 1.0 / c.bm25[1] if c.bm25 else 0.0,
+        c.dense_cos, 1.0 / c.dense[1] if c.dense else 0.0, c.rrf,
+        v.score, v.must_score, float(v.count), float(v.must_count), v.best_sim,
+        math.log1p(max(cite_count, 0)), math.log1p(max(must_count, 0)), gap,
+        float(venue == "NeurIPS"), float(venue == "ICML"), float(venue == "ICLR"),
+        overlap(query_terms, title_terms), float(len(query_terms & title_terms)), float(has_abstract),
+    ]
+
+
+def as_matrix(rows: list[list[float]]) -> np.ndarray:
+    return np.asarray(rows, dtype=np.float64).reshape(-1, len(FEATURES))

@@ -1,0 +1,81 @@
+"""Per-tier probability models: P(Type I), P(Type II >= 4), P(Type III), P(must-cite), P(cited).
+
+One gradient-boosted classifier (scikit-learn ``HistGradientBoostingClassifier``, fixed seed) per
+tier, trained on the reranker features of train queries. Candidates whose label for a tier is
+unknown (that tier was not labelled for the citing paper) are left out of that tier's training
+set. A tier with too few positives gets no model and is reported as unavailable.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .labelled import TIERS
+
+MIN_POSITIVES = 5
+#: Results are ranked by P(must-cite) once that model has seen this many positives, else by P(cited).
+MIN_MAIN_POSITIVES = 200
+
+
+@dataclass
+class TierModels:
+    seed: int = 0
+    models: dict[str, Any] = field(default_factory=dict)
+    stats: dict[str, dict[str, int]] = field(default_factory=dict)
+    empty_columns: list[int] = field(default_factory=list)   # all-NaN in training: read as 0
+
+    def _clean(self, X: np.ndarray) -> np.ndarray:
+        if self.empty_columns:
+            X = X.copy()
+            X[:, self.empty_columns] = 0.0
+        return X
+
+    @property
+    def main(self) -> str | None:
+        """The tier results are ranked by: must-cite when learned on enough positives, else cited."""
+        if "must_cite" in self.models and self.stats["must_cite"]["positives"] >= MIN_MAIN_POSITIVES:
+            return "must_cite"
+        for t in ("cited", "must_cite"):
+            if t in self.models:
+                return t
+        return None
+
+    def fit(self, X: np.ndarray, labels: dict[str, np.ndarray], groups: np.ndarray | None = None) -> "TierModels":
+        """``labels[tier]`` holds 1/0 per row and -1 where the label is unknown."""
+        from sklearn.ensemble import HistGradientBoostingClassifier
+        from threadpoolctl import threadpool_limits
+
+        self.empty_columns = [int(j) for j in np.flatnonzero(np.isnan(X).all(axis=0))] if len(X) else []
+        X = self._clean(X)
+        for tier in TIERS:
+            y = labels.get(tier)
+            if y is None:
+                continue
+            known = y >= 0
+            pos, neg = int((y[known] == 1).sum()), int((y[known] == 0).sum())
+            self.stats[tier] = {"rows": int(known.sum()), "positives": pos, "negatives": neg}
+            if pos < MIN_POSITIVES or neg < MIN_POSITIVES:
+                continue
+            # balance classes a little: positives are rare among hundreds of candidates
+            w = np.where(y[known] == 1, min(10.0, neg / max(pos, 1)) ** 0.5, 1.0)
+            m = HistGradientBoostingClassifier(max_iter=100, learning_rate=0.08, max_leaf_nodes=31,
+                                               min_samples_leaf=20, l2_regularization=1.0,
+                                               random_state=self.seed)
+            with threadpool_limits(limits=1, user_api="openmp"):   # see predict()
+                m.fit(X[known], y[known].astype(int), sample_weight=w)
+            self.models[tier] = m
+        return self
+
+    def predict(self, X: np.ndarray) -> dict[str, np.ndarray]:
+        """Probability per available tier, one value per row."""
+        if len(X) == 0:
+            return {t: np.zeros(0) for t in self.models}
+        from threadpoolctl import threadpool_limits
+
+        X = self._clean(X)
+        # one OpenMP thread: on small batches thread start-up and contention cost more than they save
+        with threadpool_limits(limits=1, user_api="openmp"):
+            return {t: m.predict_proba(X)[:, 1] for t, m in self.models.items()}

@@ -1,0 +1,208 @@
+"""Training the recommender: default (every labelled paper) and benchmark (train-only) modes.
+
+* :func:`train_default`: pool = the corpus store (or any pool file), labelled papers = the given
+  reference folders. A deterministic hold-out (``dev_fraction`` of the labelled papers, by a hash
+  of their id) is scored for the model card; the shipped model is then refitted on all of them.
+* :func:`train_benchmark`: pool, train queries and qrels of a built benchmark
+  (``<work>/benchmarks/<name>/``). Models see the train queries (plus reference-folder papers that
+  are not dev/test queries) only; metrics come from dev (and test only when asked). Nothing is
+  refitted on dev or test.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+from ..config import Workspace
+from ..errors import DataMissingError, MustciteError
+from ..io import iter_jsonl
+from .labelled import LabelledPaper, from_qrels, load_reference_dir
+from .method import Recommender, RecommenderConfig
+
+EVAL_METRICS = ("MAP", "MRR", "nDCG@10", "R@50", "R@100", "HR@10")
+POOL_COLUMNS = ("paper_id", "title", "abstract", "authors", "venue", "year", "url", "pdf")
+
+
+def model_dir(work: str | Path | None = None) -> Path:
+    """``<work>/models/recommender``: where ``mustcite train`` writes and ``recommend`` reads."""
+    return Workspace.resolve(work).root / "models" / "recommender"
+
+
+def load_pool(path: str | Path, years: tuple[int, int] | None = None) -> list[dict[str, Any]]:
+    """Pool papers (dicts with :data:`POOL_COLUMNS` where present) from a Parquet file."""
+    import pyarrow.parquet as pq
+
+    path = Path(path)
+    if not path.is_file():
+        raise DataMissingError("pool file not found", path=path,
+                               hint="build the corpus (`mustcite corpus build`) or pass --pool FILE")
+    try:
+        names = pq.read_schema(path).names
+        table = pq.read_table(path, columns=[c for c in POOL_COLUMNS if c in names])
+    except Exception as exc:  # pyarrow raises several types for a bad file
+        raise MustciteError(f"cannot read pool Parquet: {exc}", path=path) from None
+    if "paper_id" not in table.column_names or "title" not in table.column_names:
+        raise MustciteError("pool Parquet needs columns paper_id and title", path=path)
+    rows = table.to_pylist()
+    if years:
+        rows = [r for r in rows if r.get("year") and years[0] <= r["year"] <= years[1]]
+    return rows
+
+
+def _hash_fraction(key: str, seed: int) -> float:
+    return int(hashlib.sha256(f"{seed}:{key}".encode()).hexdigest()[:8], 16) / 0xFFFFFFFF
+
+
+def split_dev(labelled: list[LabelledPaper], fraction: float, seed: int):
+    dev = [p for p in labelled if _hash_fraction(p.id, seed) < fraction]
+    ids = {p.id for p in dev}
+    return [p for p in labelled if p.id not in ids], dev
+
+
+def qrels_of(papers: list[LabelledPaper]) -> dict[str, dict[str, dict[str, int]]]:
+    """Per ground truth (``cited``, ``mustcite``, ``type1..3``) qrels of labelled papers' citations."""
+    out: dict[str, dict[str, dict[str, int]]] = {}
+    names = {"cited": "cited", "must_cite": "mustcite", "type1": "type1", "type2": "type2", "type3": "type3"}
+    for p in papers:
+        for c in p.cites:
+            for tier, gt in names.items():
+                if c.flags()[tier]:
+                    out.setdefault(gt, {}).setdefault(p.id, {})[c.paper_id] = 1
+    return out
+
+
+def evaluate(rec: Recommender, queries: list[dict[str, Any]], qrels: dict[str, dict[str, dict[str, int]]],
+             top: int = 100, *, exclude_self: bool = False) -> dict[str, Any]:
+    """Mean metrics per ground truth of the recommender's top ``top`` for ``queries``."""
+    from ..benchmark.evaluate import evaluate as ir_evaluate
+
+    results = rec.recommend_many(queries, top=top, evidence=False, exclude_self=exclude_self)
+    run = {qid: {r.paper_id: float(len(rs) - i) for i, r in enumerate(rs)} for qid, rs in results.items()}
+    out: dict[str, Any] = {}
+    for gt, table in sorted(qrels.items()):
+        table = {q: d for q, d in table.items() if q in run}
+        if table:
+            out[gt] = {"queries": len(table)} | {m: round(v, 4) for m, v in
+                                                 ir_evaluate(run, table, EVAL_METRICS).items()}
+    return out
+
+
+def evaluate_bm25(rec: Recommender, queries: list[dict[str, Any]], qrels: dict[str, dict[str, dict[str, int]]],
+                  top: int = 100) -> dict[str, Any]:
+    """The same metrics for the recommender's own BM25 first stage alone (the baseline in the card)."""
+    from ..benchmark.evaluate import evaluate as ir_evaluate
+    from ..retrieval.base import Doc
+
+    hits = rec.bm25.search([Doc(str(q["id"]), q.get("title") or "", q.get("abstract") or "") for q in queries], k=top)
+    run = {qid: {pid: float(len(h) - i) for i, (pid, _) in enumerate(h)} for qid, h in hits.items()}
+    out: dict[str, Any] = {}
+    for gt, table in sorted(qrels.items()):
+        table = {q: d for q, d in table.items() if q in run}
+        if table:
+            out[gt] = {"queries": len(table)} | {m: round(v, 4) for m, v in
+                                                 ir_evaluate(run, table, EVAL_METRICS).items()}
+    return out
+
+
+def _queries(papers: list[LabelledPaper]) -> list[dict[str, Any]]:
+    return [{"id": p.id, "title": p.title, "abstract": p.abstract, "year": p.year} for p in papers]
+
+
+def load_refs(refs: list[str | Path], pool_ids: set[str]) -> list[LabelledPaper]:
+    labelled: list[LabelledPaper] = []
+    seen: set[str] = set()
+    for folder in refs:
+        for p in load_reference_dir(folder, pool_ids):
+            if p.id not in seen:
+                seen.add(p.id)
+                labelled.append(p)
+    return labelled
+
+
+def train_default(refs: list[str | Path], pool_path: str | Path, out: str | Path, *, dense: bool = True,
+                  seed: int = 0, dev_fraction: float = 0.1, refit: bool = True,
+                  pool_years: tuple[int, int] | None = None, cache_dir: str | Path | None = None,
+                  log=print) -> dict[str, Any]:
+    """Train on every labelled paper of ``refs``; returns the model card."""
+    from .card import write_card
+
+    t0 = time.perf_counter()
+    pool = load_pool(pool_path, pool_years)
+    labelled = load_refs(refs, {p["paper_id"] for p in pool})
+    if len(labelled) < 10:
+        raise DataMissingError(f"only {len(labelled)} labelled papers cite a pool paper; need at least 10",
+                               hint="run `mustcite extract` and `mustcite link` on the NeurIPS full texts first")
+    train, dev = split_dev(labelled, dev_fraction, seed)
+    log(f"pool {len(pool)} papers; labelled {len(labelled)} (train {len(train)}, dev {len(dev)})")
+    config = RecommenderConfig(dense=dense, seed=seed)
+    rec = Recommender.build(pool, train, config, cache_dir=cache_dir)
+    rec.fit()
+    metrics = {"dev": evaluate(rec, _queries(dev), qrels_of(dev)),
+               "dev_bm25_baseline": evaluate_bm25(rec, _queries(dev), qrels_of(dev))} if dev else {}
+    log(f"dev metrics: {json.dumps(metrics.get('dev', {}))}")
+    if refit and dev:
+        rec = Recommender.build(pool, labelled, RecommenderConfig(dense=dense, seed=seed), cache_dir=cache_dir)
+        rec.fit()
+    rec.save(out)
+    data = {"pool": str(pool_path), "pool_papers": len(pool), "pool_years": pool_years,
+            "reference_folders": [str(r) for r in refs], "labelled_papers": len(labelled),
+            "train_papers": len(train), "dev_papers": len(dev), "dev_fraction": dev_fraction,
+            "refit_on_all": bool(refit and dev),
+            "labelled_citations": sum(len(p.cites) for p in labelled)}
+    return write_card(out, rec=rec, data=data, metrics=metrics, seed=seed, seconds=time.perf_counter() - t0)
+
+
+def _read_split(bench: Path, split: str) -> tuple[list[dict[str, Any]], dict[str, dict[str, dict[str, int]]]]:
+    from ..benchmark.trec import read_qrels
+
+    qpath = bench / "queries" / f"{split}.jsonl"
+    if not qpath.exists():
+        raise DataMissingError(f"benchmark split {split} not found", path=qpath,
+                               hint="run `mustcite benchmark build` first")
+    queries = [obj for _, obj in iter_jsonl(qpath)]
+    qrels = {}
+    for f in sorted((bench / "qrels").glob(f"{split}.*.qrels")):
+        gt = f.name[len(split) + 1:-len(".qrels")]
+        qrels[gt] = read_qrels(f)
+    return queries, qrels
+
+
+def train_benchmark(bench: str | Path, out: str | Path, *, refs: list[str | Path] = (), dense: bool = True,
+                    seed: int = 0, eval_test: bool = False, cache_dir: str | Path | None = None,
+                    log=print) -> dict[str, Any]:
+    """Train-only model for a built benchmark; metrics on dev (and test when ``eval_test``)."""
+    from .card import write_card
+
+    t0 = time.perf_counter()
+    bench = Path(bench)
+    pool_path = bench / "pool.parquet"
+    pool = load_pool(pool_path)
+    pool_ids = {p["paper_id"] for p in pool}
+    train_q, train_qrels = _read_split(bench, "train")
+    dev_q, dev_qrels = _read_split(bench, "dev")
+    held = {str(q["id"]) for q in dev_q}
+    if eval_test or (bench / "queries" / "test.jsonl").exists():
+        test_q, test_qrels = _read_split(bench, "test")
+        held |= {str(q["id"]) for q in test_q}
+    labelled = from_qrels(train_q, train_qrels, source=f"{bench.name}:train")
+    extra = [p for p in load_refs(list(refs), pool_ids) if p.id not in held] if refs else []
+    known = {p.id for p in labelled}
+    labelled += [p for p in extra if p.id not in known]
+    log(f"pool {len(pool)}; labelled {len(labelled)} ({len(train_q)} train queries, {len(extra)} from --refs); "
+        f"dev {len(dev_q)}")
+    rec = Recommender.build(pool, labelled, RecommenderConfig(dense=dense, seed=seed), cache_dir=cache_dir)
+    rec.fit()
+    metrics = {"dev": evaluate(rec, dev_q, dev_qrels), "dev_bm25_baseline": evaluate_bm25(rec, dev_q, dev_qrels)}
+    if eval_test:
+        metrics["test"] = evaluate(rec, test_q, test_qrels)
+        metrics["test_bm25_baseline"] = evaluate_bm25(rec, test_q, test_qrels)
+    log(f"metrics: {json.dumps(metrics)}")
+    rec.save(out)
+    data = {"benchmark": str(bench), "pool_papers": len(pool), "train_queries": len(train_q),
+            "reference_folders": [str(r) for r in refs], "extra_labelled": len(extra),
+            "dev_queries": len(dev_q), "train_only": True}
+    return write_card(out, rec=rec, data=data, metrics=metrics, seed=seed, seconds=time.perf_counter() - t0)

@@ -1,0 +1,161 @@
+// mustcite web page: calls /api/recommend and /api/audit and renders the ranked list.
+"use strict";
+
+const $ = (id) => document.getElementById(id);
+const TIER_NAMES = { I: "Type I: experimental baseline", II: "Type II: core relevance",
+                     III: "Type III: mentioned 3+ times", "must-cite": "must-cite", cited: "cited" };
+const PROB_NAMES = { type1: "I", type2: "II", type3: "III", must_cite: "must-cite", cited: "cited" };
+let lastResults = [];
+
+function el(tag, attrs = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) {
+    if (k === "class") node.className = v;
+    else if (k === "text") node.textContent = v;
+    else node.setAttribute(k, v);
+  }
+  for (const c of children) if (c) node.append(c);
+  return node;
+}
+
+function setStatus(text, isError = false) {
+  const s = $("status");
+  s.textContent = text;
+  s.className = isError ? "error" : "";
+}
+
+function safeUrl(u) {
+  try {
+    const url = new URL(u);
+    return url.protocol === "https:" || url.protocol === "http:" ? url.href : null;
+  } catch (e) { return null; }
+}
+
+async function copyText(text) {
+  try {
+    await navigator.clipboard.writeText(text);
+  } catch (e) {   // clipboard API needs a secure context; fall back to a hidden textarea
+    const ta = el("textarea");
+    ta.value = text;
+    document.body.append(ta);
+    ta.select();
+    document.execCommand("copy");
+    ta.remove();
+  }
+  $("copied").textContent = "copied";
+  setTimeout(() => { $("copied").textContent = ""; }, 1500);
+}
+
+function renderResult(r) {
+  const href = safeUrl(r.url) || safeUrl(r.pdf);
+  const title = href ? el("a", { class: "title", href, target: "_blank", rel: "noopener", text: r.title })
+                     : el("span", { class: "title", text: r.title });
+  const tier = el("span", { class: `tier t-${r.tier}`, title: TIER_NAMES[r.tier] || r.tier, text: r.tier });
+  const head = el("div", { class: "head" }, title, tier,
+    el("span", { class: "score", text: `score ${r.score.toFixed(3)}` }));
+  const meta = el("div", { class: "meta",
+    text: [r.venue, r.year, (r.authors || []).slice(0, 4).join(", ") + ((r.authors || []).length > 4 ? " et al." : "")]
+      .filter(Boolean).join(" · ") });
+  const probs = el("div", { class: "probs", text: "P(" + Object.entries(r.tiers || {})
+    .map(([k, v]) => `${PROB_NAMES[k] || k}) ${v.toFixed(2)}`).join(" · P(") });
+  const ev = r.evidence || {};
+  const evidence = el("div", { class: "evidence" });
+  if ((ev.neighbours || []).length) {
+    evidence.append(el("div", { text: `Cited by ${ev.neighbours_citing} similar labelled paper(s)` +
+      (ev.neighbours_must_citing ? `, must-cite for ${ev.neighbours_must_citing}` : "") + ":" }));
+    const ul = el("ul");
+    for (const n of ev.neighbours.slice(0, 3)) {
+      ul.append(el("li", { text: `${n.title} (similarity ${n.similarity.toFixed(2)}${n.must_cite ? ", must-cite" : ""})` }));
+    }
+    evidence.append(ul);
+  }
+  if ((ev.matched_terms || []).length) {
+    evidence.append(el("div", { class: "terms", text: "Matching terms: " + ev.matched_terms.join(", ") }));
+  }
+  const links = el("div", { class: "links" });
+  for (const [label, u] of [["page", r.url], ["pdf", r.pdf]]) {
+    const s = safeUrl(u);
+    if (s) links.append(el("a", { href: s, target: "_blank", rel: "noopener", text: label }));
+  }
+  const bib = el("button", { class: "bib", type: "button", text: "Copy BibTeX" });
+  bib.addEventListener("click", () => copyText(r.bibtex));
+  return el("li", { class: "result", "data-paper-id": r.paper_id }, head, meta, probs, evidence, links, bib);
+}
+
+function render(results, summary) {
+  lastResults = results;
+  const list = $("results");
+  list.replaceChildren(...results.map(renderResult));
+  $("summary").textContent = summary || "";
+  $("toolbar").hidden = results.length === 0;
+}
+
+async function callApi(url, options) {
+  const resp = await fetch(url, options);
+  let body = null;
+  try { body = await resp.json(); } catch (e) { body = null; }
+  if (!resp.ok) throw new Error((body && body.error) || `request failed (${resp.status})`);
+  return body;
+}
+
+async function onRecommend(ev) {
+  ev.preventDefault();
+  const title = $("title").value.trim();
+  const abstract = $("abstract").value.trim();
+  const top = parseInt($("top").value, 10) || 20;
+  if (!title) { setStatus("Please give a title.", true); return; }
+  $("recommend-btn").disabled = true;
+  setStatus("Searching…");
+  const t0 = performance.now();
+  try {
+    const body = await callApi("/api/recommend", {
+      method: "POST", headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ title, abstract, top }),
+    });
+    render(body.results, `${body.results.length} recommendations`);
+    setStatus(`Done in ${((performance.now() - t0) / 1000).toFixed(1)} s.`);
+  } catch (e) {
+    render([], "");
+    setStatus(e.message, true);
+  } finally {
+    $("recommend-btn").disabled = false;
+  }
+}
+
+async function onAudit(ev) {
+  ev.preventDefault();
+  const file = $("draft").files[0];
+  if (!file) { setStatus("Choose a draft file first.", true); return; }
+  const form = new FormData();
+  form.append("file", file, file.name);
+  form.append("top", String(parseInt($("top").value, 10) || 20));
+  $("audit-btn").disabled = true;
+  setStatus("Reading the draft…");
+  try {
+    const body = await callApi("/api/audit", { method: "POST", body: form });
+    render(body.missing, `"${body.title}": ${body.references} references (${body.linked} found in the pool). ` +
+      `${body.missing.length} recommended papers are missing; ${body.cited.length} recommended papers are already cited.`);
+    setStatus("Audit done.");
+  } catch (e) {
+    render([], "");
+    setStatus(e.message, true);
+  } finally {
+    $("audit-btn").disabled = false;
+  }
+}
+
+async function checkHealth() {
+  try {
+    const body = await callApi("/api/health");
+    $("health").textContent = `model ready: ${body.pool} pool papers, ${body.labelled} labelled papers` +
+      (body.dense ? ", BM25 + dense" : ", BM25");
+  } catch (e) {
+    $("health").textContent = `model not ready: ${e.message}`;
+    setTimeout(checkHealth, 3000);
+  }
+}
+
+$("recommend-form").addEventListener("submit", onRecommend);
+$("audit-form").addEventListener("submit", onAudit);
+$("copy-all").addEventListener("click", () => copyText(lastResults.map((r) => r.bibtex).join("\n")));
+checkHealth();

@@ -1,0 +1,164 @@
+"""The recommender on a small real slice: NeurIPS 2019-2022 pool, NeurIPS 2023 labelled papers."""
+
+from __future__ import annotations
+
+import copy
+import json
+
+import pytest
+
+import test_recommend_support as S
+from mustcite.errors import DataMissingError, MustciteError, UsageError
+from mustcite.recommend import Recommender, RecommenderConfig
+from mustcite.recommend.fusion import rrf
+from mustcite.recommend.labelled import CitedPaper, from_qrels
+from mustcite.retrieval.base import Doc
+
+pytestmark = pytest.mark.skipif(not S.have_data(), reason="shared/data proceedings or NeurIPS 2023 full texts absent")
+
+
+def test_slice_is_real_and_linked():
+    pool = S.pool()
+    assert len(pool) == 8493                      # NeurIPS 2019 (paperquest) + 2020-2022 (rajatmodi62)
+    assert sum(bool(p["abstract"]) for p in pool) >= 8490
+    lab = S.labelled()
+    assert 60 <= len(lab) <= S.N_LABELLED         # papers with at least one reference linked to the pool
+    ids = {p["paper_id"] for p in pool}
+    assert all(c.paper_id in ids for p in lab for c in p.cites)
+    assert sum(len(p.cites) for p in lab) > 300
+
+
+def test_rrf_orders_by_reciprocal_rank():
+    fused = rrf({"a": [("x", 9.0), ("y", 5.0)], "b": [("y", 1.0), ("z", 0.5)]}, k=60)
+    assert [p for p, _ in fused] == ["y", "x", "z"]
+    assert fused[0][1] == pytest.approx(1 / 62 + 1 / 61)
+
+
+def test_tier_flags_and_weights():
+    assert CitedPaper("p").flags() == {"type1": None, "type2": None, "type3": None, "must_cite": None, "cited": 1}
+    f = CitedPaper("p", type1=0, type2=4, type3=0).flags()
+    assert f["type2"] == 1 and f["must_cite"] == 1
+    assert CitedPaper("p", type1=1, type2=5, type3=1).weight() == pytest.approx(3.0)
+    assert CitedPaper("p").weight() == 1.0
+
+
+def test_from_qrels_fills_negatives_of_known_ground_truths():
+    lab = from_qrels([{"id": "q1", "title": "T", "abstract": "A"}],
+                     {"cited": {"q1": {"p1": 1, "p2": 1}}, "type1": {"q1": {"p1": 1}}, "mustcite": {"q1": {"p1": 1}}})
+    by = {c.paper_id: c.flags() for c in lab[0].cites}
+    assert by["p1"]["type1"] == 1 and by["p1"]["must_cite"] == 1
+    assert by["p2"]["type1"] == 0 and by["p2"]["must_cite"] == 0 and by["p2"]["type2"] is None
+
+
+def test_learned_recommender_beats_bm25_on_held_out_papers():
+    rec = S.trained()
+    _, held = S.split()
+    res = rec.recommend_many(S.held_out_queries(), top=100)
+    bm = rec.bm25.search([Doc(q["id"], q["title"], q["abstract"]) for q in S.held_out_queries()], k=100)
+
+    class Hit:
+        def __init__(self, pid):
+            self.paper_id = pid
+    bm_res = {q: [Hit(p) for p, _ in hits] for q, hits in bm.items()}
+    ours, base = S.recall_at(res, held, 50), S.recall_at(bm_res, held, 50)
+    assert ours >= 0.5, ours
+    assert ours >= base - 0.02, (ours, base)
+    assert rec.tiers.main == "cited"              # too few must-cite positives in 55 papers to rank by them
+    assert {"cited", "must_cite", "type3"} <= set(rec.tiers.models)
+
+
+def test_results_are_ranked_deterministic_and_explained():
+    rec = S.trained()
+    q = S.held_out_queries()[0]
+    a = rec.recommend(q["title"], q["abstract"], top=15)
+    b = rec.recommend(q["title"], q["abstract"], top=15)
+    assert [r.to_dict() for r in a] == [r.to_dict() for r in b]
+    assert len(a) == 15
+    scores = [r.score for r in a]
+    assert scores == sorted(scores, reverse=True)
+    for r in a:
+        assert r.tier in ("I", "II", "III", "must-cite", "cited")
+        assert set(r.tiers) == set(rec.tiers.models)
+        assert r.title and r.venue == "NeurIPS" and 2019 <= r.year <= 2022
+        assert r.evidence["sources"]
+    voted = [r for r in a if r.evidence["neighbours"]]
+    assert voted, "some results come with labelled neighbours that cite them"
+    n = voted[0].evidence["neighbours"][0]
+    assert n["title"] == rec.nindex.by_id[n["id"]].title and 0 < n["similarity"] <= 1
+    assert any(r.evidence["matched_terms"] for r in a)
+
+
+def test_leave_one_out_never_votes_with_itself():
+    rec = S.trained()
+    p = rec.labelled[0]
+    d = Doc(p.id, p.title, p.abstract)
+    with_self = rec.nindex.neighbours([d], None, 5)[0]
+    without = rec.nindex.neighbours([d], None, 5, exclude=[p.id])[0]
+    assert with_self[0][0] == p.id and with_self[0][1] == pytest.approx(1.0)
+    assert p.id not in {n for n, _ in without}
+
+
+def test_save_load_round_trip(tmp_path):
+    rec = S.trained()
+    loaded = Recommender.load(S.model_dir())
+    q = S.held_out_queries()[1]
+    assert [r.to_dict() for r in loaded.recommend(q["title"], q["abstract"], 10)] == \
+           [r.to_dict() for r in rec.recommend(q["title"], q["abstract"], 10)]
+    cfg = json.loads((S.model_dir() / "config.json").read_text())
+    assert cfg["pool"] == 8493 and cfg["main_tier"] == "cited"
+
+
+def test_missing_model_says_how_to_build_it(tmp_path):
+    with pytest.raises(DataMissingError) as e:
+        Recommender.load(tmp_path / "nothing")
+    assert "mustcite train" in str(e.value)
+
+
+def test_bad_queries_raise_clear_errors():
+    rec = S.trained()
+    with pytest.raises(MustciteError, match="neither a title nor an abstract"):
+        rec.recommend("   ", "  ")
+    with pytest.raises(MustciteError, match="longer than"):
+        rec.recommend("t", "x" * 30000)
+    with pytest.raises(UsageError):
+        rec.recommend("a title", "", top=0)
+    with pytest.raises(MustciteError, match="duplicate"):
+        rec.recommend_many([{"id": "a", "title": "x"}, {"id": "a", "title": "y"}])
+
+
+def test_build_rejects_unlinked_labels():
+    pool = S.pool()[:50]
+    train = copy.deepcopy(S.split()[0])
+    with pytest.raises(DataMissingError):
+        Recommender.build(pool, [p for p in train if not any(c.paper_id in {x["paper_id"] for x in pool}
+                                                             for c in p.cites)][:3],
+                          RecommenderConfig(dense=False))
+
+
+@pytest.mark.slow
+def test_dense_fusion_path(tmp_path):
+    """BM25 + MiniLM on a 400-paper pool: dense hits join the candidates, save/load keeps the vectors."""
+    lab = copy.deepcopy(S.labelled())
+    cited = {c.paper_id for p in lab for c in p.cites}
+    pool = [p for p in S.pool() if p["paper_id"] in cited]
+    pool += [p for p in S.pool() if p["paper_id"] not in cited][: 400 - len(pool)]
+    rec = Recommender.build(pool, lab[:40], RecommenderConfig(dense=True, first_k=30, vote_k=30),
+                            cache_dir=tmp_path / "cache")
+    assert rec.pool_vecs.shape == (len(pool), 384)
+    rec.fit()
+    q = S.held_out_queries()[0]
+    res = rec.recommend(q["title"], q["abstract"], 10)
+    assert any("dense" in r.evidence["sources"] for r in res)
+    assert all(r.tiers for r in res)
+    rec.save(tmp_path / "m")
+    again = Recommender.load(tmp_path / "m", cache_dir=tmp_path / "cache")
+    assert [r.paper_id for r in again.recommend(q["title"], q["abstract"], 10)] == [r.paper_id for r in res]
+
+
+def test_top_level_import_is_lazy():
+    import subprocess
+    import sys
+
+    code = ("import sys, mustcite; assert 'mustcite.recommend' not in sys.modules; "
+            "from mustcite import Recommender; assert Recommender.__module__ == 'mustcite.recommend.method'")
+    subprocess.run([sys.executable, "-c", code], check=True)

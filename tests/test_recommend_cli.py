@@ -1,0 +1,159 @@
+"""``mustcite recommend`` / ``audit`` / ``train`` on the real slice: formats, inputs and errors."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+
+import test_recommend_support as S
+from mustcite.cli.main import main
+
+pytestmark = pytest.mark.skipif(not S.have_data(), reason="shared/data proceedings or NeurIPS 2023 full texts absent")
+
+
+@pytest.fixture(scope="module")
+def work(tmp_path_factory):
+    """A work dir whose default model folder holds the slice recommender."""
+    w = tmp_path_factory.mktemp("work")
+    shutil.copytree(S.model_dir(), w / "models" / "recommender")
+    return w
+
+
+def run(capsys, work, *args):
+    code = main(["--work", str(work), *args])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def _query():
+    return S.held_out_queries()[0]
+
+
+def test_json_format(capsys, work):
+    q = _query()
+    code, out, _ = run(capsys, work, "recommend", "--title", q["title"], "--abstract", q["abstract"],
+                       "--format", "json", "--top", "7")
+    assert code == 0
+    objs = [json.loads(line) for line in out.splitlines()]
+    assert len(objs) == 1 and objs[0]["id"] == "query" and len(objs[0]["results"]) == 7
+    r = objs[0]["results"][0]
+    assert {"paper_id", "title", "year", "venue", "score", "tier", "evidence"} <= set(r)
+
+
+def test_trec_format_from_queries_file(capsys, work, tmp_path):
+    qs = S.held_out_queries()[:3]
+    f = tmp_path / "q.jsonl"
+    f.write_text("".join(json.dumps({"id": q["id"], "title": q["title"], "abstract": q["abstract"]}) + "\n"
+                         for q in qs))
+    code, out, _ = run(capsys, work, "recommend", "--queries", str(f), "--format", "trec", "--top", "5")
+    assert code == 0
+    lines = [ln.split() for ln in out.splitlines()]
+    assert len(lines) == 15
+    assert [ln[0] for ln in lines[:5]] == [qs[0]["id"]] * 5
+    assert all(ln[1] == "Q0" and ln[5] == "mustcite" for ln in lines)
+    assert [int(ln[3]) for ln in lines[:5]] == [1, 2, 3, 4, 5]
+    scores = [float(ln[4]) for ln in lines[:5]]
+    assert scores == sorted(scores, reverse=True)
+
+
+def test_bibtex_and_table_formats(capsys, work):
+    q = _query()
+    code, out, _ = run(capsys, work, "recommend", "--title", q["title"], "--abstract", q["abstract"],
+                       "--format", "bibtex", "--top", "3")
+    assert code == 0 and out.count("@inproceedings{") == 3
+    assert "booktitle = {Advances in Neural Information Processing Systems}" in out
+    code, out, _ = run(capsys, work, "recommend", "--title", q["title"], "--format", "table", "--top", "3")
+    assert code == 0 and out.startswith("# query") and len(out.strip().splitlines()) == 5
+
+
+def test_draft_input_and_audit(capsys, work, tmp_path):
+    held = S.split()[1][0]
+    draft = tmp_path / f"{held.id}.md"
+    draft.write_text(S.fulltext(held.id), encoding="utf-8")
+    code, out, _ = run(capsys, work, "recommend", "--draft", str(draft), "--format", "json", "--top", "5")
+    assert code == 0 and json.loads(out)["id"] == held.id
+    code, out, _ = run(capsys, work, "audit", str(draft), "--format", "json", "--top", "10")
+    assert code == 0
+    res = json.loads(out)
+    assert res["references"] > 10 and res["linked"] >= len(held.cites) - 1
+    cited = {c.paper_id for c in held.cites}
+    assert len(res["missing"]) == 10
+    assert not cited & {r["paper_id"] for r in res["missing"]}     # never reports what the draft cites
+    assert all(r["evidence"]["sources"] for r in res["missing"])
+    code, out, _ = run(capsys, work, "audit", str(draft), "--top", "3")
+    assert code == 0 and "missing (recommended, not in the bibliography)" in out
+
+
+def test_usage_and_data_errors(capsys, work, tmp_path):
+    code, _, err = run(capsys, work, "recommend", "--title", "x", "--queries", "q.jsonl")
+    assert code == 2 and "exactly one" in err
+    code, _, err = run(capsys, work, "recommend", "--title", "x", "--format", "xml")
+    assert code == 2 and "--format" in err
+    fake = tmp_path / "fake.pdf"
+    fake.write_bytes(b"hello, not a pdf")
+    code, _, err = run(capsys, work, "audit", str(fake))
+    assert code == 1 and "not a PDF" in err
+    code, _, err = run(capsys, tmp_path / "empty-work", "recommend", "--title", "x")
+    assert code == 1 and "mustcite train" in err
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"id": "a", "title": "ok"}\n{"id": "b"}\n')
+    code, _, err = run(capsys, work, "recommend", "--queries", str(bad))
+    assert code == 1 and "bad.jsonl:2" in err
+
+
+@pytest.mark.slow
+def test_train_writes_model_and_card(capsys, tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    pool = tmp_path / "pool.parquet"
+    pq.write_table(pa.Table.from_pylist(S.pool()), pool)
+    out = tmp_path / "model"
+    code, stdout, err = run(capsys, tmp_path / "w", "train", "--refs", str(S.slice_dir() / "refs"), "--pool",
+                            str(pool), "--no-dense", "--out", str(out), "--dev-fraction", "0.2")
+    assert code == 0, err
+    card = json.loads((out / "card.json").read_text())
+    assert card["seed"] == 0 and card["data"]["labelled_papers"] == len(S.labelled())
+    assert 0 < card["data"]["dev_papers"] < card["data"]["labelled_papers"]
+    dev = card["metrics"]["dev"]["cited"]
+    assert dev["queries"] == card["data"]["dev_papers"] and 0 < dev["R@100"] <= 1
+    assert card["features"][0] == "bm25_score" and card["ranked_by"] == "cited"
+    assert card["metrics"]["dev_bm25_baseline"]["cited"]["queries"] == dev["queries"]
+    assert json.loads(stdout)["model"] == str(out)
+
+
+@pytest.mark.slow
+def test_train_benchmark_mode_is_train_only(capsys, tmp_path):
+    """A benchmark folder in the layout of ``mustcite benchmark build`` made from the slice."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from mustcite.benchmark.trec import write_qrels
+    from mustcite.recommend.train import qrels_of
+
+    bench = tmp_path / "w" / "benchmarks" / "slice"
+    (bench / "queries").mkdir(parents=True)
+    (bench / "qrels").mkdir()
+    pq.write_table(pa.Table.from_pylist(S.pool()), bench / "pool.parquet")
+    lab = S.labelled()
+    parts = {"train": lab[:45], "dev": lab[45:58], "test": lab[58:]}
+    for split, papers in parts.items():
+        (bench / "queries" / f"{split}.jsonl").write_text("".join(
+            json.dumps({"id": p.id, "title": p.title, "abstract": p.abstract, "year": p.year}) + "\n"
+            for p in papers))
+        for gt, table in qrels_of(papers).items():
+            write_qrels(bench / "qrels" / f"{split}.{gt}.qrels", table)
+    code, out, err = run(capsys, tmp_path / "w", "train", "--benchmark", "slice", "--no-dense", "--eval-test")
+    assert code == 0, err
+    card = json.loads((tmp_path / "w" / "models" / "recommender-slice" / "card.json").read_text())
+    assert card["data"]["train_only"] and card["data"]["train_queries"] == 45
+    assert card["config"]["labelled"] == 45                       # dev/test papers never become labelled
+    assert set(card["metrics"]) == {"dev", "test", "dev_bm25_baseline", "test_bm25_baseline"}
+    assert card["metrics"]["dev"]["cited"]["queries"] == 13 and card["metrics"]["dev"]["cited"]["R@100"] > 0.3
+
+
+def test_serve_without_a_model_fails_fast(capsys, tmp_path):
+    code, _, err = run(capsys, tmp_path, "serve", "--port", "8765")
+    assert code == 1 and "mustcite train" in err

@@ -1,0 +1,133 @@
+"""A small real slice for the recommender tests (imported by the test_recommend*/test_api files).
+
+Pool: the NeurIPS 2019-2022 papers with abstracts (``proceedings/umgupta-paperquest/nips2019`` and
+``proceedings/rajatmodi62-ai-conf-abstract-generator/nips2020..2022``). Labelled papers: the first NeurIPS 2023 full texts (sorted by file name), extracted
+with ``extract_markdown`` and linked to the pool with the corpus linker. Everything is sorted, so
+the slice is the same on every run.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+from functools import lru_cache
+from pathlib import Path
+
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+FULLTEXT_2023 = DATA / "neurips" / "fulltext_2023"
+N_LABELLED = 90
+POOL_FILES = ("umgupta-paperquest/nips2019.jsonl.gz",
+              *(f"rajatmodi62-ai-conf-abstract-generator/nips{y}.jsonl.gz" for y in (2020, 2021, 2022)))
+
+
+def have_data() -> bool:
+    return all((DATA / "proceedings" / f).exists() for f in POOL_FILES) and FULLTEXT_2023.is_dir()
+
+
+@lru_cache(maxsize=1)
+def pool() -> list[dict]:
+    from mustcite.corpus.importers import import_file
+    from mustcite.corpus.records import make_paper_id
+
+    rows, seen = [], set()
+    for path in POOL_FILES:
+        path = DATA / "proceedings" / path
+        for r in import_file(path, DATA):
+            if r.skip or not r.title:
+                continue
+            pid = make_paper_id(r.title, "NeurIPS", r.year, r.source_id)
+            if pid in seen:
+                continue
+            seen.add(pid)
+            rows.append({"paper_id": pid, "title": r.title, "abstract": r.abstract, "authors": r.authors,
+                         "venue": "NeurIPS", "year": r.year, "url": r.url, "pdf": r.pdf})
+    return rows
+
+
+@lru_cache(maxsize=1)
+def manifest() -> dict[str, dict]:
+    out = {}
+    for line in (FULLTEXT_2023 / "manifest.jsonl").read_text(encoding="utf-8").split("\n"):
+        if line.strip():
+            obj = json.loads(line)
+            out[obj["id"]] = obj
+    return out
+
+
+def fulltext(stem: str) -> str:
+    with gzip.open(FULLTEXT_2023 / f"{stem}.md.gz", "rt", encoding="utf-8") as fh:
+        return fh.read()
+
+
+def write_reference_dir(folder: Path, n: int = N_LABELLED) -> Path:
+    """Extract + link the first ``n`` NeurIPS 2023 full texts into ``folder`` (``<stem>.json`` + meta)."""
+    from mustcite.extract.link import TitleIndex, link_references
+    from mustcite.extract.markdown import extract_markdown
+
+    folder.mkdir(parents=True, exist_ok=True)
+    p = pool()
+    index = TitleIndex.build([r["paper_id"] for r in p], [r["title"] for r in p], [r["year"] for r in p])
+    stems = sorted(f.name[:-6] for f in FULLTEXT_2023.glob("*.md.gz"))[:n]
+    for stem in stems:
+        ex = extract_markdown(fulltext(stem), source_path=stem)
+        refs = link_references(ex.to_reference_list(), index, citing_year=2023)
+        m = manifest().get(stem, {})
+        (folder / f"{stem}.json").write_text(json.dumps(refs), encoding="utf-8")
+        (folder / f"{stem}.meta.json").write_text(json.dumps(
+            {"title": m.get("title") or ex.title, "abstract": ex.abstract, "year": 2023}), encoding="utf-8")
+    return folder
+
+
+N_TRAIN = 55
+
+
+@lru_cache(maxsize=1)
+def slice_dir() -> Path:
+    """A session folder holding ``refs/`` (extracted + linked reference files) and ``model/``."""
+    import tempfile
+
+    root = Path(tempfile.mkdtemp(prefix="mustcite-rec-slice-"))
+    write_reference_dir(root / "refs")
+    return root
+
+
+@lru_cache(maxsize=1)
+def labelled():
+    from mustcite.recommend.labelled import load_reference_dir
+
+    return load_reference_dir(slice_dir() / "refs", {r["paper_id"] for r in pool()})
+
+
+def split():
+    """(train, held-out) labelled papers: the first N_TRAIN by id train, the rest are held out."""
+    lab = labelled()
+    return lab[:N_TRAIN], lab[N_TRAIN:]
+
+
+@lru_cache(maxsize=1)
+def trained():
+    """The recommender trained on the train part of the slice (BM25 only, seed 0), saved to ``model/``."""
+    import copy
+
+    from mustcite.recommend import Recommender, RecommenderConfig
+
+    train, _ = split()
+    rec = Recommender.build(pool(), copy.deepcopy(train), RecommenderConfig(dense=False, seed=0))
+    rec.fit()
+    rec.save(slice_dir() / "model")
+    return rec
+
+
+def model_dir() -> Path:
+    trained()
+    return slice_dir() / "model"
+
+
+def held_out_queries() -> list[dict]:
+    return [{"id": p.id, "title": p.title, "abstract": p.abstract, "year": p.year} for p in split()[1]]
+
+
+def recall_at(results: dict, papers, k: int) -> float:
+    vals = [len({c.paper_id for c in p.cites} & {r.paper_id for r in results[p.id][:k]}) / len(p.cites)
+            for p in papers]
+    return sum(vals) / len(vals)

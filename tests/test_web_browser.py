@@ -1,0 +1,85 @@
+"""The web page in a real browser (Debian chromium via Playwright) against uvicorn on 127.0.0.1."""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+import test_recommend_support as S
+
+CHROMIUM = Path("/usr/bin/chromium")
+SCREENSHOT = Path(__file__).resolve().parents[1] / "benchmarks" / "results" / "web_screenshot.png"
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(not CHROMIUM.exists(), reason="/usr/bin/chromium is absent (apt-get install -y chromium)"),
+    pytest.mark.skipif(not S.have_data(), reason="shared/data proceedings or NeurIPS 2023 full texts absent"),
+]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def server():
+    import uvicorn
+
+    from mustcite.api.app import create_app
+
+    port = _free_port()
+    srv = uvicorn.Server(uvicorn.Config(create_app(S.trained()), host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=srv.run, daemon=True)
+    thread.start()
+    for _ in range(200):
+        if srv.started:
+            break
+        time.sleep(0.05)
+    assert srv.started, "uvicorn did not start"
+    yield f"http://127.0.0.1:{port}"
+    srv.should_exit = True
+    thread.join(10)
+
+
+def test_paste_title_and_abstract_and_see_results(server):
+    from playwright.sync_api import sync_playwright
+
+    q = S.held_out_queries()[0]
+    expected = S.trained().recommend(q["title"], q["abstract"], 10)
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), headless=True,
+                                    args=["--no-sandbox", "--headless", "--disable-gpu"])
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 1100})
+            page.goto(server + "/")
+            page.wait_for_function("document.getElementById('health').textContent.startsWith('model ready')")
+            page.fill("#title", q["title"])
+            page.fill("#abstract", q["abstract"])
+            page.fill("#top", "10")
+            page.click("#recommend-btn")
+            page.wait_for_selector("#results li.result", timeout=60_000)
+            items = page.locator("#results li.result")
+            assert items.count() == 10
+            assert items.first.get_attribute("data-paper-id") == expected[0].paper_id
+            assert items.first.locator(".title").inner_text() == expected[0].title
+            assert page.locator("#results .tier").first.inner_text() == expected[0].tier
+            assert "Cited by" in page.locator("#results").inner_text()
+            page.locator("#results .bib").first.click()
+            page.wait_for_function("document.getElementById('copied').textContent === 'copied'")
+            assert "recommendations" in page.locator("#summary").inner_text()
+            SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
+            page.screenshot(path=str(SCREENSHOT), full_page=False)
+            # a bad input shows the API's message and the page keeps working
+            page.fill("#title", "   ")
+            page.click("#recommend-btn")
+            page.wait_for_function("document.getElementById('status').className === 'error'")
+            assert "title" in page.locator("#status").inner_text().lower()
+        finally:
+            browser.close()
+    assert SCREENSHOT.stat().st_size > 20_000
