@@ -33,12 +33,12 @@ from typing import Any
 from ..corpus.records import VENUES, make_paper_id, normalize_title
 from ..errors import DataMissingError, MustciteError
 from ..extract.records import validate_reference_list
+from ..extract.run import iter_reference_files
 from ..io import atomic_write_json, write_jsonl
 from .recipes import GROUND_TRUTHS, SPLITS, Recipe
 from .trec import write_qrels
 
 _VENUE_ALIASES = {v.lower(): v for v in VENUES} | {"nips": "NeurIPS", "neurips": "NeurIPS"}
-SKIP_FILES = {"summary.json", "labels_summary.json"}
 
 
 def normalize_venue(value: Any) -> str:
@@ -169,12 +169,7 @@ def read_citing_papers(ref_dirs: list[str | Path], corpus: dict[str, dict[str, A
         if not d.is_dir():
             raise DataMissingError(f"reference folder {d} does not exist",
                                    hint="run `mustcite extract`, `mustcite link` and `mustcite annotate` first")
-        files = sorted(p for p in d.glob("*.json") if not p.name.endswith(".meta.json") and p.name not in SKIP_FILES)
-        for f in files:
-            stem = f.name[: -len(".json")]
-            labelled = d / "labels" / f.name     # `mustcite annotate` writes the labelled copy here
-            if labelled.is_file():
-                f = labelled
+        for stem, f in iter_reference_files(d, labelled=True):
             try:
                 refs = json.loads(f.read_text(encoding="utf-8"))
             except json.JSONDecodeError as exc:

@@ -44,7 +44,7 @@ def _years(text: str | None) -> tuple[int, int] | None:
 
 def train_cmd(
     refs: list[Path] = typer.Option(None, "--refs", help="labelled extraction folder(s), repeatable "
-                                    "(default: every folder under <work>/references)"),
+                                    "(default: <work>/extract and every folder under <work>/references)"),
     pool: Path = typer.Option(None, "--pool", help="pool Parquet (default: <work>/corpus/papers.parquet)"),
     pool_years: str = typer.Option(None, "--pool-years", help="keep pool papers of these years, e.g. 2018-2023"),
     benchmark: str = typer.Option(None, "--benchmark", help="train-only on this built benchmark (e.g. neurips-2024)"),
@@ -69,13 +69,15 @@ def train_cmd(
                                cache_dir=work.cache, log=log)
     else:
         if not refs:
+            # what `make demo` builds: <work>/extract (plus any folders under <work>/references)
             root = work.root / "references"
-            refs = sorted(p for p in root.iterdir() if p.is_dir()) if root.is_dir() else []
+            refs = [work.root / "extract"] if (work.root / "extract").is_dir() else []
+            refs += sorted(p for p in root.iterdir() if p.is_dir()) if root.is_dir() else []
             if not refs:
                 from ..errors import DataMissingError
 
-                raise DataMissingError(f"no labelled reference folders under {root}",
-                                       hint="pass --refs DIR (from `mustcite extract` + `mustcite link`)")
+                raise DataMissingError(f"no labelled extraction folder ({work.root / 'extract'} or under {root})",
+                                       hint="pass --refs DIR (from `mustcite extract`, `link` and `annotate`)")
         dest = out or model_dir(work.root)
         card = train_default(list(refs), pool or (work.root / "corpus" / "papers.parquet"), dest, dense=dense,
                              seed=seed, dev_fraction=dev_fraction, refit=refit, pool_years=_years(pool_years),

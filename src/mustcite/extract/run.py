@@ -403,10 +403,22 @@ def _write_papers_jsonl(out: Path, files: list[Path]) -> None:
     write_jsonl(out / PAPERS, rows)
 
 
-def iter_reference_files(out_dir: str | Path):
-    """``(stem, path)`` of every per-paper reference file in an extraction folder."""
+#: run-level files of an extraction folder that are not reference files
+RUN_FILES = {SUMMARY, "labels_summary.json", "manifest.json"}
+#: where `mustcite annotate` writes the labelled copy of each reference file
+LABELS_SUBDIR = "labels"
+
+
+def iter_reference_files(out_dir: str | Path, *, labelled: bool = False):
+    """``(stem, path)`` of every per-paper reference file in an extraction folder.
+
+    With ``labelled=True`` the path is the labelled copy ``labels/<stem>.json`` written by
+    ``mustcite annotate`` where there is one, else the extraction's own file.
+    """
     out = Path(out_dir)
     for p in sorted(out.glob("*.json")):
-        if p.name == SUMMARY or p.name.endswith(META_SUFFIX) or p.name.startswith("."):
+        if p.name in RUN_FILES or p.name.endswith(META_SUFFIX) or p.name.startswith("."):
             continue
+        if labelled and (out / LABELS_SUBDIR / p.name).is_file():
+            p = out / LABELS_SUBDIR / p.name
         yield p.name[: -len(".json")], p

@@ -89,7 +89,7 @@ def annotate_dir(folder: str | Path, *, backend: str = "offline", model: str | N
     if concurrency < 1:
         raise UsageError("--concurrency must be at least 1")
     config = LabelConfig(n_mentions=mention_threshold)
-    files = [(stem, p) for stem, p in iter_reference_files(folder) if p.name != SUMMARY_NAME]
+    files = list(iter_reference_files(folder))
     if not files:
         raise MustciteError("no reference files (<stem>.json) in the folder", path=folder,
                             hint="run `mustcite extract PAPERS -o DIR` first")

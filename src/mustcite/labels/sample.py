@@ -22,10 +22,9 @@ from pathlib import Path
 from typing import Any
 
 from mustcite.errors import MustciteError
+from mustcite.extract.run import META_SUFFIX, iter_reference_files
 from mustcite.io import atomic_write_text, iter_jsonl
 
-META_SUFFIX = ".meta.json"
-SKIP = {"summary.json"}
 COLUMNS = ["item", "citing", "target", "venue", "year", "citing_title", "ref_title", "ref_year", "cite",
            "mentions", "contexts", "rater", "label"]
 
@@ -50,8 +49,7 @@ def reference_files(refs_dir: str | Path) -> list[tuple[str, Path]]:
     d = Path(refs_dir)
     if not d.is_dir():
         raise MustciteError("reference folder not found", path=d)
-    return [(p.name[:-5], p) for p in sorted(d.glob("*.json"))
-            if p.name not in SKIP and not p.name.endswith(META_SUFFIX) and not p.name.startswith(".")]
+    return list(iter_reference_files(d))
 
 
 def _read_json(path: Path) -> Any:

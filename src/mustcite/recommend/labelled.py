@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import DataMissingError, MustciteError
+from ..extract.run import iter_reference_files
 
 #: Tiers a recommendation is scored on, in display order.
 TIERS: tuple[str, ...] = ("type1", "type2", "type3", "must_cite", "cited")
@@ -103,16 +104,13 @@ def load_reference_dir(folder: str | Path, pool_ids: set[str] | None = None,
         raise DataMissingError(f"reference folder {folder} does not exist",
                                hint="run `mustcite extract` and `mustcite link` first")
     out = []
-    for path in sorted(folder.glob("*.json")):
-        if path.name.endswith(".meta.json") or path.name in ("summary.json", "manifest.json"):
-            continue
+    for stem, path in iter_reference_files(folder, labelled=True):
         try:
             refs = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
             raise MustciteError(f"cannot read reference file: {exc}", path=path) from None
         if not isinstance(refs, list):
             continue
-        stem = path.name[: -len(".json")]
         meta: dict[str, Any] = {}
         mpath = folder / f"{stem}.meta.json"
         if mpath.exists():
