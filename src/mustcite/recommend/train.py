@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ..config import Workspace
+from ..corpus.records import normalize_title
 from ..errors import DataMissingError, MustciteError
 from ..io import iter_jsonl
 from .labelled import LabelledPaper, from_qrels, load_reference_dir
@@ -185,13 +186,23 @@ def train_benchmark(bench: str | Path, out: str | Path, *, refs: list[str | Path
     train_q, train_qrels = _read_split(bench, "train")
     dev_q, dev_qrels = _read_split(bench, "dev")
     held = {str(q["id"]) for q in dev_q}
+    test_q: list[dict[str, Any]] = []
     if eval_test or (bench / "queries" / "test.jsonl").exists():
         test_q, test_qrels = _read_split(bench, "test")
         held |= {str(q["id"]) for q in test_q}
     labelled = from_qrels(train_q, train_qrels, source=f"{bench.name}:train")
-    extra = [p for p in load_refs(list(refs), pool_ids) if p.id not in held] if refs else []
-    known = {p.id for p in labelled}
-    labelled += [p for p in extra if p.id not in known]
+    # a reference folder names papers by file stem, the benchmark by corpus paper_id: match on the
+    # normalised title too, so no dev/test query leaks in and no train query counts twice
+    held_titles = {normalize_title(q.get("title")) for q in dev_q + test_q}
+    known = {p.id for p in labelled} | {normalize_title(p.title) for p in labelled}
+    extra = [p for p in load_refs(list(refs), pool_ids)
+             if p.id not in held and normalize_title(p.title) not in held_titles] if refs else []
+    extra = [p for p in extra if p.id not in known and normalize_title(p.title) not in known]
+    # as in MasterSet, extra labelled papers come from before the query year (the pool's years)
+    query_years = [q.get("year") for q in train_q + dev_q + test_q if isinstance(q.get("year"), int)]
+    if query_years:
+        extra = [p for p in extra if p.year is None or p.year < min(query_years)]
+    labelled += extra
     log(f"pool {len(pool)}; labelled {len(labelled)} ({len(train_q)} train queries, {len(extra)} from --refs); "
         f"dev {len(dev_q)}")
     rec = Recommender.build(pool, labelled, RecommenderConfig(dense=dense, seed=seed), cache_dir=cache_dir)
