@@ -34,7 +34,7 @@ $MC benchmark run --method bm25 --split test
 
 if $MC --help | grep -q recommend; then
   step "6/7 train the recommender and recommend for a real NeurIPS 2024 paper"
-  [ -f "$WORK/models/recommender/card.json" ] || $MC train
+  [ -f "$WORK/models/recommender/card.json" ] || $MC train --no-dense   # dense: see README
   $MC recommend --draft "$DATA/neurips/fulltext_2024/5zSCSE0k41.md.gz" --top 10
   step "7/7 audit a real draft's bibliography"
   $MC audit "$DATA/neurips/fulltext_2024/5zSCSE0k41.md.gz" --top 10

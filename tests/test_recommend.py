@@ -92,10 +92,16 @@ def test_leave_one_out_never_votes_with_itself():
     rec = S.trained()
     p = rec.labelled[0]
     d = Doc(p.id, p.title, p.abstract)
-    with_self = rec.nindex.neighbours([d], None, 5)[0]
-    without = rec.nindex.neighbours([d], None, 5, exclude=[p.id])[0]
-    assert with_self[0][0] == p.id and with_self[0][1] == pytest.approx(1.0)
-    assert p.id not in {n for n, _ in without}
+    # the same paper is kept out by its title even when its id is not excluded (a draft that is
+    # already labelled under another id), and by its id under leave-one-out
+    by_title = rec.nindex.neighbours([d], None, 5)[0]
+    by_id = rec.nindex.neighbours([Doc(p.id, "an unrelated working title for the draft", p.abstract)],
+                                  None, 5, exclude=[p.id])[0]
+    unexcluded = rec.nindex.neighbours([Doc("other", "an unrelated working title for the draft", p.abstract)],
+                                       None, 5)[0]
+    assert p.id not in {n for n, _ in by_title} and len(by_title) == 5
+    assert p.id not in {n for n, _ in by_id}
+    assert unexcluded[0][0] == p.id and unexcluded[0][1] == pytest.approx(1.0)
 
 
 def test_save_load_round_trip(tmp_path):
@@ -162,3 +168,13 @@ def test_top_level_import_is_lazy():
     code = ("import sys, mustcite; assert 'mustcite.recommend' not in sys.modules; "
             "from mustcite import Recommender; assert Recommender.__module__ == 'mustcite.recommend.method'")
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_same_paper_title_catches_truncated_and_noisy_titles():
+    from mustcite.recommend.text import same_paper_title
+
+    full = "VASA-1: Lifelike Audio-Driven Talking Faces Generated in Real Time"
+    assert same_paper_title(full, "VASA-1: Lifelike Audio-Driven Talking Faces")      # truncated draft title
+    assert same_paper_title(full, "VASA-1_ Lifelike Audio-Driven Talking Faces Generated in Real Time")
+    assert not same_paper_title(full, "SadTalker: Learning Realistic 3D Motion Coefficients")
+    assert not same_paper_title("Attention", "Attention Is All You Need")              # too short to be a truncation

@@ -30,7 +30,7 @@ from .fusion import rrf
 from .labelled import TIER_NAMES, TIERS, LabelledPaper
 from .neighbours import NeighbourIndex
 from .rerank import FEATURES, Candidate, as_matrix, feature_row
-from .text import terms
+from .text import same_paper_title, terms
 from .tiers import TierModels
 
 FORMAT_VERSION = 1
@@ -202,7 +202,9 @@ class Recommender:
                     c.vote = votes[pid]
                 if cos is not None:
                     c.dense_cos = float(cos[c.row])
-            out.append(list(cands.values()))
+            # the query's own paper (a draft already in the corpus) is never its own must-cite
+            out.append([c for c in cands.values()
+                        if not same_paper_title(self.pool[c.row].get("title") or "", q.title)])
         return out, neigh, qvecs
 
     def _features(self, q: Doc, year: int | None, cands: list[Candidate], self_cites: set[str],

@@ -15,6 +15,7 @@ import numpy as np
 from ..retrieval.base import Doc
 from ..retrieval.bm25 import BM25Retriever
 from .labelled import LabelledPaper
+from .text import same_paper_title
 
 
 @dataclass
@@ -70,7 +71,8 @@ class NeighbourIndex:
             else:
                 scored = {pid: v[0] for pid, v in sims.items()}
             skip = exclude[i] if exclude else None
-            ranked = sorted(((p, s) for p, s in scored.items() if p != skip and s > 0),
+            ranked = sorted(((p, s) for p, s in scored.items()
+                             if p != skip and s > 0 and not same_paper_title(self.by_id[p].title, q.title)),
                             key=lambda kv: (-kv[1], kv[0]))
             out.append(ranked[:k])
         return out

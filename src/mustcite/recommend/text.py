@@ -40,3 +40,22 @@ def overlap(a: set[str], b: set[str]) -> float:
     if not a or not b:
         return 0.0
     return len(a & b) / len(a | b)
+
+
+def same_paper_title(a: str, b: str) -> bool:
+    """True when two titles name the same paper: equal after normalisation, one a truncation of the
+    other (at least four words), or nearly equal (rapidfuzz ratio >= 92). Used to keep a query's own
+    paper out of its neighbours and its recommendations."""
+    from rapidfuzz import fuzz
+
+    from ..corpus.records import normalize_title
+
+    x, y = normalize_title(a), normalize_title(b)
+    if not x or not y:
+        return False
+    if x == y:
+        return True
+    short, long_ = sorted((x, y), key=len)
+    if len(short.split()) >= 4 and long_.startswith(short):
+        return True
+    return fuzz.ratio(x, y) >= 92
