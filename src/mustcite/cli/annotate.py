@@ -1,19 +1,4 @@
-"""``mustcite annotate DIR``: must-cite labels for an extraction output folder (MasterSet Section 4).
-
-Reads every reference file ``DIR/<stem>.json`` written by ``mustcite extract`` and its metadata
-sidecar ``DIR/<stem>.meta.json`` (citing title and abstract), judges every citation instance for
-Type I and Type II (separate passes) with the chosen backend, computes Type III (mentioned at least
-``--mention-threshold`` times) and writes:
-
-- ``DIR/labels/<stem>.json``: the reference list with ``type1``, ``type2``, ``type3``, ``must_cite`` and
-  ``judge`` added to each item (same schema, validated).  The extraction output stays untouched, so
-  labels from several judges can sit side by side (copy the folder) and a rerun never edits input;
-- ``DIR/labels_summary.json``: counts per type, parse failures, calls, cache hits, tokens, cost and
-  cost per instance (in the paper's form: $619.41 for 2,005,387 instances ≈ $0.000309 each).
-
-LLM answers are cached in ``<work>/cache/judge.sqlite``: a rerun (or a run after a crash) repeats no
-call.  ``--dry-run`` only counts the calls a run would make and estimates their cost.
-"""
+"""``mustcite annotate DIR``: must-cite labels for an extraction folder (see :mod:`mustcite.labels.annotate`)."""
 
 from __future__ import annotations
 

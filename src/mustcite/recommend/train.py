@@ -79,27 +79,25 @@ def qrels_of(papers: list[LabelledPaper]) -> dict[str, dict[str, dict[str, int]]
 def evaluate(rec: Recommender, queries: list[dict[str, Any]], qrels: dict[str, dict[str, dict[str, int]]],
              top: int = 100, *, exclude_self: bool = False) -> dict[str, Any]:
     """Mean metrics per ground truth of the recommender's top ``top`` for ``queries``."""
-    from ..benchmark.evaluate import evaluate as ir_evaluate
 
     results = rec.recommend_many(queries, top=top, evidence=False, exclude_self=exclude_self)
-    run = {qid: {r.paper_id: float(len(rs) - i) for i, r in enumerate(rs)} for qid, rs in results.items()}
-    out: dict[str, Any] = {}
-    for gt, table in sorted(qrels.items()):
-        table = {q: d for q, d in table.items() if q in run}
-        if table:
-            out[gt] = {"queries": len(table)} | {m: round(v, 4) for m, v in
-                                                 ir_evaluate(run, table, EVAL_METRICS).items()}
-    return out
+    return _metrics({qid: [r.paper_id for r in rs] for qid, rs in results.items()}, qrels)
 
 
 def evaluate_bm25(rec: Recommender, queries: list[dict[str, Any]], qrels: dict[str, dict[str, dict[str, int]]],
                   top: int = 100) -> dict[str, Any]:
     """The same metrics for the recommender's own BM25 first stage alone (the baseline in the card)."""
-    from ..benchmark.evaluate import evaluate as ir_evaluate
     from ..retrieval.base import Doc
 
     hits = rec.bm25.search([Doc(str(q["id"]), q.get("title") or "", q.get("abstract") or "") for q in queries], k=top)
-    run = {qid: {pid: float(len(h) - i) for i, (pid, _) in enumerate(h)} for qid, h in hits.items()}
+    return _metrics({qid: [pid for pid, _ in h] for qid, h in hits.items()}, qrels)
+
+
+def _metrics(ranked: dict[str, list[str]], qrels: dict[str, dict[str, dict[str, int]]]) -> dict[str, Any]:
+    """Mean metrics per ground truth of ranked paper ids per query (queries absent from qrels skipped)."""
+    from ..benchmark.evaluate import evaluate as ir_evaluate
+
+    run = {qid: {pid: float(len(ids) - i) for i, pid in enumerate(ids)} for qid, ids in ranked.items()}
     out: dict[str, Any] = {}
     for gt, table in sorted(qrels.items()):
         table = {q: d for q, d in table.items() if q in run}
