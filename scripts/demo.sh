@@ -32,13 +32,15 @@ step "5/7 benchmark neurips-2024 (queries NeurIPS 2024, pool 2018-2023) and the 
 [ -f "$BENCH/manifest.json" ] || $MC benchmark build --recipe neurips-2024 --refs "$EXTRACT"
 $MC benchmark run --method bm25 --split test
 
-if $MC --help | grep -q recommend; then
-  step "6/7 train the recommender and recommend for a real NeurIPS 2024 paper"
-  [ -f "$WORK/models/recommender/card.json" ] || $MC train --no-dense   # dense: see README
-  $MC recommend --draft "$DATA/neurips/fulltext_2024/5zSCSE0k41.md.gz" --top 10
-  step "7/7 audit a real draft's bibliography"
-  $MC audit "$DATA/neurips/fulltext_2024/5zSCSE0k41.md.gz" --top 10
-fi
+step "6/7 train the recommender on every labelled paper, then recommend for a real NeurIPS 2024 paper"
+# the light model: BM25 + labelled-neighbour votes + tier models (`mustcite train` without
+# --no-dense adds MiniLM once the pool embeddings are cached; see README)
+[ -f "$WORK/models/recommender/card.json" ] || $MC train --no-dense
+$MC recommend --title "VASA-1: Lifelike Audio-Driven Talking Faces Generated in Real Time" \
+  --abstract "We introduce VASA, a framework for generating lifelike talking faces with appealing visual affective skills given a single static image and a speech audio clip." --top 10
+
+step "7/7 audit a real draft's bibliography (what must-cite papers does it lack?)"
+$MC audit "$DATA/neurips/fulltext_2024/5zSCSE0k41.md.gz" --top 10
 
 step "done in $((SECONDS - t0)) s"
 cat <<EOT
@@ -48,5 +50,6 @@ Results are under $WORK:
   labels              $EXTRACT/labels/<paper>.json, $EXTRACT/labels_summary.json
   label figure        $WORK/figures/label_distributions.png
   benchmark           $BENCH/ (manifest.json, qrels/, queries/, runs/)
-Next: mustcite retrieve --method bm25 --queries FILE.jsonl --top 20 --format json
+  recommender         $WORK/models/recommender/ (card.json: data, features, dev metrics)
+Next: .venv/bin/mustcite recommend --queries FILE.jsonl --format json   (or: .venv/bin/mustcite serve --port 8000)
 EOT
