@@ -11,7 +11,7 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export MUSTCITE_WORK ?= $(abspath $(WORK))
 
-.PHONY: venv demo test test-fast browser-deps clean bench
+.PHONY: venv demo test test-all browser-deps clean bench
 
 # The stamp is rebuilt when pyproject.toml changes. torch==2.13.0 (CPU build) goes in first so that
 # nothing else pulls a CUDA build.
@@ -41,8 +41,11 @@ test: venv browser-deps
 test-all: venv
 	$(PY) -m pytest -q tests
 
+# The quick benchmark scripts (each writes benchmarks/results/<name>.json). Not included: the local
+# LLM judge (benchmarks/local_judge_multicite.py, about an hour on 2 cores).
+BENCHES := corpus_build extract_markdown_quality extract_throughput extract_pdf_gold offline_judge_multicite annotate_throughput retrieval_speed recommend_latency
 bench: venv
-	for f in benchmarks/*.py; do $(PY) $$f || exit 1; done
+	for b in $(BENCHES); do $(PY) benchmarks/$$b.py || exit 1; done
 
 clean:
 	rm -rf $(WORK) .pytest_cache
