@@ -42,8 +42,8 @@ TIER_MIN = 0.1
 
 @dataclass
 class RecommenderConfig:
-    first_k: int = 100        # hits taken from each first-stage retriever
-    vote_k: int = 100         # voted papers added to the candidates
+    first_k: int = 200        # hits taken from each first-stage retriever (tuned on dev: 100 -> 200)
+    vote_k: int = 300         # voted papers added to the candidates (tuned on dev: 100 -> 300)
     neighbours: int = 20      # labelled neighbours per query
     rrf_k: int = 60
     dense: bool = True
