@@ -4,10 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
-import time
-from collections import Counter
 from pathlib import Path
-from typing import Any
 
 import typer
 

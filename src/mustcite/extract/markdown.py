@@ -207,7 +207,7 @@ def _garbage(text: str) -> bool:
 def _decide_style(entries: list[RefEntry], body_counts: dict[str, int]) -> tuple[str, int]:
     n = len(entries)
     n_tag = sum(e.tag is not None for e in entries)
-    num, ay, alpha = body_counts["numeric"], body_counts["author-year"], body_counts["alpha"]
+    num, ay = body_counts["numeric"], body_counts["author-year"]
     if n_tag > 0.3 * n:
         return "alpha", n_tag
     if num >= ay or sum(e.number is not None for e in entries) > n / 2 and num > 0.5 * ay:

@@ -19,39 +19,18 @@ from typing import Any
 
 from ..config import Workspace
 from ..corpus.records import normalize_title
-from ..errors import DataMissingError, MustciteError
+from ..errors import DataMissingError
 from ..io import iter_jsonl
 from .labelled import LabelledPaper, from_qrels, load_reference_dir
+from ..retrieval.base import load_pool
 from .method import Recommender, RecommenderConfig
 
 EVAL_METRICS = ("MAP", "MRR", "nDCG@10", "R@50", "R@100", "HR@10")
-POOL_COLUMNS = ("paper_id", "title", "abstract", "authors", "venue", "year", "url", "pdf")
 
 
 def model_dir(work: str | Path | None = None) -> Path:
     """``<work>/models/recommender``: where ``mustcite train`` writes and ``recommend`` reads."""
     return Workspace.resolve(work).root / "models" / "recommender"
-
-
-def load_pool(path: str | Path, years: tuple[int, int] | None = None) -> list[dict[str, Any]]:
-    """Pool papers (dicts with :data:`POOL_COLUMNS` where present) from a Parquet file."""
-    import pyarrow.parquet as pq
-
-    path = Path(path)
-    if not path.is_file():
-        raise DataMissingError("pool file not found", path=path,
-                               hint="build the corpus (`mustcite corpus build`) or pass --pool FILE")
-    try:
-        names = pq.read_schema(path).names
-        table = pq.read_table(path, columns=[c for c in POOL_COLUMNS if c in names])
-    except Exception as exc:  # pyarrow raises several types for a bad file
-        raise MustciteError(f"cannot read pool Parquet: {exc}", path=path) from None
-    if "paper_id" not in table.column_names or "title" not in table.column_names:
-        raise MustciteError("pool Parquet needs columns paper_id and title", path=path)
-    rows = table.to_pylist()
-    if years:
-        rows = [r for r in rows if r.get("year") and years[0] <= r["year"] <= years[1]]
-    return rows
 
 
 def _hash_fraction(key: str, seed: int) -> float:

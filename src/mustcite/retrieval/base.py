@@ -98,31 +98,37 @@ def read_queries(path: str | Path) -> list[Doc]:
     return out
 
 
-POOL_COLUMNS = ("paper_id", "title", "abstract", "venue", "year")
+#: the columns of a pool paper that retrieval, its output and the recommender read
+POOL_COLUMNS = ("paper_id", "title", "abstract", "authors", "venue", "year", "url", "pdf")
 
 
-def load_pool(path: str | Path) -> list[dict[str, Any]]:
-    """Pool papers from a Parquet (corpus or benchmark pool) or JSONL file, as dicts."""
+def load_pool(path: str | Path, years: tuple[int, int] | None = None) -> list[dict[str, Any]]:
+    """Pool papers from a Parquet (corpus or benchmark pool) or JSONL file, as dicts with the
+    :data:`POOL_COLUMNS` the file has; ``years=(first, last)`` keeps papers of those years."""
     path = Path(path)
-    if not path.exists():
+    if not path.is_file():
         raise DataMissingError(f"pool file {path} does not exist",
-                               hint="build the benchmark (`mustcite benchmark build`) or pass --pool FILE")
+                               hint="build the corpus (`mustcite corpus build`) or the benchmark "
+                                    "(`mustcite benchmark build`), or pass --pool FILE")
     if path.suffix == ".parquet":
         import pyarrow.parquet as pq
 
         try:
-            table = pq.read_table(path)
+            names = pq.read_schema(path).names
+            table = pq.read_table(path, columns=[c for c in POOL_COLUMNS if c in names])
         except Exception as exc:  # pyarrow raises several types for corrupt files
             raise MustciteError(f"cannot read Parquet: {exc}", path=path) from None
-        cols = [c for c in POOL_COLUMNS if c in table.column_names]
-        if "paper_id" not in cols or "title" not in cols:
+        if "paper_id" not in table.column_names or "title" not in table.column_names:
             raise MustciteError("pool Parquet needs columns paper_id and title", path=path)
-        return table.select(cols).to_pylist()
-    rows = []
-    for lineno, obj in iter_jsonl(path):
-        if not obj.get("paper_id") or not isinstance(obj.get("title"), str):
-            raise MustciteError("pool record needs 'paper_id' and 'title'", path=path, line=lineno)
-        rows.append(obj)
+        rows = table.to_pylist()
+    else:
+        rows = []
+        for lineno, obj in iter_jsonl(path):
+            if not obj.get("paper_id") or not isinstance(obj.get("title"), str):
+                raise MustciteError("pool record needs 'paper_id' and 'title'", path=path, line=lineno)
+            rows.append(obj)
+    if years:
+        rows = [r for r in rows if r.get("year") and years[0] <= r["year"] <= years[1]]
     return rows
 
 
