@@ -11,14 +11,13 @@ to get it; ``check(dataset_id, data_dir)`` also verifies sha256. Used by ``mustc
 
 from __future__ import annotations
 
-import gzip
-import hashlib
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from .errors import DataMissingError, MustciteError, UsageError
+from .io import sha256_file
 
 GITHUB = "https://github.com"
 RAW = "https://raw.githubusercontent.com"
@@ -210,18 +209,6 @@ class CheckResult:
                 "missing": self.missing, "mismatched": self.mismatched}
 
 
-def _sha256(path: Path, of: str) -> str:
-    h = hashlib.sha256()
-    opener = gzip.open if of == "gunzip" else open
-    try:
-        with opener(path, "rb") as fh:
-            for chunk in iter(lambda: fh.read(1 << 20), b""):
-                h.update(chunk)
-    except (OSError, EOFError) as exc:
-        raise MustciteError(f"cannot read: {exc}", path=path) from None
-    return h.hexdigest()
-
-
 def check(dataset_id: str, data_dir: str | Path, *, verify: bool = True) -> CheckResult:
     """Which files are missing and (``verify``) which do not match their sha256."""
     data_dir = Path(data_dir)
@@ -232,7 +219,7 @@ def check(dataset_id: str, data_dir: str | Path, *, verify: bool = True) -> Chec
         if not p.is_file():
             res.missing.append(f.path)
         elif verify and f.sha256:
-            if _sha256(p, f.sha256_of) == f.sha256:
+            if sha256_file(p, gunzip=f.sha256_of == "gunzip") == f.sha256:
                 res.verified += 1
             else:
                 res.mismatched.append(f.path)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+import hashlib
 import json
 import os
 import tempfile
@@ -94,3 +95,16 @@ def write_jsonl(path: str | Path, rows) -> int:
         n += 1
     atomic_write_text(path, "\n".join(parts) + ("\n" if parts else ""))
     return n
+
+
+def sha256_file(path: str | Path, *, gunzip: bool = False) -> str:
+    """sha256 hex of a file's bytes (of its gunzipped content with ``gunzip=True``), read in 1 MiB blocks."""
+    h = hashlib.sha256()
+    opener = gzip.open if gunzip else open
+    try:
+        with opener(path, "rb") as fh:
+            for block in iter(lambda: fh.read(1 << 20), b""):
+                h.update(block)
+    except (OSError, EOFError) as exc:
+        raise MustciteError(f"cannot read: {exc}", path=path) from None
+    return h.hexdigest()

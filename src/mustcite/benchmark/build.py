@@ -34,7 +34,7 @@ from ..corpus.records import VENUES, make_paper_id, normalize_title
 from ..errors import DataMissingError, MustciteError
 from ..extract.records import validate_reference_list
 from ..extract.run import iter_reference_files
-from ..io import atomic_write_json, write_jsonl
+from ..io import atomic_write_json, sha256_file, write_jsonl
 from .recipes import GROUND_TRUTHS, SPLITS, Recipe
 from .trec import write_qrels
 
@@ -98,14 +98,6 @@ class CitingPaper:
     paper_id: str
     in_corpus: bool
     cited: dict[str, PairLabels]
-
-
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def load_corpus(path: str | Path) -> dict[str, dict[str, Any]]:
@@ -313,7 +305,7 @@ def build_benchmark(recipe: Recipe, *, corpus_path: str | Path, ref_dirs: list[s
         "version": recipe.version,
         "built_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "build_seconds": round(time.time() - t0, 2),
-        "inputs": {"corpus": str(corpus_path), "corpus_sha256": _sha256(Path(corpus_path)),
+        "inputs": {"corpus": str(corpus_path), "corpus_sha256": sha256_file(Path(corpus_path)),
                    "corpus_papers": len(corpus), "ref_dirs": [str(d) for d in ref_dirs],
                    "citing_papers": len(citing), "citing_in_corpus": sum(c.in_corpus for c in citing),
                    "target_venue_citing_papers": len(target_citing),
@@ -333,7 +325,7 @@ def build_benchmark(recipe: Recipe, *, corpus_path: str | Path, ref_dirs: list[s
                    "type2_min": recipe.type2_min, "type3_min_mentions": recipe.type3_min_mentions,
                    "pairs": len(labels)},
         "counts": counts,
-        "files": {str(p.relative_to(out)): _sha256(p) for p in files},
+        "files": {str(p.relative_to(out)): sha256_file(p) for p in files},
     }
     atomic_write_json(out / "manifest.json", manifest)
     return manifest

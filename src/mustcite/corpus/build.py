@@ -9,7 +9,6 @@ previous store as it was.
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import time
 from collections import Counter
@@ -22,7 +21,7 @@ from tqdm import tqdm
 
 from ..config import Workspace
 from ..errors import DataMissingError
-from ..io import atomic_write_json
+from ..io import atomic_write_json, sha256_file
 from .dedup import dedup
 from .importers import ImportedRecord, import_file, list_source_files
 from .records import VENUES
@@ -64,14 +63,6 @@ class BuildReport:
     def from_dict(cls, d: dict[str, Any]) -> "BuildReport":
         known = set(cls.__dataclass_fields__)
         return cls(**{k: v for k, v in d.items() if k in known})
-
-
-def sha256_file(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 def _by_venue_year(papers) -> list[dict[str, Any]]:
