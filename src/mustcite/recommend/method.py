@@ -33,11 +33,23 @@ from .rerank import FEATURES, Candidate, as_matrix, feature_row
 from .text import same_paper_title, terms
 from .tiers import TierModels
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 MAX_TEXT = 20000          # characters of title + abstract a query may have
 #: A result is labelled with its likeliest must-cite type (I/II/III) when that probability reaches
 #: this; otherwise "must-cite" (if P(must-cite) does) or plain "cited".
 TIER_MIN = 0.1
+
+
+#: Signals an ablation can switch off, and the reranker features each one owns.
+ABLATABLE: dict[str, tuple[str, ...]] = {
+    "bm25": ("bm25_score", "bm25_rr"),
+    "neighbours": ("vote_score", "vote_must_score", "vote_count", "vote_must_count", "vote_best_sim", "vote_share"),
+    "citers": ("citer_max_sim", "citer_top3_sim", "must_citer_max_sim"),
+    "popularity": ("log_cite_count", "log_must_count"),
+    "metadata": ("year_gap", "venue_neurips", "venue_icml", "venue_iclr", "title_overlap",
+                 "title_terms_matched", "has_abstract"),
+    "tiers": (),   # no learned models: rank by fused rank + votes
+}
 
 
 @dataclass
@@ -45,10 +57,20 @@ class RecommenderConfig:
     first_k: int = 200        # hits taken from each first-stage retriever (tuned on dev: 100 -> 200)
     vote_k: int = 300         # voted papers added to the candidates (tuned on dev: 100 -> 300)
     neighbours: int = 20      # labelled neighbours per query
+    popular_k: int = 0        # the most-cited labelled citations always among the candidates (0: off)
     rrf_k: int = 60
     dense: bool = True
     query_year: int | None = None   # year assumed for queries that give none (default: newest pool/labelled year)
     seed: int = 0
+    #: signals switched off, for ablations: any of ABLATABLE (``dense`` is switched off by dense=False)
+    disable: tuple[str, ...] = ()
+
+    def __post_init__(self):
+        self.disable = tuple(self.disable)
+        unknown = set(self.disable) - set(ABLATABLE)
+        if unknown:
+            raise UsageError(f"unknown signal(s) to disable: {', '.join(sorted(unknown))}; "
+                             f"known: {', '.join(ABLATABLE)}")
 
 
 @dataclass
@@ -134,6 +156,14 @@ class Recommender:
             rec.config.query_year = max(years) if years else None
         return rec
 
+    def _popular(self) -> list[str]:
+        """The ``popular_k`` pool papers most cited by the labelled papers (generic must-cites:
+        optimisers, architectures, datasets), always considered."""
+        if getattr(self, "_popular_ids", None) is None:
+            counts = self.nindex.cite_count
+            self._popular_ids = sorted(counts, key=lambda pid: (-counts[pid], pid))[: self.config.popular_k]
+        return self._popular_ids
+
     def _terms_of_titles(self) -> list[set[str]]:
         if self._title_terms is None:
             self._title_terms = [set(terms(p.get("title") or "")) for p in self.pool]
@@ -175,10 +205,14 @@ class Recommender:
         qvecs = None
         if self.pool_vecs is not None:
             qvecs = self.encoder.embed([q.text for q in queries], desc="encoding queries").astype(np.float32)
-        neigh = self.nindex.neighbours(queries, qvecs, cfg.neighbours, exclude)
+        sims = self.nindex.similarities(queries, qvecs, exclude)
+        neigh = self.nindex.neighbours(queries, qvecs, cfg.neighbours, exclude, sims=sims)
+        popular = self._popular()
         out = []
         for i, q in enumerate(queries):
-            runs: dict[str, list[tuple[str, float]]] = {"bm25": bm.get(q.id, [])}
+            runs: dict[str, list[tuple[str, float]]] = {}
+            if "bm25" not in cfg.disable:
+                runs["bm25"] = bm.get(q.id, [])
             cos = None
             if qvecs is not None:
                 cos = self.pool_vecs @ qvecs[i]
@@ -193,15 +227,20 @@ class Recommender:
                     c.sources.append(name)
             for pid, s in rrf(runs, k=cfg.rrf_k):
                 cands[pid].rrf = s
-            votes = self.nindex.votes(neigh[i])
+            votes = self.nindex.votes(neigh[i]) if "neighbours" not in cfg.disable else {}
             for pid, v in sorted(votes.items(), key=lambda kv: (-kv[1].score, kv[0]))[: cfg.vote_k]:
                 c = cands.setdefault(pid, Candidate(pid, self.row[pid]))
                 c.sources.append("neighbours")
+            for pid in ([] if "popularity" in cfg.disable else popular):
+                cands.setdefault(pid, Candidate(pid, self.row[pid])).sources.append("popular")
+            total_sim = sum(sim for _, sim in neigh[i]) or 1.0
             for pid, c in cands.items():
                 if pid in votes:
                     c.vote = votes[pid]
+                    c.vote_share = votes[pid].score / total_sim
                 if cos is not None:
                     c.dense_cos = float(cos[c.row])
+                c.citer = self.nindex.citer_similarity(sims[i], pid)
             # the query's own paper (a draft already in the corpus) is never its own must-cite
             out.append([c for c in cands.values()
                         if not same_paper_title(self.pool[c.row].get("title") or "", q.title)])
@@ -219,7 +258,11 @@ class Recommender:
             rows.append(feature_row(c, query_year=year or self.config.query_year, cand_year=p.get("year"),
                                     venue=p.get("venue") or "", has_abstract=bool(p.get("abstract")),
                                     query_terms=qt, title_terms=tt[c.row], cite_count=cc, must_count=mc))
-        return as_matrix(rows)
+        X = as_matrix(rows)
+        masked = [FEATURES.index(f) for sig in self.config.disable for f in ABLATABLE[sig]]
+        if masked:
+            X[:, masked] = 0.0
+        return X
 
     # ------------------------------------------------------------------ training
     def fit(self, train: list[LabelledPaper] | None = None, *, batch: int = 64) -> "TierModels":
@@ -256,19 +299,15 @@ class Recommender:
         return self.tiers
 
     # ------------------------------------------------------------------ recommending
-    def recommend_many(self, queries: list[Any], top: int = 20, *, evidence: bool = True,
-                       exclude_self: bool = False) -> dict[str, list[Recommendation]]:
-        """Ranked recommendations per query id. Queries: dicts ``{"id","title","abstract"[, "year"]}``."""
-        if top < 1:
-            raise UsageError("top must be at least 1")
+    def _scored(self, queries: list[Any], exclude_self: bool):
+        """Parsed queries, their candidates, feature matrices and per-tier probabilities (one array
+        per tier over all candidates of all queries, in order)."""
         parsed = [_query(q, i) for i, q in enumerate(queries)]
         docs = [d for d, _ in parsed]
         if len({d.id for d in docs}) != len(docs):
             raise MustciteError("duplicate query ids")
         exclude = [d.id for d in docs] if exclude_self else None
-        cands, neigh, _ = self._candidates(docs, exclude=exclude)
-        out: dict[str, list[Recommendation]] = {}
-        main = self.tiers.main
+        cands, _, _ = self._candidates(docs, exclude=exclude)
         feats = []
         for (d, year), cs in zip(parsed, cands):
             lab = self.nindex.by_id.get(d.id) if exclude_self else None
@@ -276,7 +315,28 @@ class Recommender:
             own_must = {c.paper_id for c in lab.cites if c.flags()["must_cite"]} if lab else set()
             feats.append(self._features(d, year, cs, own, own_must))
         X_all = np.vstack(feats) if feats else as_matrix([])
-        probs_all = self.tiers.predict(X_all)      # one call for the whole batch
+        return parsed, cands, feats, self.tiers.predict(X_all)   # one model call for the whole batch
+
+    def _ranking_score(self, X: np.ndarray, probs: dict[str, np.ndarray], tier: str | None) -> np.ndarray:
+        tier = tier or self.tiers.main
+        if tier in probs and "tiers" not in self.config.disable:
+            return probs[tier]
+        # untrained: fused rank plus neighbour votes
+        return X[:, FEATURES.index("rrf")] * 30 + X[:, FEATURES.index("vote_score")]
+
+    def recommend_many(self, queries: list[Any], top: int = 20, *, evidence: bool = True,
+                       exclude_self: bool = False, rank_by: str | None = None) -> dict[str, list[Recommendation]]:
+        """Ranked recommendations per query id. Queries: dicts ``{"id","title","abstract"[, "year"]}``.
+
+        Results are ordered by the main tier's probability (must-cite once trained), or by
+        ``rank_by`` (``type1``, ``type2``, ``type3``, ``must_cite`` or ``cited``) when given.
+        """
+        if top < 1:
+            raise UsageError("top must be at least 1")
+        if rank_by is not None and rank_by not in TIERS:
+            raise UsageError(f"rank_by must be one of {', '.join(TIERS)}")
+        parsed, cands, feats, probs_all = self._scored(queries, exclude_self)
+        out: dict[str, list[Recommendation]] = {}
         start = 0
         for (d, year), cs, X in zip(parsed, cands, feats):
             sl = slice(start, start + len(cs))
@@ -285,14 +345,28 @@ class Recommender:
                 out[d.id] = []
                 continue
             probs = {t: p[sl] for t, p in probs_all.items()}
-            if main:
-                score = probs[main]
-            else:   # untrained: fused rank plus neighbour votes
-                score = X[:, FEATURES.index("rrf")] * 30 + X[:, FEATURES.index("vote_score")]
+            score = self._ranking_score(X, probs, rank_by)
             order = sorted(range(len(cs)), key=lambda j: (-float(score[j]), cs[j].paper_id))[:top]
             qterms = terms(d.text) if evidence else {}
             out[d.id] = [self._result(cs[j], float(score[j]), {t: float(p[j]) for t, p in probs.items()},
                                       qterms, evidence) for j in order]
+        return out
+
+    def rank_ids(self, queries: list[Any], tiers: tuple[str, ...] = TIERS, top: int = 100, *,
+                 exclude_self: bool = False) -> dict[str, dict[str, list[str]]]:
+        """``{tier: {query id: [paper_id, ...]}}``, each ranked by that tier's probability (for
+        evaluating every ground truth with its matching score, from one scoring pass)."""
+        parsed, cands, feats, probs_all = self._scored(queries, exclude_self)
+        out: dict[str, dict[str, list[str]]] = {t: {} for t in tiers}
+        start = 0
+        for (d, _), cs, X in zip(parsed, cands, feats):
+            sl = slice(start, start + len(cs))
+            start += len(cs)
+            probs = {t: p[sl] for t, p in probs_all.items()}
+            for t in tiers:
+                score = self._ranking_score(X, probs, t)
+                order = sorted(range(len(cs)), key=lambda j: (-float(score[j]), cs[j].paper_id))[:top]
+                out[t][d.id] = [cs[j].paper_id for j in order]
         return out
 
     def recommend(self, title: str, abstract: str = "", top: int = 20, *, year: int | None = None,

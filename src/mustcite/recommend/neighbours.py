@@ -1,9 +1,10 @@
 """Nearest labelled neighbours of a query and the votes they cast for the papers they cite.
 
-Neighbours are found by BM25 over the labelled papers' title + abstract (scores divided by the
-query's best score) and, when the recommender has a dense encoder, by cosine similarity; a
-neighbour's similarity is the mean of the two. Each neighbour votes for every pool paper it cites
+A query's similarity to a labelled paper is the mean of BM25 over title + abstract (divided by
+the query's best score) and, when the recommender has a dense encoder, the cosine similarity. Each neighbour votes for every pool paper it cites
 with ``similarity x tier weight`` (:meth:`CitedPaper.weight`), so must-cite citations count more.
+Beyond the nearest ``k``, :meth:`NeighbourIndex.citer_similarity` says how close the query is to
+*any* labelled paper citing a candidate (item-based collaborative filtering).
 """
 
 from __future__ import annotations
@@ -43,39 +44,79 @@ class NeighbourIndex:
         # how often each pool paper is cited / must-cited among all labelled papers
         self.cite_count: dict[str, int] = {}
         self.must_count: dict[str, int] = {}
-        for p in labelled:
+        citers: dict[str, list[int]] = {}
+        must: dict[str, list[bool]] = {}
+        for row, p in enumerate(labelled):
             for c in p.cites:
                 self.cite_count[c.paper_id] = self.cite_count.get(c.paper_id, 0) + 1
-                if c.flags()["must_cite"]:
+                m = bool(c.flags()["must_cite"])
+                if m:
                     self.must_count[c.paper_id] = self.must_count.get(c.paper_id, 0) + 1
+                citers.setdefault(c.paper_id, []).append(row)
+                must.setdefault(c.paper_id, []).append(m)
+        # labelled rows citing each pool paper, and which of them must-cite it
+        self.citers = {pid: np.asarray(rows, dtype=np.int64) for pid, rows in citers.items()}
+        self.citer_must = {pid: np.asarray(m, dtype=bool) for pid, m in must.items()}
+
+    def similarities(self, queries: list[Doc], qvecs: np.ndarray | None,
+                     exclude: list[str | None] | None = None) -> np.ndarray:
+        """Similarity of every query to every labelled paper, ``(len(queries), len(labelled))``.
+
+        The mean of BM25 (divided by the query's best score) and, with vectors, the cosine (floored
+        at 0). A query's own paper (``exclude``, or the same title) gets -1 and is left out *before*
+        BM25 is normalised: under leave-one-out a training query's best BM25 hit is itself, and
+        dividing by that score would shrink every other similarity (training and serving features
+        would then differ).
+        """
+        n = len(self.labelled)
+        out = np.zeros((len(queries), n), dtype=np.float32)
+        bm = self._bm25.search(queries, k=n)
+        use_dense = qvecs is not None and self.vectors is not None
+        for i, q in enumerate(queries):
+            raw = np.zeros(n, dtype=np.float32)
+            hits = bm.get(q.id, [])
+            if hits:
+                raw[[self._row[pid] for pid, _ in hits]] = [sc for _, sc in hits]
+            cos = np.maximum(self.vectors @ qvecs[i], 0.0) if use_dense else None
+            own = [self._row[exclude[i]]] if exclude and exclude[i] in self._row else []
+            # the same paper under another id (a draft already labelled): top hits with the same title
+            close = raw if cos is None else cos
+            for j in np.argsort(-close, kind="stable")[:5]:
+                if close[j] > 0 and same_paper_title(self.labelled[int(j)].title, q.title):
+                    own.append(int(j))
+            raw[own] = 0.0
+            top = raw.max()
+            out[i] = raw / top if top > 0 else raw
+            if cos is not None:
+                out[i] = (out[i] + cos) / 2
+            out[i, own] = -1.0
+        return out
 
     def neighbours(self, queries: list[Doc], qvecs: np.ndarray | None, k: int,
-                   exclude: list[str | None] | None = None) -> list[list[tuple[str, float]]]:
+                   exclude: list[str | None] | None = None, sims: np.ndarray | None = None,
+                   ) -> list[list[tuple[str, float]]]:
         """Top ``k`` labelled neighbours per query as ``(labelled id, similarity)``, best first."""
-        depth = min(len(self.labelled), 3 * k + 1)
-        bm = self._bm25.search(queries, k=depth)
+        sims = self.similarities(queries, qvecs, exclude) if sims is None else sims
         out = []
-        for i, q in enumerate(queries):
-            sims: dict[str, list[float]] = {}
-            hits = bm.get(q.id, [])
-            top = hits[0][1] if hits else 0.0
-            for pid, s in hits:
-                sims.setdefault(pid, [0.0, 0.0])[0] = s / top if top > 0 else 0.0
-            if qvecs is not None and self.vectors is not None:
-                cos = self.vectors @ qvecs[i]
-                for j in np.argsort(-cos, kind="stable")[:depth]:
-                    sims.setdefault(self.labelled[int(j)].id, [0.0, 0.0])[1] = max(0.0, float(cos[j]))
-                for pid, v in sims.items():   # exact cosine for BM25-only hits as well
-                    v[1] = max(0.0, float(cos[self._row[pid]]))
-                scored = {pid: (v[0] + v[1]) / 2 for pid, v in sims.items()}
-            else:
-                scored = {pid: v[0] for pid, v in sims.items()}
-            skip = exclude[i] if exclude else None
-            ranked = sorted(((p, s) for p, s in scored.items()
-                             if p != skip and s > 0 and not same_paper_title(self.by_id[p].title, q.title)),
-                            key=lambda kv: (-kv[1], kv[0]))
-            out.append(ranked[:k])
+        for row in sims:
+            top = np.flatnonzero(row > 0)
+            top = top[np.lexsort((top, -row[top]))][:k]
+            out.append([(self.labelled[int(j)].id, float(row[j])) for j in top])
         return out
+
+    def citer_similarity(self, sims: np.ndarray, paper_id: str) -> tuple[float, float, float]:
+        """(best, mean of the best 3, best must-citing) similarity of the query to the labelled
+        papers that cite ``paper_id`` (its own paper excluded through ``sims``)."""
+        rows = self.citers.get(paper_id)
+        if rows is None:
+            return 0.0, 0.0, 0.0
+        s = sims[rows]
+        keep = s >= 0                      # -1: the query's own paper (leave-one-out)
+        s, must = s[keep], s[keep & self.citer_must[paper_id]]
+        if not len(s):
+            return 0.0, 0.0, 0.0
+        top3 = np.sort(s)[-3:]
+        return float(s.max()), float(top3.mean()), float(must.max()) if len(must) else 0.0
 
     def votes(self, neighbours: list[tuple[str, float]]) -> dict[str, Vote]:
         out: dict[str, Vote] = {}

@@ -18,6 +18,7 @@ FEATURES: tuple[str, ...] = (
     "vote_score", "vote_must_score", "vote_count", "vote_must_count", "vote_best_sim",
     "log_cite_count", "log_must_count", "year_gap", "venue_neurips", "venue_icml", "venue_iclr",
     "title_overlap", "title_terms_matched", "has_abstract",
+    "vote_share", "citer_max_sim", "citer_top3_sim", "must_citer_max_sim",
 )
 
 
@@ -32,6 +33,8 @@ class Candidate:
     dense_cos: float = float("nan")
     rrf: float = 0.0
     vote: Vote = field(default_factory=Vote)
+    vote_share: float = 0.0                    # vote score / summed similarity of the neighbours
+    citer: tuple[float, float, float] = (0.0, 0.0, 0.0)   # NeighbourIndex.citer_similarity
     sources: list[str] = field(default_factory=list)
 
 
@@ -47,6 +50,7 @@ def feature_row(c: Candidate, *, query_year: int | None, cand_year: int | None, 
         math.log1p(max(cite_count, 0)), math.log1p(max(must_count, 0)), gap,
         float(venue == "NeurIPS"), float(venue == "ICML"), float(venue == "ICLR"),
         overlap(query_terms, title_terms), float(len(query_terms & title_terms)), float(has_abstract),
+        c.vote_share, *c.citer,
     ]
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -55,12 +56,27 @@ def qrels_of(papers: list[LabelledPaper]) -> dict[str, dict[str, dict[str, int]]
     return out
 
 
-def evaluate(rec: Recommender, queries: list[dict[str, Any]], qrels: dict[str, dict[str, dict[str, int]]],
-             top: int = 100, *, exclude_self: bool = False) -> dict[str, Any]:
-    """Mean metrics per ground truth of the recommender's top ``top`` for ``queries``."""
+#: The tier probability that ranks the results evaluated against each ground truth.
+TIER_OF_TRUTH = {"cited": "cited", "mustcite": "must_cite", "type1": "type1", "type2": "type2", "type3": "type3"}
 
-    results = rec.recommend_many(queries, top=top, evidence=False, exclude_self=exclude_self)
-    return _metrics({qid: [r.paper_id for r in rs] for qid, rs in results.items()}, qrels)
+
+def evaluate(rec: Recommender, queries: list[dict[str, Any]], qrels: dict[str, dict[str, dict[str, int]]],
+             top: int = 100, *, exclude_self: bool = False, matched: bool = True) -> dict[str, Any]:
+    """Mean metrics per ground truth of the recommender's top ``top`` for ``queries``.
+
+    ``matched``: each ground truth is scored on the ranking by its own tier's probability (cited by
+    P(cited), Type I by P(Type I)...); otherwise every ground truth sees the one default ranking.
+    """
+    if not matched:
+        results = rec.recommend_many(queries, top=top, evidence=False, exclude_self=exclude_self)
+        return _metrics({qid: [r.paper_id for r in rs] for qid, rs in results.items()}, qrels)
+    tiers = tuple(t for t in dict.fromkeys(TIER_OF_TRUTH.values()) if t in rec.tiers.models) or (None,)
+    ranked = rec.rank_ids(queries, tiers, top=top, exclude_self=exclude_self)
+    out: dict[str, Any] = {}
+    for gt, table in qrels.items():
+        tier = TIER_OF_TRUTH.get(gt)
+        out |= _metrics(ranked[tier if tier in ranked else tiers[0]], {gt: table})
+    return dict(sorted(out.items()))
 
 
 def evaluate_bm25(rec: Recommender, queries: list[dict[str, Any]], qrels: dict[str, dict[str, dict[str, int]]],
@@ -149,48 +165,81 @@ def _read_split(bench: Path, split: str) -> tuple[list[dict[str, Any]], dict[str
     return queries, qrels
 
 
+@dataclass
+class BenchmarkData:
+    """What a train-only recommender of a built benchmark sees, and what it is scored on."""
+
+    pool: list[dict[str, Any]]
+    train: list[LabelledPaper]          # the train queries, with their qrels as labels
+    extra: list[LabelledPaper]          # --refs papers from before the query year (neighbours)
+    splits: dict[str, tuple[list[dict[str, Any]], dict[str, dict[str, dict[str, int]]]]]
+
+    @property
+    def labelled(self) -> list[LabelledPaper]:
+        return self.train + self.extra
+
+
+def benchmark_data(bench: str | Path, refs: list[str | Path] = ()) -> BenchmarkData:
+    """Pool, train queries (as labelled papers), extra labelled papers and dev/test of ``bench``."""
+    bench = Path(bench)
+    pool = load_pool(bench / "pool.parquet")
+    pool_ids = {p["paper_id"] for p in pool}
+    splits = {"train": _read_split(bench, "train"), "dev": _read_split(bench, "dev")}
+    if (bench / "queries" / "test.jsonl").exists():
+        splits["test"] = _read_split(bench, "test")
+    train_q, train_qrels = splits["train"]
+    held_q = [q for name in ("dev", "test") if name in splits for q in splits[name][0]]
+    held = {str(q["id"]) for q in held_q}
+    train = from_qrels(train_q, train_qrels, source=f"{bench.name}:train")
+    # a reference folder names papers by file stem, the benchmark by corpus paper_id: match on the
+    # normalised title too, so no dev/test query leaks in and no train query counts twice
+    held_titles = {normalize_title(q.get("title")) for q in held_q}
+    known = {p.id for p in train} | {normalize_title(p.title) for p in train}
+    extra = [p for p in load_refs(list(refs), pool_ids)
+             if p.id not in held and normalize_title(p.title) not in held_titles] if refs else []
+    extra = [p for p in extra if p.id not in known and normalize_title(p.title) not in known]
+    # as in MasterSet, extra labelled papers come from before the query year (the pool's years)
+    query_years = [q.get("year") for q in train_q + held_q if isinstance(q.get("year"), int)]
+    if query_years:
+        extra = [p for p in extra if p.year is None or p.year < min(query_years)]
+    return BenchmarkData(pool, train, extra, splits)
+
+
+def build_benchmark_model(data: BenchmarkData, config: RecommenderConfig, *, fit_extra: bool = False,
+                          cache_dir: str | Path | None = None) -> Recommender:
+    """Index ``data`` and fit the tier models: on the train queries only unless ``fit_extra`` (the
+    --refs papers are neighbours whose citations vote, but they come from an earlier year)."""
+    rec = Recommender.build(data.pool, data.labelled, config, cache_dir=cache_dir)
+    extra_ids = {p.id for p in data.extra}
+    rec.fit(None if fit_extra else [p for p in rec.labelled if p.id not in extra_ids])
+    return rec
+
+
 def train_benchmark(bench: str | Path, out: str | Path, *, refs: list[str | Path] = (), dense: bool = True,
                     seed: int = 0, eval_test: bool = False, cache_dir: str | Path | None = None,
+                    config: RecommenderConfig | None = None, fit_extra: bool = False,
                     log=print) -> dict[str, Any]:
     """Train-only model for a built benchmark; metrics on dev (and test when ``eval_test``)."""
     from .card import write_card
 
     t0 = time.perf_counter()
     bench = Path(bench)
-    pool_path = bench / "pool.parquet"
-    pool = load_pool(pool_path)
-    pool_ids = {p["paper_id"] for p in pool}
-    train_q, train_qrels = _read_split(bench, "train")
-    dev_q, dev_qrels = _read_split(bench, "dev")
-    held = {str(q["id"]) for q in dev_q}
-    test_q: list[dict[str, Any]] = []
-    if eval_test or (bench / "queries" / "test.jsonl").exists():
-        test_q, test_qrels = _read_split(bench, "test")
-        held |= {str(q["id"]) for q in test_q}
-    labelled = from_qrels(train_q, train_qrels, source=f"{bench.name}:train")
-    # a reference folder names papers by file stem, the benchmark by corpus paper_id: match on the
-    # normalised title too, so no dev/test query leaks in and no train query counts twice
-    held_titles = {normalize_title(q.get("title")) for q in dev_q + test_q}
-    known = {p.id for p in labelled} | {normalize_title(p.title) for p in labelled}
-    extra = [p for p in load_refs(list(refs), pool_ids)
-             if p.id not in held and normalize_title(p.title) not in held_titles] if refs else []
-    extra = [p for p in extra if p.id not in known and normalize_title(p.title) not in known]
-    # as in MasterSet, extra labelled papers come from before the query year (the pool's years)
-    query_years = [q.get("year") for q in train_q + dev_q + test_q if isinstance(q.get("year"), int)]
-    if query_years:
-        extra = [p for p in extra if p.year is None or p.year < min(query_years)]
-    labelled += extra
-    log(f"pool {len(pool)}; labelled {len(labelled)} ({len(train_q)} train queries, {len(extra)} from --refs); "
+    data = benchmark_data(bench, refs)
+    pool, extra = data.pool, data.extra
+    (train_q, _), (dev_q, dev_qrels) = data.splits["train"], data.splits["dev"]
+    log(f"pool {len(pool)}; labelled {len(data.labelled)} ({len(train_q)} train queries, {len(extra)} from --refs); "
         f"dev {len(dev_q)}")
-    rec = Recommender.build(pool, labelled, RecommenderConfig(dense=dense, seed=seed), cache_dir=cache_dir)
-    rec.fit()
+    config = config or RecommenderConfig(dense=dense, seed=seed)
+    rec = build_benchmark_model(data, config, fit_extra=fit_extra, cache_dir=cache_dir)
     metrics = {"dev": evaluate(rec, dev_q, dev_qrels), "dev_bm25_baseline": evaluate_bm25(rec, dev_q, dev_qrels)}
     if eval_test:
+        test_q, test_qrels = data.splits["test"]
         metrics["test"] = evaluate(rec, test_q, test_qrels)
         metrics["test_bm25_baseline"] = evaluate_bm25(rec, test_q, test_qrels)
     log(f"metrics: {json.dumps(metrics)}")
     rec.save(out)
-    data = {"benchmark": str(bench), "pool_papers": len(pool), "train_queries": len(train_q),
+    info = {"benchmark": str(bench), "pool_papers": len(pool), "train_queries": len(train_q),
             "reference_folders": [str(r) for r in refs], "extra_labelled": len(extra),
-            "dev_queries": len(dev_q), "train_only": True}
-    return write_card(out, rec=rec, data=data, metrics=metrics, seed=seed, seconds=time.perf_counter() - t0)
+            "dev_queries": len(dev_q), "train_only": True, "tier_models_fit_on": "all labelled papers"
+            if fit_extra else "train queries"}
+    return write_card(out, rec=rec, data=info, metrics=metrics, seed=seed, seconds=time.perf_counter() - t0)

@@ -1,0 +1,117 @@
+"""Dense baselines that are too slow for the full pool on 2 CPU cores, on a stated subset of it.
+
+all-mpnet-base-v2 encodes about 2-3 documents/s here, so the 33,827-paper neurips-2024 pool would
+take hours. This script measures every method on the same subset instead:
+
+* queries: ``--queries`` test queries drawn with ``--seed``;
+* pool: every paper relevant to one of them under the combined must-cite criterion, plus
+  ``--random`` other pool papers drawn with the same seed;
+* qrels: the split's qrels restricted to those queries and that pool (the ``cited`` ground truth
+  is left out: most cited papers are not in the subset, so it would measure the sampling).
+
+Methods are ``NAME=bm25|minilm|<model folder>`` (repeatable); embeddings go through the normal
+cache, so a model that has encoded the full pool costs nothing here. Writes
+``benchmarks/results/dense_subset.json`` (manifest of the subset, per-method metrics, encoding
+speed) and prints the paper-style tables.
+
+    make mpnet
+    python benchmarks/dense_subset.py --method BM25=bm25 --method MiniLM-L6=minilm \\
+        --method MiniLM-NTX=mustcite-work/models/minilm-ntx --method mpnet=.models/all-mpnet-base-v2
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import random
+import sys
+import time
+from pathlib import Path
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+
+from mustcite.benchmark.evaluate import per_query  # noqa: E402
+from mustcite.benchmark.report import build_rows, render  # noqa: E402
+from mustcite.benchmark.trec import read_qrels  # noqa: E402
+from mustcite.config import Workspace  # noqa: E402
+from mustcite.io import iter_jsonl  # noqa: E402
+from mustcite.retrieval.base import Doc, load_pool, make_retriever  # noqa: E402
+
+TRUTHS = ("type1", "type2", "type3", "mustcite")
+OUT = Path(__file__).parent / "results" / "dense_subset.json"
+
+
+def subset(bench: Path, split: str, n_queries: int, n_random: int, seed: int):
+    rng = random.Random(seed)
+    queries = [o for _, o in iter_jsonl(bench / "queries" / f"{split}.jsonl")]
+    queries = sorted(rng.sample(queries, min(n_queries, len(queries))), key=lambda q: str(q["id"]))
+    qids = {str(q["id"]) for q in queries}
+    qrels = {gt: {q: d for q, d in read_qrels(bench / "qrels" / f"{split}.{gt}.qrels").items() if q in qids}
+             for gt in TRUTHS}
+    relevant = sorted({pid for d in qrels["mustcite"].values() for pid in d})
+    pool = load_pool(bench / "pool.parquet")
+    rel = set(relevant)
+    others = sorted(p["paper_id"] for p in pool if p["paper_id"] not in rel)
+    keep = rel | set(rng.sample(others, min(n_random, len(others))))
+    sub = [p for p in pool if p["paper_id"] in keep]
+    qrels = {gt: {q: {p: r for p, r in d.items() if p in keep} for q, d in t.items()} for gt, t in qrels.items()}
+    qrels = {gt: {q: d for q, d in t.items() if d} for gt, t in qrels.items()}
+    digest = hashlib.sha256("\n".join(sorted(keep) + sorted(qids)).encode()).hexdigest()[:16]
+    manifest = {"benchmark": str(bench), "split": split, "seed": seed, "queries": len(queries),
+                "pool": len(sub), "relevant_mustcite": len(relevant), "random_fill": len(sub) - len(relevant),
+                "digest": digest, "qrels_pairs": {gt: sum(len(d) for d in t.values()) for gt, t in qrels.items()}}
+    return queries, sub, qrels, manifest
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--benchmark", default="neurips-2024")
+    ap.add_argument("--split", default="test")
+    ap.add_argument("--queries", type=int, default=100)
+    ap.add_argument("--random", type=int, default=1250)
+    ap.add_argument("--seed", type=int, default=2024)
+    ap.add_argument("--method", action="append", default=[], help="NAME=bm25|minilm|<model folder>")
+    ap.add_argument("--batch-size", type=int, default=16)
+    ap.add_argument("--out", type=Path, default=OUT)
+    args = ap.parse_args()
+    work = Workspace.resolve()
+    bench = work.root / "benchmarks" / args.benchmark
+    queries, pool, qrels, manifest = subset(bench, args.split, args.queries, args.random, args.seed)
+    print(json.dumps(manifest), flush=True)
+    qdocs = [Doc(str(q["id"]), q["title"], q.get("abstract") or "") for q in queries]
+    old = json.loads(args.out.read_text()) if args.out.exists() else {}
+    results = old if old.get("subset", {}).get("digest") == manifest["digest"] else {}
+    results["subset"] = manifest
+    results.setdefault("methods", {})
+    for spec in args.method or ["BM25=bm25", "MiniLM-L6=minilm"]:
+        name, _, method = spec.partition("=")
+        retriever = make_retriever(method, batch_size=args.batch_size, cache_dir=work.cache)
+        cached = getattr(retriever, "cache", None)
+        before = len(cached) if cached is not None else 0
+        t0 = time.perf_counter()
+        retriever.index(pool)
+        hits = retriever.search(qdocs, k=100)
+        secs = time.perf_counter() - t0
+        encoded = (len(cached) - before) if cached is not None else 0
+        run = {q: dict(h) for q, h in hits.items()}
+        entry = {"method": method, "meta": retriever.metadata(), "seconds": round(secs, 1),
+                 "texts_encoded": encoded,
+                 "docs_per_s": round(encoded / secs, 2) if encoded else None,
+                 "per_query": {gt: per_query(run, qrels[gt]) for gt in TRUTHS}}
+        results["methods"][name] = entry
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(json.dumps(results, indent=1))
+        print(f"{name}: {secs:.0f} s, {encoded} texts encoded", flush=True)
+    for gt in TRUTHS:
+        rows = build_rows([(n, m["per_query"][gt]) for n, m in results["methods"].items()])
+        table = render(rows, "markdown", title=f"{args.benchmark} {args.split} subset {manifest['digest']} - {gt}")
+        results.setdefault("tables", {})[gt] = table
+        print(table)
+    args.out.write_text(json.dumps(results, indent=1))
+
+
+if __name__ == "__main__":
+    main()
