@@ -9,14 +9,14 @@ take hours. This script measures every method on the same subset instead:
 * qrels: the split's qrels restricted to those queries and that pool (the ``cited`` ground truth
   is left out: most cited papers are not in the subset, so it would measure the sampling).
 
-Methods are ``NAME=bm25|minilm|<model folder>`` (repeatable); embeddings go through the normal
+Methods are ``NAME=bm25|minilm|<model folder>[@max tokens, default 256]`` (repeatable); embeddings go through the normal
 cache, so a model that has encoded the full pool costs nothing here. Writes
 ``benchmarks/results/dense_subset.json`` (manifest of the subset, per-method metrics, encoding
 speed) and prints the paper-style tables.
 
     make mpnet
     python benchmarks/dense_subset.py --method BM25=bm25 --method MiniLM-L6=minilm \\
-        --method MiniLM-NTX=mustcite-work/models/minilm-ntx --method mpnet=.models/all-mpnet-base-v2
+        --method MiniLM-NTX=mustcite-work/models/minilm-ntx@128 --method mpnet=.models/all-mpnet-base-v2
 """
 
 from __future__ import annotations
@@ -73,7 +73,7 @@ def main() -> None:
     ap.add_argument("--queries", type=int, default=100)
     ap.add_argument("--random", type=int, default=1250)
     ap.add_argument("--seed", type=int, default=2024)
-    ap.add_argument("--method", action="append", default=[], help="NAME=bm25|minilm|<model folder>")
+    ap.add_argument("--method", action="append", default=[], help="NAME=bm25|minilm|<model folder>[@max tokens]")
     ap.add_argument("--batch-size", type=int, default=16)
     ap.add_argument("--out", type=Path, default=OUT)
     args = ap.parse_args()
@@ -88,7 +88,9 @@ def main() -> None:
     results.setdefault("methods", {})
     for spec in args.method or ["BM25=bm25", "MiniLM-L6=minilm"]:
         name, _, method = spec.partition("=")
-        retriever = make_retriever(method, batch_size=args.batch_size, cache_dir=work.cache)
+        method, _, seq = method.partition("@")
+        retriever = make_retriever(method, batch_size=args.batch_size, cache_dir=work.cache,
+                                   max_seq_length=int(seq or 256))
         cached = getattr(retriever, "cache", None)
         before = len(cached) if cached is not None else 0
         t0 = time.perf_counter()

@@ -157,3 +157,15 @@ def test_train_benchmark_mode_is_train_only(capsys, tmp_path):
 def test_serve_without_a_model_fails_fast(capsys, tmp_path):
     code, _, err = run(capsys, tmp_path, "serve", "--port", "8765")
     assert code == 1 and "mustcite train" in err
+
+
+def test_rank_by_a_tier(capsys, work):
+    q = _query()
+    code, out, _ = run(capsys, work, "recommend", "--title", q["title"], "--abstract", q["abstract"],
+                       "--format", "json", "--top", "10", "--rank-by", "type3")
+    assert code == 0
+    res = json.loads(out)["results"]
+    assert [r["score"] for r in res] == [r["tiers"]["type3"] for r in res]
+    assert [r["score"] for r in res] == sorted((r["score"] for r in res), reverse=True)
+    code, _, err = run(capsys, work, "recommend", "--title", q["title"], "--rank-by", "type7")
+    assert code == 2 and "rank_by" in err

@@ -100,6 +100,9 @@ def recommend_cmd(
     top: int = typer.Option(20, "--top", min=1, max=1000, help="results per query"),
     model: Path = typer.Option(None, "--model", help="model folder (default: <work>/models/recommender)"),
     out: Path = typer.Option(None, "--out", help="write here instead of stdout"),
+    rank_by: str = typer.Option(None, "--rank-by",
+                                help="order by one tier's probability: type1 | type2 | type3 | must_cite | cited "
+                                     "(default: must-cite once trained)"),
 ) -> None:
     """Recommend papers a query paper must cite."""
     from ..recommend.formats import FORMATS, render
@@ -120,7 +123,7 @@ def recommend_cmd(
             raise UsageError("--title is empty")
         qs = [{"id": "query", "title": title, "abstract": abstract or ""}]
     rec = _load(model)
-    text = render(rec.recommend_many(qs, top=top), fmt)
+    text = render(rec.recommend_many(qs, top=top, rank_by=rank_by), fmt)
     if out:
         from ..io import atomic_write_text
 

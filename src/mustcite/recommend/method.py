@@ -124,6 +124,7 @@ class Recommender:
         self.info: dict[str, Any] = {}
         self._title_terms: list[set[str]] | None = None
         self._df: dict[str, int] = {}
+        self.cache_queries = True     # False once loaded for serving (see load)
 
     # ------------------------------------------------------------------ building
     @classmethod
@@ -204,7 +205,12 @@ class Recommender:
         bm = self.bm25.search(queries, k=cfg.first_k)
         qvecs = None
         if self.pool_vecs is not None:
-            qvecs = self.encoder.embed([q.text for q in queries], desc="encoding queries").astype(np.float32)
+            texts = [q.text for q in queries]
+            # training and evaluation reuse cached query embeddings; a served model encodes every
+            # query afresh (honest latency, and users' drafts do not pile up in the cache)
+            vecs = self.encoder.embed(texts, desc="encoding queries") if self.cache_queries else \
+                self.encoder.encode(texts)
+            qvecs = np.asarray(vecs, dtype=np.float32)
         sims = self.nindex.similarities(queries, qvecs, exclude)
         neigh = self.nindex.neighbours(queries, qvecs, cfg.neighbours, exclude, sims=sims)
         popular = self._popular()
@@ -431,7 +437,10 @@ class Recommender:
         return folder
 
     @classmethod
-    def load(cls, folder: str | Path, *, cache_dir: str | Path | None = None) -> "Recommender":
+    def load(cls, folder: str | Path, *, cache_dir: str | Path | None = None,
+             cache_queries: bool = False) -> "Recommender":
+        """A saved recommender. ``cache_queries``: keep query embeddings in the embedding cache
+        (for repeated benchmark runs); by default every query is encoded afresh."""
         import joblib
         import pyarrow.parquet as pq
 
@@ -455,6 +464,7 @@ class Recommender:
             lab_vecs = np.load(folder / "labelled_vectors.npy")
         rec.nindex = NeighbourIndex(labelled, lab_vecs)
         rec.tiers = joblib.load(folder / "tiers.joblib")
+        rec.cache_queries = cache_queries
         rec.info = meta.get("info", {})
         return rec
 

@@ -1,0 +1,56 @@
+"""The results table in the paper's layout (MasterSet Tables 3-6): one row per run, one table per
+ground truth, paired t-test of every row against the first (BM25).
+
+A run is ``NAME=FILE``; ``{truth}`` in FILE is replaced by the ground truth, for methods that rank
+differently per ground truth (the recommender ranks by each tier's own probability; see
+``mustcite recommend --rank-by``). Writes ``benchmarks/results/benchmark_table.{md,json}``.
+
+    B=mustcite-work/benchmarks/neurips-2024
+    python benchmarks/benchmark_table.py --run BM25=$B/runs/bm25.test.trec \\
+        --run MiniLM-L6=$B/runs/minilm.test.trec --run MiniLM-NTX=$B/runs/minilm-ntx.test.trec \\
+        --run 'mustcite=$B/runs/recommender.{truth}.test.trec'
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+
+from mustcite.benchmark.evaluate import per_query  # noqa: E402
+from mustcite.benchmark.recipes import GROUND_TRUTHS  # noqa: E402
+from mustcite.benchmark.report import build_rows, render  # noqa: E402
+from mustcite.benchmark.trec import read_qrels, read_run  # noqa: E402
+from mustcite.config import Workspace  # noqa: E402
+
+OUT = Path(__file__).parent / "results" / "benchmark_table"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--benchmark", default="neurips-2024")
+    ap.add_argument("--split", default="test")
+    ap.add_argument("--run", action="append", required=True, help="NAME=FILE ({truth} is replaced)")
+    ap.add_argument("--out", type=Path, default=OUT, help="path stem of the .md and .json written")
+    args = ap.parse_args()
+    bench = Workspace.resolve().root / "benchmarks" / args.benchmark
+    runs = [spec.split("=", 1) for spec in args.run]
+    md, data = [], {"benchmark": str(bench), "split": args.split, "runs": dict(runs), "tables": {}}
+    for gt in GROUND_TRUTHS:
+        qrels = read_qrels(bench / "qrels" / f"{args.split}.{gt}.qrels")
+        rows = build_rows([(name, per_query(read_run(path.replace("{truth}", gt)), qrels)) for name, path in runs])
+        md.append(render(rows, "markdown", title=f"{args.benchmark} {args.split}, {gt}"))
+        data["tables"][gt] = {r.method: {"values": r.values, "pvalues_vs_first": r.pvalues, "queries": r.queries}
+                              for r in rows}
+    text = "\n\n".join(md)
+    print(text)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.with_suffix(".md").write_text(text, encoding="utf-8")
+    args.out.with_suffix(".json").write_text(json.dumps(data, indent=1), encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()
