@@ -62,8 +62,10 @@ class RecommenderConfig:
     dense: bool = True
     query_year: int | None = None   # year assumed for queries that give none (default: newest pool/labelled year)
     seed: int = 0
-    #: signals switched off, for ablations: any of ABLATABLE (``dense`` is switched off by dense=False)
-    disable: tuple[str, ...] = ()
+    #: signals switched off: any of ABLATABLE (``dense`` is switched off by dense=False). The
+    #: popularity features (how often the labelled papers cite a candidate) are off by default:
+    #: removing them raised every dev figure in the ablation (benchmarks/recommend_ablation.py).
+    disable: tuple[str, ...] = ("popularity",)
 
     def __post_init__(self):
         self.disable = tuple(self.disable)
@@ -452,7 +454,7 @@ class Recommender:
         if meta.get("format") != FORMAT_VERSION:
             raise DataMissingError(f"recommender in {folder} has format {meta.get('format')}, expected "
                                    f"{FORMAT_VERSION}", hint="rerun `mustcite train`")
-        config = RecommenderConfig(**meta["config"])
+        config = RecommenderConfig(**{"disable": (), **meta["config"]})   # saved before `disable` existed: none
         pool = pq.read_table(folder / "pool.parquet").to_pylist()
         labelled = [LabelledPaper.from_dict(obj) for _, obj in iter_jsonl(folder / "labelled.jsonl")]
         rec = cls(pool, labelled, config)
