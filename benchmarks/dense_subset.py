@@ -44,6 +44,15 @@ TRUTHS = ("type1", "type2", "type3", "mustcite")
 OUT = Path(__file__).parent / "results" / "dense_subset.json"
 
 
+def _compact(pq: dict[str, dict[str, float]], qids: list[str]) -> dict[str, list[float | None]]:
+    """``{metric: {qid: value}}`` as ``{metric: [value per query id in qids order, None if absent]}``."""
+    return {m: [None if q not in v else round(v[q], 5) for q in qids] for m, v in pq.items()}
+
+
+def _expand(compact: dict[str, list[float | None]], qids: list[str]) -> dict[str, dict[str, float]]:
+    return {m: {q: x for q, x in zip(qids, vals) if x is not None} for m, vals in compact.items()}
+
+
 def subset(bench: Path, split: str, n_queries: int, n_random: int, seed: int):
     rng = random.Random(seed)
     queries = [o for _, o in iter_jsonl(bench / "queries" / f"{split}.jsonl")]
@@ -82,8 +91,11 @@ def main() -> None:
     queries, pool, qrels, manifest = subset(bench, args.split, args.queries, args.random, args.seed)
     print(json.dumps(manifest), flush=True)
     qdocs = [Doc(str(q["id"]), q["title"], q.get("abstract") or "") for q in queries]
+    qids = [d.id for d in qdocs]
+    manifest["query_ids"] = qids
     old = json.loads(args.out.read_text()) if args.out.exists() else {}
     results = old if old.get("subset", {}).get("digest") == manifest["digest"] else {}
+    results.pop("tables", None)
     results["subset"] = manifest
     results.setdefault("methods", {})
     for spec in args.method or ["BM25=bm25", "MiniLM-L6=minilm"]:
@@ -102,13 +114,13 @@ def main() -> None:
         entry = {"method": method, "meta": retriever.metadata(), "seconds": round(secs, 1),
                  "texts_encoded": encoded,
                  "docs_per_s": round(encoded / secs, 2) if encoded else None,
-                 "per_query": {gt: per_query(run, qrels[gt]) for gt in TRUTHS}}
+                 "per_query": {gt: _compact(per_query(run, qrels[gt]), qids) for gt in TRUTHS}}
         results["methods"][name] = entry
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(json.dumps(results, indent=1))
         print(f"{name}: {secs:.0f} s, {encoded} texts encoded", flush=True)
     for gt in TRUTHS:
-        rows = build_rows([(n, m["per_query"][gt]) for n, m in results["methods"].items()])
+        rows = build_rows([(n, _expand(m["per_query"][gt], qids)) for n, m in results["methods"].items()])
         table = render(rows, "markdown", title=f"{args.benchmark} {args.split} subset {manifest['digest']} - {gt}")
         results.setdefault("tables", {})[gt] = table
         print(table)

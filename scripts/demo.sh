@@ -52,4 +52,7 @@ Results are under $WORK:
   benchmark           $BENCH/ (manifest.json, qrels/, queries/, runs/)
   recommender         $WORK/models/recommender/ (card.json: data, features, dev metrics)
 Next: .venv/bin/mustcite recommend --queries FILE.jsonl --format json   (or: .venv/bin/mustcite serve --port 8000)
+The full method adds MiniLM (encoding the 33,827-paper pool takes ~50 min on 2 cores, once; cached):
+  .venv/bin/mustcite train --pool $BENCH/pool.parquet --refs $EXTRACT --out $WORK/models/recommender-full
+  .venv/bin/mustcite recommend --model $WORK/models/recommender-full --title "..." --abstract "..."
 EOT

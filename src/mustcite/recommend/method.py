@@ -127,6 +127,7 @@ class Recommender:
         self._title_terms: list[set[str]] | None = None
         self._df: dict[str, int] = {}
         self.cache_queries = True     # False once loaded for serving (see load)
+        self._popular_ids: list[str] | None = None
 
     # ------------------------------------------------------------------ building
     @classmethod
@@ -162,7 +163,7 @@ class Recommender:
     def _popular(self) -> list[str]:
         """The ``popular_k`` pool papers most cited by the labelled papers (generic must-cites:
         optimisers, architectures, datasets), always considered."""
-        if getattr(self, "_popular_ids", None) is None:
+        if self._popular_ids is None:
             counts = self.nindex.cite_count
             self._popular_ids = sorted(counts, key=lambda pid: (-counts[pid], pid))[: self.config.popular_k]
         return self._popular_ids
