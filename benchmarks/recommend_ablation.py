@@ -7,6 +7,11 @@ its own tier's probability. BM25 alone is the reference row. Results are merged 
 it measured.
 
     python benchmarks/recommend_ablation.py --refs mustcite-work/extract [--variants full,-dense]
+        [--set neighbours=50 --set disable=citers+popularity]
+
+Variants are relative to the default configuration (``RecommenderConfig()``; ``--set`` changes it
+for every variant). ``recommend_ablation_round1.json`` holds the first round, run before the
+popularity features were switched off by default; this file's ``full`` is the final model.
 """
 
 from __future__ import annotations
