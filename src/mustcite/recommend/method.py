@@ -355,7 +355,7 @@ class Recommender:
                 continue
             probs = {t: p[sl] for t, p in probs_all.items()}
             score = self._ranking_score(X, probs, rank_by)
-            order = sorted(range(len(cs)), key=lambda j: (-float(score[j]), cs[j].paper_id))[:top]
+            order = _top(score, cs, top)
             qterms = terms(d.text) if evidence else {}
             out[d.id] = [self._result(cs[j], float(score[j]), {t: float(p[j]) for t, p in probs.items()},
                                       qterms, evidence) for j in order]
@@ -374,7 +374,7 @@ class Recommender:
             probs = {t: p[sl] for t, p in probs_all.items()}
             for t in tiers:
                 score = self._ranking_score(X, probs, t)
-                order = sorted(range(len(cs)), key=lambda j: (-float(score[j]), cs[j].paper_id))[:top]
+                order = _top(score, cs, top)
                 out[t][d.id] = [cs[j].paper_id for j in order]
         return out
 
@@ -474,6 +474,11 @@ class Recommender:
     def describe(self) -> dict[str, Any]:
         return {"pool": len(self.pool), "labelled": len(self.labelled), "dense": self.pool_vecs is not None,
                 "tiers": {t: TIER_NAMES[t] for t in self.tiers.models}, "main_tier": self.tiers.main}
+
+
+def _top(score: np.ndarray, cands: list[Candidate], top: int) -> list[int]:
+    """Indices of the ``top`` best-scored candidates; ties broken by paper id (deterministic)."""
+    return sorted(range(len(cands)), key=lambda j: (-float(score[j]), cands[j].paper_id))[:top]
 
 
 def _encoder(cache_dir: str | Path | None, meta: dict[str, Any] | None = None):
