@@ -1,8 +1,9 @@
 """Nearest labelled neighbours of a query and the votes they cast for the papers they cite.
 
 A query's similarity to a labelled paper is the mean of BM25 over title + abstract (divided by
-the query's best score) and, when the recommender has a dense encoder, the cosine similarity. Each neighbour votes for every pool paper it cites
-with ``similarity x tier weight`` (:meth:`CitedPaper.weight`), so must-cite citations count more.
+the query's best score) and, when the recommender has a dense encoder, the cosine similarity.
+Each of the ``k`` nearest votes for every pool paper it cites with ``similarity x tier weight``
+(:meth:`CitedPaper.weight`), so must-cite citations count more.
 Beyond the nearest ``k``, :meth:`NeighbourIndex.citer_similarity` says how close the query is to
 *any* labelled paper citing a candidate (item-based collaborative filtering).
 """
