@@ -32,7 +32,7 @@ from mustcite.recommend.method import RecommenderConfig  # noqa: E402
 from mustcite.recommend.train import benchmark_data, build_benchmark_model, evaluate, evaluate_bm25  # noqa: E402
 
 OUT = Path(__file__).parent / "results" / "recommend_ablation.json"
-VARIANTS = ("full", "-refs", "-dense", "-bm25", "-neighbours", "-citers", "-popularity", "-metadata", "-tiers")
+VARIANTS = ("full", "-cocitation", "-refs", "-dense", "-bm25", "-neighbours", "-citers", "-popularity", "-metadata", "-tiers")
 
 
 def variant_config(name: str, base: RecommenderConfig) -> tuple[RecommenderConfig, bool]:

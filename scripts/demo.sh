@@ -35,7 +35,14 @@ $MC benchmark run --method bm25 --split test
 step "6/7 train the recommender on every labelled paper, then recommend for a real NeurIPS 2024 paper"
 # the light model: BM25 + labelled-neighbour votes + tier models (`mustcite train` without
 # --no-dense adds MiniLM once the pool embeddings are cached; see README)
-[ -f "$WORK/models/recommender/card.json" ] || $MC train --no-dense
+# (retrained when missing or saved by an older version of the method)
+.venv/bin/python - "$WORK/models/recommender" <<'PY' || $MC train --no-dense
+import json, sys
+from pathlib import Path
+from mustcite.recommend.method import FORMAT_VERSION
+config = Path(sys.argv[1]) / "config.json"
+sys.exit(not (config.exists() and json.loads(config.read_text())["format"] == FORMAT_VERSION))
+PY
 $MC recommend --title "VASA-1: Lifelike Audio-Driven Talking Faces Generated in Real Time" \
   --abstract "We introduce VASA, a framework for generating lifelike talking faces with appealing visual affective skills given a single static image and a speech audio clip." --top 10
 

@@ -201,13 +201,42 @@ def test_citer_similarity_is_the_closest_citing_labelled_paper():
     sims = rec.nindex.similarities([q], None)[0]
     pid = p.cites[0].paper_id
     rows = [i for i, lab in enumerate(rec.labelled) if any(c.paper_id == pid for c in lab.cites)]
-    best, top3, _ = rec.nindex.citer_similarity(sims, pid)
+    best, top3, must = rec.nindex.citer_similarity(sims, pid)
     assert best == pytest.approx(max(sims[rows])) and best >= sims[3] > 0
-    assert top3 <= best
+    assert top3 <= best and must <= best
     # leave-one-out: the paper's own row no longer counts
     own = rec.nindex.similarities([q], None, exclude=[p.id])[0]
     assert own[3] == -1 and rec.nindex.citer_similarity(own, pid)[0] <= best
     assert rec.nindex.citer_similarity(sims, "not-cited-by-anyone") == (0.0, 0.0, 0.0)
+
+
+def test_cocitation_counts_labelled_papers_citing_candidate_and_seeds():
+    rec = S.trained()
+    nx = rec.nindex
+    p = rec.labelled[3]
+    seeds = [c.paper_id for c in p.cites[:3]]
+    q = Doc("draft", "a working title", p.abstract)
+    for exclude in (None, [p.id]):
+        sims = nx.similarities([q], None, exclude=exclude)[0]
+        co = nx.cocitation(seeds, sims)
+        # brute force over the labelled papers, the query's own paper (sims -1) left out
+        expect: dict[str, list[float]] = {}
+        for row, lab in enumerate(rec.labelled):
+            if sims[row] < 0:
+                continue
+            cited = {c.paper_id for c in lab.cites}
+            for pid in cited:
+                n = len((cited & set(seeds)) - {pid})
+                if n:
+                    e = expect.setdefault(pid, [0.0, 0.0])
+                    e[0] += n
+                    e[1] += 1
+        assert set(co) == set(expect)
+        for pid, (count, papers) in expect.items():
+            assert co[pid][0] == pytest.approx(count) and co[pid][2] == pytest.approx(papers)
+            assert 0 < co[pid][1] <= count
+    assert (exclude and sims[3] == -1)
+    assert nx.cocitation(["not-cited-by-anyone"], sims) == {}
 
 
 def test_ablation_switches_remove_a_signal():
@@ -218,12 +247,12 @@ def test_ablation_switches_remove_a_signal():
         RecommenderConfig(disable=("magic",))
     train, _ = S.split()
     rec = Recommender.build(S.pool(), copy.deepcopy(train),
-                            RecommenderConfig(dense=False, disable=("neighbours", "popularity")))
+                            RecommenderConfig(dense=False, disable=("neighbours", "cocitation", "popularity")))
     q = S.held_out_queries()[0]
     docs = [Doc(q["id"], q["title"], q["abstract"])]
     cands, _, _ = rec._candidates(docs)
     assert cands[0] and all(c.sources == ["bm25"] for c in cands[0])
     X = rec._features(docs[0], None, cands[0], set(), set())
-    for sig in ("neighbours", "popularity"):
+    for sig in ("neighbours", "cocitation", "popularity"):
         assert (X[:, [FEATURES.index(f) for f in ABLATABLE[sig]]] == 0).all()
     assert X[:, FEATURES.index("bm25_score")].max() > 0

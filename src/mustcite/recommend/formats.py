@@ -81,6 +81,8 @@ def table(results: Mapping[str, Sequence[Recommendation]]) -> str:
             why = []
             if ev.get("neighbours_citing"):
                 why.append(f"cited by {ev['neighbours_citing']} similar labelled papers")
+            if ev.get("co_cited_by"):
+                why.append(f"co-cited with the likeliest citations by {ev['co_cited_by']} labelled papers")
             if ev.get("matched_terms"):
                 why.append("terms: " + ", ".join(ev["matched_terms"][:4]))
             lines.append(f"{i:>4}  {r.score:6.3f}  {r.tier:<4} {r.year or '':<4} {(r.venue or '')[:8]:<8} "

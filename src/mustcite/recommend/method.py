@@ -33,7 +33,7 @@ from .rerank import FEATURES, Candidate, as_matrix, feature_row
 from .text import same_paper_title, terms
 from .tiers import TierModels
 
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 MAX_TEXT = 20000          # characters of title + abstract a query may have
 #: A result is labelled with its likeliest must-cite type (I/II/III) when that probability reaches
 #: this; otherwise "must-cite" (if P(must-cite) does) or plain "cited".
@@ -45,6 +45,7 @@ ABLATABLE: dict[str, tuple[str, ...]] = {
     "bm25": ("bm25_score", "bm25_rr"),
     "neighbours": ("vote_score", "vote_must_score", "vote_count", "vote_must_count", "vote_best_sim", "vote_share"),
     "citers": ("citer_max_sim", "citer_top3_sim", "must_citer_max_sim"),
+    "cocitation": ("cocite_log", "cocite_norm", "cocite_papers", "seed_rank"),
     "popularity": ("log_cite_count", "log_must_count"),
     "metadata": ("year_gap", "venue_neurips", "venue_icml", "venue_iclr", "title_overlap",
                  "title_terms_matched", "has_abstract"),
@@ -57,6 +58,8 @@ class RecommenderConfig:
     first_k: int = 200        # hits taken from each first-stage retriever (tuned on dev: 100 -> 200)
     vote_k: int = 300         # voted papers added to the candidates (tuned on dev: 100 -> 300)
     neighbours: int = 20      # labelled neighbours per query
+    cocite_seeds: int = 10    # the likeliest candidates (fused rank + votes) whose co-cited papers count (dev: 10-40 alike)
+    cocite_k: int = 200       # co-cited papers added to the candidates (0.752 -> 0.790 of the cited papers on dev)
     popular_k: int = 0        # the most-cited labelled citations always among the candidates (0: off)
     rrf_k: int = 60
     dense: bool = True
@@ -242,6 +245,9 @@ class Recommender:
                 c.sources.append("neighbours")
             for pid in ([] if "popularity" in cfg.disable else popular):
                 cands.setdefault(pid, Candidate(pid, self.row[pid])).sources.append("popular")
+            seeds = self._seeds(cands, votes) if cfg.cocite_seeds else []
+            if seeds and "cocitation" not in cfg.disable:
+                self._add_cocited(cands, seeds, sims[i])
             total_sim = sum(sim for _, sim in neigh[i]) or 1.0
             for pid, c in cands.items():
                 if pid in votes:
@@ -254,6 +260,24 @@ class Recommender:
             out.append([c for c in cands.values()
                         if not same_paper_title(self.pool[c.row].get("title") or "", q.title)])
         return out, neigh, qvecs
+
+    def _seeds(self, cands: dict[str, Candidate], votes: dict[str, Any]) -> list[str]:
+        """The query's likeliest citations by the untrained score (fused rank + votes): no learned
+        model is involved, so the features built on them need no cross-fitting in training."""
+        cheap = {pid: c.rrf * 30 + (votes[pid].score if pid in votes else 0.0) for pid, c in cands.items()}
+        seeds = sorted(cheap, key=lambda pid: (-cheap[pid], pid))[: self.config.cocite_seeds]
+        for rank, pid in enumerate(seeds, 1):
+            cands[pid].seed_rank = rank
+        return seeds
+
+    def _add_cocited(self, cands: dict[str, Candidate], seeds: list[str], sims: np.ndarray) -> None:
+        """Add and annotate the papers the labelled papers cite together with ``seeds``."""
+        co = self.nindex.cocitation(seeds, sims)
+        for pid in sorted((p for p in co if p not in cands), key=lambda p: (-co[p][0], p))[: self.config.cocite_k]:
+            cands[pid] = Candidate(pid, self.row[pid], sources=["cocitation"])
+        for pid, c in cands.items():
+            if pid in co:
+                c.cocite = co[pid]
 
     def _features(self, q: Doc, year: int | None, cands: list[Candidate], self_cites: set[str],
                   self_must: set[str]) -> np.ndarray:
@@ -277,20 +301,34 @@ class Recommender:
     def fit(self, train: list[LabelledPaper] | None = None, *, batch: int = 64) -> "TierModels":
         """Train the per-tier models on ``train`` (default: every labelled paper), leave-one-out."""
         train = self.labelled if train is None else train
+        X, labels, groups = self.training_matrix(train, batch=batch)
+        self.tiers = TierModels(seed=self.config.seed).fit(X, labels, groups)
+        self.info["train_queries"] = len(train)
+        self.info["train_rows"] = int(len(X))
+        return self.tiers
+
+    def training_matrix(self, train: list[LabelledPaper], *, batch: int = 64,
+                        ) -> tuple[np.ndarray, dict[str, np.ndarray], np.ndarray]:
+        """Features of every candidate of every ``train`` paper (leave-one-out), its label per tier
+        (1/0, -1 where that tier is unknown) and its query's index (``groups``)."""
         if not train:
             raise DataMissingError("no training queries")
-        Xs, ys = [], {t: [] for t in TIERS}
-        for start in range(0, len(train), batch):
+        from tqdm import tqdm
+
+        Xs, ys, gs = [], {t: [] for t in TIERS}, []
+        for start in tqdm(range(0, len(train), batch), desc="training features", unit="batch",
+                          total=-(-len(train) // batch), disable=len(train) <= batch):
             chunk = train[start:start + batch]
             docs = [Doc(p.id, p.title, p.abstract) for p in chunk]
             cands, _, _ = self._candidates(docs, exclude=[p.id for p in chunk])
-            for p, d, cs in zip(chunk, docs, cands):
+            for k, (p, d, cs) in enumerate(zip(chunk, docs, cands)):
                 if not cs:
                     continue
                 own = {c.paper_id: c.flags() for c in p.cites}
                 self_cites = set(own) if p.id in self.nindex.by_id else set()
                 self_must = {k for k, f in own.items() if f["must_cite"]} if self_cites else set()
                 Xs.append(self._features(d, p.year, cs, self_cites, self_must))
+                gs.append(np.full(len(cs), start + k, dtype=np.int64))
                 for t in TIERS:
                     col = []
                     for c in cs:
@@ -300,12 +338,9 @@ class Recommender:
                         else:
                             col.append(-1 if f[t] is None else int(f[t]))
                     ys[t].append(np.asarray(col, dtype=np.int64))
-        X = np.vstack(Xs)
-        labels = {t: np.concatenate(v) for t, v in ys.items() if v}
-        self.tiers = TierModels(seed=self.config.seed).fit(X, labels)
-        self.info["train_queries"] = len(train)
-        self.info["train_rows"] = int(len(X))
-        return self.tiers
+        if not Xs:
+            raise DataMissingError("no training query has any candidate")
+        return np.vstack(Xs), {t: np.concatenate(v) for t, v in ys.items() if v}, np.concatenate(gs)
 
     # ------------------------------------------------------------------ recommending
     def _scored(self, queries: list[Any], exclude_self: bool):
@@ -408,6 +443,8 @@ class Recommender:
                                 "must_cite": must} for nid, sim, must in by],
                 "neighbours_citing": c.vote.count, "neighbours_must_citing": c.vote.must_count,
                 "labelled_citing": self.nindex.cite_count.get(c.paper_id, 0),
+                # labelled papers citing it together with the query's likeliest citations (seeds)
+                "co_cited_by": int(c.cocite[2]),
                 "matched_terms": matched[:12],
             }
         return Recommendation(c.paper_id, p.get("title") or "", p.get("year"), p.get("venue"), round(score, 6),

@@ -58,6 +58,19 @@ class NeighbourIndex:
         # labelled rows citing each pool paper, and which of them must-cite it
         self.citers = {pid: np.asarray(rows, dtype=np.int64) for pid, rows in citers.items()}
         self.citer_must = {pid: np.asarray(m, dtype=bool) for pid, m in must.items()}
+        # labelled paper x cited pool paper, 1 where it cites it (for co-citation)
+        from scipy.sparse import csr_matrix
+
+        self.cited_ids = sorted(citers)
+        self._col = {pid: j for j, pid in enumerate(self.cited_ids)}
+        rows_, cols_ = [], []
+        for row, p in enumerate(labelled):
+            for pid in {c.paper_id for c in p.cites}:
+                rows_.append(row)
+                cols_.append(self._col[pid])
+        self.matrix = csr_matrix((np.ones(len(rows_), dtype=np.float32), (rows_, cols_)),
+                                 shape=(len(labelled), len(self.cited_ids)))
+        self.matrix_t = self.matrix.T.tocsr()
 
     def similarities(self, queries: list[Doc], qvecs: np.ndarray | None,
                      exclude: list[str | None] | None = None) -> np.ndarray:
@@ -118,6 +131,32 @@ class NeighbourIndex:
             return 0.0, 0.0, 0.0
         top3 = np.sort(s)[-3:]
         return float(s.max()), float(top3.mean()), float(must.max()) if len(must) else 0.0
+
+    def cocitation(self, seeds: list[str], sims: np.ndarray) -> dict[str, tuple[float, float, float]]:
+        """Papers the labelled papers cite together with ``seeds`` (a query's likeliest citations).
+
+        Each labelled paper counts as many times as it cites seeds; the query's own paper (``sims``
+        below 0, see :meth:`similarities`) is left out. Per co-cited pool paper: (co-citation count,
+        that count over the square root of its labelled citers, labelled papers citing it with at
+        least one seed); a seed's co-citation with itself is not counted.
+        """
+        cols = [self._col[pid] for pid in dict.fromkeys(seeds) if pid in self._col]
+        if not cols:
+            return {}
+        per_paper = np.asarray(self.matrix[:, cols].sum(axis=1)).ravel()   # seeds each labelled paper cites
+        own = np.flatnonzero(sims < 0)
+        per_paper[own] = 0.0
+        co = self.matrix_t @ per_paper
+        papers = self.matrix_t @ (per_paper > 0).astype(np.float32)
+        degree = np.asarray(self.matrix_t.sum(axis=1)).ravel()
+        if len(own):
+            degree = degree - np.asarray(self.matrix[own].sum(axis=0)).ravel()
+        co[cols] -= degree[cols]                       # a seed is not co-cited with itself
+        papers[cols] = (self.matrix_t @ (per_paper > 1).astype(np.float32))[cols]
+        out = {}
+        for j in np.flatnonzero(co > 0):
+            out[self.cited_ids[j]] = (float(co[j]), float(co[j] / np.sqrt(max(degree[j], 1.0))), float(papers[j]))
+        return out
 
     def votes(self, neighbours: list[tuple[str, float]]) -> dict[str, Vote]:
         out: dict[str, Vote] = {}

@@ -19,6 +19,7 @@ FEATURES: tuple[str, ...] = (
     "log_cite_count", "log_must_count", "year_gap", "venue_neurips", "venue_icml", "venue_iclr",
     "title_overlap", "title_terms_matched", "has_abstract",
     "vote_share", "citer_max_sim", "citer_top3_sim", "must_citer_max_sim",
+    "cocite_log", "cocite_norm", "cocite_papers", "seed_rank",
 )
 
 
@@ -35,6 +36,8 @@ class Candidate:
     vote: Vote = field(default_factory=Vote)
     vote_share: float = 0.0                    # vote score / summed similarity of the neighbours
     citer: tuple[float, float, float] = (0.0, 0.0, 0.0)   # NeighbourIndex.citer_similarity
+    cocite: tuple[float, float, float] = (0.0, 0.0, 0.0)  # NeighbourIndex.cocitation
+    seed_rank: int = 0                         # 1-based rank among the co-citation seeds (0: not one)
     sources: list[str] = field(default_factory=list)
 
 
@@ -51,6 +54,7 @@ def feature_row(c: Candidate, *, query_year: int | None, cand_year: int | None, 
         float(venue == "NeurIPS"), float(venue == "ICML"), float(venue == "ICLR"),
         overlap(query_terms, title_terms), float(len(query_terms & title_terms)), float(has_abstract),
         c.vote_share, *c.citer,
+        math.log1p(c.cocite[0]), c.cocite[1], c.cocite[2], 1.0 / c.seed_rank if c.seed_rank else 0.0,
     ]
 
 

@@ -69,13 +69,13 @@ def evaluate(rec: Recommender, queries: list[dict[str, Any]], qrels: dict[str, d
     """
     if not matched:
         results = rec.recommend_many(queries, top=top, evidence=False, exclude_self=exclude_self)
-        return _metrics({qid: [r.paper_id for r in rs] for qid, rs in results.items()}, qrels)
+        return ranking_metrics({qid: [r.paper_id for r in rs] for qid, rs in results.items()}, qrels)
     tiers = tuple(t for t in dict.fromkeys(TIER_OF_TRUTH.values()) if t in rec.tiers.models) or (None,)
     ranked = rec.rank_ids(queries, tiers, top=top, exclude_self=exclude_self)
     out: dict[str, Any] = {}
     for gt, table in qrels.items():
         tier = TIER_OF_TRUTH.get(gt)
-        out |= _metrics(ranked[tier if tier in ranked else tiers[0]], {gt: table})
+        out |= ranking_metrics(ranked[tier if tier in ranked else tiers[0]], {gt: table})
     return dict(sorted(out.items()))
 
 
@@ -85,10 +85,10 @@ def evaluate_bm25(rec: Recommender, queries: list[dict[str, Any]], qrels: dict[s
     from ..retrieval.base import Doc
 
     hits = rec.bm25.search([Doc(str(q["id"]), q.get("title") or "", q.get("abstract") or "") for q in queries], k=top)
-    return _metrics({qid: [pid for pid, _ in h] for qid, h in hits.items()}, qrels)
+    return ranking_metrics({qid: [pid for pid, _ in h] for qid, h in hits.items()}, qrels)
 
 
-def _metrics(ranked: dict[str, list[str]], qrels: dict[str, dict[str, dict[str, int]]]) -> dict[str, Any]:
+def ranking_metrics(ranked: dict[str, list[str]], qrels: dict[str, dict[str, dict[str, int]]]) -> dict[str, Any]:
     """Mean metrics per ground truth of ranked paper ids per query (queries absent from qrels skipped)."""
     from ..benchmark.evaluate import evaluate as ir_evaluate
 

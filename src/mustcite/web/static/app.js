@@ -69,6 +69,9 @@ function renderResult(r) {
     }
     evidence.append(ul);
   }
+  if (ev.co_cited_by) {
+    evidence.append(el("div", { text: `Cited together with your likeliest citations by ${ev.co_cited_by} labelled paper(s)` }));
+  }
   if ((ev.matched_terms || []).length) {
     evidence.append(el("div", { class: "terms", text: "Matching terms: " + ev.matched_terms.join(", ") }));
   }
