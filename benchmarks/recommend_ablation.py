@@ -10,8 +10,9 @@ it measured.
         [--set neighbours=50 --set disable=citers+popularity]
 
 Variants are relative to the default configuration (``RecommenderConfig()``; ``--set`` changes it
-for every variant). ``recommend_ablation_round1.json`` holds the first round, run before the
-popularity features were switched off by default; this file's ``full`` is the final model.
+for every variant). Earlier rounds are kept: ``recommend_ablation_round1.json`` (before the
+popularity features were switched off by default), ``recommend_ablation_round2.json`` (before the
+co-citation signal). This file's ``full`` is the final model.
 """
 
 from __future__ import annotations
@@ -28,22 +29,28 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 from mustcite.config import Workspace  # noqa: E402
-from mustcite.recommend.method import RecommenderConfig  # noqa: E402
+from mustcite.recommend.method import ABLATABLE, RecommenderConfig  # noqa: E402
 from mustcite.recommend.train import benchmark_data, build_benchmark_model, evaluate, evaluate_bm25  # noqa: E402
 
 OUT = Path(__file__).parent / "results" / "recommend_ablation.json"
-VARIANTS = ("full", "-cocitation", "-refs", "-dense", "-bm25", "-neighbours", "-citers", "-popularity", "-metadata", "-tiers")
+VARIANTS = ("full", "-cocitation", "-refs", "-dense", "-bm25", "-neighbours", "-citers", "+popularity", "-metadata", "-tiers")
 
 
 def variant_config(name: str, base: RecommenderConfig) -> tuple[RecommenderConfig, bool]:
-    """(config, use the --refs papers) for a variant name like ``-dense`` or ``full``."""
+    """(config, use the --refs papers) for a variant name: ``full``, ``-dense``, ``-refs``,
+    ``-SIGNAL`` (switch a signal off) or ``+SIGNAL`` (switch on one the default leaves off)."""
     if name == "full":
         return base, True
     if name == "-refs":
         return base, False
     if name == "-dense":
         return replace(base, dense=False), True
-    signal = name.lstrip("-")
+    signal = name[1:]
+    if name[:1] not in "+-" or signal not in ABLATABLE:
+        raise SystemExit(f"unknown variant {name!r}: full, -refs, -dense, -SIGNAL or +SIGNAL with SIGNAL "
+                         f"one of {', '.join(ABLATABLE)}")
+    if name[0] == "+":
+        return replace(base, disable=tuple(d for d in base.disable if d != signal)), True
     return replace(base, disable=tuple(base.disable) + (signal,)), True
 
 

@@ -71,6 +71,7 @@ class NeighbourIndex:
         self.matrix = csr_matrix((np.ones(len(rows_), dtype=np.float32), (rows_, cols_)),
                                  shape=(len(labelled), len(self.cited_ids)))
         self.matrix_t = self.matrix.T.tocsr()
+        self.degree = np.asarray(self.matrix_t.sum(axis=1), dtype=np.float32).ravel()   # labelled citers
 
     def similarities(self, queries: list[Doc], qvecs: np.ndarray | None,
                      exclude: list[str | None] | None = None) -> np.ndarray:
@@ -143,12 +144,12 @@ class NeighbourIndex:
         cols = [self._col[pid] for pid in dict.fromkeys(seeds) if pid in self._col]
         if not cols:
             return {}
-        per_paper = np.asarray(self.matrix[:, cols].sum(axis=1)).ravel()   # seeds each labelled paper cites
+        per_paper = np.asarray(self.matrix_t[cols].sum(axis=0)).ravel()   # seeds each labelled paper cites
         own = np.flatnonzero(sims < 0)
         per_paper[own] = 0.0
         co = self.matrix_t @ per_paper
         papers = self.matrix_t @ (per_paper > 0).astype(np.float32)
-        degree = np.asarray(self.matrix_t.sum(axis=1)).ravel()
+        degree = self.degree
         if len(own):
             degree = degree - np.asarray(self.matrix[own].sum(axis=0)).ravel()
         co[cols] -= degree[cols]                       # a seed is not co-cited with itself
