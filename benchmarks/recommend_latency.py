@@ -99,7 +99,8 @@ def main(argv: list[str] | None = None) -> int:
         "python_warm": _summary(py), "rest_api": _summary(rest),
         "batch": {"queries": len(queries), "seconds": round(batch_s, 2), "qps": round(len(queries) / batch_s, 2)},
         "machine": {"python": platform.python_version(), "cpus": __import__("os").cpu_count(),
-                    "note": "shared 2-core machine; other jobs were running"},
+                    # > 1 means other jobs competed for the cores while measuring
+                    "load_average_1min_at_end": round(__import__("os").getloadavg()[0], 2)},
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")

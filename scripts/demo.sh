@@ -33,10 +33,11 @@ step "5/7 benchmark neurips-2024 (queries NeurIPS 2024, pool 2018-2023) and the 
 $MC benchmark run --method bm25 --split test
 
 step "6/7 train the recommender on every labelled paper, then recommend for a real NeurIPS 2024 paper"
-# the light model: BM25 + labelled-neighbour votes + tier models (`mustcite train` without
-# --no-dense adds MiniLM once the pool embeddings are cached; see README)
-# (retrained when missing or saved by an older version of the method)
-.venv/bin/python - "$WORK/models/recommender" <<'PY' || $MC train --no-dense
+# the light model: BM25 + labelled-neighbour votes + tier models, in models/recommender-light
+# (`mustcite train` without --no-dense builds the full method, with MiniLM, into models/recommender,
+# which recommend/audit/serve then use by default; see README). Retrained when missing or saved by
+# an older version of the method.
+.venv/bin/python - "$WORK/models/recommender-light" <<'PY' || $MC train --no-dense --out "$WORK/models/recommender-light"
 import json, sys
 from pathlib import Path
 from mustcite.recommend.method import FORMAT_VERSION
@@ -57,9 +58,9 @@ Results are under $WORK:
   labels              $EXTRACT/labels/<paper>.json, $EXTRACT/labels_summary.json
   label figure        $WORK/figures/label_distributions.png
   benchmark           $BENCH/ (manifest.json, qrels/, queries/, runs/)
-  recommender         $WORK/models/recommender/ (card.json: data, features, dev metrics)
+  recommender         $WORK/models/recommender-light/ (card.json: data, features, dev metrics)
 Next: .venv/bin/mustcite recommend --queries FILE.jsonl --format json   (or: .venv/bin/mustcite serve --port 8000)
-The full method adds MiniLM (encoding the 33,827-paper pool takes ~50 min on 2 cores, once; cached):
-  .venv/bin/mustcite train --pool $BENCH/pool.parquet --refs $EXTRACT --out $WORK/models/recommender-full
-  .venv/bin/mustcite recommend --model $WORK/models/recommender-full --title "..." --abstract "..."
+The full method adds MiniLM (encoding the 33,827-paper pool takes ~50 min on 2 cores, once; cached).
+It is written to $WORK/models/recommender, which recommend, audit and serve then use by default:
+  .venv/bin/mustcite train --pool $BENCH/pool.parquet --refs $EXTRACT
 EOT

@@ -252,7 +252,7 @@ def test_ablation_switches_remove_a_signal():
     docs = [Doc(q["id"], q["title"], q["abstract"])]
     cands, _, _ = rec._candidates(docs)
     assert cands[0] and all(c.sources == ["bm25"] for c in cands[0])
-    X = rec._features(docs[0], None, cands[0], set(), set())
+    X = rec._features(docs[0], None, cands[0], {})
     for sig in ("neighbours", "cocitation", "popularity"):
         assert (X[:, [FEATURES.index(f) for f in ABLATABLE[sig]]] == 0).all()
     assert X[:, FEATURES.index("bm25_score")].max() > 0

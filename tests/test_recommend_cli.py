@@ -169,3 +169,19 @@ def test_rank_by_a_tier(capsys, work):
     assert [r["score"] for r in res] == sorted((r["score"] for r in res), reverse=True)
     code, _, err = run(capsys, work, "recommend", "--title", q["title"], "--rank-by", "type7")
     assert code == 2 and "rank_by" in err
+
+
+def test_default_model_falls_back_to_the_demo_light_model(capsys, tmp_path):
+    q = _query()
+    args = ("recommend", "--title", q["title"], "--abstract", q["abstract"], "--format", "json", "--top", "3")
+    w = tmp_path / "w"
+    code, _, err = run(capsys, w, *args)
+    assert code != 0 and "no trained recommender" in err and "Traceback" not in err
+    shutil.copytree(S.model_dir(), w / "models" / "recommender-light")
+    code, out, err = run(capsys, w, *args)
+    assert code == 0 and "using the light model" in err and len(json.loads(out)["results"]) == 3
+    # once the full model exists it is the default, without the note
+    shutil.copytree(S.model_dir(), w / "models" / "recommender")
+    shutil.rmtree(w / "models" / "recommender-light" / "bm25")   # would fail to load if still used
+    code, out, err = run(capsys, w, *args)
+    assert code == 0 and "light model" not in err and len(json.loads(out)["results"]) == 3

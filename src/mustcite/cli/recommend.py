@@ -49,7 +49,7 @@ def train_cmd(
     pool_years: str = typer.Option(None, "--pool-years", help="keep pool papers of these years, e.g. 2018-2023"),
     benchmark: str = typer.Option(None, "--benchmark", help="train-only on this built benchmark (e.g. neurips-2024)"),
     eval_test: bool = typer.Option(False, "--eval-test", help="benchmark mode: also report the test split"),
-    out: Path = typer.Option(None, "--out", help="model folder (default: <work>/models/recommender)"),
+    out: Path = typer.Option(None, "--out", help="model folder (default: <work>/models/recommender, else the demo's recommender-light)"),
     dense: bool = typer.Option(True, "--dense/--no-dense", help="use MiniLM embeddings besides BM25"),
     seed: int = typer.Option(0, "--seed"),
     dev_fraction: float = typer.Option(0.1, "--dev-fraction", min=0.0, max=0.5,
@@ -85,10 +85,23 @@ def train_cmd(
     print(json.dumps({"model": str(dest), "metrics": card["metrics"], "ranked_by": card["ranked_by"]}, indent=2))
 
 
+def _model_folder(model: Path | None) -> Path:
+    """``--model``, else the default model; says so on stderr when that is the demo's light one."""
+    from ..recommend.train import LIGHT_MODEL, default_model
+
+    if model:
+        return Path(model)
+    folder = default_model(_work().root)
+    if folder.name == LIGHT_MODEL:
+        print(f"note: using the light model {folder} (no dense encoder); `mustcite train` builds the full "
+              "method into models/recommender, used by default once it exists", file=sys.stderr)
+    return folder
+
+
 def _load(model: Path | None):
     from ..recommend import load_default
 
-    return load_default(_work().root, model)
+    return load_default(_work().root, _model_folder(model))
 
 
 def recommend_cmd(
@@ -98,7 +111,7 @@ def recommend_cmd(
     draft: Path = typer.Option(None, "--draft", help="a draft (.pdf, .tei.xml, .md/.mmd[.gz]): its title + abstract"),
     fmt: str = typer.Option("table", "--format", help="table | json | bibtex | trec"),
     top: int = typer.Option(20, "--top", min=1, max=1000, help="results per query"),
-    model: Path = typer.Option(None, "--model", help="model folder (default: <work>/models/recommender)"),
+    model: Path = typer.Option(None, "--model", help="model folder (default: <work>/models/recommender, else the demo's recommender-light)"),
     out: Path = typer.Option(None, "--out", help="write here instead of stdout"),
     rank_by: str = typer.Option(None, "--rank-by",
                                 help="order by one tier's probability: type1 | type2 | type3 | must_cite | cited "
@@ -151,7 +164,7 @@ def audit_cmd(
     fmt: str = typer.Option("table", "--format", help="table | json"),
     top: int = typer.Option(20, "--top", min=1, max=500, help="missing papers to list"),
     min_score: float = typer.Option(0.0, "--min-score", help="only list papers scoring at least this"),
-    model: Path = typer.Option(None, "--model", help="model folder (default: <work>/models/recommender)"),
+    model: Path = typer.Option(None, "--model", help="model folder (default: <work>/models/recommender, else the demo's recommender-light)"),
 ) -> None:
     """List predicted must-cite papers the draft's bibliography lacks, with evidence."""
     if fmt not in ("table", "json"):
@@ -172,16 +185,14 @@ def audit_cmd(
 def serve_cmd(
     host: str = typer.Option("127.0.0.1", "--host"),
     port: int = typer.Option(8000, "--port", min=1, max=65535),
-    model: Path = typer.Option(None, "--model", help="model folder (default: <work>/models/recommender)"),
+    model: Path = typer.Option(None, "--model", help="model folder (default: <work>/models/recommender, else the demo's recommender-light)"),
 ) -> None:
     """Serve the REST API (/api/...) and the web page (/); /api/health answers 503 until the model is loaded."""
     import uvicorn
 
     from ..api.app import create_app
     from ..errors import DataMissingError
-    from ..recommend.train import model_dir
-
-    folder = Path(model) if model else model_dir(_work().root)
+    folder = _model_folder(model)
     if not (folder / "config.json").exists():   # fail now, not after the server is up
         raise DataMissingError(f"no trained recommender in {folder}",
                                hint="run `mustcite train` first (it writes <work>/models/recommender)")

@@ -17,7 +17,9 @@ __all__ = ["Recommendation", "Recommender", "RecommenderConfig", "load_default"]
 
 
 def load_default(work: str | Path | None = None, model: str | Path | None = None) -> Recommender:
-    """The recommender in ``model`` or ``<work>/models/recommender``; DataMissingError says how to build it."""
-    from .train import model_dir
+    """The recommender in ``model``, else the default model (:func:`.train.default_model`:
+    ``<work>/models/recommender``, or the demo's ``recommender-light`` while that is the only one);
+    DataMissingError says how to build it."""
+    from .train import default_model
 
-    return Recommender.load(Path(model) if model else model_dir(work))
+    return Recommender.load(Path(model) if model else default_model(work))

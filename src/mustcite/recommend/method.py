@@ -279,15 +279,19 @@ class Recommender:
             if pid in co:
                 c.cocite = co[pid]
 
-    def _features(self, q: Doc, year: int | None, cands: list[Candidate], self_cites: set[str],
-                  self_must: set[str]) -> np.ndarray:
+    def _features(self, q: Doc, year: int | None, cands: list[Candidate],
+                  own: dict[str, dict[str, int | None]]) -> np.ndarray:
+        """Feature matrix of ``cands``. ``own``: the tier flags of the query's own citations when the
+        query is itself a labelled paper of the index (leave-one-out: they are subtracted from the
+        citation counts)."""
         qt = set(terms(q.text))
         tt = self._terms_of_titles()
         rows = []
         for c in cands:
             p = self.pool[c.row]
-            cc = self.nindex.cite_count.get(c.paper_id, 0) - (c.paper_id in self_cites)
-            mc = self.nindex.must_count.get(c.paper_id, 0) - (c.paper_id in self_must)
+            f = own.get(c.paper_id)
+            cc = self.nindex.cite_count.get(c.paper_id, 0) - (f is not None)
+            mc = self.nindex.must_count.get(c.paper_id, 0) - bool(f and f["must_cite"])
             rows.append(feature_row(c, query_year=year or self.config.query_year, cand_year=p.get("year"),
                                     venue=p.get("venue") or "", has_abstract=bool(p.get("abstract")),
                                     query_terms=qt, title_terms=tt[c.row], cite_count=cc, must_count=mc))
@@ -325,9 +329,7 @@ class Recommender:
                 if not cs:
                     continue
                 own = {c.paper_id: c.flags() for c in p.cites}
-                self_cites = set(own) if p.id in self.nindex.by_id else set()
-                self_must = {k for k, f in own.items() if f["must_cite"]} if self_cites else set()
-                Xs.append(self._features(d, p.year, cs, self_cites, self_must))
+                Xs.append(self._features(d, p.year, cs, own if p.id in self.nindex.by_id else {}))
                 gs.append(np.full(len(cs), start + k, dtype=np.int64))
                 for t in TIERS:
                     col = []
@@ -355,9 +357,7 @@ class Recommender:
         feats = []
         for (d, year), cs in zip(parsed, cands):
             lab = self.nindex.by_id.get(d.id) if exclude_self else None
-            own = {c.paper_id for c in lab.cites} if lab else set()
-            own_must = {c.paper_id for c in lab.cites if c.flags()["must_cite"]} if lab else set()
-            feats.append(self._features(d, year, cs, own, own_must))
+            feats.append(self._features(d, year, cs, {c.paper_id: c.flags() for c in lab.cites} if lab else {}))
         X_all = np.vstack(feats) if feats else as_matrix([])
         return parsed, cands, feats, self.tiers.predict(X_all)   # one model call for the whole batch
 

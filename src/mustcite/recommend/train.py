@@ -29,9 +29,23 @@ from .method import Recommender, RecommenderConfig
 EVAL_METRICS = ("MAP", "MRR", "nDCG@10", "R@50", "R@100", "HR@10")
 
 
+#: The folder ``make demo`` trains its light model into (BM25 + votes + tiers, no dense encoder).
+LIGHT_MODEL = "recommender-light"
+
+
 def model_dir(work: str | Path | None = None) -> Path:
-    """``<work>/models/recommender``: where ``mustcite train`` writes and ``recommend`` reads."""
+    """``<work>/models/recommender``: where ``mustcite train`` writes the full model."""
     return Workspace.resolve(work).root / "models" / "recommender"
+
+
+def default_model(work: str | Path | None = None) -> Path:
+    """The model ``recommend``, ``audit`` and ``serve`` use without ``--model``: the full model
+    (:func:`model_dir`) once trained, else the demo's light model when that one exists."""
+    full = model_dir(work)
+    light = full.parent / LIGHT_MODEL
+    if not (full / "config.json").exists() and (light / "config.json").exists():
+        return light
+    return full
 
 
 def _hash_fraction(key: str, seed: int) -> float:
