@@ -49,7 +49,7 @@ def train_cmd(
     pool_years: str = typer.Option(None, "--pool-years", help="keep pool papers of these years, e.g. 2018-2023"),
     benchmark: str = typer.Option(None, "--benchmark", help="train-only on this built benchmark (e.g. neurips-2024)"),
     eval_test: bool = typer.Option(False, "--eval-test", help="benchmark mode: also report the test split"),
-    out: Path = typer.Option(None, "--out", help="model folder (default: <work>/models/recommender, else the demo's recommender-light)"),
+    out: Path = typer.Option(None, "--out", help="model folder (default: <work>/models/recommender)"),
     dense: bool = typer.Option(True, "--dense/--no-dense", help="use MiniLM embeddings besides BM25"),
     seed: int = typer.Option(0, "--seed"),
     dev_fraction: float = typer.Option(0.1, "--dev-fraction", min=0.0, max=0.5,
@@ -192,6 +192,7 @@ def serve_cmd(
 
     from ..api.app import create_app
     from ..errors import DataMissingError
+
     folder = _model_folder(model)
     if not (folder / "config.json").exists():   # fail now, not after the server is up
         raise DataMissingError(f"no trained recommender in {folder}",
