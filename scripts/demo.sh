@@ -33,7 +33,7 @@ step "5/7 benchmark neurips-2024 (queries NeurIPS 2024, pool 2018-2023) and the 
 $MC benchmark run --method bm25 --split test
 
 step "6/7 train the recommender on every labelled paper, then recommend for a real NeurIPS 2024 paper"
-# the light model: BM25 + labelled-neighbour votes + tier models, in models/recommender-light
+# the light model: BM25 + labelled-neighbour votes + co-citation + tier models, in models/recommender-light
 # (`mustcite train` without --no-dense builds the full method, with MiniLM, into models/recommender,
 # which recommend/audit/serve then use by default; see README). Retrained when missing or saved by
 # an older version of the method. --no-refit keeps the model fit on 90% of the labelled papers (the
