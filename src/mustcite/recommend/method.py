@@ -245,9 +245,8 @@ class Recommender:
                 c.sources.append("neighbours")
             for pid in ([] if "popularity" in cfg.disable else popular):
                 cands.setdefault(pid, Candidate(pid, self.row[pid])).sources.append("popular")
-            seeds = self._seeds(cands, votes) if cfg.cocite_seeds else []
-            if seeds and "cocitation" not in cfg.disable:
-                self._add_cocited(cands, seeds, sims[i])
+            if cfg.cocite_seeds and "cocitation" not in cfg.disable:
+                self._add_cocited(cands, self._seeds(cands, votes), sims[i])
             total_sim = sum(sim for _, sim in neigh[i]) or 1.0
             for pid, c in cands.items():
                 if pid in votes:
