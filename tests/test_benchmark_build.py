@@ -19,7 +19,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from mustcite.benchmark.build import build_benchmark, split_queries
+from mustcite.benchmark.build import build_benchmark, hash_split, split_queries
 from mustcite.benchmark.recipes import get_recipe
 from mustcite.benchmark.trec import read_qrels
 from mustcite.corpus.records import make_paper_id, normalize_title
@@ -109,7 +109,7 @@ def built(tmp_path_factory):
         (refs_dir / f"{stem}.meta.json").write_text(json.dumps(
             {"paper": stem, "title": title, "abstract": _abstract(text), "year": year, "venue": f"NeurIPS {year}"}))
     out = root / "out"
-    manifest = build_benchmark(get_recipe("neurips-2024"), corpus_path=root / "papers.parquet",
+    manifest = build_benchmark(get_recipe("neurips-2024-v1"), corpus_path=root / "papers.parquet",
                                ref_dirs=[refs_dir], out_dir=out)
     return {"root": root, "out": out, "manifest": manifest, "rows": rows, "stems": stems, "refs": refs_dir}
 
@@ -182,7 +182,7 @@ def test_manifest_checksums_and_determinism(built, tmp_path):
     for name, sha in m["files"].items():
         assert hashlib.sha256((out / name).read_bytes()).hexdigest() == sha
     assert "qrels/test.mustcite.qrels" in m["files"] and "pool.parquet" in m["files"]
-    again = build_benchmark(get_recipe("neurips-2024"), corpus_path=built["root"] / "papers.parquet",
+    again = build_benchmark(get_recipe("neurips-2024-v1"), corpus_path=built["root"] / "papers.parquet",
                             ref_dirs=[built["refs"]], out_dir=tmp_path / "again")
     assert {k: v for k, v in again["files"].items() if k != "pool.parquet"} == \
         {k: v for k, v in m["files"].items() if k != "pool.parquet"}
@@ -216,16 +216,17 @@ def test_cli_build_run_and_training_pairs(built, tmp_path, capsys):
     from mustcite.retrieval.ntxent import training_pairs
 
     work = tmp_path / "work"
-    assert main(["--work", str(work), "benchmark", "build", "--recipe", "neurips-2024", "--refs", str(built["refs"]),
-                 "--corpus", str(built["root"] / "papers.parquet")]) == 0
+    assert main(["--work", str(work), "benchmark", "build", "--recipe", "neurips-2024-v1", "--refs",
+                 str(built["refs"]), "--corpus", str(built["root"] / "papers.parquet")]) == 0
     out = capsys.readouterr().out
     assert "pool 23579 papers (2018-2023), 23 queries (train 14, dev 4, test 5)" in out
-    bdir = work / "benchmarks" / "neurips-2024"
+    bdir = work / "benchmarks" / "neurips-2024-v1"
     assert json.loads((bdir / "manifest.json").read_text())["pool"]["snapshot_sha256"] == \
         built["manifest"]["pool"]["snapshot_sha256"]
-    assert main(["--work", str(work), "benchmark", "run", "--method", "bm25", "--split", "test"]) == 0
+    assert main(["--work", str(work), "benchmark", "run", "--benchmark", "neurips-2024-v1", "--method", "bm25",
+                 "--split", "test"]) == 0
     out = capsys.readouterr().out
-    assert "neurips-2024 test - mustcite" in out and "| bm25 |" in out
+    assert "neurips-2024-v1 test - mustcite" in out and "| bm25 |" in out
     run = (bdir / "runs" / "bm25.test.trec").read_text().splitlines()
     assert len({x.split()[0] for x in run}) == 5 and len(run) == 500
     meta = json.loads((bdir / "runs" / "bm25.test.meta.json").read_text())
@@ -243,8 +244,125 @@ def test_second_file_of_a_paper_is_skipped(built, tmp_path):
     stem = built["stems"][0]
     shutil.copy(refs / f"{stem}.json", refs / "zzzDuplicate.json")          # same paper, second full text
     shutil.copy(refs / f"{stem}.meta.json", refs / "zzzDuplicate.meta.json")
-    m = build_benchmark(get_recipe("neurips-2024"), corpus_path=built["root"] / "papers.parquet",
+    m = build_benchmark(get_recipe("neurips-2024-v1"), corpus_path=built["root"] / "papers.parquet",
                         ref_dirs=[refs], out_dir=tmp_path / "o")
     dup = m["inputs"]["duplicate_citing_files_skipped"]
     assert [Path(d["file"]).name for d in dup] == ["zzzDuplicate.json"] and Path(dup[0]["kept"]).name == f"{stem}.json"
     assert m["queries"]["total"] == 23 and m["counts"] == built["manifest"]["counts"]
+
+
+# ---------------------------------------------------------------------------------------- v2
+
+
+def _pool_ids(out: Path) -> set[str]:
+    return set(pq.read_table(out / "pool.parquet", columns=["paper_id"]).column("paper_id").to_pylist())
+
+
+@pytest.fixture(scope="module")
+def built_v2(built, tmp_path_factory):
+    """v2 on the same slice, with two 2024 full texts marked as having lost a page in OCR."""
+    import shutil
+
+    root = tmp_path_factory.mktemp("bench_v2")
+    refs = root / "refs"
+    shutil.copytree(built["refs"], refs)
+    planned = {s: hash_split(make_paper_id_of(built, s), (0.6, 0.2, 0.2), 13) for s in built["stems"]}
+    lossy = [s for s in built["stems"] if planned[s] != "train" and s != built["stems"][5]][:3]
+    for f in refs.glob("*.meta.json"):          # as `mustcite extract` writes them: no page lost
+        meta = json.loads(f.read_text())
+        meta.update(stats={"failed_pages": 0, "missing_pages": 0}, failure_modes=[])
+        f.write_text(json.dumps(meta))
+    meta = json.loads((refs / f"{lossy[2]}.meta.json").read_text())
+    del meta["stats"]                           # no page count at all: unknown, so not held out
+    (refs / f"{lossy[2]}.meta.json").write_text(json.dumps(meta))
+    for stem, modes in zip(lossy, (["incomplete_bibliography"], [])):
+        meta = json.loads((refs / f"{stem}.meta.json").read_text())
+        meta.update(stats={"failed_pages": 1, "missing_pages": 1}, failure_modes=modes)
+        (refs / f"{stem}.meta.json").write_text(json.dumps(meta))
+    out = root / "out"
+    m = build_benchmark(get_recipe("neurips-2024"), corpus_path=built["root"] / "papers.parquet",
+                        ref_dirs=[refs], out_dir=out)
+    return {"root": root, "refs": refs, "out": out, "manifest": m, "lossy": lossy, "planned": planned}
+
+
+def make_paper_id_of(built, stem: str) -> str:
+    """The corpus paper_id the builder resolves a 2024 fixture stem to (by its title)."""
+    meta = json.loads((built["refs"] / f"{stem}.meta.json").read_text())
+    norm = normalize_title(meta["title"])
+    for r in built["rows"]:
+        if r["venue"] == "NeurIPS" and r["year"] == 2024 and normalize_title(r["title"]) == norm:
+            return r["paper_id"]
+    return make_paper_id(meta["title"], "NeurIPS", 2024, stem)
+
+
+def _query_splits(out: Path) -> dict[str, str]:
+    return {json.loads(x)["id"]: s for s in ("train", "dev", "test")
+            for x in (out / "queries" / f"{s}.jsonl").read_text().splitlines()}
+
+
+def test_v2_manifest_names_its_rules(built_v2):
+    m = built_v2["manifest"]
+    assert m["version"] == "v2" and m["recipe"]["pool_rule"] == "no-heldout" and m["splits"]["rule"] == "hash"
+    assert m["pool"]["rule"] == "no-heldout"
+    assert m["pool"]["other_venue"] == m["pool"]["other_venue_cited_by_earlier_years"] + \
+        m["pool"]["other_venue_cited_only_by_train_queries"]
+    assert m["queries"]["train_only"] == {"failed_page_near_references": 1, "failed_page_in_body": 1,
+                                          "failed_pages_unknown": 1}
+
+
+def test_v2_pool_never_depends_on_dev_or_test_citations(built, built_v2, tmp_path):
+    """Add a citation of an otherwise uncited ACL 2022 paper to a dev or test query: v2's pool is
+    unchanged, v1's takes it (so this test fails if the pool depends on held-out citations)."""
+    import shutil
+
+    splits = _query_splits(built_v2["out"])
+    held = [s for s in built["stems"] if splits.get(make_paper_id_of(built, s)) in ("dev", "test")]
+    assert held
+    acl = next(r for r in built["rows"] if r["venue"] == "ACL")
+    assert acl["paper_id"] not in _pool_ids(built_v2["out"])
+    refs = tmp_path / "refs"
+    shutil.copytree(built_v2["refs"], refs)
+    entries = json.loads((refs / f"{held[0]}.json").read_text())
+    entries.append({"target": len(entries) + 1, "title": acl["title"], "year": 2022, "cite": str(len(entries) + 1),
+                    "contexts": [], "raw": acl["title"], "mentions": 3, "paper_id": acl["paper_id"],
+                    "link_score": 1.0, "type1": 1, "type2": 5, "type3": 1, "must_cite": True, "judge": "hand-rule-v1"})
+    (refs / f"{held[0]}.json").write_text(json.dumps(entries))
+    corpus = built["root"] / "papers.parquet"
+    v2 = build_benchmark(get_recipe("neurips-2024"), corpus_path=corpus, ref_dirs=[refs], out_dir=tmp_path / "v2")
+    v1 = build_benchmark(get_recipe("neurips-2024-v1"), corpus_path=corpus, ref_dirs=[refs], out_dir=tmp_path / "v1")
+    assert v2["pool"]["snapshot_sha256"] == built_v2["manifest"]["pool"]["snapshot_sha256"]
+    assert acl["paper_id"] in _pool_ids(tmp_path / "v1") and v1["pool"]["papers"] == built["manifest"]["pool"]["papers"] + 1
+    # and dropping every dev/test query's file altogether leaves the pool as it is
+    for stem in held:
+        (refs / f"{stem}.json").unlink()
+    v2b = build_benchmark(get_recipe("neurips-2024"), corpus_path=corpus, ref_dirs=[refs], out_dir=tmp_path / "v2b")
+    assert v2b["pool"]["snapshot_sha256"] == built_v2["manifest"]["pool"]["snapshot_sha256"]
+
+
+def test_v2_other_venue_pool_papers_come_from_earlier_or_train_papers(built_v2):
+    allowed: set[str] = set()
+    for f in built_v2["refs"].glob("*.meta.json"):
+        meta = json.loads(f.read_text())
+        stem = f.name[: -len(".meta.json")]
+        if meta["year"] < 2024 or built_v2["planned"].get(stem) == "train" or stem in built_v2["lossy"]:
+            allowed |= {r["paper_id"] for r in json.loads((built_v2["refs"] / f"{stem}.json").read_text())
+                        if r.get("paper_id")}
+    pool = pq.read_table(built_v2["out"] / "pool.parquet").to_pylist()
+    other = {r["paper_id"] for r in pool if r["venue"] not in ("NeurIPS", "ICML", "ICLR")}
+    assert other and other <= allowed
+
+
+def test_v2_lossy_full_texts_are_train_queries_only(built, built_v2):
+    splits = _query_splits(built_v2["out"])
+    for stem in built_v2["lossy"]:
+        assert built_v2["planned"][stem] in ("dev", "test")        # the hash alone would hold it out
+        assert splits.get(make_paper_id_of(built, stem)) == "train"
+
+
+def test_hash_split_is_per_paper():
+    ids = [f"q{i:04d}" for i in range(2000)]
+    a = {q: hash_split(q, (0.6, 0.2, 0.2), 13) for q in ids}
+    counts = {s: sum(v == s for v in a.values()) for s in ("train", "dev", "test")}
+    assert abs(counts["train"] - 1200) < 80 and abs(counts["dev"] - 400) < 60
+    assert all(hash_split(q, (0.6, 0.2, 0.2), 13) == a[q] for q in ids[:50])     # no dependence on the others
+    assert sum(hash_split(q, (0.6, 0.2, 0.2), 14) != a[q] for q in ids) > 500

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from mustcite.config import find_data_dir
-from mustcite.extract.markdown import MAX_CHARS, extract_markdown
+from mustcite.extract.markdown import MAX_CHARS, extract_markdown, parse_document
 from mustcite.extract.records import validate_reference_list
 
 
@@ -205,3 +205,27 @@ def test_second_reference_list_is_not_mixed_in():
     assert kol.raw.startswith("[30] A. Kolchinsky. A novel approach to the partial information")
     assert any("other PID redundancy measures [22; 5; 2; 18; 30]" in c.context for c in kol.contexts)
     assert not any(c.section == "Appendix" for r in p.references for c in r.contexts)
+
+
+@pytest.mark.parametrize("stem,near", [("02HWT9c4Lp", True),    # the page before the reference heading failed
+                                       ("0bfWpiwPLZ", True),    # the page right after the last entry failed
+                                       ("0KseSacluJ", False)])  # an appendix page well after the list
+def test_failed_ocr_pages_near_the_references_are_flagged(stem, near):
+    path = Path(find_data_dir()) / "neurips" / "fulltext_2024_partial" / f"{stem}.md.gz"
+    with gzip.open(path, "rt", encoding="utf-8") as fh:
+        text = fh.read()
+    doc = parse_document(text)
+    assert doc.failed_pages == 1 and doc.references_span[0] >= 0
+    assert doc.bibliography_may_be_incomplete is near
+    paper = extract_markdown(text)
+    assert paper.stats["failed_pages"] == 1 and paper.stats["bibliography_may_be_incomplete"] is near
+    assert ("incomplete_bibliography" in paper.failure_modes) is near
+    if near:
+        assert paper.status == "flagged" and any("failed in OCR" in m for m in paper.messages)
+
+
+def test_whole_full_texts_have_no_failed_page():
+    for path in sorted((Path(find_data_dir()) / "neurips" / "fulltext_2024").glob("*.md.gz"))[:5]:
+        with gzip.open(path, "rt", encoding="utf-8") as fh:
+            doc = parse_document(fh.read())
+        assert doc.failed_pages == 0 and not doc.bibliography_may_be_incomplete

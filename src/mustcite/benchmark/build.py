@@ -17,6 +17,12 @@ Output, under ``<work>/benchmarks/<recipe>/``::
                                  and the raw labels they come from
     manifest.json                recipe, pool snapshot sha, split boundaries, label version,
                                  counts per split and ground truth, sha256 of every file
+
+The recipe's ``pool_rule`` says which citing papers' references enter the core set (v1: every
+target-venue citing paper, dev/test queries included; v2: only papers of earlier years and train
+queries, so nothing a held-out query cites shapes the pool) and its ``split_rule`` how queries are
+split (v2: by a hash of each id, fixed before the pool is built; full texts that lost a page in
+OCR are train queries only).
 """
 
 from __future__ import annotations
@@ -98,6 +104,29 @@ class CitingPaper:
     paper_id: str
     in_corpus: bool
     cited: dict[str, PairLabels]
+    #: pages OCR failed on (None: unknown, e.g. an extraction without that count)
+    failed_pages: int | None = 0
+    #: a failed page lies in or next to the reference list (extraction's ``incomplete_bibliography``)
+    incomplete_bibliography: bool = False
+
+    def text_issue(self) -> str | None:
+        """Why this paper's references are no complete gold list, or None when they can be."""
+        if self.incomplete_bibliography:
+            return "failed_page_near_references"
+        if self.failed_pages is None:
+            return "failed_pages_unknown"
+        if self.failed_pages > 0:
+            return "failed_page_in_body"
+        return None
+
+
+def _failed_pages(meta: dict[str, Any]) -> int | None:
+    stats = meta.get("stats") if isinstance(meta.get("stats"), dict) else {}
+    if isinstance(stats.get("failed_pages"), int):
+        return stats["failed_pages"]
+    if stats.get("missing_pages") == 0:     # an older extraction: no page marker at all
+        return 0
+    return None
 
 
 def load_corpus(path: str | Path) -> dict[str, dict[str, Any]]:
@@ -206,7 +235,8 @@ def read_citing_papers(ref_dirs: list[str | Path], corpus: dict[str, dict[str, A
                     continue
                 cited.setdefault(cid, PairLabels()).add(ref)
             out.append(CitingPaper(stem, str(f), title, abstract, int(year) if year is not None else None,
-                                   venue, paper_id, rec is not None, cited))
+                                   venue, paper_id, rec is not None, cited, _failed_pages(meta),
+                                   "incomplete_bibliography" in (meta.get("failure_modes") or [])))
     return out
 
 
@@ -219,6 +249,15 @@ def split_queries(qids: list[str], fractions: tuple[float, float, float], seed: 
     n_dev = round(n * (fractions[0] + fractions[1])) - n_train
     return {"train": sorted(order[:n_train]), "dev": sorted(order[n_train:n_train + n_dev]),
             "test": sorted(order[n_train + n_dev:])}
+
+
+def hash_split(qid: str, fractions: tuple[float, float, float], seed: int) -> str:
+    """The split of one query from a seeded hash of its id alone (v2): adding or removing other
+    papers never moves it."""
+    u = int(hashlib.sha256(f"{seed}:{qid}".encode()).hexdigest()[:12], 16) / float(16 ** 12)
+    if u < fractions[0]:
+        return "train"
+    return "dev" if u < fractions[0] + fractions[1] else "test"
 
 
 def build_benchmark(recipe: Recipe, *, corpus_path: str | Path, ref_dirs: list[str | Path],
@@ -234,9 +273,28 @@ def build_benchmark(recipe: Recipe, *, corpus_path: str | Path, ref_dirs: list[s
     targets = set(recipe.target_venues)
     target_citing = [c for c in citing if c.venue in targets]
 
-    # core set: target-venue corpus papers + any corpus paper a target-venue paper cites
+    query_cands = sorted((c for c in target_citing if c.year == recipe.query_year), key=lambda c: c.paper_id)
+    # v2: each query's split is fixed before the pool exists, so the pool can leave dev/test out
+    planned: dict[str, str] = {}
+    train_only: Counter = Counter()
+    if recipe.split_rule == "hash":
+        for c in query_cands:
+            planned[c.paper_id] = hash_split(c.paper_id, recipe.split_fractions, recipe.seed)
+            issue = c.text_issue() if recipe.heldout_needs_whole_text else None
+            if issue and planned[c.paper_id] != "train":
+                planned[c.paper_id] = "train"
+                train_only[issue] += 1
+
+    # core set: target-venue corpus papers + the corpus papers cited by the contributing citing papers
     core = {pid for pid, r in corpus.items() if r.get("venue") in targets}
-    cited_by_target = set().union(*(c.cited.keys() for c in target_citing)) if target_citing else set()
+    if recipe.pool_rule == "all-citing":          # v1 / MasterSet: every target-venue citing paper
+        contributors = target_citing
+    else:                                         # v2: earlier-year labelled papers and train queries
+        contributors = [c for c in target_citing if c.year is not None and c.year < recipe.query_year] + \
+            [c for c in query_cands if planned.get(c.paper_id) == "train"]
+    cited_by_target = set().union(*(c.cited.keys() for c in contributors)) if contributors else set()
+    earlier = [c for c in contributors if c.year is not None and c.year < recipe.query_year]
+    cited_by_earlier = set().union(*(c.cited.keys() for c in earlier)) if earlier else set()
     core |= cited_by_target
     lo, hi = recipe.pool_years
     pool_ids = sorted(pid for pid in core if corpus[pid].get("year") is not None and lo <= corpus[pid]["year"] <= hi)
@@ -246,13 +304,11 @@ def build_benchmark(recipe: Recipe, *, corpus_path: str | Path, ref_dirs: list[s
 
     # queries: target-venue papers of the query year with >= 1 must-cite paper in the pool
     queries, labels, excluded = [], [], Counter()
-    for c in sorted(target_citing, key=lambda c: c.paper_id):
-        if c.year != recipe.query_year:
-            continue
+    for c in query_cands:
         in_pool = {pid: lab for pid, lab in c.cited.items() if pid in pool}
         truths = {pid: lab.truths(recipe) for pid, lab in in_pool.items()}
         if not any(t["mustcite"] for t in truths.values()):
-            excluded["no_mustcite_in_pool"] += 1
+            excluded["no_mustcite_in_pool" + (f"_{planned[c.paper_id]}" if planned else "")] += 1
             continue
         queries.append(c)
         for pid in sorted(in_pool):
@@ -266,7 +322,10 @@ def build_benchmark(recipe: Recipe, *, corpus_path: str | Path, ref_dirs: list[s
                             "has a must-cite paper in the pool",
                             hint="check that the reference files are linked (`mustcite link`) and labelled "
                                  "(`mustcite annotate`)")
-    splits = split_queries([q.paper_id for q in queries], recipe.split_fractions, recipe.seed)
+    if planned:
+        splits = {sp: sorted(q.paper_id for q in queries if planned[q.paper_id] == sp) for sp in SPLITS}
+    else:
+        splits = split_queries([q.paper_id for q in queries], recipe.split_fractions, recipe.seed)
     split_of = {qid: s for s, ids in splits.items() for qid in ids}
     for row in labels:
         row["split"] = split_of[row["qid"]]
@@ -314,11 +373,21 @@ def build_benchmark(recipe: Recipe, *, corpus_path: str | Path, ref_dirs: list[s
                  "snapshot_sha256": hashlib.sha256("\n".join(pool_ids).encode()).hexdigest(),
                  "with_abstract": sum(1 for r in pool_rows if r["abstract"].strip()),
                  "by_venue": dict(sorted(Counter(r["venue"] for r in pool_rows).items())),
-                 "core_set_papers": len(core), "cited_by_target_venues": len(cited_by_target)},
+                 "core_set_papers": len(core), "cited_by_target_venues": len(cited_by_target),
+                 "rule": recipe.pool_rule,
+                 "contributing_citing_papers": len(contributors),
+                 "other_venue": sum(1 for pid in pool_ids if corpus[pid].get("venue") not in targets),
+                 "other_venue_cited_by_earlier_years": sum(
+                     1 for pid in pool_ids if corpus[pid].get("venue") not in targets and pid in cited_by_earlier),
+                 "other_venue_cited_only_by_train_queries": sum(
+                     1 for pid in pool_ids if corpus[pid].get("venue") not in targets and pid not in cited_by_earlier)},
         "queries": {"year": recipe.query_year, "total": len(queries),
                     "with_abstract": sum(1 for q in queries if q.abstract.strip()),
-                    "excluded": dict(excluded), "query_text": recipe.query_text},
-        "splits": {"fractions": list(recipe.split_fractions), "seed": recipe.seed,
+                    "candidates": len(query_cands),
+                    "excluded": dict(excluded), "query_text": recipe.query_text,
+                    "train_only": dict(train_only),
+                    "with_failed_pages": sum(1 for q in queries if q.text_issue() is not None)},
+        "splits": {"rule": recipe.split_rule, "fractions": list(recipe.split_fractions), "seed": recipe.seed,
                    "sizes": {s: len(splits[s]) for s in SPLITS},
                    "first_last_ids": {s: [splits[s][0], splits[s][-1]] if splits[s] else [] for s in SPLITS}},
         "labels": {"version": ",".join(sorted(judges)) or "unlabelled", "judges": dict(judges),

@@ -3,9 +3,15 @@
 * ``masterset-coreml-v1`` (seed 000, Section 6.2): target venues NeurIPS/ICML/ICLR; core set =
   target-venue papers plus the other-venue papers they cite; pool = core-set papers of 2018-2024;
   queries = target-venue papers of 2025 with at least one must-cite paper in the pool.
-* ``neurips-2024`` (the real-data benchmark of shared/data/README.md): queries = the NeurIPS 2024
-  papers with full texts (title and abstract from the full text itself), pool = core-set papers of
-  2018-2023.
+* ``neurips-2024`` (v2, the real-data benchmark of shared/data/README.md): queries = the NeurIPS
+  2024 papers with full texts (title and abstract from the full text itself), pool = core-set papers
+  of 2018-2023, where the core set is built without the held-out queries (``pool_rule``
+  ``"no-heldout"``): target-venue papers plus the papers cited by the labelled papers of earlier
+  years and by the *train* queries. Queries are split by a hash of their id, and a query whose
+  full text lost a page in OCR (its reference list may be incomplete) is a train query only.
+* ``neurips-2024-v1``: the first version, kept for comparison: the core set also takes the papers
+  that dev and test queries cite (``pool_rule`` ``"all-citing"``), queries are split by a seeded
+  shuffle, and every full text may be a dev or test query.
 
 Ground truths: ``type1`` (y_I = 1), ``type2`` (y_II >= 4), ``type3`` (>= 3 mentions), ``mustcite``
 (any of the three, Section 6.1) and ``cited`` (any linked reference in the pool).
@@ -38,6 +44,14 @@ class Recipe:
     type2_min: int = 4
     type3_min_mentions: int = 3
     min_link_score: float = 0.0
+    #: "all-citing": the core set takes what any target-venue citing paper cites (MasterSet, v1);
+    #: "no-heldout": only what citing papers before the query year and train queries cite (v2)
+    pool_rule: str = "all-citing"
+    #: "shuffle": seeded shuffle of the query ids (v1); "hash": each query by a seeded hash of its
+    #: id, so a paper's split never depends on which other papers are there (v2)
+    split_rule: str = "shuffle"
+    #: dev/test queries only from full texts that lost no page in OCR (others are train queries)
+    heldout_needs_whole_text: bool = False
     notes: tuple[str, ...] = field(default_factory=tuple)
 
     def to_dict(self) -> dict[str, Any]:
@@ -50,12 +64,30 @@ RECIPES: dict[str, Recipe] = {
         description="MasterSet-CoreML-v1: NeurIPS/ICML/ICLR core set, pool 2018-2024, queries 2025",
         pool_years=(2018, 2024), query_year=2025, query_text="corpus"),
     "neurips-2024": Recipe(
-        name="neurips-2024", version="v1",
-        description="NeurIPS 2024 full-text queries against the 2018-2023 core-set pool",
+        name="neurips-2024", version="v2",
+        description="NeurIPS 2024 full-text queries against the 2018-2023 core-set pool, built without "
+                    "the held-out queries",
         pool_years=(2018, 2023), query_year=2024, query_text="refs",
-        notes=("queries are the NeurIPS 2024 papers of neurips/fulltext_2024; their title and abstract "
-               "come from the full text's own Abstract section (the 2024 paper lists have no abstracts)",)),
+        pool_rule="no-heldout", split_rule="hash", heldout_needs_whole_text=True,
+        notes=("queries are the NeurIPS 2024 papers of the reference folders; their title and abstract "
+               "come from the full text's own Abstract section (the 2024 paper lists have no abstracts)",
+               "pool: NeurIPS/ICML/ICLR papers of 2018-2023 plus every 2018-2023 corpus paper cited by a "
+               "labelled paper of an earlier year than the queries or by a train query; what a dev or test "
+               "query cites never decides what is in the pool",
+               "split: a query's split comes from a seeded hash of its paper id (60/20/20), independent of "
+               "the other papers; a full text with any page that OCR failed on ([MISSING_PAGE_FAIL]) is a "
+               "train query only, since its reference list or citation contexts may be incomplete",
+               "dev and test queries may use train queries of the same year as labelled neighbours")),
+    "neurips-2024-v1": Recipe(
+        name="neurips-2024-v1", version="v1",
+        description="NeurIPS 2024 full-text queries against the 2018-2023 core-set pool (first version: "
+                    "the core set includes what dev/test queries cite)",
+        pool_years=(2018, 2023), query_year=2024, query_text="refs",
+        notes=("kept for comparison with v2; build it from neurips/fulltext_2024 and fulltext_2023 only "
+               "to reproduce the first published figures",)),
 }
+POOL_RULES = ("all-citing", "no-heldout")
+SPLIT_RULES = ("shuffle", "hash")
 
 
 def get_recipe(name: str, **overrides: Any) -> Recipe:
@@ -70,6 +102,9 @@ def get_recipe(name: str, **overrides: Any) -> Recipe:
     recipe = replace(recipe, **overrides)
     if abs(sum(recipe.split_fractions) - 1.0) > 1e-9 or min(recipe.split_fractions) < 0:
         raise UsageError("split fractions must be non-negative and sum to 1")
+    if recipe.pool_rule not in POOL_RULES or recipe.split_rule not in SPLIT_RULES:
+        raise UsageError(f"pool_rule must be one of {', '.join(POOL_RULES)} and split_rule one of "
+                         f"{', '.join(SPLIT_RULES)}")
     if recipe.pool_years[0] > recipe.pool_years[1]:
         raise UsageError("pool_years must be (first, last)")
     return recipe

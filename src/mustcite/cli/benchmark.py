@@ -49,7 +49,7 @@ def _parse_years(text: str | None) -> tuple[int, int] | None:
 
 @bench_app.command("build")
 def build_cmd(
-    recipe: str = typer.Option("neurips-2024", "--recipe", help="masterset-coreml-v1 | neurips-2024"),
+    recipe: str = typer.Option("neurips-2024", "--recipe", help="neurips-2024 (v2) | neurips-2024-v1 | masterset-coreml-v1"),
     refs: list[Path] = typer.Option(..., "--refs", help="labelled extraction folder(s) (repeatable)"),
     corpus: Path = typer.Option(None, "--corpus", help="papers.parquet (default: <work>/corpus/papers.parquet)"),
     out: Path = typer.Option(None, "--out", help="output folder (default: <work>/benchmarks/<recipe>)"),

@@ -8,6 +8,8 @@
 * ``keys_beyond_list``: numeric keys cite numbers that no entry carries (list incomplete or merged).
 * ``low_resolution``: fewer than half of the in-text mentions resolved.
 * ``no_mentions``: a reference list but no in-text citation found.
+* ``incomplete_bibliography``: a page OCR failed on (Nougat's ``[MISSING_PAGE_FAIL]``) lies in or
+  next to the reference list, so entries may be lost: such a paper's references are no gold list.
 * ``no_references``, ``empty``, ``garbage``, ``too_long``: fatal, status ``failed``.
 """
 

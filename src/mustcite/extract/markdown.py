@@ -23,7 +23,11 @@ from .sections import (ABSTRACT, APPENDIX, BACK_MATTER, BACK_MATTER_RE, CHECKLIS
                        classify, parse_heading)
 from .sentences import split_sentences
 
-MAX_CHARS = 3_000_000          # real Nougat papers are < 0.4 MB; beyond this is not a paper
+MAX_CHARS = 3_000_000
+#: A failed page this many non-blank lines before the reference heading (about one Nougat page) or
+#: this many after the last entry counts as next to the reference list.
+NEAR_REFERENCES_LINES = 40
+NEAR_AFTER_REFERENCES_LINES = 3          # real Nougat papers are < 0.4 MB; beyond this is not a paper
 
 _SKIP_LINE = re.compile(
     r"^(?:(?:Figure|Fig\.|Table|Tab\.|Algorithm|Listing)\s*[A-Z]?\d+(?:\.\d+)*\s*[:.|]"
@@ -51,6 +55,27 @@ class Document:
     has_checklist: bool = False
     missing_pages: int = 0
     n_reference_sections: int = 0
+    #: positions (in non-blank lines) of the pages Nougat failed on (``[MISSING_PAGE_FAIL:n]``)
+    failed_page_lines: list[int] = field(default_factory=list)
+    #: first and last non-blank line of the (first) reference list; (-1, -1) when there is none
+    references_span: tuple[int, int] = (-1, -1)
+
+    @property
+    def failed_pages(self) -> int:
+        return len(self.failed_page_lines)
+
+    @property
+    def bibliography_may_be_incomplete(self) -> bool:
+        """A failed page inside the reference list or next to it (the page before its heading, or
+        right after its last entry): entries may be lost. Also true when a page failed and no
+        reference heading was found at all."""
+        if not self.failed_page_lines:
+            return False
+        start, end = self.references_span
+        if start < 0:
+            return True
+        return any(start - NEAR_REFERENCES_LINES <= f <= end + NEAR_AFTER_REFERENCES_LINES
+                   for f in self.failed_page_lines)
 
 
 def parse_document(text: str) -> Document:
@@ -62,14 +87,18 @@ def parse_document(text: str) -> Document:
     in_refs = False
     abstract_parts: list[str] = []
     numbered = _numbered_main_headings(lines)
+    pos = -1                       # index of the current non-blank line
     for li, raw in enumerate(lines):
         line = raw.strip()
         if not line:
             continue
+        pos += 1
         if line.count("&") >= 2 and "\\\\" in line:
             continue                 # a table row
         if line.startswith("[MISSING_PAGE"):
             doc.missing_pages += 1
+            if line.startswith("[MISSING_PAGE_FAIL"):
+                doc.failed_page_lines.append(pos)
             continue
         if _CHECKLIST_LINE.match(line):
             doc.has_checklist = True
@@ -94,6 +123,8 @@ def parse_document(text: str) -> Document:
                 # a second list (a supplement's) numbers its entries anew: it is not collected
                 in_refs, after_refs = doc.n_reference_sections == 1, True
                 label = REFERENCES if in_refs else APPENDIX
+                if in_refs:
+                    doc.references_span = (pos, pos)
                 continue
             in_refs = False
             label = new
@@ -101,6 +132,7 @@ def parse_document(text: str) -> Document:
         if in_refs:
             if line.startswith(("* ", "- ")) or re.match(r"^[\[(]\d+[\])]", line) or find_year(line):
                 doc.reference_lines.append(line)
+                doc.references_span = (doc.references_span[0], pos)
                 continue
             if _SKIP_LINE.match(line):
                 continue
@@ -251,8 +283,9 @@ def extract_markdown(text: str, source_path: str = "") -> ExtractedPaper:
     entries = parse_entries(split_entries(doc.reference_lines))
     body = doc.paragraphs
     paper.stats.update(n_raw_entries=len(entries), has_checklist=doc.has_checklist,
-                       missing_pages=doc.missing_pages, n_paragraphs=len(body),
-                       n_reference_sections=doc.n_reference_sections)
+                       missing_pages=doc.missing_pages, failed_pages=doc.failed_pages,
+                       bibliography_may_be_incomplete=doc.bibliography_may_be_incomplete,
+                       n_paragraphs=len(body), n_reference_sections=doc.n_reference_sections)
     if not doc.has_reference_heading or not entries:
         paper.failure_modes.append("no_references")
         return paper.fail("no reference section found" if not doc.has_reference_heading
@@ -310,6 +343,9 @@ def extract_markdown(text: str, source_path: str = "") -> ExtractedPaper:
                           body_counts=body_counts, mentions_total=total, mentions_resolved=resolved,
                           ocr_repairs=repairs + sum(e.ocr_repaired_label for e in entries),
                           unknown_numbers=unknown if style == "numeric" else 0)
+    if doc.bibliography_may_be_incomplete:
+        rep.add("incomplete_bibliography", f"{doc.failed_pages} page(s) failed in OCR, in or next to the "
+                "reference list: some references may be missing")
 
     refs: list[Reference] = []
     dropped = 0

@@ -37,6 +37,9 @@ DEFAULT_MAX_BYTES = 64 * 2**20
 SUMMARY = "summary.json"
 PAPERS = "papers.jsonl"
 META_SUFFIX = ".meta.json"
+#: Written into every ``.meta.json``; a rerun re-extracts papers of an older version. 2: failed OCR
+#: pages and ``incomplete_bibliography``.
+EXTRACTOR_VERSION = 2
 
 
 @dataclass(frozen=True)
@@ -293,6 +296,7 @@ def extract_one(path: str | Path, options: ExtractOptions,
     }
     meta = {
         "paper": stem,
+        "extractor_version": EXTRACTOR_VERSION,
         "title": manifest.get("title") or paper.title,
         "abstract": paper.abstract,
         "year": year,
@@ -333,7 +337,7 @@ def _up_to_date(path: Path, out: Path) -> dict[str, Any] | None:
         return None
     if m.get("status") != "failed" and not (out / f"{stem_of(path)}.json").is_file():
         return None
-    if m.get("source_path") != str(path):
+    if m.get("source_path") != str(path) or m.get("extractor_version") != EXTRACTOR_VERSION:
         return None
     return m.get("row")
 
