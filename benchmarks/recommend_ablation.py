@@ -33,7 +33,7 @@ from mustcite.recommend.method import ABLATABLE, RecommenderConfig  # noqa: E402
 from mustcite.recommend.train import benchmark_data, build_benchmark_model, evaluate, evaluate_bm25  # noqa: E402
 
 OUT = Path(__file__).parent / "results" / "recommend_ablation.json"
-VARIANTS = ("full", "-cocitation", "-refs", "-dense", "-bm25", "-neighbours", "-citers", "+popularity", "-metadata", "-tiers")
+VARIANTS = ("full", "-contexts", "-cocitation", "-refs", "-dense", "-bm25", "-neighbours", "-citers", "+popularity", "-metadata", "-tiers")
 
 
 def variant_config(name: str, base: RecommenderConfig) -> tuple[RecommenderConfig, bool]:
@@ -67,7 +67,14 @@ def main() -> None:
     base = RecommenderConfig()
     for kv in args.set:
         k, v = kv.split("=", 1)
-        setattr(base, k, tuple(x for x in v.split("+") if x) if k == "disable" else type(getattr(base, k))(v))
+        if k == "disable":
+            setattr(base, k, tuple(x for x in v.split("+") if x))
+        elif isinstance(getattr(base, k), bool):      # bool("False") is True: parse it
+            if v.lower() not in ("true", "false", "1", "0"):
+                raise SystemExit(f"--set {k}= takes true or false, got {v!r}")
+            setattr(base, k, v.lower() in ("true", "1"))
+        else:
+            setattr(base, k, type(getattr(base, k))(v))
     with_refs = benchmark_data(bench, args.refs)
     without = benchmark_data(bench, [])
     dev_q, dev_qrels = with_refs.splits["dev"]

@@ -19,7 +19,9 @@ if [ -f "$WORK/corpus/papers.parquet" ]; then echo "corpus already built: $WORK/
 $MC corpus stats
 
 step "2/7 extract references, contexts and mention counts from the NeurIPS 2024 + 2023 full texts"
-$MC extract "$DATA/neurips/fulltext_2024" "$DATA/neurips/fulltext_2023" --out "$EXTRACT"
+# every full-text folder; papers that lost a page in OCR are flagged (they are never held-out queries)
+$MC extract "$DATA/neurips/fulltext_2024" "$DATA/neurips/fulltext_2023" "$DATA/neurips/fulltext_2023_rest" \
+  "$DATA/neurips/fulltext_2024_partial" --out "$EXTRACT"
 
 step "3/7 link every reference to the corpus"
 $MC link "$EXTRACT"
@@ -28,8 +30,13 @@ step "4/7 must-cite labels (offline judge: Type I, Type II; Type III from mentio
 $MC annotate "$EXTRACT"
 $MC labels stats "$EXTRACT/labels" --out "$WORK/figures/label_distributions.png"
 
-step "5/7 benchmark neurips-2024 (queries NeurIPS 2024, pool 2018-2023) and the BM25 baseline on test"
-[ -f "$BENCH/manifest.json" ] || $MC benchmark build --recipe neurips-2024 --refs "$EXTRACT"
+step "5/7 benchmark neurips-2024 v2 (queries NeurIPS 2024, pool 2018-2023) and the BM25 baseline on test"
+.venv/bin/python - "$BENCH/manifest.json" <<'PY' || $MC benchmark build --recipe neurips-2024 --refs "$EXTRACT"
+import json, sys
+from pathlib import Path
+m = Path(sys.argv[1])
+sys.exit(not (m.exists() and json.loads(m.read_text()).get("version") == "v2"))
+PY
 $MC benchmark run --method bm25 --split test
 
 step "6/7 train the recommender on every labelled paper, then recommend for a real NeurIPS 2024 paper"
@@ -46,10 +53,11 @@ config = Path(sys.argv[1]) / "config.json"
 sys.exit(not (config.exists() and json.loads(config.read_text())["format"] == FORMAT_VERSION))
 PY
 $MC recommend --title "VASA-1: Lifelike Audio-Driven Talking Faces Generated in Real Time" \
-  --abstract "We introduce VASA, a framework for generating lifelike talking faces with appealing visual affective skills given a single static image and a speech audio clip." --top 10
+  --abstract "We introduce VASA, a framework for generating lifelike talking faces with appealing visual affective skills given a single static image and a speech audio clip." \
+  --year 2024 --top 10   # a NeurIPS 2024 paper: only papers of 2024 or earlier
 
 step "7/7 audit a real draft's bibliography (what must-cite papers does it lack?)"
-$MC audit "$DATA/neurips/fulltext_2024/5zSCSE0k41.md.gz" --top 10
+$MC audit "$DATA/neurips/fulltext_2024/5zSCSE0k41.md.gz" --year 2024 --top 10
 
 step "done in $((SECONDS - t0)) s"
 cat <<EOT

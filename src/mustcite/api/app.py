@@ -1,7 +1,11 @@
 """REST API and web page over a loaded :class:`~mustcite.recommend.Recommender`.
 
-* ``POST /api/recommend`` ``{"title", "abstract", "top"}`` -> ``{"results": [...]}``
-* ``POST /api/audit`` multipart upload ``file`` (a draft: .pdf, .tei.xml, .md/.mmd[.gz]) and ``top``
+* ``POST /api/recommend`` ``{"title", "abstract", "top", "year"}`` -> ``{"year", "results": [...]}``
+* ``POST /api/audit`` multipart upload ``file`` (a draft: .pdf, .tei.xml, .md/.mmd[.gz]), ``top`` and
+  ``year``
+
+Time order: a query (or draft) is answered as of ``year`` (default: today's calendar year) with papers
+of that year or earlier only; every answer says the ``year`` it used.
 * ``GET /api/health`` -> 200 once the model is loaded, else 503
 * ``GET /`` the web page (``mustcite/web/static``); OpenAPI at ``/openapi.json``.
 
@@ -25,12 +29,20 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from ..errors import MustciteError
+from ..recommend.method import MIN_YEAR, today_year
 
 MAX_BODY = 256 * 1024            # JSON request bodies
 MAX_UPLOAD = 20 * 2**20          # uploaded drafts
 MAX_TITLE = 1000
 MAX_ABSTRACT = 20000
 _SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9 ._()+-]{0,200}$")
+_YEAR_DOC = "answer as of this year: only papers of this year or earlier (default: today's year)"
+
+
+def _check_year(v: int | None) -> int | None:
+    if v is not None and not MIN_YEAR <= v <= today_year() + 1:
+        raise ValueError(f"year must be between {MIN_YEAR} and {today_year() + 1}")
+    return v
 
 
 class RecommendRequest(BaseModel):
@@ -39,6 +51,19 @@ class RecommendRequest(BaseModel):
     title: str = Field(..., max_length=MAX_TITLE, description="title of the query paper")
     abstract: str = Field("", max_length=MAX_ABSTRACT, description="abstract of the query paper")
     top: int = Field(20, ge=1, le=200, description="number of results")
+    year: int | None = Field(None, description=_YEAR_DOC)
+
+    @field_validator("year", mode="before")
+    @classmethod
+    def _whole_year(cls, v: Any) -> Any:
+        if isinstance(v, bool):
+            raise ValueError("year must be a whole number such as 2024")
+        return v
+
+    @field_validator("year")
+    @classmethod
+    def _year_range(cls, v: int | None) -> int | None:
+        return _check_year(v)
 
     @field_validator("title")
     @classmethod
@@ -73,12 +98,14 @@ class Result(BaseModel):
 
 
 class RecommendResponse(BaseModel):
+    year: int = Field(..., description="the year answered for: only papers of this year or earlier")
     results: list[Result]
 
 
 class AuditResponse(BaseModel):
     draft: str
     title: str
+    year: int = Field(..., description="the year audited for: only papers of this year or earlier")
     references: int
     linked: int
     missing: list[Result]
@@ -111,6 +138,7 @@ def create_app(recommender=None, *, loader: Callable[[], Any] | None = None,
     app = FastAPI(title="mustcite", version=_version(),
                   description="Which papers must your paper cite? Recommendations and draft audits.")
     state: dict[str, Any] = {"rec": recommender, "error": None}
+    max_year = today_year() + 1     # an audit's year: MIN_YEAR to next year
     lock = threading.Lock()
 
     if recommender is None and loader is not None:
@@ -184,12 +212,13 @@ def create_app(recommender=None, *, loader: Callable[[], Any] | None = None,
     def recommend(req: RecommendRequest):
         r = rec()
         with lock:
-            results = r.recommend(req.title, req.abstract, top=req.top)
-        return {"results": _results(results)}
+            results = r.recommend(req.title, req.abstract, top=req.top, year=req.year)
+        return {"year": results.year, "results": _results(results)}
 
     @app.post("/api/audit", response_model=AuditResponse)
     async def audit(file: UploadFile = File(..., description="the draft (.pdf, .tei.xml, .md/.mmd[.gz])"),
-                    top: int = Form(20, ge=1, le=200)):
+                    top: int = Form(20, ge=1, le=200),
+                    year: int | None = Form(None, ge=MIN_YEAR, le=max_year, description=_YEAR_DOC)):
         from ..extract.run import kind_of
 
         r = rec()
@@ -206,8 +235,8 @@ def create_app(recommender=None, *, loader: Callable[[], Any] | None = None,
             path = Path(tmp) / name
             path.write_bytes(data)
             with lock:
-                res = r.audit(path, top=top)
-        return {"draft": name, "title": res.title, "references": res.references, "linked": res.linked,
+                res = r.audit(path, top=top, year=year)
+        return {"draft": name, "title": res.title, "year": res.year, "references": res.references, "linked": res.linked,
                 "missing": _results(res.missing), "cited": _results(res.cited)}
 
     static = Path(str(resources.files("mustcite.web").joinpath("static")))

@@ -5,6 +5,9 @@
 * ``recommend``: ranked must-cite candidates for ``--title/--abstract``, ``--queries FILE.jsonl`` or
   ``--draft FILE`` in table, json, bibtex or trec format;
 * ``audit DRAFT``: the predicted must-cite papers the draft's bibliography lacks;
+
+Time order: a query is answered as of a year (``--year``, a query's own JSONL ``"year"``, else today's
+calendar year) and only papers of that year or earlier are recommended or used as evidence.
 * ``serve``: the REST API and web page (FastAPI + uvicorn).
 """
 
@@ -40,6 +43,39 @@ def _years(text: str | None) -> tuple[int, int] | None:
         return int(a), int(b or a)
     except ValueError:
         raise UsageError(f"--pool-years must look like 2018-2023, got {text!r}") from None
+
+
+def _year(value: int | None) -> int | None:
+    """``--year`` checked: a whole number from 1900 to next year (a usage error, exit 2, otherwise)."""
+    from ..recommend.method import parse_year
+
+    try:
+        return parse_year(value, field="--year")
+    except MustciteError as exc:
+        raise UsageError(f"--year: {exc.message}") from None
+
+
+_YEAR_HELP = "answer as of this year: only papers of this year or earlier (default: today's year)"
+
+
+def _read_query_file(path: Path, year: int | None) -> list[dict]:
+    """Queries of a JSONL file, each with its own ``"year"`` (checked, naming file:line) or ``year``."""
+    from ..io import iter_jsonl
+    from ..recommend.method import parse_year
+    from ..retrieval.base import read_queries
+
+    docs = read_queries(path)
+    years: dict[str, int | None] = {}
+    for lineno, obj in iter_jsonl(path):
+        try:
+            years[str(obj.get("id"))] = parse_year(obj.get("year"))
+        except MustciteError as exc:
+            raise MustciteError(exc.message, path=path, line=lineno, field="year") from None
+    out = []
+    for d in docs:
+        own = years.get(d.id)
+        out.append({"id": d.id, "title": d.title, "abstract": d.abstract, "year": year if own is None else own})
+    return out
 
 
 def train_cmd(
@@ -107,7 +143,7 @@ def _load(model: Path | None):
 def recommend_cmd(
     title: str = typer.Option(None, "--title", help="query title"),
     abstract: str = typer.Option("", "--abstract", help="query abstract"),
-    queries: Path = typer.Option(None, "--queries", help='JSONL, one {"id","title","abstract"} a line'),
+    queries: Path = typer.Option(None, "--queries", help='JSONL, one {"id","title","abstract"[,"year"]} a line'),
     draft: Path = typer.Option(None, "--draft", help="a draft (.pdf, .tei.xml, .md/.mmd[.gz]): its title + abstract"),
     fmt: str = typer.Option("table", "--format", help="table | json | bibtex | trec"),
     top: int = typer.Option(20, "--top", min=1, max=1000, help="results per query"),
@@ -116,25 +152,25 @@ def recommend_cmd(
     rank_by: str = typer.Option(None, "--rank-by",
                                 help="order by one tier's probability: type1 | type2 | type3 | must_cite | cited "
                                      "(default: must-cite once trained)"),
+    year: int = typer.Option(None, "--year", help=_YEAR_HELP + "; a --queries line's own \"year\" wins"),
 ) -> None:
-    """Recommend papers a query paper must cite."""
+    """Recommend papers a query paper must cite (papers of its year or earlier only)."""
     from ..recommend.formats import FORMATS, render
 
+    year = _year(year)
     if fmt not in FORMATS:
         raise UsageError(f"--format must be one of {', '.join(FORMATS)}, got {fmt!r}")
     given = [x for x in (title, queries, draft) if x]
     if len(given) != 1:
         raise UsageError("give exactly one of --title (with --abstract), --queries FILE or --draft FILE")
     if queries:
-        from ..retrieval.base import read_queries
-
-        qs = [{"id": d.id, "title": d.title, "abstract": d.abstract} for d in read_queries(queries)]
+        qs = _read_query_file(Path(queries), year)
     elif draft:
-        qs = [_draft_query(Path(draft))]
+        qs = [_draft_query(Path(draft)) | {"year": year}]
     else:
         if not title.strip():
             raise UsageError("--title is empty")
-        qs = [{"id": "query", "title": title, "abstract": abstract or ""}]
+        qs = [{"id": "query", "title": title, "abstract": abstract or "", "year": year}]
     rec = _load(model)
     text = render(rec.recommend_many(qs, top=top, rank_by=rank_by), fmt)
     if out:
@@ -165,18 +201,21 @@ def audit_cmd(
     top: int = typer.Option(20, "--top", min=1, max=500, help="missing papers to list"),
     min_score: float = typer.Option(0.0, "--min-score", help="only list papers scoring at least this"),
     model: Path = typer.Option(None, "--model", help="model folder (default: <work>/models/recommender, else the demo's recommender-light)"),
+    year: int = typer.Option(None, "--year", help="the draft's year: " + _YEAR_HELP),
 ) -> None:
     """List predicted must-cite papers the draft's bibliography lacks, with evidence."""
+    year = _year(year)
     if fmt not in ("table", "json"):
         raise UsageError(f"--format must be table or json, got {fmt!r}")
     rec = _load(model)
-    res = rec.audit(draft, top=top, min_score=min_score)
+    res = rec.audit(draft, top=top, min_score=min_score, year=year)
     if fmt == "json":
         print(json.dumps(res.to_dict(), ensure_ascii=False, indent=2))
         return
     from ..recommend.formats import table
 
-    print(f"draft: {res.draft}\ntitle: {res.title}\nreferences: {res.references} "
+    print(f"draft: {res.draft}\ntitle: {res.title}\nas of {res.year}: only papers of {res.year} or earlier "
+          f"(--year to change)\nreferences: {res.references} "
           f"({res.linked} linked to the pool); recommended and already cited: {len(res.cited)}\n")
     print("missing (recommended, not in the bibliography):")
     print(table({res.draft: res.missing}))

@@ -4,6 +4,9 @@ The draft (Markdown/Nougat ``.md``/``.mmd`` (optionally ``.gz``), GROBID ``.tei.
 goes through the extraction runner; its references are linked to the recommender's pool with the
 corpus title linker; the recommender ranks papers for the draft's title + abstract, and every
 recommended paper the draft does not cite is reported with its evidence.
+
+Time order: the draft is audited as of ``year`` (given by the user, else today's calendar year):
+only papers of that year or earlier are recommended; ``AuditResult.year`` says which year it was.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import MustciteError, UsageError
-from .method import Recommendation, Recommender
+from .method import Recommendation, Recommender, parse_year
 
 
 @dataclass
@@ -27,6 +30,7 @@ class AuditResult:
     missing: list[Recommendation] = field(default_factory=list)
     cited: list[Recommendation] = field(default_factory=list)     # recommended and already cited
     extraction: dict[str, Any] = field(default_factory=dict)
+    year: int | None = None       # the year audited for (papers of that year or earlier)
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -67,11 +71,14 @@ def check_draft_file(path: Path) -> str:
     return kind
 
 
-def audit_draft(rec: Recommender, path: str | Path, *, top: int = 50, min_score: float = 0.0) -> AuditResult:
-    """Extract, link and compare one draft; ``missing`` holds recommendations it does not cite."""
+def audit_draft(rec: Recommender, path: str | Path, *, top: int = 50, min_score: float = 0.0,
+                year: int | None = None) -> AuditResult:
+    """Extract, link and compare one draft as of ``year`` (default: today's); ``missing`` holds
+    recommendations it does not cite."""
     from ..extract.link import link_references
     from ..extract.run import ExtractOptions, extract_one
 
+    year = parse_year(year)
     path = Path(path)
     check_draft_file(path)
     with tempfile.TemporaryDirectory(prefix="mustcite-audit-") as tmp:
@@ -83,11 +90,13 @@ def audit_draft(rec: Recommender, path: str | Path, *, top: int = 50, min_score:
     if not (title or abstract):
         raise MustciteError("found neither a title nor an abstract in the draft", path=path,
                             hint="put the title on the first line and an 'Abstract' section after it")
-    refs = link_references(paper.to_reference_list(), _title_index(rec))
+    as_of = rec.effective_year(year)   # a reference cannot be to a later paper either
+    refs = link_references(paper.to_reference_list(), _title_index(rec), citing_year=as_of)
     cited = {r["paper_id"] for r in refs if r.get("paper_id")}
-    recs = rec.recommend_many([{"id": "draft", "title": title or abstract[:200], "abstract": abstract}],
-                              top=top + len(cited))["draft"]
+    recs = rec.recommend_many([{"id": "draft", "title": title or abstract[:200], "abstract": abstract,
+                                "year": year}], top=top + len(cited))["draft"]
     missing = [r for r in recs if r.paper_id not in cited and r.score >= min_score][:top]
     have = [r for r in recs if r.paper_id in cited]
     return AuditResult(str(path.name), title, abstract, len(refs), len(cited), missing, have,
-                       {"status": paper.status, "method": paper.method, "messages": list(paper.messages)})
+                       {"status": paper.status, "method": paper.method, "messages": list(paper.messages)},
+                       getattr(recs, "year", as_of))

@@ -22,9 +22,19 @@ def result_dict(r: Recommendation) -> dict:
             "evidence": r.evidence}
 
 
+def query_year(rs: Sequence[Recommendation]) -> int | None:
+    """The year a query's results were computed for (only papers of that year or earlier were
+    used): the ``year`` of :class:`~.method.Ranked`, None for a plain list."""
+    return getattr(rs, "year", None)
+
+
+def query_dict(qid: str, rs: Sequence[Recommendation]) -> dict:
+    """The public JSON shape of one query's results: ``{"id", "year", "results"}``."""
+    return {"id": qid, "year": query_year(rs), "results": [result_dict(r) for r in rs]}
+
+
 def json_lines(results: Mapping[str, Sequence[Recommendation]]) -> str:
-    return "".join(json.dumps({"id": qid, "results": [result_dict(r) for r in rs]}, ensure_ascii=False) + "\n"
-                   for qid, rs in results.items())
+    return "".join(json.dumps(query_dict(qid, rs), ensure_ascii=False) + "\n" for qid, rs in results.items())
 
 
 def trec_lines(results: Mapping[str, Sequence[Recommendation]], tag: str = "mustcite") -> str:
@@ -74,13 +84,16 @@ def table(results: Mapping[str, Sequence[Recommendation]]) -> str:
     """A plain-text table per query: rank, score, tier, year, venue, title, why."""
     lines = []
     for qid, rs in results.items():
-        lines.append(f"# {qid}")
+        year = query_year(rs)
+        lines.append(f"# {qid}" + (f" (as of {year}: papers of {year} or earlier)" if year else ""))
         lines.append(f"{'rank':>4}  {'score':>6}  {'tier':<4} {'year':<4} {'venue':<8} title  [why]")
         for i, r in enumerate(rs, 1):
             ev = r.evidence or {}
             why = []
             if ev.get("neighbours_citing"):
                 why.append(f"cited by {ev['neighbours_citing']} similar labelled papers")
+            if ev.get("described_by"):
+                why.append(f"described in words like yours where {ev['described_by']} labelled papers cite it")
             if ev.get("co_cited_by"):
                 why.append(f"co-cited with the likeliest citations by {ev['co_cited_by']} labelled papers")
             if ev.get("matched_terms"):

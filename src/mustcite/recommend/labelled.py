@@ -9,6 +9,7 @@ too (:func:`from_qrels`). Every cited pool paper gets per-tier flags; missing la
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -57,15 +58,18 @@ class LabelledPaper:
     year: int | None = None
     cites: list[CitedPaper] = field(default_factory=list)
     source: str = ""
+    #: cited pool paper -> what this paper says where it cites it (its citation contexts, joined)
+    contexts: dict[str, str] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return {"id": self.id, "title": self.title, "abstract": self.abstract, "year": self.year,
-                "source": self.source, "cites": [vars(c) for c in self.cites]}
+                "source": self.source, "cites": [vars(c) for c in self.cites], "contexts": self.contexts}
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "LabelledPaper":
         return cls(d["id"], d.get("title") or "", d.get("abstract") or "", d.get("year"),
-                   [CitedPaper(**c) for c in d.get("cites", [])], d.get("source", ""))
+                   [CitedPaper(**c) for c in d.get("cites", [])], d.get("source", ""),
+                   dict(d.get("contexts") or {}))
 
 
 def _int_or_none(v: Any) -> int | None:
@@ -94,6 +98,26 @@ def cited_from_references(refs: list[dict[str, Any]], pool_ids: set[str] | None 
         if old is None or c.weight() > old.weight():
             by_id[pid] = c
     return list(by_id.values())
+
+
+#: characters of citation context kept per (citing paper, cited paper) pair
+MAX_CONTEXT_CHARS = 1500
+_INLINE_MATH = re.compile(r"\\\(.*?\\\)|\$[^$]*\$")
+
+
+def contexts_from_references(refs: list[dict[str, Any]], pool_ids: set[str] | None = None) -> dict[str, str]:
+    """Cited pool paper -> its citation contexts in this reference list, joined (inline math removed,
+    at most :data:`MAX_CONTEXT_CHARS` characters)."""
+    out: dict[str, list[str]] = {}
+    for r in refs:
+        pid = r.get("paper_id")
+        if not pid or (pool_ids is not None and pid not in pool_ids):
+            continue
+        for c in r.get("contexts") or []:
+            text = c.get("context") if isinstance(c, dict) else None
+            if isinstance(text, str) and text.strip():
+                out.setdefault(pid, []).append(" ".join(_INLINE_MATH.sub(" ", text).split()))
+    return {pid: " ".join(dict.fromkeys(parts))[:MAX_CONTEXT_CHARS] for pid, parts in out.items()}
 
 
 def load_reference_dir(folder: str | Path, pool_ids: set[str] | None = None,
@@ -126,7 +150,25 @@ def load_reference_dir(folder: str | Path, pool_ids: set[str] | None = None,
         if not cites:
             continue
         out.append(LabelledPaper(stem, title, meta.get("abstract") or extra.get("abstract") or "",
-                                 _int_or_none(meta.get("year") or extra.get("year")), cites, str(folder)))
+                                 _int_or_none(meta.get("year") or extra.get("year")), cites, str(folder),
+                                 contexts_from_references(refs, pool_ids)))
+    return out
+
+
+def read_contexts(folders: list[str | Path], stems: set[str], pool_ids: set[str] | None = None,
+                  ) -> dict[str, dict[str, str]]:
+    """Citation contexts of the papers ``stems`` (file stems) found in the reference ``folders``."""
+    out: dict[str, dict[str, str]] = {}
+    for folder in folders:
+        for stem, path in iter_reference_files(folder, labelled=True):
+            if stem not in stems or stem in out:
+                continue
+            try:
+                refs = json.loads(path.read_text(encoding="utf-8"))
+            except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+                raise MustciteError(f"cannot read reference file: {exc}", path=path) from None
+            if isinstance(refs, list):
+                out[stem] = contexts_from_references(refs, pool_ids)
     return out
 
 

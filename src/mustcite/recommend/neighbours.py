@@ -6,6 +6,12 @@ Each of the ``k`` nearest votes for every pool paper it cites with ``similarity 
 (:meth:`CitedPaper.weight`), so must-cite citations count more.
 Beyond the nearest ``k``, :meth:`NeighbourIndex.citer_similarity` says how close the query is to
 *any* labelled paper citing a candidate (item-based collaborative filtering).
+
+Time order: given the query's year ``Y`` (``years=`` of :meth:`NeighbourIndex.similarities`), a
+labelled paper of a later year, or of no known year, gets similarity -1 like the query's own paper,
+so it is never a neighbour, a voter, a citer or a co-citer; :meth:`NeighbourIndex.counts` counts
+citations among the labelled papers of ``Y`` or earlier only. Papers of the same year ``Y`` are
+allowed (a 2024 paper may have read another 2024 paper).
 """
 
 from __future__ import annotations
@@ -18,6 +24,24 @@ from ..retrieval.base import Doc
 from ..retrieval.bm25 import BM25Retriever
 from .labelled import LabelledPaper
 from .text import same_paper_title
+
+#: The year array's value for "unknown": later than any query year, so never eligible.
+UNKNOWN_YEAR = np.iinfo(np.int32).max
+
+
+def year_array(years) -> np.ndarray:
+    """``years`` (ints, numeric strings or None) as an int32 array, unknown as :data:`UNKNOWN_YEAR`."""
+    out = np.full(len(years), UNKNOWN_YEAR, dtype=np.int32)
+    for i, y in enumerate(years):
+        if y is None or isinstance(y, bool):
+            continue
+        try:
+            v = int(y)
+        except (TypeError, ValueError):
+            continue
+        if 0 < v < UNKNOWN_YEAR:
+            out[i] = v
+    return out
 
 
 @dataclass
@@ -40,6 +64,8 @@ class NeighbourIndex:
         self.by_id = {p.id: p for p in labelled}
         self._row = {p.id: i for i, p in enumerate(labelled)}
         self.vectors = vectors
+        self.years = year_array([p.year for p in labelled])     # for the time order (see the module doc)
+        self._counts_cache: dict[int, tuple[dict[str, int], dict[str, int]]] = {}
         self._bm25 = BM25Retriever()
         self._bm25.index([Doc(p.id, p.title, p.abstract) for p in labelled])
         # how often each pool paper is cited / must-cited among all labelled papers
@@ -71,17 +97,31 @@ class NeighbourIndex:
         self.matrix = csr_matrix((np.ones(len(rows_), dtype=np.float32), (rows_, cols_)),
                                  shape=(len(labelled), len(self.cited_ids)))
         self.matrix_t = self.matrix.T.tocsr()
+        mrows, mcols = [], []
+        for row, p in enumerate(labelled):
+            for pid in {c.paper_id for c in p.cites if c.flags()["must_cite"]}:
+                mrows.append(row)
+                mcols.append(self._col[pid])
+        self.must_matrix_t = csr_matrix((np.ones(len(mrows), dtype=np.float32), (mcols, mrows)),
+                                        shape=(len(self.cited_ids), len(labelled)))
         self.degree = np.asarray(self.matrix_t.sum(axis=1), dtype=np.float32).ravel()   # labelled citers
 
+    def eligible(self, year: int | None) -> np.ndarray | None:
+        """Labelled papers a query of ``year`` may use (year <= ``year``; unknown years never);
+        None when ``year`` is None (no time order: all of them)."""
+        return None if year is None else self.years <= year
+
     def similarities(self, queries: list[Doc], qvecs: np.ndarray | None,
-                     exclude: list[str | None] | None = None) -> np.ndarray:
+                     exclude: list[str | None] | None = None,
+                     years: list[int | None] | None = None) -> np.ndarray:
         """Similarity of every query to every labelled paper, ``(len(queries), len(labelled))``.
 
         The mean of BM25 (divided by the query's best score) and, with vectors, the cosine (floored
         at 0). A query's own paper (``exclude``, or the same title) gets -1 and is left out *before*
         BM25 is normalised: under leave-one-out a training query's best BM25 hit is itself, and
         dividing by that score would shrink every other similarity (training and serving features
-        would then differ).
+        would then differ). Likewise, with ``years``, the labelled papers a query may not see (later
+        than its year, or of unknown year) get -1 and are left out before normalising.
         """
         n = len(self.labelled)
         out = np.zeros((len(queries), n), dtype=np.float32)
@@ -93,6 +133,13 @@ class NeighbourIndex:
             if hits:
                 raw[[self._row[pid] for pid, _ in hits]] = [sc for _, sc in hits]
             cos = np.maximum(self.vectors @ qvecs[i], 0.0) if use_dense else None
+            ok = self.eligible(years[i]) if years is not None else None
+            if ok is not None and not ok.all():
+                raw[~ok] = 0.0
+                if cos is not None:
+                    cos[~ok] = 0.0
+            else:
+                ok = None
             own = [self._row[exclude[i]]] if exclude and exclude[i] in self._row else []
             # the same paper under another id (a draft already labelled): top hits with the same title
             close = raw if cos is None else cos
@@ -105,13 +152,16 @@ class NeighbourIndex:
             if cos is not None:
                 out[i] = (out[i] + cos) / 2
             out[i, own] = -1.0
+            if ok is not None:
+                out[i, ~ok] = -1.0
         return out
 
     def neighbours(self, queries: list[Doc], qvecs: np.ndarray | None, k: int,
                    exclude: list[str | None] | None = None, sims: np.ndarray | None = None,
-                   ) -> list[list[tuple[str, float]]]:
-        """Top ``k`` labelled neighbours per query as ``(labelled id, similarity)``, best first."""
-        sims = self.similarities(queries, qvecs, exclude) if sims is None else sims
+                   years: list[int | None] | None = None) -> list[list[tuple[str, float]]]:
+        """Top ``k`` labelled neighbours per query as ``(labelled id, similarity)``, best first
+        (only labelled papers of the query's year or earlier when ``years`` is given)."""
+        sims = self.similarities(queries, qvecs, exclude, years) if sims is None else sims
         out = []
         for row in sims:
             top = np.flatnonzero(row > 0)
@@ -145,19 +195,36 @@ class NeighbourIndex:
         if not cols:
             return {}
         per_paper = np.asarray(self.matrix_t[cols].sum(axis=0)).ravel()   # seeds each labelled paper cites
-        own = np.flatnonzero(sims < 0)
+        own = np.flatnonzero(sims < 0)      # its own paper and, under the time order, later papers
         per_paper[own] = 0.0
         co = self.matrix_t @ per_paper
         papers = self.matrix_t @ (per_paper > 0).astype(np.float32)
         degree = self.degree
-        if len(own):
-            degree = degree - np.asarray(self.matrix[own].sum(axis=0)).ravel()
+        if len(own):   # labelled citers the query may use
+            degree = self.matrix_t @ (sims >= 0).astype(np.float32)
         co[cols] -= degree[cols]                       # a seed is not co-cited with itself
         papers[cols] = (self.matrix_t @ (per_paper > 1).astype(np.float32))[cols]
         out = {}
         for j in np.flatnonzero(co > 0):
             out[self.cited_ids[j]] = (float(co[j]), float(co[j] / np.sqrt(max(degree[j], 1.0))), float(papers[j]))
         return out
+
+    def counts(self, year: int | None) -> tuple[dict[str, int], dict[str, int]]:
+        """(cited, must-cited) counts per pool paper among the labelled papers a query of ``year``
+        may use (all of them when ``year`` is None); cached per year."""
+        ok = self.eligible(year)
+        if ok is None or ok.all():
+            return self.cite_count, self.must_count
+        got = self._counts_cache.get(year)
+        if got is None:
+            w = ok.astype(np.float32)
+            cite, must = self.matrix_t @ w, self.must_matrix_t @ w
+            got = ({self.cited_ids[j]: int(cite[j]) for j in np.flatnonzero(cite)},
+                   {self.cited_ids[j]: int(must[j]) for j in np.flatnonzero(must)})
+            if len(self._counts_cache) >= 16:
+                self._counts_cache.clear()
+            self._counts_cache[year] = got
+        return got
 
     def votes(self, neighbours: list[tuple[str, float]]) -> dict[str, Vote]:
         out: dict[str, Vote] = {}

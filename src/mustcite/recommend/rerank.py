@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .contexts import ContextMatch
 from .neighbours import Vote
 from .text import overlap
 
@@ -20,6 +21,7 @@ FEATURES: tuple[str, ...] = (
     "title_overlap", "title_terms_matched", "has_abstract",
     "vote_share", "citer_max_sim", "citer_top3_sim", "must_citer_max_sim",
     "cocite_log", "cocite_norm", "cocite_papers", "seed_rank",
+    "context_best", "context_top3", "context_citers", "context_rr",
 )
 
 
@@ -38,6 +40,7 @@ class Candidate:
     citer: tuple[float, float, float] = (0.0, 0.0, 0.0)   # NeighbourIndex.citer_similarity
     cocite: tuple[float, float, float] = (0.0, 0.0, 0.0)  # NeighbourIndex.cocitation
     seed_rank: int = 0                         # 1-based rank among the co-citation seeds (0: not one)
+    context: ContextMatch = field(default_factory=ContextMatch)   # citation-context match (contexts.py)
     sources: list[str] = field(default_factory=list)
 
 
@@ -55,6 +58,8 @@ def feature_row(c: Candidate, *, query_year: int | None, cand_year: int | None, 
         overlap(query_terms, title_terms), float(len(query_terms & title_terms)), float(has_abstract),
         c.vote_share, *c.citer,
         math.log1p(c.cocite[0]), c.cocite[1], c.cocite[2], 1.0 / c.seed_rank if c.seed_rank else 0.0,
+        c.context.best, c.context.top3, math.log1p(c.context.citers),
+        1.0 / c.context.rank if c.context.rank else 0.0,
     ]
 
 

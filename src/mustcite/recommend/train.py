@@ -22,7 +22,7 @@ from ..config import Workspace
 from ..corpus.records import normalize_title
 from ..errors import DataMissingError
 from ..io import iter_jsonl
-from .labelled import LabelledPaper, from_qrels, load_reference_dir
+from .labelled import LabelledPaper, from_qrels, load_reference_dir, read_contexts
 from ..retrieval.base import load_pool
 from .method import Recommender, RecommenderConfig
 
@@ -205,6 +205,11 @@ def benchmark_data(bench: str | Path, refs: list[str | Path] = ()) -> BenchmarkD
     held_q = [q for name in ("dev", "test") if name in splits for q in splits[name][0]]
     held = {str(q["id"]) for q in held_q}
     train = from_qrels(train_q, train_qrels, source=f"{bench.name}:train")
+    if refs:   # a train query's citation contexts, from its reference file (queries name it as "source")
+        source = {str(q["id"]): str(q.get("source") or "") for q in train_q}
+        found = read_contexts(list(refs), set(source.values()) - {""}, pool_ids)
+        for p in train:
+            p.contexts = found.get(source.get(p.id, ""), {})
     # a reference folder names papers by file stem, the benchmark by corpus paper_id: match on the
     # normalised title too, so no dev/test query leaks in and no train query counts twice
     held_titles = {normalize_title(q.get("title")) for q in held_q}

@@ -69,6 +69,9 @@ function renderResult(r) {
     }
     evidence.append(ul);
   }
+  if (ev.described_by) {
+    evidence.append(el("div", { text: `Described in words like yours where ${ev.described_by} labelled paper(s) cite it` }));
+  }
   if (ev.co_cited_by) {
     evidence.append(el("div", { text: `Cited together with your likeliest citations by ${ev.co_cited_by} labelled paper(s)` }));
   }
@@ -101,6 +104,12 @@ async function callApi(url, options) {
   return body;
 }
 
+// the "Year" box: a whole number, or null when empty (the server then uses today's year)
+function yearValue() {
+  const text = $("year").value.trim();
+  return text ? Number(text) : null;
+}
+
 async function onRecommend(ev) {
   ev.preventDefault();
   const title = $("title").value.trim();
@@ -113,9 +122,9 @@ async function onRecommend(ev) {
   try {
     const body = await callApi("/api/recommend", {
       method: "POST", headers: { "Content-Type": "application/json" },
-      body: JSON.stringify({ title, abstract, top }),
+      body: JSON.stringify(yearValue() === null ? { title, abstract, top } : { title, abstract, top, year: yearValue() }),
     });
-    render(body.results, `${body.results.length} recommendations`);
+    render(body.results, `${body.results.length} recommendations as of ${body.year} (papers of ${body.year} or earlier)`);
     setStatus(`Done in ${((performance.now() - t0) / 1000).toFixed(1)} s.`);
   } catch (e) {
     render([], "");
@@ -132,11 +141,12 @@ async function onAudit(ev) {
   const form = new FormData();
   form.append("file", file, file.name);
   form.append("top", String(parseInt($("top").value, 10) || 20));
+  if (yearValue() !== null) form.append("year", String(yearValue()));
   $("audit-btn").disabled = true;
   setStatus("Reading the draft…");
   try {
     const body = await callApi("/api/audit", { method: "POST", body: form });
-    render(body.missing, `"${body.title}": ${body.references} references (${body.linked} found in the pool). ` +
+    render(body.missing, `"${body.title}" as of ${body.year}: ${body.references} references (${body.linked} found in the pool). ` +
       `${body.missing.length} recommended papers are missing; ${body.cited.length} recommended papers are already cited.`);
     setStatus("Audit done.");
   } catch (e) {

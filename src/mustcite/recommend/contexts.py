@@ -1,0 +1,91 @@
+"""Citation-context evidence: how labelled papers describe a pool paper where they cite it.
+
+Every (labelled paper, cited pool paper) pair with an extracted citation context is one document:
+the sentences around that paper's in-text citations (seed 000's three-sentence windows). A query
+(title + abstract) is matched against all of them with BM25 and the hits are grouped by the cited
+paper, so a pool paper scores high when the papers that cite it *describe it* in words like the
+query's. This is the classic context-based citation-recommendation signal, and it finds cited
+papers whose own title and abstract share few words with the query.
+
+Leave-one-out: a query that is itself a labelled paper never sees its own contexts. Time order:
+the contexts of a labelled paper newer than the query (or of unknown year, when the query has a
+year) never count.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..retrieval.base import Doc
+from ..retrieval.bm25 import BM25Retriever
+from .labelled import LabelledPaper
+
+
+@dataclass
+class ContextMatch:
+    """What the citation contexts say about one candidate for one query."""
+
+    best: float = 0.0       # best context score, divided by the query's best context score
+    top3: float = 0.0       # sum of the three best, divided likewise
+    citers: int = 0         # labelled papers whose contexts of it matched
+    rank: int = 0           # rank of the candidate by ``best`` among the query's context hits (1 = top)
+
+
+class ContextIndex:
+    """BM25 over citation contexts, grouped by cited paper."""
+
+    def __init__(self, labelled: list[LabelledPaper], *, hits: int = 3000):
+        self.hits = hits
+        row_of = {p.id: i for i, p in enumerate(labelled)}
+        docs, citer, cited = [], [], []
+        for p in labelled:
+            for pid, text in sorted(p.contexts.items()):
+                if text:
+                    docs.append(Doc(f"{len(docs)}", "", text))
+                    citer.append(row_of[p.id])
+                    cited.append(pid)
+        self.size = len(docs)
+        self.ids = [p.id for p in labelled]
+        self.citer = np.asarray(citer, dtype=np.int64)
+        self.cited = cited
+        years = [p.year if p.year is not None else -1 for p in labelled]
+        self.citer_year = np.asarray(years, dtype=np.int64)[self.citer] if citer else np.zeros(0, np.int64)
+        self._row_of = row_of
+        self._bm25: BM25Retriever | None = None
+        if docs:
+            self._bm25 = BM25Retriever()
+            self._bm25.index(docs)
+
+    def search(self, queries: list[Doc], *, exclude: list[str | None] | None = None,
+               years: list[int | None] | None = None) -> list[dict[str, ContextMatch]]:
+        """Per query, the cited papers whose contexts match it (an empty dict when none do)."""
+        if self._bm25 is None or not queries:
+            return [{} for _ in queries]
+        keyed = [Doc(str(i), q.title, q.abstract) for i, q in enumerate(queries)]
+        found = self._bm25.search(keyed, k=min(self.hits, self.size))
+        out = []
+        for i in range(len(queries)):
+            own = self._row_of.get(exclude[i]) if exclude and exclude[i] else None
+            year = years[i] if years else None
+            scores: dict[str, list[float]] = {}
+            for doc_id, s in found.get(str(i), []):
+                j = int(doc_id)
+                if own is not None and self.citer[j] == own:
+                    continue
+                if year is not None and not 0 <= self.citer_year[j] <= year:
+                    continue
+                scores.setdefault(self.cited[j], []).append(s)
+            out.append(_matches(scores))
+        return out
+
+
+def _matches(scores: dict[str, list[float]]) -> dict[str, ContextMatch]:
+    if not scores:
+        return {}
+    top = max(max(v) for v in scores.values()) or 1.0
+    best = {pid: max(v) for pid, v in scores.items()}
+    order = sorted(best, key=lambda pid: (-best[pid], pid))
+    return {pid: ContextMatch(best[pid] / top, sum(sorted(scores[pid])[-3:]) / top, len(scores[pid]), r)
+            for r, pid in enumerate(order, 1)}
