@@ -241,16 +241,7 @@ class Recommender:
             by_year.setdefault(y, []).append(q)
         out: dict[str, list[tuple[str, float]]] = {}
         for y, qs in by_year.items():
-            weights = self._pool_mask(y)[1]
-            if weights is None:
-                out.update(self.bm25.search(qs, k=k))
-                continue
-            b = self.bm25
-            kk = max(1, min(int(k), len(b._ids)))
-            tokens = b._tokenize([q.text for q in qs], ids=False)
-            docs, scores = b._bm25.retrieve(tokens, k=kk, show_progress=False, n_threads=1, weight_mask=weights)
-            for q, row, srow in zip(qs, np.asarray(docs), np.asarray(scores)):
-                out[q.id] = [(b._ids[int(i)], float(sc)) for i, sc in zip(row, srow) if sc > 0]
+            out.update(self.bm25.search(qs, k=k, mask=self._pool_mask(y)[1]))
         return out
 
     def _popular(self, year: int) -> list[str]:

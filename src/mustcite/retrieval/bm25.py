@@ -48,13 +48,16 @@ class BM25Retriever:
         self._bm25 = bm25s.BM25(k1=self.k1, b=self.b, method=self.method)
         self._bm25.index(self._tokenize([d.text for d in docs], ids=True), show_progress=len(docs) > 20000)
 
-    def search(self, queries, k: int = 100) -> Results:
+    def search(self, queries, k: int = 100, *, mask: np.ndarray | None = None) -> Results:
+        """Top ``k`` per query; ``mask`` (one weight per indexed doc, 0 = never) restricts the
+        search before the top ``k`` is taken (bm25s ``weight_mask``)."""
         if self._bm25 is None:
             raise MustciteError("BM25 index is empty: call index() or load() first")
         qs = as_docs(queries, id_key="id")
         k = max(1, min(int(k), len(self._ids)))
         tokens = self._tokenize([q.text for q in qs], ids=False)
-        docs, scores = self._bm25.retrieve(tokens, k=k, show_progress=len(qs) > 200, n_threads=1)
+        extra = {} if mask is None else {"weight_mask": np.asarray(mask, dtype=np.float32)}
+        docs, scores = self._bm25.retrieve(tokens, k=k, show_progress=len(qs) > 200, n_threads=1, **extra)
         out: Results = {}
         for q, row, srow in zip(qs, np.asarray(docs), np.asarray(scores)):
             out[q.id] = [(self._ids[int(i)], float(s)) for i, s in zip(row, srow) if s > 0]

