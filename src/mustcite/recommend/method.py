@@ -105,6 +105,10 @@ class RecommenderConfig:
     popular_k: int = 0        # the most-cited labelled citations always among the candidates (0: off)
     rrf_k: int = 60
     dense: bool = True
+    #: the dense encoder: "" for the shipped MiniLM, or any model spec DenseRetriever takes
+    #: ("onnx-int8:minilm", "static:minilm", a folder); ``max_tokens`` 0 keeps its default length
+    encoder: str = ""
+    max_tokens: int = 0
     seed: int = 0
     #: signals switched off: any of ABLATABLE (``dense`` is switched off by dense=False). The
     #: popularity features (how often the labelled papers cite a candidate) are off by default:
@@ -201,7 +205,8 @@ class Recommender:
         rec.bm25.index([Doc(p["paper_id"], p.get("title") or "", p.get("abstract") or "") for p in pool])
         lab_vecs = None
         if rec.config.dense:
-            rec.encoder = _encoder(cache_dir)
+            rec.encoder = _encoder(cache_dir, {"spec": rec.config.encoder or None,
+                                               "max_seq_length": rec.config.max_tokens or None})
             rec.pool_vecs = rec.encoder.embed([Doc(p["paper_id"], p.get("title") or "", p.get("abstract") or "").text
                                                for p in pool], desc="encoding pool").astype(np.float32)
             if rec.labelled:
@@ -638,14 +643,10 @@ def _top(score: np.ndarray, cands: list[Candidate], top: int) -> list[int]:
 
 
 def _encoder(cache_dir: str | Path | None, meta: dict[str, Any] | None = None):
-    from ..retrieval.dense import DenseRetriever
+    """The dense encoder a saved model's metadata (or a config's spec) names; MiniLM by default."""
+    from ..retrieval.dense import dense_from_meta
 
-    meta = meta or {}
-    kw: dict[str, Any] = {"cache_dir": cache_dir}
-    if meta.get("model_path") and Path(meta["model_path"]).is_dir():
-        kw["model_path"] = meta["model_path"]
-    if meta.get("max_seq_length"):
-        kw["max_seq_length"] = meta["max_seq_length"]
-    return DenseRetriever(**kw)
-
-
+    meta = dict(meta or {})
+    if meta.get("model_path") and not Path(meta["model_path"]).is_dir() and not meta.get("spec"):
+        meta.pop("model_path")    # the shipped MiniLM of another environment: use this one's
+    return dense_from_meta(meta, cache_dir=cache_dir)
