@@ -185,3 +185,34 @@ def test_default_model_falls_back_to_the_demo_light_model(capsys, tmp_path):
     shutil.rmtree(w / "models" / "recommender-light" / "bm25")   # would fail to load if still used
     code, out, err = run(capsys, w, *args)
     assert code == 0 and "light model" not in err and len(json.loads(out)["results"]) == 3
+
+
+@pytest.mark.slow
+def test_train_as_of_a_year_keeps_later_papers_out(capsys, tmp_path):
+    import shutil
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    pool = tmp_path / "pool.parquet"
+    pq.write_table(pa.Table.from_pylist(S.pool()), pool)
+    refs = tmp_path / "refs"
+    shutil.copytree(S.slice_dir() / "refs", refs)
+    metas = sorted(refs.glob("*.meta.json"))
+    for m in metas[::2]:                                  # half the labelled papers become 2021 papers
+        meta = json.loads(m.read_text())
+        meta["year"] = 2021
+        m.write_text(json.dumps(meta))
+    out = tmp_path / "model"
+    code, _, err = run(capsys, tmp_path / "w", "train", "--refs", str(refs), "--pool", str(pool), "--no-dense",
+                       "--out", str(out), "--year", "2021", "--no-refit")
+    assert code == 0, err
+    card = json.loads((out / "card.json").read_text())
+    assert card["data"]["as_of_year"] == 2021 and 0 < card["data"]["labelled_papers"] <= len(metas[::2])
+    saved = [json.loads(x) for x in (out / "labelled.jsonl").read_text().splitlines()]
+    assert saved and all(p["year"] == 2021 for p in saved)          # the 2023 papers are left out
+    years = pq.read_table(out / "pool.parquet", columns=["year"]).column("year").to_pylist()
+    assert max(years) == 2021 and max(p["year"] for p in S.pool()) > 2021
+    code, _, err = run(capsys, tmp_path / "w", "train", "--refs", str(refs), "--pool", str(pool), "--no-dense",
+                       "--out", str(tmp_path / "m2"), "--year", "abc")
+    assert code == 2

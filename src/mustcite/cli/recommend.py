@@ -87,6 +87,11 @@ def train_cmd(
     eval_test: bool = typer.Option(False, "--eval-test", help="benchmark mode: also report the test split"),
     out: Path = typer.Option(None, "--out", help="model folder (default: <work>/models/recommender)"),
     dense: bool = typer.Option(True, "--dense/--no-dense", help="use MiniLM embeddings besides BM25"),
+    encoder: str = typer.Option("", "--encoder", help="dense encoder: the shipped MiniLM (default), "
+                                "onnx-int8:minilm (int8 ONNX export, about 2x faster), static:minilm, or a model folder"),
+    max_tokens: int = typer.Option(0, "--max-tokens", min=0, help="encoder input length (0: its default, 256 for MiniLM)"),
+    year: int = typer.Option(None, "--year", help="default mode: a model as of this year (pool and labelled "
+                             "papers of this year or earlier)"),
     seed: int = typer.Option(0, "--seed"),
     dev_fraction: float = typer.Option(0.1, "--dev-fraction", min=0.0, max=0.5,
                                        help="default mode: labelled papers held out for the card's metrics"),
@@ -98,11 +103,17 @@ def train_cmd(
 
     work = _work()
     log = lambda m: print(m, file=sys.stderr)  # noqa: E731
+    from ..recommend.method import RecommenderConfig
+
+    year = _year(year)
+    config = RecommenderConfig(dense=dense, seed=seed, encoder=encoder, max_tokens=max_tokens)
     if benchmark:
+        if year is not None:
+            raise UsageError("--year is for the default mode: a benchmark fixes its own years")
         bench = work.root / "benchmarks" / benchmark
         dest = out or (work.root / "models" / f"recommender-{benchmark}")
         card = train_benchmark(bench, dest, refs=list(refs or []), dense=dense, seed=seed, eval_test=eval_test,
-                               cache_dir=work.cache, log=log)
+                               cache_dir=work.cache, config=config, log=log)
     else:
         if not refs:
             # what `make demo` builds: <work>/extract (plus any folders under <work>/references)
@@ -117,7 +128,7 @@ def train_cmd(
         dest = out or model_dir(work.root)
         card = train_default(list(refs), pool or (work.root / "corpus" / "papers.parquet"), dest, dense=dense,
                              seed=seed, dev_fraction=dev_fraction, refit=refit, pool_years=_years(pool_years),
-                             cache_dir=work.cache, log=log)
+                             year=year, config=config, cache_dir=work.cache, log=log)
     print(json.dumps({"model": str(dest), "metrics": card["metrics"], "ranked_by": card["ranked_by"]}, indent=2))
 
 

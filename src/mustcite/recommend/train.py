@@ -133,33 +133,44 @@ def load_refs(refs: list[str | Path], pool_ids: set[str]) -> list[LabelledPaper]
 
 def train_default(refs: list[str | Path], pool_path: str | Path, out: str | Path, *, dense: bool = True,
                   seed: int = 0, dev_fraction: float = 0.1, refit: bool = True,
-                  pool_years: tuple[int, int] | None = None, cache_dir: str | Path | None = None,
+                  pool_years: tuple[int, int] | None = None, year: int | None = None,
+                  config: RecommenderConfig | None = None, cache_dir: str | Path | None = None,
                   log=print) -> dict[str, Any]:
-    """Train on every labelled paper of ``refs``; returns the model card."""
+    """Train on every labelled paper of ``refs``; returns the model card.
+
+    ``year``: a model as of that year (pool and labelled papers of that year or earlier). The
+    hold-out papers are scored as queries of their own year, so they too see only papers of their
+    year or earlier."""
+    from dataclasses import replace
+
     from .card import write_card
 
     t0 = time.perf_counter()
     pool = load_pool(pool_path, pool_years)
+    if year is not None:
+        pool = [p for p in pool if p.get("year") is not None and p["year"] <= year]
     labelled = load_refs(refs, {p["paper_id"] for p in pool})
+    if year is not None:
+        labelled = [p for p in labelled if p.year is not None and p.year <= year]
     if len(labelled) < 10:
         raise DataMissingError(f"only {len(labelled)} labelled papers cite a pool paper; need at least 10",
                                hint="run `mustcite extract` and `mustcite link` on the NeurIPS full texts first")
     train, dev = split_dev(labelled, dev_fraction, seed)
     log(f"pool {len(pool)} papers; labelled {len(labelled)} (train {len(train)}, dev {len(dev)})")
-    config = RecommenderConfig(dense=dense, seed=seed)
-    rec = Recommender.build(pool, train, config, cache_dir=cache_dir)
+    config = config or RecommenderConfig(dense=dense, seed=seed)
+    rec = Recommender.build(pool, train, replace(config), cache_dir=cache_dir)
     rec.fit()
     metrics = {"dev": evaluate(rec, _queries(dev), qrels_of(dev)),
                "dev_bm25_baseline": evaluate_bm25(rec, _queries(dev), qrels_of(dev))} if dev else {}
     log(f"dev metrics: {json.dumps(metrics.get('dev', {}))}")
     if refit and dev:
-        rec = Recommender.build(pool, labelled, RecommenderConfig(dense=dense, seed=seed), cache_dir=cache_dir)
+        rec = Recommender.build(pool, labelled, replace(config), cache_dir=cache_dir)
         rec.fit()
     rec.save(out)
     data = {"pool": str(pool_path), "pool_papers": len(pool), "pool_years": pool_years,
             "reference_folders": [str(r) for r in refs], "labelled_papers": len(labelled),
             "train_papers": len(train), "dev_papers": len(dev), "dev_fraction": dev_fraction,
-            "refit_on_all": bool(refit and dev),
+            "refit_on_all": bool(refit and dev), "as_of_year": year,
             "labelled_citations": sum(len(p.cites) for p in labelled)}
     return write_card(out, rec=rec, data=data, metrics=metrics, seed=seed, seconds=time.perf_counter() - t0)
 
