@@ -7,7 +7,7 @@ import hashlib
 import json
 import os
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -84,6 +84,30 @@ def atomic_write_text(path: str | Path, text: str) -> None:
 
 def atomic_write_json(path: str | Path, obj: Any, *, indent: int | None = 1) -> None:
     atomic_write_text(path, json.dumps(obj, ensure_ascii=False, indent=indent) + "\n")
+
+
+def build_dir_once(dest: str | Path, build: Callable[[Path], None], done: Callable[[Path], bool]) -> Path:
+    """``dest``, built by ``build(tmp)`` into a temporary folder beside it and renamed into place
+    unless ``done(dest)`` already holds: an interrupted build leaves nothing half-written, and of
+    two concurrent builds one complete folder wins."""
+    import shutil
+
+    dest = Path(dest)
+    if done(dest):
+        return dest
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{dest.name}.", dir=dest.parent))
+    try:
+        build(tmp)
+        try:
+            tmp.rename(dest)
+        except OSError:
+            if not done(dest):
+                raise
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
+    return dest
 
 
 def write_jsonl(path: str | Path, rows) -> int:

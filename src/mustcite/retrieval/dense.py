@@ -14,7 +14,6 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -22,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import MustciteError, UsageError
-from ..io import atomic_write_json
+from ..io import atomic_write_json, build_dir_once
 from .base import Results, as_docs, read_meta
 from .embeddings import EmbeddingCache, model_key, model_name
 from .static import DEFAULT_MAX_TOKENS, StaticEncoder, ensure_static_model, is_static_model, is_static_spec
@@ -243,21 +242,7 @@ def ensure_onnx_int8(source: str | Path, cache_root: str | Path) -> Path:
     if not src.is_dir():
         raise MustciteError("source model folder for the ONNX export not found", path=str(src))
     dest = Path(cache_root) / "onnx" / f"{model_key(src, max_seq_length=0)}-int8"
-    if is_onnx_model(dest):
-        return dest
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{dest.name}.", dir=dest.parent))
-    try:
-        _export_onnx_int8(src, tmp)
-        try:
-            tmp.rename(dest)
-        except OSError:
-            if not is_onnx_model(dest):
-                raise
-    finally:
-        if tmp.exists():
-            shutil.rmtree(tmp, ignore_errors=True)
-    return dest
+    return build_dir_once(dest, lambda tmp: _export_onnx_int8(src, tmp), is_onnx_model)
 
 
 def _export_onnx_int8(src: Path, dest: Path) -> None:

@@ -30,8 +30,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
-import tempfile
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -41,7 +39,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import MustciteError, UsageError
-from ..io import atomic_write_json
+from ..io import atomic_write_json, build_dir_once
 
 STATIC_PREFIX = "static:"
 DEFAULT_PCA_DIMS = 256
@@ -184,21 +182,7 @@ def ensure_static_model(spec: str | StaticSpec, cache_root: str | Path) -> Path:
     run leaves nothing half-written and two concurrent runs both end with one complete folder."""
     spec = parse_static_spec(spec) if isinstance(spec, str) else spec
     dest = static_model_dir(spec, cache_root)
-    if (dest / MANIFEST).is_file():
-        return dest
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{dest.name}.", dir=dest.parent))
-    try:
-        distill(spec, tmp)
-        try:
-            tmp.rename(dest)
-        except OSError:
-            if not (dest / MANIFEST).is_file():
-                raise
-    finally:
-        if tmp.exists():
-            shutil.rmtree(tmp, ignore_errors=True)
-    return dest
+    return build_dir_once(dest, lambda tmp: distill(spec, tmp), lambda d: (d / MANIFEST).is_file())
 
 
 class StaticEncoder:
