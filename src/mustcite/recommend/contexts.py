@@ -21,6 +21,7 @@ import numpy as np
 from ..retrieval.base import Doc
 from ..retrieval.bm25 import BM25Retriever
 from .labelled import LabelledPaper
+from .neighbours import year_array
 
 
 @dataclass
@@ -50,8 +51,8 @@ class ContextIndex:
         self.ids = [p.id for p in labelled]
         self.citer = np.asarray(citer, dtype=np.int64)
         self.cited = cited
-        years = [p.year if p.year is not None else -1 for p in labelled]
-        self.citer_year = np.asarray(years, dtype=np.int64)[self.citer] if citer else np.zeros(0, np.int64)
+        # the neighbours' year rule: an unknown year is later than any query's
+        self.citer_year = year_array([p.year for p in labelled])[self.citer]
         self._row_of = row_of
         self._bm25: BM25Retriever | None = None
         if docs:
@@ -74,7 +75,7 @@ class ContextIndex:
                 j = int(doc_id)
                 if own is not None and self.citer[j] == own:
                     continue
-                if year is not None and not 0 <= self.citer_year[j] <= year:
+                if year is not None and self.citer_year[j] > year:
                     continue
                 scores.setdefault(self.cited[j], []).append(s)
             out.append(_matches(scores))
