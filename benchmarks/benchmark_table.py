@@ -21,9 +21,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 from mustcite.benchmark.evaluate import per_query  # noqa: E402
+from mustcite.benchmark.loader import Benchmark  # noqa: E402
 from mustcite.benchmark.recipes import GROUND_TRUTHS  # noqa: E402
 from mustcite.benchmark.report import build_rows, render  # noqa: E402
-from mustcite.benchmark.trec import read_qrels, read_run  # noqa: E402
+from mustcite.benchmark.trec import read_run  # noqa: E402
 from mustcite.config import Workspace  # noqa: E402
 
 OUT = Path(__file__).parent / "results" / "benchmark_table"
@@ -39,8 +40,7 @@ def main() -> None:
     bench = Workspace.resolve().root / "benchmarks" / args.benchmark
     runs = [spec.split("=", 1) for spec in args.run]
     md, data = [], {"benchmark": str(bench), "split": args.split, "runs": dict(runs), "tables": {}}
-    for gt in GROUND_TRUTHS:
-        qrels = read_qrels(bench / "qrels" / f"{args.split}.{gt}.qrels")
+    for gt, qrels in Benchmark.open(bench).qrels(args.split, GROUND_TRUTHS).items():
         rows = build_rows([(name, per_query(read_run(path.replace("{truth}", gt)), qrels)) for name, path in runs])
         md.append(render(rows, "markdown", title=f"{args.benchmark} {args.split}, {gt}"))
         data["tables"][gt] = {r.method: {"values": r.values, "pvalues_vs_first": r.pvalues, "queries": r.queries}

@@ -34,11 +34,10 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 from mustcite.benchmark.evaluate import per_query  # noqa: E402
+from mustcite.benchmark.loader import Benchmark  # noqa: E402
 from mustcite.benchmark.report import build_rows, render  # noqa: E402
-from mustcite.benchmark.trec import read_qrels  # noqa: E402
 from mustcite.config import Workspace  # noqa: E402
-from mustcite.io import iter_jsonl  # noqa: E402
-from mustcite.retrieval.base import Doc, load_pool, make_retriever  # noqa: E402
+from mustcite.retrieval.base import Doc, make_retriever  # noqa: E402
 
 TRUTHS = ("type1", "type2", "type3", "mustcite")
 OUT = Path(__file__).parent / "results" / "dense_subset.json"
@@ -55,13 +54,13 @@ def _expand(compact: dict[str, list[float | None]], qids: list[str]) -> dict[str
 
 def subset(bench: Path, split: str, n_queries: int, n_random: int, seed: int):
     rng = random.Random(seed)
-    queries = [o for _, o in iter_jsonl(bench / "queries" / f"{split}.jsonl")]
+    b = Benchmark.open(bench)
+    queries = b.queries(split)
     queries = sorted(rng.sample(queries, min(n_queries, len(queries))), key=lambda q: str(q["id"]))
     qids = {str(q["id"]) for q in queries}
-    qrels = {gt: {q: d for q, d in read_qrels(bench / "qrels" / f"{split}.{gt}.qrels").items() if q in qids}
-             for gt in TRUTHS}
+    qrels = {gt: {q: d for q, d in t.items() if q in qids} for gt, t in b.qrels(split, TRUTHS).items()}
     relevant = sorted({pid for d in qrels["mustcite"].values() for pid in d})
-    pool = load_pool(bench / "pool.parquet")
+    pool = b.pool()
     rel = set(relevant)
     others = sorted(p["paper_id"] for p in pool if p["paper_id"] not in rel)
     keep = rel | set(rng.sample(others, min(n_random, len(others))))

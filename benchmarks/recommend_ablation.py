@@ -54,6 +54,25 @@ def variant_config(name: str, base: RecommenderConfig) -> tuple[RecommenderConfi
     return replace(base, disable=tuple(base.disable) + (signal,)), True
 
 
+def parse_set(pairs: list[str]) -> dict:
+    """``KEY=VALUE`` overrides of :class:`RecommenderConfig` (``disable=a+b``; true/false for flags)."""
+    defaults = RecommenderConfig()
+    out: dict = {}
+    for kv in pairs:
+        k, sep, v = kv.partition("=")
+        if not sep or not hasattr(defaults, k):
+            raise SystemExit(f"--set takes KEY=VALUE with a RecommenderConfig field as KEY, got {kv!r}")
+        if k == "disable":
+            out[k] = tuple(x for x in v.split("+") if x)
+        elif isinstance(getattr(defaults, k), bool):      # bool("False") is True: parse it
+            if v.lower() not in ("true", "false", "1", "0"):
+                raise SystemExit(f"--set {k}= takes true or false, got {v!r}")
+            out[k] = v.lower() in ("true", "1")
+        else:
+            out[k] = type(getattr(defaults, k))(v)
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--benchmark", default="neurips-2024")
@@ -64,17 +83,7 @@ def main() -> None:
     args = ap.parse_args()
     work = Workspace.resolve()
     bench = work.root / "benchmarks" / args.benchmark
-    base = RecommenderConfig()
-    for kv in args.set:
-        k, v = kv.split("=", 1)
-        if k == "disable":
-            setattr(base, k, tuple(x for x in v.split("+") if x))
-        elif isinstance(getattr(base, k), bool):      # bool("False") is True: parse it
-            if v.lower() not in ("true", "false", "1", "0"):
-                raise SystemExit(f"--set {k}= takes true or false, got {v!r}")
-            setattr(base, k, v.lower() in ("true", "1"))
-        else:
-            setattr(base, k, type(getattr(base, k))(v))
+    base = RecommenderConfig(**parse_set(args.set))
     with_refs = benchmark_data(bench, args.refs)
     without = benchmark_data(bench, [])
     dev_q, dev_qrels = with_refs.splits["dev"]

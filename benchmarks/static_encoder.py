@@ -22,7 +22,7 @@ Encoders (``--encoder``, repeatable; default all):
     static         model2vec distilled from the shipped MiniLM: PCA 256, 512 tokens (static:minilm)
     static-384     the same, PCA kept at 384 dimensions (static:minilm:384)
     onnx-int8-128  MiniLM exported to ONNX, int8 dynamic quantisation per channel (onnx-int8:minilm), 128 tokens
-    onnx-int8-256  the same, 256 tokens
+    onnx-int8-256  the same, 256 tokens (onnx-int8-64, onnx-int8-96: 64, 96 tokens)
     bm25           BM25 on the same sub-pool (no speed figure)
 
 Embeddings go through the normal cache (``--cache``, default the workspace cache), so a rerun
@@ -52,17 +52,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 import numpy as np  # noqa: E402
 
 from mustcite.benchmark.evaluate import mean, per_query  # noqa: E402
-from mustcite.benchmark.trec import read_qrels  # noqa: E402
+from mustcite.benchmark.loader import Benchmark  # noqa: E402
 from mustcite.config import Workspace  # noqa: E402
-from mustcite.io import iter_jsonl  # noqa: E402
-from mustcite.retrieval.base import Doc, load_pool  # noqa: E402
+from mustcite.retrieval.base import Doc  # noqa: E402
 from mustcite.retrieval.dense import DenseRetriever  # noqa: E402
 from mustcite.retrieval.embeddings import text_key  # noqa: E402
 
 OUT = Path(__file__).parent / "results" / "static_encoder.json"
 TRUTHS = ("cited", "mustcite")
 METRICS = ("R@100", "MRR", "nDCG@10")
-ENCODERS = ("bm25", "static", "static-384", "onnx-int8-128", "onnx-int8-256", "minilm-128", "minilm-256")
+ENCODERS = ("bm25", "static", "static-384", "onnx-int8-64", "onnx-int8-96", "onnx-int8-128", "onnx-int8-256", "minilm-128", "minilm-256")
 DEFAULT_ENCODERS = ENCODERS
 #: what `make demo` would encode: the benchmark pool plus about this many labelled papers
 DEMO_LABELLED = 6000
@@ -83,9 +82,10 @@ def _sha256(path: Path) -> str:
 # --------------------------------------------------------------------------------------- subset
 
 def subset(bench: Path, split: str, n_random: int, n_sample: int, seed: int):
-    queries = [o for _, o in iter_jsonl(bench / "queries" / f"{split}.jsonl")]
-    qrels = {gt: read_qrels(bench / "qrels" / f"{split}.{gt}.qrels") for gt in TRUTHS}
-    pool = load_pool(bench / "pool.parquet")
+    b = Benchmark.open(bench)
+    queries = b.queries(split)
+    qrels = b.qrels(split, TRUTHS)
+    pool = b.pool()
     ids = {p["paper_id"] for p in pool}
     relevant = sorted({d for t in qrels.values() for docs in t.values() for d, r in docs.items() if r > 0})
     missing = [d for d in relevant if d not in ids]
@@ -102,10 +102,10 @@ def subset(bench: Path, split: str, n_random: int, n_sample: int, seed: int):
     sample = [by_id[i] for i in sample_ids]
     qrels = {gt: {q: {d: r for d, r in docs.items() if d in keep} for q, docs in t.items()} for gt, t in qrels.items()}
     digest = hashlib.sha256("\n".join(sorted(keep) + sorted(str(q["id"]) for q in queries)).encode()).hexdigest()[:16]
-    manifest = json.loads((bench / "manifest.json").read_text(encoding="utf-8"))
+    manifest = b.manifest
     info = {
         "benchmark": str(bench), "benchmark_version": manifest.get("version"),
-        "benchmark_built_at": manifest.get("built_at"), "pool_sha256": _sha256(bench / "pool.parquet"),
+        "benchmark_built_at": manifest.get("built_at"), "pool_sha256": _sha256(b.pool_file()),
         "full_pool": len(pool), "split": split, "queries": len(queries), "seed": seed,
         "definition": (f"every paper in qrels/{split}.cited.qrels or qrels/{split}.mustcite.qrels (rel>0) plus "
                        f"{n_random} other pool papers drawn with random.Random({seed}).sample(sorted ids); "

@@ -72,6 +72,25 @@ def test_recommend(client):
     assert res[0]["bibtex"].startswith("@inproceedings{") and res[0]["evidence"]["sources"]
 
 
+def test_result_shape_is_the_recommendation_dataclass(client):
+    """One definition of a result: the REST results are Recommendation.to_dict() plus "bibtex",
+    in the same key order, and the OpenAPI schema lists exactly those fields, all required."""
+    from dataclasses import fields
+
+    from mustcite.recommend.formats import bibtex
+    from mustcite.recommend.results import Recommendation
+
+    q = _q()
+    names = [f.name for f in fields(Recommendation)]
+    res = client.post("/api/recommend", json={"title": q["title"], "abstract": q["abstract"], "top": 3}).json()
+    ours = S.trained().recommend(q["title"], q["abstract"], 3)
+    assert res["results"] == [r.to_dict() | {"bibtex": bibtex(r)} for r in ours]
+    assert all(list(x) == names + ["bibtex"] for x in res["results"])
+    schema = client.get("/openapi.json").json()["components"]["schemas"]["Result"]
+    assert list(schema["properties"]) == schema["required"] == names + ["bibtex"]
+    assert schema["properties"]["tiers"]["additionalProperties"] == {"type": "number"}
+
+
 @pytest.mark.parametrize("body,needle", [
     ({"title": "", "abstract": "a"}, "title is empty"),
     ({"title": "   \n\t", "abstract": "a"}, "title is empty"),

@@ -253,9 +253,9 @@ def test_ablation_switches_remove_a_signal():
                                                                     "contexts")))
     q = S.held_out_queries()[0]
     docs = [Doc(q["id"], q["title"], q["abstract"])]
-    cands, _, _ = rec._candidates(docs)
+    cands, _, _ = rec.candidates.generate(docs)
     assert cands[0] and all(c.sources == ["bm25"] for c in cands[0])
-    X = rec._features(docs[0], 2024, cands[0], {})
+    X = rec.features(docs[0], 2024, cands[0], {})
     for sig in ("neighbours", "cocitation", "popularity", "contexts"):
         assert (X[:, [FEATURES.index(f) for f in ABLATABLE[sig]]] == 0).all()
     assert X[:, FEATURES.index("bm25_score")].max() > 0

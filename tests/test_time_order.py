@@ -90,11 +90,11 @@ def test_year_2021_never_recommends_or_uses_later_papers(rec):
 def test_every_candidate_source_respects_the_year(rec):
     """BM25 hits, votes, co-cited papers: no candidate (ranked or not) is newer than the query."""
     docs = [Doc(q["id"], q["title"], q["abstract"]) for q in (_q(i) for i in range(3))]
-    free, neigh_free, _ = rec._candidates(docs)
+    free, neigh_free, _ = rec.candidates.generate(docs)
     assert any(rec.pool[c.row]["year"] > YEAR for cs in free for c in cs if "neighbours" in c.sources)
     assert any(rec.pool[c.row]["year"] > YEAR for cs in free for c in cs if "cocitation" in c.sources)
     assert any(_lab_year(rec, lid) > YEAR for ns in neigh_free for lid, _ in ns)
-    cands, neigh, _ = rec._candidates(docs, years=[YEAR] * 3)
+    cands, neigh, _ = rec.candidates.generate(docs, years=[YEAR] * 3)
     assert all(rec.pool[c.row]["year"] <= YEAR for cs in cands for c in cs)
     assert {s for cs in cands for c in cs for s in c.sources} >= {"bm25", "neighbours", "cocitation"}
     assert all(ns and all(_lab_year(rec, lid) <= YEAR for lid, _ in ns) for ns in neigh)
@@ -109,14 +109,14 @@ def test_first_stage_masks_scores_not_a_truncated_top_k(rec):
     k = rec.config.first_k
     naive = rec.bm25.search([doc], k=k)["q"]
     assert sum(rec.pool[rec.row[pid]]["year"] <= 2019 for pid, _ in naive) < k / 2   # truncate-then-filter loses most
-    hits = rec._bm25_search([doc], [2019], k)["q"]
+    hits = rec.candidates.bm25_search([doc], [2019], k)["q"]
     assert len(hits) == k and all(rec.pool[rec.row[pid]]["year"] <= 2019 for pid, _ in hits)
     # the scores of eligible papers are untouched, and the same ones rank first
     full = dict(rec.bm25.search([doc], k=len(rec.pool))["q"])
     best = sorted((pid for pid in full if rec.pool[rec.row[pid]]["year"] <= 2019), key=lambda p: -full[p])[:k]
     assert {pid for pid, _ in hits} == set(best)
     assert all(s == pytest.approx(full[pid]) for pid, s in hits)
-    cands, _, _ = rec._candidates([doc], years=[2019])
+    cands, _, _ = rec.candidates.generate([doc], years=[2019])
     assert sum(c.bm25 is not None for c in cands[0]) == k
 
 
@@ -131,18 +131,35 @@ def test_dense_first_stage_masks_cosines(rec):
         def encode(self, texts):
             return np.stack([np.random.default_rng(len(t)).normal(size=16) for t in texts]).astype(np.float32)
 
-    d = copy.copy(rec)
+    d = copy.copy(rec.candidates)
     d.encoder = Encoder()
     d.pool_vecs = rng.normal(size=(len(rec.pool), 16)).astype(np.float32)
     d.nindex = NeighbourIndex(rec.labelled, rng.normal(size=(len(rec.labelled), 16)).astype(np.float32))
     q = _q(1)
     doc = Doc("q", q["title"], q["abstract"])
-    free, _, _ = d._candidates([doc])
+    free, _, _ = d.generate([doc])
     assert any(rec.pool[c.row]["year"] > 2019 for c in free[0] if c.dense)
-    cands, neigh, _ = d._candidates([doc], years=[2019])
+    cands, neigh, _ = d.generate([doc], years=[2019])
     dense = [c for c in cands[0] if c.dense]
     assert len(dense) == rec.config.first_k and all(rec.pool[c.row]["year"] <= 2019 for c in dense)
     assert all(_lab_year(rec, lid) <= 2019 for lid, _ in neigh[0])
+
+
+def test_bm25_baseline_searches_as_of_the_query_year(rec):
+    """The model card's BM25 baseline (train.evaluate_bm25) applies the same rule: a 2019 query
+    never gets a later pool paper, and still gets its full top-k of eligible ones."""
+    from mustcite.recommend.train import evaluate_bm25
+
+    q = _q(0)
+    doc = Doc(q["id"], q["title"], q["abstract"])
+    naive = [pid for pid, _ in rec.bm25.search([doc], k=100)[q["id"]]]
+    later = {pid: 1 for pid in naive if rec.pool[rec.row[pid]]["year"] > 2019}
+    assert later                                                   # without the rule they are found
+    assert evaluate_bm25(rec, [q], {"cited": {q["id"]: later}})["cited"]["R@100"] == 1.0   # today's year
+    assert evaluate_bm25(rec, [q | {"year": 2019}], {"cited": {q["id"]: later}})["cited"]["R@100"] == 0.0
+    eligible = {pid: 1 for pid, _ in rec.candidates.bm25_search([doc], [2019], 100)[q["id"]]}
+    assert len(eligible) == 100
+    assert evaluate_bm25(rec, [q | {"year": 2019}], {"cited": {q["id"]: eligible}})["cited"]["R@100"] == 1.0
 
 
 def test_unknown_years_are_left_out(rec):
@@ -153,15 +170,14 @@ def test_unknown_years_are_left_out(rec):
     doc = Doc("q", q["title"], q["abstract"])
     top = rec.bm25.search([doc], k=1)["q"][0][0]
     neigh = rec.nindex.neighbours([doc], None, 3, years=[TODAY])[0]
-    u = copy.copy(rec)
+    u = copy.copy(rec.candidates)      # a copy has its own per-year caches
     u.pool_years = rec.pool_years.copy()
     u.pool_years[rec.row[top]] = UNKNOWN_YEAR
-    u._masks = {}
     u.nindex = copy.copy(rec.nindex)
     u.nindex.years = rec.nindex.years.copy()
     u.nindex.years[rec.nindex._row[neigh[0][0]]] = UNKNOWN_YEAR
     u.nindex._counts_cache = {}
-    cands, got, _ = u._candidates([doc])
+    cands, got, _ = u.generate([doc])
     assert top not in {c.paper_id for c in cands[0]}
     assert neigh[0][0] not in {lid for lid, _ in got[0]} and neigh[1][0] in {lid for lid, _ in got[0]}
 
@@ -213,7 +229,7 @@ def test_training_rows_equal_serving_rows(rec):
     rows_2021 = X[np.isin(groups, [0, 1])]
     assert np.nanmin(rows_2021[:, GAP]) >= 0                       # no candidate after 2021
     p = chosen[0]
-    served_today, _, _ = rec._candidates([Doc(p.id, p.title, p.abstract)], exclude=[p.id])
+    served_today, _, _ = rec.candidates.generate([Doc(p.id, p.title, p.abstract)], exclude=[p.id])
     assert any(rec.pool[c.row]["year"] > YEAR for c in served_today[0])   # the rule removed some
 
 

@@ -14,9 +14,11 @@ Every bad input gets a 4xx JSON answer ``{"error": "..."}``; the server keeps se
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import tempfile
 import threading
+import typing
 from importlib import resources
 from pathlib import Path
 from typing import Any, Callable
@@ -26,10 +28,11 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator
 
 from ..errors import MustciteError
-from ..recommend.method import MIN_YEAR, today_year
+from ..recommend.query import MIN_YEAR, today_year
+from ..recommend.results import Recommendation
 
 MAX_BODY = 256 * 1024            # JSON request bodies
 MAX_UPLOAD = 20 * 2**20          # uploaded drafts
@@ -82,19 +85,14 @@ class RecommendRequest(BaseModel):
         return v
 
 
-class Result(BaseModel):
-    paper_id: str
-    title: str
-    year: int | None
-    venue: str | None
-    score: float
-    tier: str
-    tiers: dict[str, float]
-    url: str | None
-    pdf: str | None
-    authors: list[str]
-    evidence: dict[str, Any]
-    bibtex: str
+def _response_model(cls: type, name: str, **extra: Any) -> type[BaseModel]:
+    """A response model with every field of the dataclass ``cls`` (all required, in order), then ``extra``."""
+    hints = typing.get_type_hints(cls)
+    return create_model(name, **{f.name: (hints[f.name], ...) for f in dataclasses.fields(cls)}, **extra)
+
+
+#: One result: :class:`~mustcite.recommend.results.Recommendation` (``to_dict()``) and its BibTeX entry.
+Result = _response_model(Recommendation, "Result", bibtex=(str, ...))
 
 
 class RecommendResponse(BaseModel):
@@ -117,9 +115,9 @@ def _error(status: int, message: str, **extra: Any) -> JSONResponse:
 
 
 def _results(rs) -> list[dict[str, Any]]:
-    from ..recommend.formats import bibtex, result_dict
+    from ..recommend.formats import bibtex
 
-    return [result_dict(r) | {"bibtex": bibtex(r)} for r in rs]
+    return [r.to_dict() | {"bibtex": bibtex(r)} for r in rs]
 
 
 def check_filename(name: str | None) -> str:

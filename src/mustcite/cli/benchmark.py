@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import json
+import re
 import sys
 import time
 from pathlib import Path
@@ -113,7 +114,7 @@ def _retriever(method: str, pool_file: Path, *, ann: str | None, batch_size: int
 
 def retrieve_cmd(
     queries: Path = typer.Option(..., "--queries", help='JSONL, one {"id","title","abstract"} a line'),
-    method: str = typer.Option("bm25", "--method", help="bm25 | minilm | <sentence-transformers model folder>"),
+    method: str = typer.Option("bm25", "--method", help="bm25 | minilm | onnx-int8:minilm | static:minilm | <sentence-transformers model folder>"),
     top: int = typer.Option(100, "--top", min=1, help="results per query"),
     fmt: str = typer.Option("json", "--format", help="trec | json"),
     pool: Path = typer.Option(None, "--pool", help="pool .parquet/.jsonl (default: the built benchmark's pool)"),
@@ -178,7 +179,7 @@ def evaluate_cmd(
 
 @bench_app.command("run")
 def run_cmd(
-    method: str = typer.Option("bm25", "--method", help="bm25 | minilm | <model folder>"),
+    method: str = typer.Option("bm25", "--method", help="bm25 | minilm | onnx-int8:minilm | static:minilm | <model folder>"),
     benchmark: str = typer.Option("neurips-2024", "--benchmark"),
     split: str = typer.Option("test", "--split", help="train | dev | test"),
     top: int = typer.Option(100, "--top", min=1),
@@ -189,28 +190,26 @@ def run_cmd(
 ) -> None:
     """Retrieve for a split's queries, write <bench>/runs/<tag>.<split>.trec and print one table per ground truth."""
     from ..benchmark.evaluate import per_query
+    from ..benchmark.loader import Benchmark
     from ..benchmark.recipes import GROUND_TRUTHS
     from ..benchmark.report import build_rows, render
-    from ..benchmark.trec import read_qrels, write_run
+    from ..benchmark.trec import write_run
     from ..io import atomic_write_json
     from ..retrieval.base import read_queries
 
-    bdir = _bench_dir(benchmark)
-    qfile = bdir / "queries" / f"{split}.jsonl"
-    if not qfile.exists():
-        raise DataMissingError(f"no queries at {qfile}", hint="run `mustcite benchmark build` first")
+    bench = Benchmark.open(_bench_dir(benchmark))
+    qfile = bench.queries_file(split)
     t0 = time.time()
-    retriever, _ = _retriever(method, bdir / "pool.parquet", ann=ann, batch_size=32, cache=True,
-                                  max_seq_length=max_seq_length)
+    retriever, _ = _retriever(method, bench.pool_file(), ann=ann, batch_size=32, cache=True,
+                              max_seq_length=max_seq_length)
     results = retriever.search(read_queries(qfile), k=top)
-    tag = tag or Path(method).name
-    run_file = bdir / "runs" / f"{tag}.{split}.trec"
+    tag = tag or re.sub(r"[^A-Za-z0-9._-]+", "-", Path(method).name)
+    run_file = bench.path / "runs" / f"{tag}.{split}.trec"
     write_run(run_file, results, tag=tag.replace(" ", "_"))
     atomic_write_json(run_file.with_suffix(".meta.json"),
                       {**retriever.metadata(), "split": split, "top": top, "seconds": round(time.time() - t0, 2)})
     run = {q: dict(h) for q, h in results.items()}
-    for gt in GROUND_TRUTHS:
-        qr = read_qrels(bdir / "qrels" / f"{split}.{gt}.qrels")
+    for gt, qr in bench.qrels(split, GROUND_TRUTHS).items():
         if not qr:
             continue
         typer.echo(render(build_rows([(tag, per_query(run, qr))]), fmt, title=f"{benchmark} {split} - {gt}"))

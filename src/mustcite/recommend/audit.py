@@ -17,7 +17,9 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import MustciteError, UsageError
-from .method import Recommendation, Recommender, parse_year
+from .method import Recommender
+from .query import parse_year
+from .results import Recommendation
 
 
 @dataclass

@@ -7,7 +7,7 @@ import re
 import unicodedata
 from collections.abc import Mapping, Sequence
 
-from .method import Recommendation
+from .results import Recommendation
 
 FORMATS = ("table", "json", "bibtex", "trec")
 _VENUE_BOOK = {"NeurIPS": "Advances in Neural Information Processing Systems",
@@ -15,22 +15,16 @@ _VENUE_BOOK = {"NeurIPS": "Advances in Neural Information Processing Systems",
                "ICLR": "International Conference on Learning Representations"}
 
 
-def result_dict(r: Recommendation) -> dict:
-    """The public JSON shape of one result."""
-    return {"paper_id": r.paper_id, "title": r.title, "year": r.year, "venue": r.venue, "score": r.score,
-            "tier": r.tier, "tiers": r.tiers, "url": r.url, "pdf": r.pdf, "authors": r.authors,
-            "evidence": r.evidence}
-
-
 def query_year(rs: Sequence[Recommendation]) -> int | None:
     """The year a query's results were computed for (only papers of that year or earlier were
-    used): the ``year`` of :class:`~.method.Ranked`, None for a plain list."""
+    used): the ``year`` of :class:`~.results.Ranked`, None for a plain list."""
     return getattr(rs, "year", None)
 
 
 def query_dict(qid: str, rs: Sequence[Recommendation]) -> dict:
-    """The public JSON shape of one query's results: ``{"id", "year", "results"}``."""
-    return {"id": qid, "year": query_year(rs), "results": [result_dict(r) for r in rs]}
+    """The public JSON shape of one query's results: ``{"id", "year", "results"}`` (each result
+    as :meth:`Recommendation.to_dict`)."""
+    return {"id": qid, "year": query_year(rs), "results": [r.to_dict() for r in rs]}
 
 
 def json_lines(results: Mapping[str, Sequence[Recommendation]]) -> str:

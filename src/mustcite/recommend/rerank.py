@@ -1,18 +1,23 @@
 """Reranker features: one row per (query, candidate) from fusion, neighbour votes and metadata.
 
 Missing values are NaN (the gradient-boosted models in :mod:`.tiers` handle them natively).
+:func:`feature_matrix` gives a query's candidates their rows, with the citation counts
+leave-one-out and the features of switched-off signals (:data:`.config.ABLATABLE`) at 0.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
+from ..retrieval.base import Doc
+from .config import ABLATABLE
 from .contexts import ContextMatch
-from .neighbours import Vote
-from .text import overlap
+from .neighbours import NeighbourIndex, Vote
+from .text import overlap, terms
 
 FEATURES: tuple[str, ...] = (
     "bm25_score", "bm25_rr", "dense_cos", "dense_rr", "rrf",
@@ -65,3 +70,33 @@ def feature_row(c: Candidate, *, query_year: int | None, cand_year: int | None, 
 
 def as_matrix(rows: list[list[float]]) -> np.ndarray:
     return np.asarray(rows, dtype=np.float64).reshape(-1, len(FEATURES))
+
+
+def feature_matrix(q: Doc, year: int, cands: list[Candidate], own: dict[str, dict[str, int | None]], *,
+                   pool: list[dict[str, Any]], title_terms: list[set[str]], nindex: NeighbourIndex,
+                   disable: tuple[str, ...] = ()) -> np.ndarray:
+    """Feature matrix of ``cands`` for a query of ``year`` (its effective year). ``own``: the
+    tier flags of the query's own citations when the query is itself a labelled paper of
+    ``nindex`` (leave-one-out: they are subtracted from the citation counts, which count the
+    labelled papers of ``year`` or earlier). ``title_terms``: the title stems of each pool paper;
+    ``disable``: signals whose features are set to 0."""
+    qt = set(terms(q.text))
+    cite_count, must_count = nindex.counts(year)
+    if own:   # subtracted only where the query's own paper is among those counted
+        lab = nindex._row.get(q.id)
+        if lab is None or not nindex.years[lab] <= year:
+            own = {}
+    rows = []
+    for c in cands:
+        p = pool[c.row]
+        f = own.get(c.paper_id)
+        cc = cite_count.get(c.paper_id, 0) - (f is not None)
+        mc = must_count.get(c.paper_id, 0) - bool(f and f["must_cite"])
+        rows.append(feature_row(c, query_year=year, cand_year=p.get("year"),
+                                venue=p.get("venue") or "", has_abstract=bool(p.get("abstract")),
+                                query_terms=qt, title_terms=title_terms[c.row], cite_count=cc, must_count=mc))
+    X = as_matrix(rows)
+    masked = [FEATURES.index(f) for sig in disable for f in ABLATABLE[sig]]
+    if masked:
+        X[:, masked] = 0.0
+    return X

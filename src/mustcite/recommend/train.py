@@ -21,7 +21,6 @@ from typing import Any
 from ..config import Workspace
 from ..corpus.records import normalize_title
 from ..errors import DataMissingError
-from ..io import iter_jsonl
 from .labelled import LabelledPaper, from_qrels, load_reference_dir, read_contexts
 from ..retrieval.base import load_pool
 from .method import Recommender, RecommenderConfig
@@ -95,10 +94,15 @@ def evaluate(rec: Recommender, queries: list[dict[str, Any]], qrels: dict[str, d
 
 def evaluate_bm25(rec: Recommender, queries: list[dict[str, Any]], qrels: dict[str, dict[str, dict[str, int]]],
                   top: int = 100) -> dict[str, Any]:
-    """The same metrics for the recommender's own BM25 first stage alone (the baseline in the card)."""
+    """The same metrics for the recommender's own BM25 first stage alone (the baseline in the card),
+    under the same time order: each query searches the pool papers of its ``year`` (else today's)
+    or earlier."""
     from ..retrieval.base import Doc
+    from .query import effective_year, parse_year
 
-    hits = rec.bm25.search([Doc(str(q["id"]), q.get("title") or "", q.get("abstract") or "") for q in queries], k=top)
+    docs = [Doc(str(q["id"]), q.get("title") or "", q.get("abstract") or "") for q in queries]
+    years = [effective_year(parse_year(q.get("year"))) for q in queries]
+    hits = rec.candidates.bm25_search(docs, years, top)
     return ranking_metrics({qid: [pid for pid, _ in h] for qid, h in hits.items()}, qrels)
 
 
@@ -175,21 +179,6 @@ def train_default(refs: list[str | Path], pool_path: str | Path, out: str | Path
     return write_card(out, rec=rec, data=data, metrics=metrics, seed=seed, seconds=time.perf_counter() - t0)
 
 
-def _read_split(bench: Path, split: str) -> tuple[list[dict[str, Any]], dict[str, dict[str, dict[str, int]]]]:
-    from ..benchmark.trec import read_qrels
-
-    qpath = bench / "queries" / f"{split}.jsonl"
-    if not qpath.exists():
-        raise DataMissingError(f"benchmark split {split} not found", path=qpath,
-                               hint="run `mustcite benchmark build` first")
-    queries = [obj for _, obj in iter_jsonl(qpath)]
-    qrels = {}
-    for f in sorted((bench / "qrels").glob(f"{split}.*.qrels")):
-        gt = f.name[len(split) + 1:-len(".qrels")]
-        qrels[gt] = read_qrels(f)
-    return queries, qrels
-
-
 @dataclass
 class BenchmarkData:
     """What a train-only recommender of a built benchmark sees, and what it is scored on."""
@@ -206,16 +195,17 @@ class BenchmarkData:
 
 def benchmark_data(bench: str | Path, refs: list[str | Path] = ()) -> BenchmarkData:
     """Pool, train queries (as labelled papers), extra labelled papers and dev/test of ``bench``."""
-    bench = Path(bench)
-    pool = load_pool(bench / "pool.parquet")
+    from ..benchmark.loader import Benchmark
+
+    b = Benchmark.open(bench)
+    pool = b.pool()
     pool_ids = {p["paper_id"] for p in pool}
-    splits = {"train": _read_split(bench, "train"), "dev": _read_split(bench, "dev")}
-    if (bench / "queries" / "test.jsonl").exists():
-        splits["test"] = _read_split(bench, "test")
+    names = ["train", "dev"] + (["test"] if "test" in b.splits() else [])
+    splits = {s: (b.queries(s), b.qrels(s)) for s in names}
     train_q, train_qrels = splits["train"]
     held_q = [q for name in ("dev", "test") if name in splits for q in splits[name][0]]
     held = {str(q["id"]) for q in held_q}
-    train = from_qrels(train_q, train_qrels, source=f"{bench.name}:train")
+    train = from_qrels(train_q, train_qrels, source=f"{b.name}:train")
     if refs:   # a train query's citation contexts, from its reference file (queries name it as "source")
         source = {str(q["id"]): str(q.get("source") or "") for q in train_q}
         found = read_contexts(list(refs), set(source.values()) - {""}, pool_ids)

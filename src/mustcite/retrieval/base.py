@@ -133,7 +133,9 @@ def load_pool(path: str | Path, years: tuple[int, int] | None = None) -> list[di
 
 
 def make_retriever(method: str, **options: Any) -> Retriever:
-    """``bm25``, ``minilm`` (the shipped MiniLM), ``mpnet`` (needs ``model_path``) or a model folder."""
+    """``bm25``, ``minilm`` (the shipped MiniLM), ``onnx-int8:minilm`` (its int8 ONNX export),
+    ``static:minilm`` (its static model2vec distillation), ``mpnet`` (needs ``model_path``) or a
+    model folder."""
     if method == "bm25":
         from .bm25 import BM25Retriever
 
@@ -144,13 +146,16 @@ def make_retriever(method: str, **options: Any) -> Retriever:
                   if k in ("batch_size", "max_seq_length", "device", "ann", "cache_dir", "model_path")}
     if method == "minilm":
         return DenseRetriever(**dense_opts)
+    if method.startswith(("onnx-int8:", "static:")):
+        dense_opts["model_path"] = method
+        return DenseRetriever(**dense_opts)
     if Path(method).expanduser().is_dir():
         dense_opts["model_path"] = str(Path(method).expanduser())
         return DenseRetriever(**dense_opts)
     if method == "mpnet" and dense_opts.get("model_path"):
         return DenseRetriever(**dense_opts)
     raise UsageError(f"unknown retrieval method {method!r}",
-                     hint="use bm25, minilm, or the path of a sentence-transformers model folder")
+                     hint="use bm25, minilm, onnx-int8:minilm, static:minilm, or the path of a sentence-transformers model folder")
 
 
 def write_meta(path: str | Path, meta: dict[str, Any]) -> None:

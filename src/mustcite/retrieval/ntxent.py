@@ -19,8 +19,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from ..errors import DataMissingError, MustciteError
-from ..io import atomic_write_json, iter_jsonl
+from ..errors import MustciteError
+from ..io import atomic_write_json
 from .base import doc_text
 
 
@@ -38,22 +38,17 @@ class NTXentConfig:
 
 def training_pairs(benchmark_dir: str | Path, *, split: str = "train", truth: str = "mustcite") -> list[tuple[str, str]]:
     """(query text, positive pool paper text) for every ``truth`` pair of the split's queries."""
-    import pyarrow.parquet as pq
+    from ..benchmark.loader import Benchmark
 
-    bdir = Path(benchmark_dir)
-    qfile, labels, pool_file = bdir / "queries" / f"{split}.jsonl", bdir / "labels.jsonl", bdir / "pool.parquet"
-    for p in (qfile, labels, pool_file):
-        if not p.exists():
-            raise DataMissingError(f"benchmark file {p} is missing", hint="run `mustcite benchmark build` first")
-    queries = {o["id"]: doc_text(o["title"], o.get("abstract", "")) for _, o in iter_jsonl(qfile)}
-    pool = {r["paper_id"]: doc_text(r["title"], r["abstract"])
-            for r in pq.read_table(pool_file, columns=["paper_id", "title", "abstract"]).to_pylist()}
+    bench = Benchmark.open(benchmark_dir)
+    queries = {o["id"]: doc_text(o["title"], o.get("abstract", "")) for o in bench.queries(split)}
+    pool = {r["paper_id"]: doc_text(r["title"], r["abstract"]) for r in bench.pool()}
     pairs = []
-    for _, row in iter_jsonl(labels):
+    for row in bench.labels():
         if row["qid"] in queries and row.get(truth) and row["paper_id"] in pool:
             pairs.append((queries[row["qid"]], pool[row["paper_id"]]))
     if not pairs:
-        raise MustciteError(f"no '{truth}' pairs among the {split} queries of {bdir}")
+        raise MustciteError(f"no '{truth}' pairs among the {split} queries of {bench.path}")
     return pairs
 
 

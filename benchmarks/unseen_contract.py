@@ -1,0 +1,112 @@
+"""The user contract on papers the default model never saw, against BM25 on the same pool.
+
+The default model (``make demo``: ``mustcite train --no-refit``) is fit without its hold-out: 10% of
+the labelled papers, chosen by a hash of their id (``recommend.train.split_dev``). Its NeurIPS 2024
+hold-out papers are therefore unseen papers of the kind a user brings. For each of them this runs
+the documented contract through the CLI::
+
+    mustcite recommend --queries FILE.jsonl --format json --top 100     (title + abstract [+ year])
+
+and BM25 over the model's own pool (``mustcite benchmark retrieve --method bm25 --pool
+<model>/pool.parquet``), and scores both against the paper's linked citations and labels (cited,
+must-cite, Types I-III), matching results by paper id. Two conventions are reported: queries with
+``"year": 2024`` (mustcite then shows only papers of 2024 or earlier; BM25 is cut to the same
+years) and without a year (mustcite uses today's year; BM25 sees the whole pool). The ratio of
+mustcite to BM25 is what a check on new NeurIPS 2024 papers would measure.
+
+    python benchmarks/unseen_contract.py [--model DIR] [--year 2024] [--n 0]
+
+Writes ``benchmarks/results/unseen_contract.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+
+from mustcite.recommend.train import default_model, load_refs, qrels_of, ranking_metrics, split_dev  # noqa: E402
+
+OUT = Path(__file__).parent / "results" / "unseen_contract.json"
+TRUTHS = ("cited", "mustcite", "type1", "type2", "type3")
+
+
+def _cli(args: list[str]) -> list[dict]:
+    exe = str(Path(sys.executable).with_name("mustcite"))
+    proc = subprocess.run([exe, *args], capture_output=True, text=True, env={**os.environ, "HF_HUB_OFFLINE": "1"})
+    if proc.returncode != 0:
+        raise SystemExit(f"mustcite {' '.join(args)} failed:\n{proc.stderr[-2000:]}")
+    return [json.loads(line) for line in proc.stdout.splitlines() if line.strip()]
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--model", type=Path, help="model folder (default: the default model)")
+    ap.add_argument("--year", type=int, default=2024, help="hold-out papers of this year are the queries")
+    ap.add_argument("--n", type=int, default=0, help="at most this many queries (0: all)")
+    ap.add_argument("--top", type=int, default=100)
+    ap.add_argument("--out", type=Path, default=OUT)
+    args = ap.parse_args(argv)
+
+    import pyarrow.parquet as pq
+
+    model = args.model or default_model()
+    card = json.loads((Path(model) / "card.json").read_text(encoding="utf-8"))
+    data = card.get("data", {})
+    if data.get("refit_on_all") or not data.get("dev_papers"):
+        raise SystemExit(f"{model} was refit on its hold-out (or has none): its papers are not unseen; "
+                         "train with --no-refit")
+    pool_path = Path(model) / "pool.parquet"
+    pool = pq.read_table(pool_path, columns=["paper_id", "year"]).to_pylist()
+    year_of = {p["paper_id"]: p["year"] for p in pool}
+    labelled = load_refs(data["reference_folders"], set(year_of))
+    _, holdout = split_dev(labelled, data["dev_fraction"], card.get("seed", 0))
+    queries = [p for p in holdout if p.year == args.year]
+    if args.n:
+        queries = queries[: args.n]
+    # the truth a paper of year Y can be asked for: its citations of year Y or earlier in the pool
+    qrels = qrels_of(queries)
+    report: dict = {"model": str(model), "pool_papers": len(pool), "holdout_papers": len(holdout),
+                    "queries": len(queries), "query_year": args.year, "top": args.top, "conventions": {}}
+    with tempfile.TemporaryDirectory() as tmp:
+        for convention, with_year in (("with year", True), ("without year", False)):
+            qfile = Path(tmp) / f"q{int(with_year)}.jsonl"
+            qfile.write_text("".join(json.dumps({"id": p.id, "title": p.title, "abstract": p.abstract,
+                                                 **({"year": p.year} if with_year else {})}) + "\n"
+                                     for p in queries), encoding="utf-8")
+            t0 = time.perf_counter()
+            ours = _cli(["recommend", "--queries", str(qfile), "--format", "json", "--top", str(args.top),
+                         "--model", str(model)])
+            seconds = time.perf_counter() - t0
+            bm25 = _cli(["benchmark", "retrieve", "--method", "bm25", "--pool", str(pool_path),
+                         "--queries", str(qfile), "--format", "json", "--top", str(10 * args.top)])
+            ranked = {o["id"]: [r["paper_id"] for r in o["results"]] for o in ours}
+            base = {}
+            for o in bm25:
+                ids = [r["paper_id"] for r in o["results"]]
+                if with_year:   # the same years mustcite may show
+                    ids = [pid for pid in ids if (year_of.get(pid) or 9999) <= args.year]
+                base[o["id"]] = ids[: args.top]
+            m_ours, m_base = ranking_metrics(ranked, qrels), ranking_metrics(base, qrels)
+            ratios = {gt: {m: round(m_ours[gt][m] / m_base[gt][m], 3) if m_base[gt][m] else None
+                           for m in ("R@100", "MRR", "nDCG@10")} for gt in m_ours if gt in m_base}
+            report["conventions"][convention] = {"mustcite": m_ours, "bm25": m_base, "ratio": ratios,
+                                                 "mustcite_cli_seconds": round(seconds, 1),
+                                                 "titles_in_results": all("title" in r for o in ours for r in o["results"])}
+            print(convention, json.dumps({gt: (m_ours[gt]["R@100"], m_ours[gt]["MRR"], r["R@100"], r["MRR"])
+                                          for gt, r in ratios.items()}), flush=True)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,198 @@
+"""Candidate generation: the pool papers considered for each query, with the raw signals of each.
+
+For a query of year ``Y`` (its effective year, :func:`.query.effective_year`):
+
+1. BM25 and (optionally) dense retrieval over the pool papers of year <= ``Y``, fused by reciprocal
+   rank (:mod:`.fusion`);
+2. its nearest labelled papers (:mod:`.neighbours`) vote for the pool papers they cite; the voted
+   papers join the candidates, and so do the papers whose citation contexts in labelled papers
+   match the query (:mod:`.contexts`), the ``popular_k`` most-cited ones and the papers the
+   labelled papers cite together with the likeliest candidates (co-citation).
+
+Every source applies the time order described in :mod:`.method`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..retrieval.base import Doc
+from ..retrieval.bm25 import BM25Retriever
+from .config import RecommenderConfig
+from .contexts import ContextIndex
+from .fusion import rrf
+from .neighbours import NeighbourIndex, year_array
+from .query import effective_year
+from .rerank import Candidate
+from .text import same_paper_title
+
+
+class CandidateGenerator:
+    """The pool and its indexes (BM25, dense vectors, labelled neighbours, citation contexts), and
+    the candidates they give a query. ``bm25``, ``encoder``, ``pool_vecs``, ``nindex`` and
+    ``cindex`` are set once the pool and the labelled papers are indexed.
+
+    A copy (``copy.copy``) shares the indexes but not the per-year caches, so a copy's
+    ``pool_years`` or ``nindex`` can be replaced."""
+
+    def __init__(self, pool: list[dict[str, Any]], config: RecommenderConfig):
+        self.config = config
+        self.pool = pool
+        self.row = {p["paper_id"]: i for i, p in enumerate(pool)}
+        self.pool_years = year_array([p.get("year") for p in pool])   # unknown: never eligible
+        self.bm25: BM25Retriever | None = None
+        self.encoder = None
+        self.pool_vecs: np.ndarray | None = None
+        self.nindex: NeighbourIndex | None = None
+        self.cindex: ContextIndex | None = None
+        self.cache_queries = True     # False once loaded for serving (see store.load)
+        self._masks: dict[int, tuple[np.ndarray, np.ndarray | None]] = {}
+        self._popular_ids: dict[int, list[str]] = {}
+
+    def __copy__(self) -> "CandidateGenerator":
+        new = object.__new__(type(self))
+        new.__dict__.update(self.__dict__)
+        new._masks, new._popular_ids = {}, {}
+        return new
+
+    # ------------------------------------------------------------------ time order
+    def pool_mask(self, year: int) -> tuple[np.ndarray, np.ndarray | None]:
+        """(pool papers a query of ``year`` may see, the same as float32 BM25 weights or None when
+        every pool paper is eligible); cached per year."""
+        got = self._masks.get(year)
+        if got is None:
+            ok = self.pool_years <= year
+            got = (ok, None if ok.all() else ok.astype(np.float32))
+            if len(self._masks) >= 16:
+                self._masks.clear()
+            self._masks[year] = got
+        return got
+
+    def bm25_search(self, queries: list[Doc], years: list[int], k: int) -> dict[str, list[tuple[str, float]]]:
+        """BM25 hits per query among the pool papers of its year or earlier: the scores of later
+        papers are zeroed before the top ``k`` is taken (bm25s ``weight_mask``), so every query
+        gets up to ``k`` eligible hits. Queries are searched in groups of the same year."""
+        by_year: dict[int, list[Doc]] = {}
+        for q, y in zip(queries, years):
+            by_year.setdefault(y, []).append(q)
+        out: dict[str, list[tuple[str, float]]] = {}
+        for y, qs in by_year.items():
+            out.update(self.bm25.search(qs, k=k, mask=self.pool_mask(y)[1]))
+        return out
+
+    def popular(self, year: int) -> list[str]:
+        """The ``popular_k`` pool papers of ``year`` or earlier most cited by the labelled papers
+        of ``year`` or earlier (generic must-cites: optimisers, architectures, datasets), always
+        considered."""
+        if year not in self._popular_ids:
+            counts = self.nindex.counts(year)[0]
+            ok = self.pool_mask(year)[0]
+            ids = [pid for pid in counts if pid in self.row and ok[self.row[pid]]]
+            self._popular_ids[year] = sorted(ids, key=lambda pid: (-counts[pid], pid))[: self.config.popular_k]
+        return self._popular_ids[year]
+
+    # ------------------------------------------------------------------ candidates
+    def generate(self, queries: list[Doc], exclude: list[str | None] | None = None,
+                 years: list[int | None] | None = None,
+                 ) -> tuple[list[list[Candidate]], list[list[tuple[str, float]]], np.ndarray | None]:
+        """(candidates, labelled neighbours ``(id, similarity)``, query vectors or None) per query,
+        from the papers of its year (``years``; None: today's) or earlier. ``exclude``: each
+        query's own labelled paper (leave-one-out), left out of its neighbours."""
+        cfg = self.config
+        years = [effective_year(y) for y in (years or [None] * len(queries))]
+        bm = self.bm25_search(queries, years, cfg.first_k) if "bm25" not in cfg.disable else {}
+        qvecs = None
+        if self.pool_vecs is not None:
+            texts = [q.text for q in queries]
+            # training and evaluation reuse cached query embeddings; a served model encodes every
+            # query afresh (honest latency, and users' drafts do not pile up in the cache)
+            vecs = self.encoder.embed(texts, desc="encoding queries") if self.cache_queries else \
+                self.encoder.encode(texts)
+            qvecs = np.asarray(vecs, dtype=np.float32)
+        sims = self.nindex.similarities(queries, qvecs, exclude, years)
+        neigh = self.nindex.neighbours(queries, qvecs, cfg.neighbours, exclude, sims=sims)
+        ctx = self.cindex.search(queries, exclude=exclude, years=years) \
+            if self.cindex is not None and "contexts" not in cfg.disable else [{} for _ in queries]
+        out = []
+        for i, q in enumerate(queries):
+            ok = self.pool_mask(years[i])[0]
+            runs: dict[str, list[tuple[str, float]]] = {}
+            if "bm25" not in cfg.disable:
+                runs["bm25"] = bm.get(q.id, [])
+            cos = None
+            if qvecs is not None:
+                cos = self.pool_vecs @ qvecs[i]
+                masked = cos if ok.all() else np.where(ok, cos, -np.inf)   # later papers never rank
+                k = min(cfg.first_k, int(ok.sum()))
+                top = np.argpartition(-masked, min(k, len(cos) - 1))[:k]
+                top = top[np.lexsort((top, -masked[top]))]
+                runs["dense"] = [(self.pool[int(j)]["paper_id"], float(cos[j])) for j in top]
+            cands: dict[str, Candidate] = {}
+            for name, ranked in runs.items():
+                for rank, (pid, s) in enumerate(ranked, 1):
+                    c = cands.setdefault(pid, Candidate(pid, self.row[pid]))
+                    setattr(c, name, (s, rank))
+                    c.sources.append(name)
+            for pid, s in rrf(runs, k=cfg.rrf_k):
+                cands[pid].rrf = s
+            votes = self.nindex.votes(neigh[i]) if "neighbours" not in cfg.disable else {}
+            votes = {pid: v for pid, v in votes.items() if ok[self.row[pid]]}   # a later paper never joins
+            for pid, v in sorted(votes.items(), key=lambda kv: (-kv[1].score, kv[0]))[: cfg.vote_k]:
+                c = cands.setdefault(pid, Candidate(pid, self.row[pid]))
+                c.sources.append("neighbours")
+            for pid in ([] if "popularity" in cfg.disable else self.popular(years[i])):
+                cands.setdefault(pid, Candidate(pid, self.row[pid])).sources.append("popular")
+            matches = ctx[i]
+            for pid in sorted((p for p in matches if ok[self.row[p]]), key=lambda p: matches[p].rank)[: cfg.context_k]:
+                cands.setdefault(pid, Candidate(pid, self.row[pid])).sources.append("contexts")
+            if cfg.cocite_seeds and "cocitation" not in cfg.disable:
+                self._add_cocited(cands, self._seeds(cands, votes), sims[i], ok)
+            total_sim = sum(sim for _, sim in neigh[i]) or 1.0
+            for pid, c in cands.items():
+                if pid in votes:
+                    c.vote = votes[pid]
+                    c.vote_share = votes[pid].score / total_sim
+                if cos is not None:
+                    c.dense_cos = float(cos[c.row])
+                if pid in matches:
+                    c.context = matches[pid]
+                c.citer = self.nindex.citer_similarity(sims[i], pid)
+            # the query's own paper (a draft already in the corpus) is never its own must-cite; the
+            # year check is a safety net (every source above is already restricted)
+            out.append([c for c in cands.values() if ok[c.row]
+                        and not same_paper_title(self.pool[c.row].get("title") or "", q.title)])
+        return out, neigh, qvecs
+
+    def _seeds(self, cands: dict[str, Candidate], votes: dict[str, Any]) -> list[str]:
+        """The query's likeliest citations by the untrained score (fused rank + votes): no learned
+        model is involved, so the features built on them need no cross-fitting in training."""
+        cheap = {pid: c.rrf * 30 + (votes[pid].score if pid in votes else 0.0) for pid, c in cands.items()}
+        seeds = sorted(cheap, key=lambda pid: (-cheap[pid], pid))[: self.config.cocite_seeds]
+        for rank, pid in enumerate(seeds, 1):
+            cands[pid].seed_rank = rank
+        return seeds
+
+    def _add_cocited(self, cands: dict[str, Candidate], seeds: list[str], sims: np.ndarray,
+                     ok: np.ndarray) -> None:
+        """Add and annotate the papers (of the query's year or earlier: ``ok``) the labelled papers
+        (of the query's year or earlier: ``sims`` >= 0) cite together with ``seeds``."""
+        co = self.nindex.cocitation(seeds, sims)
+        new = (p for p in co if p not in cands and ok[self.row[p]])
+        for pid in sorted(new, key=lambda p: (-co[p][0], p))[: self.config.cocite_k]:
+            cands[pid] = Candidate(pid, self.row[pid], sources=["cocitation"])
+        for pid, c in cands.items():
+            if pid in co:
+                c.cocite = co[pid]
+
+
+def dense_encoder(cache_dir: str | Path | None, meta: dict[str, Any] | None = None):
+    """The dense encoder a saved model's metadata (or a config's spec) names; MiniLM by default."""
+    from ..retrieval.dense import dense_from_meta
+
+    meta = dict(meta or {})
+    if meta.get("model_path") and not Path(meta["model_path"]).is_dir() and not meta.get("spec"):
+        meta.pop("model_path")    # the shipped MiniLM of another environment: use this one's
+    return dense_from_meta(meta, cache_dir=cache_dir)

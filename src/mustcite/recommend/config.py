@@ -1,0 +1,49 @@
+"""The recommender's settings (:class:`RecommenderConfig`) and the signals an ablation can switch off."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..errors import UsageError
+
+#: Signals an ablation can switch off, and the reranker features each one owns.
+ABLATABLE: dict[str, tuple[str, ...]] = {
+    "bm25": ("bm25_score", "bm25_rr"),
+    "neighbours": ("vote_score", "vote_must_score", "vote_count", "vote_must_count", "vote_best_sim", "vote_share"),
+    "citers": ("citer_max_sim", "citer_top3_sim", "must_citer_max_sim"),
+    "cocitation": ("cocite_log", "cocite_norm", "cocite_papers", "seed_rank"),
+    "contexts": ("context_best", "context_top3", "context_citers", "context_rr"),
+    "popularity": ("log_cite_count", "log_must_count"),
+    "metadata": ("year_gap", "venue_neurips", "venue_icml", "venue_iclr", "title_overlap",
+                 "title_terms_matched", "has_abstract"),
+    "tiers": (),   # no learned models: rank by fused rank + votes
+}
+
+
+@dataclass
+class RecommenderConfig:
+    first_k: int = 200        # hits taken from each first-stage retriever (tuned on dev: 100 -> 200)
+    vote_k: int = 300         # voted papers added to the candidates (tuned on dev: 100 -> 300)
+    neighbours: int = 20      # labelled neighbours per query
+    cocite_seeds: int = 10    # the likeliest candidates (fused rank + votes) whose co-cited papers count (dev: 10-40 alike)
+    cocite_k: int = 200       # co-cited papers added to the candidates (0.752 -> 0.790 of the cited papers on dev)
+    context_k: int = 200      # best citation-context matches added to the candidates (contexts.py)
+    popular_k: int = 0        # the most-cited labelled citations always among the candidates (0: off)
+    rrf_k: int = 60
+    dense: bool = True
+    #: the dense encoder: "" for the shipped MiniLM, or any model spec DenseRetriever takes
+    #: ("onnx-int8:minilm", "static:minilm", a folder); ``max_tokens`` 0 keeps its default length
+    encoder: str = ""
+    max_tokens: int = 0
+    seed: int = 0
+    #: signals switched off: any of ABLATABLE (``dense`` is switched off by dense=False). The
+    #: popularity features (how often the labelled papers cite a candidate) are off by default:
+    #: removing them raised every dev figure in the ablation (benchmarks/recommend_ablation.py).
+    disable: tuple[str, ...] = ("popularity",)
+
+    def __post_init__(self):
+        self.disable = tuple(self.disable)
+        unknown = set(self.disable) - set(ABLATABLE)
+        if unknown:
+            raise UsageError(f"unknown signal(s) to disable: {', '.join(sorted(unknown))}; "
+                             f"known: {', '.join(ABLATABLE)}")

@@ -1,0 +1,57 @@
+"""Training rows of the tier models: every candidate of every training query, leave-one-out.
+
+A labelled paper used as a training query is left out of its own neighbours, its citations are
+subtracted from the citation counts, and it sees only the papers of its own year or earlier (the
+time order of :mod:`.method`), so its rows are exactly those it gets when served with
+``exclude_self``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from ..errors import DataMissingError
+from ..retrieval.base import Doc
+from .labelled import TIERS, LabelledPaper
+from .query import effective_year
+
+if TYPE_CHECKING:
+    from .method import Recommender
+
+
+def training_matrix(rec: "Recommender", train: list[LabelledPaper], *, batch: int = 64,
+                    ) -> tuple[np.ndarray, dict[str, np.ndarray], np.ndarray]:
+    """Features of every candidate of every ``train`` paper (leave-one-out), its label per tier
+    (1/0, -1 where that tier is unknown) and its query's index (``groups``)."""
+    if not train:
+        raise DataMissingError("no training queries")
+    from tqdm import tqdm
+
+    Xs, ys, gs = [], {t: [] for t in TIERS}, []
+    for start in tqdm(range(0, len(train), batch), desc="training features", unit="batch",
+                      total=-(-len(train) // batch), disable=len(train) <= batch):
+        chunk = train[start:start + batch]
+        docs = [Doc(p.id, p.title, p.abstract) for p in chunk]
+        # each training query sees only the papers of its own year or earlier, as at serving time
+        years = [effective_year(p.year) for p in chunk]
+        cands, _, _ = rec.candidates.generate(docs, exclude=[p.id for p in chunk], years=years)
+        for k, (p, d, cs, year) in enumerate(zip(chunk, docs, cands, years)):
+            if not cs:
+                continue
+            own = {c.paper_id: c.flags() for c in p.cites}
+            Xs.append(rec.features(d, year, cs, own if p.id in rec.nindex.by_id else {}))
+            gs.append(np.full(len(cs), start + k, dtype=np.int64))
+            for t in TIERS:
+                col = []
+                for c in cs:
+                    f = own.get(c.paper_id)
+                    if f is None:
+                        col.append(0)
+                    else:
+                        col.append(-1 if f[t] is None else int(f[t]))
+                ys[t].append(np.asarray(col, dtype=np.int64))
+    if not Xs:
+        raise DataMissingError("no training query has any candidate")
+    return np.vstack(Xs), {t: np.concatenate(v) for t, v in ys.items() if v}, np.concatenate(gs)

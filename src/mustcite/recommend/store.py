@@ -1,0 +1,96 @@
+"""Saving and loading a recommender: one folder per model.
+
+``pool.parquet`` (the pool papers), ``labelled.jsonl`` (the labelled papers), ``bm25/`` (the BM25
+index), ``pool_vectors.npy`` and ``labelled_vectors.npy`` (dense models only), ``tiers.joblib``
+(the per-tier models) and ``config.json`` (format version, settings, feature names, tier statistics,
+encoder). A folder of another :data:`FORMAT_VERSION` is refused.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, fields
+from pathlib import Path
+from typing import TYPE_CHECKING, TypeVar
+
+import numpy as np
+
+from ..errors import DataMissingError
+from ..io import atomic_write_json, iter_jsonl, write_jsonl
+from ..retrieval.base import POOL_COLUMNS
+from ..retrieval.bm25 import BM25Retriever
+from .candidates import dense_encoder
+from .config import RecommenderConfig
+from .contexts import ContextIndex
+from .labelled import LabelledPaper
+from .neighbours import NeighbourIndex
+from .rerank import FEATURES
+
+if TYPE_CHECKING:
+    from .method import Recommender
+
+FORMAT_VERSION = 4
+
+R = TypeVar("R", bound="Recommender")
+
+
+def save(rec: "Recommender", folder: str | Path) -> Path:
+    """Write ``rec`` into ``folder`` (created if needed); returns the folder."""
+    import joblib
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    table = pa.Table.from_pylist([{k: p.get(k) for k in POOL_COLUMNS} for p in rec.pool])
+    pq.write_table(table, folder / "pool.parquet")
+    write_jsonl(folder / "labelled.jsonl", [p.to_dict() for p in rec.labelled])
+    rec.bm25.save(folder / "bm25")
+    if rec.pool_vecs is not None:
+        np.save(folder / "pool_vectors.npy", rec.pool_vecs)
+        np.save(folder / "labelled_vectors.npy", rec.nindex.vectors)
+    joblib.dump(rec.tiers, folder / "tiers.joblib")
+    atomic_write_json(folder / "config.json", {
+        "format": FORMAT_VERSION, "config": asdict(rec.config), "features": list(FEATURES),
+        "tiers": sorted(rec.tiers.models), "main_tier": rec.tiers.main, "tier_stats": rec.tiers.stats,
+        "pool": len(rec.pool), "labelled": len(rec.labelled), "info": rec.info,
+        "encoder": None if rec.encoder is None else rec.encoder.metadata(),
+    })
+    return folder
+
+
+def load(cls: type[R], folder: str | Path, *, cache_dir: str | Path | None = None,
+         cache_queries: bool = False) -> R:
+    """The recommender (of class ``cls``) saved in ``folder``. ``cache_queries``: keep query
+    embeddings in the embedding cache (for repeated benchmark runs); by default every query is
+    encoded afresh."""
+    import joblib
+    import pyarrow.parquet as pq
+
+    folder = Path(folder)
+    if not (folder / "config.json").exists():
+        raise DataMissingError(f"no trained recommender in {folder}",
+                               hint="run `mustcite train` first (it writes <work>/models/recommender)")
+    meta = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+    if meta.get("format") != FORMAT_VERSION:
+        raise DataMissingError(f"recommender in {folder} has format {meta.get('format')}, expected "
+                               f"{FORMAT_VERSION}", hint="rerun `mustcite train`")
+    # saved before `disable` existed: none; keys of older formats (query_year) are dropped
+    known = {f.name for f in fields(RecommenderConfig)}
+    config = RecommenderConfig(**{"disable": (), **{k: v for k, v in meta["config"].items() if k in known}})
+    pool = pq.read_table(folder / "pool.parquet").to_pylist()
+    labelled = [LabelledPaper.from_dict(obj) for _, obj in iter_jsonl(folder / "labelled.jsonl")]
+    rec = cls(pool, labelled, config)
+    gen = rec.candidates
+    gen.bm25 = BM25Retriever.load(folder / "bm25")
+    lab_vecs = None
+    if config.dense and (folder / "pool_vectors.npy").exists():
+        gen.encoder = dense_encoder(cache_dir, meta.get("encoder", {}) or {})
+        gen.pool_vecs = np.load(folder / "pool_vectors.npy")
+        lab_vecs = np.load(folder / "labelled_vectors.npy")
+    gen.nindex = NeighbourIndex(labelled, lab_vecs)
+    gen.cindex = ContextIndex(labelled)
+    gen.cache_queries = cache_queries
+    rec.tiers = joblib.load(folder / "tiers.joblib")
+    rec.info = meta.get("info", {})
+    return rec
