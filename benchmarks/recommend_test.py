@@ -27,23 +27,23 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 from mustcite.benchmark.evaluate import mean, per_query  # noqa: E402
+from mustcite.benchmark.loader import Benchmark  # noqa: E402
 from mustcite.benchmark.recipes import GROUND_TRUTHS  # noqa: E402
 from mustcite.benchmark.significance import paired_ttest, randomisation_test  # noqa: E402
-from mustcite.benchmark.trec import read_qrels, read_run, write_run  # noqa: E402
+from mustcite.benchmark.trec import read_run, write_run  # noqa: E402
 from mustcite.config import Workspace  # noqa: E402
-from mustcite.io import iter_jsonl  # noqa: E402
 
 METRICS = ("MAP", "MRR", "nDCG@10", "R@50", "R@100", "HR@10")
 #: the tier whose probability ranks the run scored against each ground truth
 TIER_OF_TRUTH = {"type1": "type1", "type2": "type2", "type3": "type3", "mustcite": "must_cite", "cited": "cited"}
 
 
-def mustcite_runs(bench: Path, split: str, model: Path, top: int) -> dict[str, Path]:
+def mustcite_runs(bench: Benchmark, split: str, model: Path, top: int) -> dict[str, Path]:
     """Write the recommender's run per ground truth; returns ``{truth: path}``."""
     from mustcite.recommend.method import Recommender
 
     rec = Recommender.load(model, cache_queries=True)
-    queries = [q for _, q in iter_jsonl(bench / "queries" / f"{split}.jsonl")]
+    queries = bench.queries(split)
     tiers = tuple(dict.fromkeys(t for t in TIER_OF_TRUTH.values() if t in rec.tiers.models))
     t0 = time.perf_counter()
     ranked = rec.rank_ids(queries, tiers, top=top)
@@ -51,7 +51,7 @@ def mustcite_runs(bench: Path, split: str, model: Path, top: int) -> dict[str, P
     out = {}
     for truth, tier in TIER_OF_TRUTH.items():
         ids = ranked.get(tier, {})
-        path = bench / "runs" / f"mustcite.{truth}.{split}.trec"
+        path = bench.path / "runs" / f"mustcite.{truth}.{split}.trec"
         write_run(path, {qid: [(pid, float(len(pids) - i)) for i, pid in enumerate(pids)] for qid, pids in ids.items()},
                   tag=f"mustcite-{truth}")
         out[truth] = path
@@ -71,8 +71,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path)
     args = ap.parse_args(argv)
 
-    bench = Workspace.resolve().root / "benchmarks" / args.benchmark
-    manifest = json.loads((bench / "manifest.json").read_text(encoding="utf-8"))
+    bench = Benchmark.open(Workspace.resolve().root / "benchmarks" / args.benchmark)
+    manifest = bench.manifest
     model = args.model
     trained = None
     if model is None:
@@ -85,17 +85,16 @@ def main(argv: list[str] | None = None) -> int:
         config = RecommenderConfig(**parse_set(args.set))
         model = Workspace.resolve().root / "models" / f"bench-{args.benchmark}"
         t0 = time.perf_counter()
-        card = train_benchmark(bench, model, refs=args.refs, config=config, log=lambda s: print(s, file=sys.stderr))
+        card = train_benchmark(bench.path, model, refs=args.refs, config=config, log=lambda s: print(s, file=sys.stderr))
         trained = {"seconds": round(time.perf_counter() - t0, 1), "config": card.get("config"),
                    "dev": card.get("metrics", {}).get("dev")}
     runs = [spec.split("=", 1) for spec in args.run]
-    paths = {name: {gt: bench / "runs" / f"{tag}.{args.split}.trec" for gt in GROUND_TRUTHS} for name, tag in runs}
+    paths = {name: {gt: bench.path / "runs" / f"{tag}.{args.split}.trec" for gt in GROUND_TRUTHS} for name, tag in runs}
     paths["mustcite"] = mustcite_runs(bench, args.split, model, args.top)
 
     tables: dict[str, dict] = {}
     md = [f"# {args.benchmark} ({manifest.get('version')}) {args.split}: ratios and p-values vs {runs[0][0]}"]
-    for gt in GROUND_TRUTHS:
-        qrels = read_qrels(bench / "qrels" / f"{args.split}.{gt}.qrels")
+    for gt, qrels in bench.qrels(args.split, GROUND_TRUTHS).items():
         pq = {name: per_query(read_run(p[gt]), qrels, METRICS) for name, p in paths.items()}
         base_name = runs[0][0]
         rows = {}
@@ -120,7 +119,7 @@ def main(argv: list[str] | None = None) -> int:
     print(text)
     out = args.out or Path(__file__).parent / "results" / f"recommend_test_{args.benchmark}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps({"benchmark": str(bench), "version": manifest.get("version"), "split": args.split,
+    out.write_text(json.dumps({"benchmark": str(bench.path), "version": manifest.get("version"), "split": args.split,
                                "model": str(model), "trained": trained,
                                "runs": {k: {gt: str(p) for gt, p in v.items()} for k, v in paths.items()},
                                "tables": tables, "markdown": text}, indent=1) + "\n", encoding="utf-8")

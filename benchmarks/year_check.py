@@ -23,8 +23,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
+from mustcite.benchmark.loader import Benchmark  # noqa: E402
 from mustcite.config import Workspace  # noqa: E402
-from mustcite.io import iter_jsonl  # noqa: E402
 
 OUT = Path(__file__).parent / "results" / "year_check.json"
 
@@ -45,9 +45,9 @@ def main(argv: list[str] | None = None) -> int:
     from mustcite.recommend.train import default_model
 
     model = args.model or default_model()
-    qfile = Workspace.resolve().root / "benchmarks" / args.benchmark / "queries" / f"{args.split}.jsonl"
+    bench = Benchmark.open(Workspace.resolve().root / "benchmarks" / args.benchmark)
     queries = [{"id": str(q["id"]), "title": q.get("title") or "", "abstract": q.get("abstract") or ""}
-               for _, q in iter_jsonl(qfile)][: args.n]
+               for q in bench.queries(args.split)][: args.n]
     pool_years = pq.read_table(Path(model) / "pool.parquet", columns=["year"]).column("year").to_pylist()
     later_in_pool = sum(1 for y in pool_years if y is not None and y > args.year)
     with tempfile.TemporaryDirectory() as tmp:

@@ -44,10 +44,10 @@ step "6/7 train the recommender on every labelled paper, then recommend for a re
 # tier models) over the whole corpus, into models/recommender, which recommend/audit/serve use by
 # default. Retrained when missing or saved by an older version of the method. To fit 20 minutes on
 # 2 cores: MiniLM runs as int8 ONNX on the first 64 tokens of title + abstract; the tier models are
-# fit on 2,000 of the labelled papers (every labelled paper still votes as a neighbour); --no-refit
+# fit on 1,500 of the labelled papers (every labelled paper still votes as a neighbour); --no-refit
 # keeps the model fit without its 10% hold-out (the hold-out scores the card) instead of fitting
 # it again on all. The light model (no dense encoder): mustcite train --no-dense --out models/recommender-light
-.venv/bin/python - "$WORK/models/recommender" <<'PY' || $MC train --no-refit --fit-queries 2000
+.venv/bin/python - "$WORK/models/recommender" <<'PY' || $MC train --no-refit --fit-queries 1500
 import json, sys
 from pathlib import Path
 from mustcite.recommend.method import FORMAT_VERSION

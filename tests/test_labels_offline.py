@@ -109,3 +109,18 @@ def test_judge_batch_gives_the_same_answers_as_judge():
         single = [judge.judge(i, task) for i in insts]
         assert [b.value for b in batch] == [s.value for s in single]
         assert [b.raw for b in batch] == [s.raw for s in single]
+
+
+def test_batches_judged_in_worker_processes_give_the_same_answers(monkeypatch):
+    """annotate's vectorised pass split into batches over a process pool = one pass in-process."""
+    import mustcite.labels.annotate as annotate
+    from mustcite.labels.offline import default_judge
+
+    judge = default_judge()
+    insts = _real_instances()
+    one = annotate._run_batch(judge, insts, workers=1, progress=False)
+    monkeypatch.setattr(annotate, "BATCH", max(1, len(insts) // 3))
+    pooled = annotate._run_batch(judge, insts, workers=2, progress=False)
+    assert pooled.calls == one.calls == 2 * len(insts)
+    assert {k: (j.value, j.raw) for k, j in pooled.judgements.items()} == \
+        {k: (j.value, j.raw) for k, j in one.judgements.items()}

@@ -259,3 +259,15 @@ def test_ablation_switches_remove_a_signal():
     for sig in ("neighbours", "cocitation", "popularity", "contexts"):
         assert (X[:, [FEATURES.index(f) for f in ABLATABLE[sig]]] == 0).all()
     assert X[:, FEATURES.index("bm25_score")].max() > 0
+
+
+def test_fit_sample_is_a_fixed_subset_whatever_the_order():
+    from mustcite.recommend.train import fit_sample
+
+    lab = S.labelled()
+    assert fit_sample(lab, 0, 0) is lab and fit_sample(lab, len(lab) + 5, 0) is lab
+    some = fit_sample(lab, 25, 0)
+    assert len(some) == 25 and len({p.id for p in some}) == 25
+    assert {p.id for p in fit_sample(list(reversed(lab)), 25, 0)} == {p.id for p in some}
+    assert {p.id for p in fit_sample(lab, 25, 1)} != {p.id for p in some}
+    assert {p.id for p in fit_sample(lab, 10, 0)} <= {p.id for p in some}   # a smaller sample is nested

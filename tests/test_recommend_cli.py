@@ -112,10 +112,12 @@ def test_train_writes_model_and_card(capsys, tmp_path):
     pq.write_table(pa.Table.from_pylist(S.pool()), pool)
     out = tmp_path / "model"
     code, stdout, err = run(capsys, tmp_path / "w", "train", "--refs", str(S.slice_dir() / "refs"), "--pool",
-                            str(pool), "--no-dense", "--out", str(out), "--dev-fraction", "0.2")
+                            str(pool), "--no-dense", "--out", str(out), "--dev-fraction", "0.2",
+                            "--fit-queries", "30")
     assert code == 0, err
     card = json.loads((out / "card.json").read_text())
     assert card["seed"] == 0 and card["data"]["labelled_papers"] == len(S.labelled())
+    assert card["data"]["fit_queries"] == 30
     assert 0 < card["data"]["dev_papers"] < card["data"]["labelled_papers"]
     dev = card["metrics"]["dev"]["cited"]
     assert dev["queries"] == card["data"]["dev_papers"] and 0 < dev["R@100"] <= 1

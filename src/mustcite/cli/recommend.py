@@ -87,9 +87,10 @@ def train_cmd(
     eval_test: bool = typer.Option(False, "--eval-test", help="benchmark mode: also report the test split"),
     out: Path = typer.Option(None, "--out", help="model folder (default: <work>/models/recommender)"),
     dense: bool = typer.Option(True, "--dense/--no-dense", help="use MiniLM embeddings besides BM25"),
-    encoder: str = typer.Option("", "--encoder", help="dense encoder: the shipped MiniLM (default), "
-                                "onnx-int8:minilm (int8 ONNX export, about 2x faster), static:minilm, or a model folder"),
-    max_tokens: int = typer.Option(0, "--max-tokens", min=0, help="encoder input length (0: its default, 256 for MiniLM)"),
+    encoder: str = typer.Option(None, "--encoder", help="dense encoder: onnx-int8:minilm (default: the shipped "
+                                "MiniLM as int8 ONNX), minilm (the same in full precision), static:minilm, or a model folder"),
+    max_tokens: int = typer.Option(None, "--max-tokens", min=0, help="encoder input length in tokens (default 64; "
+                                   "0: the encoder's own, 256 for MiniLM)"),
     year: int = typer.Option(None, "--year", help="default mode: a model as of this year (pool and labelled "
                              "papers of this year or earlier)"),
     seed: int = typer.Option(0, "--seed"),
@@ -97,6 +98,8 @@ def train_cmd(
                                        help="default mode: labelled papers held out for the card's metrics"),
     refit: bool = typer.Option(True, "--refit/--no-refit",
                                help="default mode: refit on all labelled papers after scoring the hold-out"),
+    fit_queries: int = typer.Option(0, "--fit-queries", min=0, help="default mode: fit the tier models on this "
+                                    "many labelled papers (a fixed sample; 0: all); all of them still vote"),
 ) -> None:
     """Train the recommender and write its model card."""
     from ..recommend.train import model_dir, train_benchmark, train_default
@@ -106,7 +109,9 @@ def train_cmd(
     from ..recommend.method import RecommenderConfig
 
     year = _year(year)
-    config = RecommenderConfig(dense=dense, seed=seed, encoder=encoder, max_tokens=max_tokens)
+    chosen = {k: v for k, v in (("encoder", "" if encoder == "minilm" else encoder),
+                                ("max_tokens", max_tokens)) if v is not None}
+    config = RecommenderConfig(dense=dense, seed=seed, **chosen)
     if benchmark:
         if year is not None:
             raise UsageError("--year is for the default mode: a benchmark fixes its own years")
@@ -128,7 +133,7 @@ def train_cmd(
         dest = out or model_dir(work.root)
         card = train_default(list(refs), pool or (work.root / "corpus" / "papers.parquet"), dest, dense=dense,
                              seed=seed, dev_fraction=dev_fraction, refit=refit, pool_years=_years(pool_years),
-                             year=year, config=config, cache_dir=work.cache, log=log)
+                             year=year, config=config, cache_dir=work.cache, fit_queries=fit_queries, log=log)
     print(json.dumps({"model": str(dest), "metrics": card["metrics"], "ranked_by": card["ranked_by"]}, indent=2))
 
 

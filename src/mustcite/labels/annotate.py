@@ -45,17 +45,34 @@ def _read_meta(folder: Path, stem: str) -> tuple[dict[str, Any], bool]:
             "abstract": meta.get("abstract") or ""}, True
 
 
-def _run_batch(judge: Any, instances: list) -> Any:
-    """Judge every instance for both tasks in one vectorised pass (judges with ``judge_many``)."""
+_TASKS = ("type1", "type2")
+BATCH = 10000   # instances per process-pool task of the vectorised judge
+
+
+def _judge_batch(job: tuple[Any, list]) -> dict[str, list]:
+    """One vectorised pass of ``judge`` over a batch of instances (a pure function: pmap runs it
+    in worker processes)."""
+    judge, batch = job
+    return judge.judge_many(batch, _TASKS)
+
+
+def _run_batch(judge: Any, instances: list, *, workers: int | None = None, progress: bool = True) -> Any:
+    """Judge every instance for both tasks (judges with ``judge_many``), in batches of
+    :data:`BATCH` mapped over a process pool (:func:`mustcite.parallel.pmap`)."""
+    from ..parallel import pmap
     from .engine import EngineResult
 
     res = EngineResult()
     t0 = time.perf_counter()
-    keys = [inst.key() for inst in instances]
-    for task, answers in judge.judge_many(instances, ("type1", "type2")).items():
-        for key, j in zip(keys, answers):
-            res.judgements[(key, task)] = j
-            res.calls += 1
+    batches = [instances[i:i + BATCH] for i in range(0, len(instances), BATCH)]
+    answers = pmap(_judge_batch, [(judge, b) for b in batches], workers=workers if len(batches) > 1 else 1,
+                   desc="judging", chunksize=1, progress=progress)
+    for batch, out in zip(batches, answers):
+        keys = [inst.key() for inst in batch]
+        for task, js in out.items():
+            for key, j in zip(keys, js):
+                res.judgements[(key, task)] = j
+                res.calls += 1
     res.seconds = time.perf_counter() - t0
     return res
 
@@ -124,7 +141,7 @@ def annotate_dir(folder: str | Path, *, backend: str = "offline", model: str | N
                               f"for {len(instances):,} instances ≈ ${per:.6f} each"}
         t0 = time.perf_counter()
         if cache is None and hasattr(judge, "judge_many"):
-            res = _run_batch(judge, instances)    # vectorised: the offline judge
+            res = _run_batch(judge, instances, progress=progress)    # vectorised: the offline judge
         else:
             res = run(judge, jobs, cache, concurrency=concurrency, progress=progress)
     finally:

@@ -14,11 +14,13 @@ Every source applies the time order described in :mod:`.method`.
 
 from __future__ import annotations
 
+import heapq
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from ..corpus.records import normalize_title
 from ..retrieval.base import Doc
 from ..retrieval.bm25 import BM25Retriever
 from .config import RecommenderConfig
@@ -27,7 +29,7 @@ from .fusion import rrf
 from .neighbours import NeighbourIndex, year_array
 from .query import effective_year
 from .rerank import Candidate
-from .text import same_paper_title
+from .text import same_normalised_title
 
 
 class CandidateGenerator:
@@ -51,6 +53,13 @@ class CandidateGenerator:
         self.cache_queries = True     # False once loaded for serving (see store.load)
         self._masks: dict[int, tuple[np.ndarray, np.ndarray | None]] = {}
         self._popular_ids: dict[int, list[str]] = {}
+        self._titles: list[str] | None = None
+
+    def normalised_title(self, row: int) -> str:
+        """The pool paper's title after ``normalize_title`` (computed once for the whole pool)."""
+        if self._titles is None:
+            self._titles = [normalize_title(p.get("title") or "") for p in self.pool]
+        return self._titles[row]
 
     def __copy__(self) -> "CandidateGenerator":
         new = object.__new__(type(self))
@@ -140,13 +149,14 @@ class CandidateGenerator:
                 cands[pid].rrf = s
             votes = self.nindex.votes(neigh[i]) if "neighbours" not in cfg.disable else {}
             votes = {pid: v for pid, v in votes.items() if ok[self.row[pid]]}   # a later paper never joins
-            for pid, v in sorted(votes.items(), key=lambda kv: (-kv[1].score, kv[0]))[: cfg.vote_k]:
+            for pid, v in heapq.nsmallest(cfg.vote_k, votes.items(), key=lambda kv: (-kv[1].score, kv[0])):
                 c = cands.setdefault(pid, Candidate(pid, self.row[pid]))
                 c.sources.append("neighbours")
             for pid in ([] if "popularity" in cfg.disable else self.popular(years[i])):
                 cands.setdefault(pid, Candidate(pid, self.row[pid])).sources.append("popular")
             matches = ctx[i]
-            for pid in sorted((p for p in matches if ok[self.row[p]]), key=lambda p: matches[p].rank)[: cfg.context_k]:
+            for pid in heapq.nsmallest(cfg.context_k, (p for p in matches if ok[self.row[p]]),
+                                       key=lambda p: matches[p].rank):
                 cands.setdefault(pid, Candidate(pid, self.row[pid])).sources.append("contexts")
             if cfg.cocite_seeds and "cocitation" not in cfg.disable:
                 self._add_cocited(cands, self._seeds(cands, votes), sims[i], ok)
@@ -162,15 +172,16 @@ class CandidateGenerator:
                 c.citer = self.nindex.citer_similarity(sims[i], pid)
             # the query's own paper (a draft already in the corpus) is never its own must-cite; the
             # year check is a safety net (every source above is already restricted)
+            own_title = normalize_title(q.title)
             out.append([c for c in cands.values() if ok[c.row]
-                        and not same_paper_title(self.pool[c.row].get("title") or "", q.title)])
+                        and not same_normalised_title(self.normalised_title(c.row), own_title)])
         return out, neigh, qvecs
 
     def _seeds(self, cands: dict[str, Candidate], votes: dict[str, Any]) -> list[str]:
         """The query's likeliest citations by the untrained score (fused rank + votes): no learned
         model is involved, so the features built on them need no cross-fitting in training."""
         cheap = {pid: c.rrf * 30 + (votes[pid].score if pid in votes else 0.0) for pid, c in cands.items()}
-        seeds = sorted(cheap, key=lambda pid: (-cheap[pid], pid))[: self.config.cocite_seeds]
+        seeds = heapq.nsmallest(self.config.cocite_seeds, cheap, key=lambda pid: (-cheap[pid], pid))
         for rank, pid in enumerate(seeds, 1):
             cands[pid].seed_rank = rank
         return seeds
@@ -180,8 +191,7 @@ class CandidateGenerator:
         """Add and annotate the papers (of the query's year or earlier: ``ok``) the labelled papers
         (of the query's year or earlier: ``sims`` >= 0) cite together with ``seeds``."""
         co = self.nindex.cocitation(seeds, sims)
-        new = (p for p in co if p not in cands and ok[self.row[p]])
-        for pid in sorted(new, key=lambda p: (-co[p][0], p))[: self.config.cocite_k]:
+        for pid in co.best(self.config.cocite_k, lambda p: p not in cands and ok[self.row[p]]):
             cands[pid] = Candidate(pid, self.row[pid], sources=["cocitation"])
         for pid, c in cands.items():
             if pid in co:

@@ -20,9 +20,10 @@ def write_card(folder: str | Path, *, rec, data: dict[str, Any], metrics: dict[s
         "mustcite_version": __version__,
         "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "python": platform.python_version(),
-        "method": ("BM25" + (" + dense MiniLM" if rec.pool_vecs is not None else "") +
-                   " fused by reciprocal rank; labelled-neighbour citation votes; gradient-boosted per-tier "
-                   "classifiers over the candidates"),
+        "method": ("BM25" + (f" + dense {rec.encoder.metadata().get('model')} ({rec.config.max_tokens or 'default'} "
+                               "tokens)" if rec.pool_vecs is not None else "") +
+                   " fused by reciprocal rank; labelled-neighbour citation votes, co-citation and citation "
+                   "contexts; gradient-boosted per-tier classifiers over the candidates"),
         "data": data,
         "config": rec.describe() | {"settings": vars(rec.config)},
         "features": list(FEATURES),

@@ -16,6 +16,7 @@ allowed (a 2024 paper may have read another 2024 paper).
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -183,7 +184,7 @@ class NeighbourIndex:
         top3 = np.sort(s)[-3:]
         return float(s.max()), float(top3.mean()), float(must.max()) if len(must) else 0.0
 
-    def cocitation(self, seeds: list[str], sims: np.ndarray) -> dict[str, tuple[float, float, float]]:
+    def cocitation(self, seeds: list[str], sims: np.ndarray) -> "CoCitation":
         """Papers the labelled papers cite together with ``seeds`` (a query's likeliest citations).
 
         Each labelled paper counts as many times as it cites seeds; the query's own paper (``sims``
@@ -193,7 +194,8 @@ class NeighbourIndex:
         """
         cols = [self._col[pid] for pid in dict.fromkeys(seeds) if pid in self._col]
         if not cols:
-            return {}
+            zero = np.zeros(len(self.cited_ids), dtype=np.float32)
+            return CoCitation(self, zero, self.degree, zero)
         per_paper = np.asarray(self.matrix_t[cols].sum(axis=0)).ravel()   # seeds each labelled paper cites
         own = np.flatnonzero(sims < 0)      # its own paper and, under the time order, later papers
         per_paper[own] = 0.0
@@ -204,10 +206,7 @@ class NeighbourIndex:
             degree = self.matrix_t @ (sims >= 0).astype(np.float32)
         co[cols] -= degree[cols]                       # a seed is not co-cited with itself
         papers[cols] = (self.matrix_t @ (per_paper > 1).astype(np.float32))[cols]
-        out = {}
-        for j in np.flatnonzero(co > 0):
-            out[self.cited_ids[j]] = (float(co[j]), float(co[j] / np.sqrt(max(degree[j], 1.0))), float(papers[j]))
-        return out
+        return CoCitation(self, co, degree, papers)
 
     def counts(self, year: int | None) -> tuple[dict[str, int], dict[str, int]]:
         """(cited, must-cited) counts per pool paper among the labelled papers a query of ``year``
@@ -239,4 +238,50 @@ class NeighbourIndex:
                     v.must_count += 1
                 v.best_sim = max(v.best_sim, sim)
                 v.by.append((nid, sim, must))
+        return out
+
+
+class CoCitation(Mapping):
+    """The co-citation of a query's seeds (:meth:`NeighbourIndex.cocitation`): a read-only mapping
+    pool paper id -> (count, count over the square root of its labelled citers, citing papers)
+    over the papers with a count above 0, kept as arrays (a query co-cites thousands of papers; only
+    its candidates are ever looked up)."""
+
+    def __init__(self, index: NeighbourIndex, co: np.ndarray, degree: np.ndarray, papers: np.ndarray):
+        self._ids, self._col = index.cited_ids, index._col
+        self._co, self._degree, self._papers = co, degree, papers
+        self._nonzero: np.ndarray | None = None
+
+    def _rows(self) -> np.ndarray:
+        if self._nonzero is None:
+            self._nonzero = np.flatnonzero(self._co > 0)
+        return self._nonzero
+
+    def __getitem__(self, paper_id: str) -> tuple[float, float, float]:
+        j = self._col.get(paper_id)
+        if j is None or not self._co[j] > 0:
+            raise KeyError(paper_id)
+        co = float(self._co[j])
+        return co, float(self._co[j] / np.sqrt(max(self._degree[j], 1.0))), float(self._papers[j])
+
+    def __contains__(self, paper_id: object) -> bool:
+        j = self._col.get(paper_id)   # type: ignore[arg-type]
+        return j is not None and bool(self._co[j] > 0)
+
+    def __iter__(self) -> Iterator[str]:
+        return (self._ids[j] for j in self._rows())
+
+    def __len__(self) -> int:
+        return len(self._rows())
+
+    def best(self, k: int, keep: Callable[[str], bool]) -> list[str]:
+        """The ``k`` papers with the highest count that ``keep`` accepts; ties by paper id."""
+        rows = self._rows()
+        out: list[str] = []
+        for j in rows[np.lexsort((rows, -self._co[rows]))]:   # column order is paper-id order
+            pid = self._ids[j]
+            if keep(pid):
+                out.append(pid)
+                if len(out) == k:
+                    break
         return out

@@ -47,11 +47,15 @@ def same_paper_title(a: str, b: str) -> bool:
     """True when two titles name the same paper: equal after normalisation, one a truncation of the
     other (at least four words), or nearly equal (rapidfuzz ratio >= 92). Used to keep a query's own
     paper out of its neighbours and its recommendations."""
-    from rapidfuzz import fuzz
-
     from ..corpus.records import normalize_title
 
-    x, y = normalize_title(a), normalize_title(b)
+    return same_normalised_title(normalize_title(a), normalize_title(b))
+
+
+def same_normalised_title(x: str, y: str) -> bool:
+    """:func:`same_paper_title` for titles already passed through ``normalize_title``."""
+    from rapidfuzz import fuzz
+
     if not x or not y:
         return False
     if x == y:

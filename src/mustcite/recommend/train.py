@@ -57,6 +57,15 @@ def split_dev(labelled: list[LabelledPaper], fraction: float, seed: int):
     return [p for p in labelled if p.id not in ids], dev
 
 
+def fit_sample(labelled: list[LabelledPaper], n: int, seed: int) -> list[LabelledPaper]:
+    """The ``n`` labelled papers the tier models are fit on (all when ``n`` is 0 or larger than
+    the list): those with the smallest seeded hash of their id, so the sample does not depend on
+    the order the folders were read in."""
+    if not n or n >= len(labelled):
+        return labelled
+    return sorted(labelled, key=lambda p: (_hash_fraction(p.id, seed + 1), p.id))[:n]
+
+
 def qrels_of(papers: list[LabelledPaper]) -> dict[str, dict[str, dict[str, int]]]:
     """Per ground truth (``cited``, ``mustcite``, ``type1..3``) qrels of labelled papers' citations."""
     out: dict[str, dict[str, dict[str, int]]] = {}
@@ -139,8 +148,12 @@ def train_default(refs: list[str | Path], pool_path: str | Path, out: str | Path
                   seed: int = 0, dev_fraction: float = 0.1, refit: bool = True,
                   pool_years: tuple[int, int] | None = None, year: int | None = None,
                   config: RecommenderConfig | None = None, cache_dir: str | Path | None = None,
-                  log=print) -> dict[str, Any]:
+                  fit_queries: int = 0, log=print) -> dict[str, Any]:
     """Train on every labelled paper of ``refs``; returns the model card.
+
+    ``fit_queries``: fit the tier models on this many of the labelled papers (a fixed sample by
+    :func:`fit_sample`; 0: all). Every labelled paper is still a neighbour whose citations vote;
+    only the training rows are fewer (the time they take grows with the number of queries).
 
     ``year``: a model as of that year (pool and labelled papers of that year or earlier). The
     hold-out papers are scored as queries of their own year, so they too see only papers of their
@@ -163,18 +176,18 @@ def train_default(refs: list[str | Path], pool_path: str | Path, out: str | Path
     log(f"pool {len(pool)} papers; labelled {len(labelled)} (train {len(train)}, dev {len(dev)})")
     config = config or RecommenderConfig(dense=dense, seed=seed)
     rec = Recommender.build(pool, train, replace(config), cache_dir=cache_dir)
-    rec.fit()
+    rec.fit(fit_sample(rec.labelled, fit_queries, seed))
     metrics = {"dev": evaluate(rec, _queries(dev), qrels_of(dev)),
                "dev_bm25_baseline": evaluate_bm25(rec, _queries(dev), qrels_of(dev))} if dev else {}
     log(f"dev metrics: {json.dumps(metrics.get('dev', {}))}")
     if refit and dev:
         rec = Recommender.build(pool, labelled, replace(config), cache_dir=cache_dir)
-        rec.fit()
+        rec.fit(fit_sample(rec.labelled, fit_queries, seed))
     rec.save(out)
     data = {"pool": str(pool_path), "pool_papers": len(pool), "pool_years": pool_years,
             "reference_folders": [str(r) for r in refs], "labelled_papers": len(labelled),
             "train_papers": len(train), "dev_papers": len(dev), "dev_fraction": dev_fraction,
-            "refit_on_all": bool(refit and dev), "as_of_year": year,
+            "refit_on_all": bool(refit and dev), "as_of_year": year, "fit_queries": rec.info.get("train_queries"),
             "labelled_citations": sum(len(p.cites) for p in labelled)}
     return write_card(out, rec=rec, data=data, metrics=metrics, seed=seed, seconds=time.perf_counter() - t0)
 

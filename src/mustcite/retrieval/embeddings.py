@@ -162,7 +162,9 @@ class EmbeddingCache:
             todo = list(missing.items())
             bar = tqdm(total=len(todo), desc=desc, unit="doc", disable=not progress or len(todo) < 64)
             for start in range(0, len(todo), self.shard_size):
-                chunk = todo[start:start + self.shard_size]
+                # texts of similar length share a batch: little padding (titles without an abstract
+                # run at a fraction of the cost of full abstracts)
+                chunk = sorted(todo[start:start + self.shard_size], key=lambda kt: len(kt[1]))
                 parts = []
                 for b in range(0, len(chunk), batch_size):
                     batch = [t for _, t in chunk[b:b + batch_size]]
