@@ -38,6 +38,11 @@ METRICS = ("MAP", "MRR", "nDCG@10", "R@50", "R@100", "HR@10")
 TIER_OF_TRUTH = {"type1": "type1", "type2": "type2", "type3": "type3", "mustcite": "must_cite", "cited": "cited"}
 
 
+def _p(p: float) -> str:
+    """A randomisation-test p-value as printed (10,000 sign flips: nothing below 1e-4 is resolved)."""
+    return "p<0.001" if p < 0.001 else f"p={p:.2g}"
+
+
 def mustcite_runs(bench: Benchmark, split: str, model: Path, top: int) -> dict[str, Path]:
     """Write the recommender's run per ground truth; returns ``{truth: path}``."""
     from mustcite.recommend.method import Recommender
@@ -113,7 +118,7 @@ def main(argv: list[str] | None = None) -> int:
         md.append("| method | " + " | ".join(METRICS) + " | R@100 ratio | MRR ratio |")
         md.append("|---|" + "---|" * (len(METRICS) + 2))
         for name, row in rows.items():
-            ratio = lambda m: "1" if name == base_name else f"{row[f'{m} ratio']:.2f}x (p={row[f'{m} p_perm']:.1g})"
+            ratio = lambda m: "1" if name == base_name else f"{row[f'{m} ratio']:.2f}x ({_p(row[f'{m} p_perm'])})"
             md.append(f"| {name} | " + " | ".join(f"{row[m]:.4f}" for m in METRICS) + f" | {ratio('R@100')} | {ratio('MRR')} |")
     text = "\n".join(md)
     print(text)

@@ -7,7 +7,7 @@ the documented contract through the CLI::
 
     mustcite recommend --queries FILE.jsonl --format json --top 100     (title + abstract [+ year])
 
-and BM25 over the model's own pool (``mustcite benchmark retrieve --method bm25 --pool
+and BM25 over the model's own pool (``mustcite retrieve --method bm25 --pool
 <model>/pool.parquet``), and scores both against the paper's linked citations and labels (cited,
 must-cite, Types I-III), matching results by paper id. Two conventions are reported: queries with
 ``"year": 2024`` (mustcite then shows only papers of 2024 or earlier; BM25 is cut to the same
@@ -86,7 +86,7 @@ def main(argv: list[str] | None = None) -> int:
             ours = _cli(["recommend", "--queries", str(qfile), "--format", "json", "--top", str(args.top),
                          "--model", str(model)])
             seconds = time.perf_counter() - t0
-            bm25 = _cli(["benchmark", "retrieve", "--method", "bm25", "--pool", str(pool_path),
+            bm25 = _cli(["retrieve", "--method", "bm25", "--pool", str(pool_path),
                          "--queries", str(qfile), "--format", "json", "--top", str(10 * args.top)])
             ranked = {o["id"]: [r["paper_id"] for r in o["results"]] for o in ours}
             base = {}
