@@ -58,7 +58,7 @@ def tier_label(probs: dict[str, float]) -> str:
 
 
 def evidence_for(c: Candidate, matched_terms: list[str], nindex: NeighbourIndex,
-             cite_count: dict[str, int]) -> dict[str, Any]:
+                 cite_count: dict[str, int]) -> dict[str, Any]:
     """Why ``c`` was recommended: its sources, the labelled neighbours citing it, how many labelled
     papers (of the query's year or earlier: ``cite_count``) cite, co-cite or describe it, and the
     query words it shares (``matched_terms``)."""
