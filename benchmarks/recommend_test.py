@@ -33,9 +33,9 @@ from mustcite.benchmark.significance import paired_ttest, randomisation_test  # 
 from mustcite.benchmark.trec import read_run, write_run  # noqa: E402
 from mustcite.config import Workspace  # noqa: E402
 
+from mustcite.recommend.train import TIER_OF_TRUTH  # noqa: E402  (the tier that ranks each ground truth)
+
 METRICS = ("MAP", "MRR", "nDCG@10", "R@50", "R@100", "HR@10")
-#: the tier whose probability ranks the run scored against each ground truth
-TIER_OF_TRUTH = {"type1": "type1", "type2": "type2", "type3": "type3", "mustcite": "must_cite", "cited": "cited"}
 
 
 def _p(p: float) -> str:

@@ -127,15 +127,15 @@ class CandidateGenerator:
             if self.cindex is not None and "contexts" not in cfg.disable else [{} for _ in queries]
         out = []
         for i, q in enumerate(queries):
-            ok = self.pool_mask(years[i])[0]
+            ok, weights = self.pool_mask(years[i])   # weights None: every pool paper is eligible
             runs: dict[str, list[tuple[str, float]]] = {}
             if "bm25" not in cfg.disable:
                 runs["bm25"] = bm.get(q.id, [])
             cos = None
             if qvecs is not None:
                 cos = self.pool_vecs @ qvecs[i]
-                masked = cos if ok.all() else np.where(ok, cos, -np.inf)   # later papers never rank
-                k = min(cfg.first_k, int(ok.sum()))
+                masked = cos if weights is None else np.where(ok, cos, -np.inf)   # later papers never rank
+                k = min(cfg.first_k, len(cos) if weights is None else int(ok.sum()))
                 top = np.argpartition(-masked, min(k, len(cos) - 1))[:k]
                 top = top[np.lexsort((top, -masked[top]))]
                 runs["dense"] = [(self.pool[int(j)]["paper_id"], float(cos[j])) for j in top]
