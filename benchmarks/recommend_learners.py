@@ -92,7 +92,7 @@ def main() -> None:
     extra = {p.id for p in data.extra}
     X, labels, groups = rec.training_matrix([p for p in rec.labelled if p.id not in extra])
     dev_q, dev_qrels = data.splits["dev"]
-    parsed, cands, feats, _ = rec._scored(dev_q, exclude_self=False)
+    parsed, cands, feats, _ = rec.score(dev_q)
     Xd = np.vstack(feats)
     results = {"benchmark": str(bench), "split": "dev", "queries": len(dev_q), "train_rows": int(len(X)),
                "dev_rows": int(len(Xd)), "learners": {}}

@@ -4,6 +4,7 @@
   built benchmark (``--benchmark NAME``); writes ``<work>/models/recommender`` and its ``card.json``;
 * ``recommend``: ranked must-cite candidates for ``--title/--abstract``, ``--queries FILE.jsonl`` or
   ``--draft FILE`` in table, json, bibtex or trec format;
+* ``train-cross-encoder``: add the opt-in cross-encoder re-ranker to a trained model;
 * ``audit DRAFT``: the predicted must-cite papers the draft's bibliography lacks;
 
 Time order: a query is answered as of a year (``--year``, a query's own JSONL ``"year"``, else today's
@@ -24,6 +25,7 @@ from ..errors import MustciteError, UsageError
 
 def register(app: typer.Typer) -> None:
     app.command("train")(train_cmd)
+    app.command("train-cross-encoder")(train_cross_cmd)
     app.command("recommend")(recommend_cmd)
     app.command("audit")(audit_cmd)
     app.command("serve")(serve_cmd)
@@ -137,6 +139,41 @@ def train_cmd(
     print(json.dumps({"model": str(dest), "metrics": card["metrics"], "ranked_by": card["ranked_by"]}, indent=2))
 
 
+def train_cross_cmd(
+    model: Path = typer.Option(None, "--model", help="the trained model to add it to (default: <work>/models/recommender)"),
+    benchmark: str = typer.Option(None, "--benchmark", help="the model is train-only on this benchmark: learn "
+                                  "from its train queries only"),
+    queries: int = typer.Option(600, "--queries", min=1, help="labelled papers whose top candidates train it "
+                                "(a fixed sample)"),
+    top: int = typer.Option(16, "--top", min=1, max=200, help="candidates per labelled paper, by P(must-cite) and by P(cited)"),
+    rerank: int = typer.Option(20, "--rerank", min=0, max=200, help="candidates it re-ranks at serving time (0: off)"),
+    weight: float = typer.Option(1.0, "--weight", min=0.0, help="logit(P) + weight * cross-encoder logit"),
+    epochs: int = typer.Option(1, "--epochs", min=1, max=20),
+    seed: int = typer.Option(0, "--seed"),
+) -> None:
+    """Train the cross-encoder re-ranker (from the shipped MiniLM) on the model's own top candidates
+    for its labelled papers, and add it to the model (the rest of the model is unchanged)."""
+    from ..recommend.method import Recommender
+    from ..recommend.store import save_learned
+    from ..recommend.train import benchmark_train_papers, fit_cross_encoder
+
+    work = _work()
+    folder = _model_folder(model)
+    rec = Recommender.load(folder, cache_dir=work.cache)
+    if not rec.tiers.models:
+        raise UsageError(f"{folder}: the model has no trained tier models to re-rank")
+    papers = benchmark_train_papers(rec, work.root / "benchmarks" / benchmark) if benchmark else rec.labelled
+    if not papers:
+        raise UsageError(f"{folder}: no labelled papers to learn from" + (f" among {benchmark}'s train queries"
+                                                                         if benchmark else ""))
+    rec.cross = fit_cross_encoder(rec, papers, queries=queries, top=top, epochs=epochs, seed=seed,
+                                  log=lambda m: print(m, file=sys.stderr))
+    rec.config.cross_top, rec.config.cross_weight = rerank, weight
+    save_learned(rec, folder)
+    print(json.dumps({"model": str(folder), "cross_encoder": rec.cross.info, "rerank": rerank, "weight": weight},
+                     indent=2))
+
+
 def _model_folder(model: Path | None) -> Path:
     """``--model``, else the default model; says so on stderr when that is the demo's light one."""
     from ..recommend.train import LIGHT_MODEL, default_model
@@ -150,10 +187,19 @@ def _model_folder(model: Path | None) -> Path:
     return folder
 
 
-def _load(model: Path | None):
+def _load(model: Path | None, rerank: int | None = None):
+    """The model; ``rerank`` (``--rerank``) overrides how many candidates its cross-encoder re-ranks."""
     from ..recommend import load_default
 
-    return load_default(_work().root, _model_folder(model))
+    rec = load_default(_work().root, _model_folder(model))
+    if rerank is not None:
+        if rerank > 0 and rec.cross is None:
+            raise UsageError("--rerank: this model has no cross-encoder (`mustcite train-cross-encoder` adds one)")
+        rec.config.cross_top = rerank
+    return rec
+
+
+_RERANK_HELP = "candidates the model's cross-encoder re-ranks (default: the model's setting; 0: off)"
 
 
 def recommend_cmd(
@@ -169,6 +215,7 @@ def recommend_cmd(
                                 help="order by one tier's probability: type1 | type2 | type3 | must_cite | cited "
                                      "(default: must-cite once trained)"),
     year: int = typer.Option(None, "--year", help=_YEAR_HELP + "; a --queries line's own \"year\" wins"),
+    rerank: int = typer.Option(None, "--rerank", min=0, max=200, help=_RERANK_HELP),
 ) -> None:
     """Recommend papers a query paper must cite (papers of its year or earlier only)."""
     from ..recommend.formats import FORMATS, render
@@ -187,7 +234,7 @@ def recommend_cmd(
         if not title.strip():
             raise UsageError("--title is empty")
         qs = [{"id": "query", "title": title, "abstract": abstract or "", "year": year}]
-    rec = _load(model)
+    rec = _load(model, rerank)
     text = render(rec.recommend_many(qs, top=top, rank_by=rank_by), fmt)
     if out:
         from ..io import atomic_write_text
@@ -218,12 +265,13 @@ def audit_cmd(
     min_score: float = typer.Option(0.0, "--min-score", help="only list papers scoring at least this"),
     model: Path = typer.Option(None, "--model", help="model folder (default: <work>/models/recommender, else the demo's recommender-light)"),
     year: int = typer.Option(None, "--year", help="the draft's year: " + _YEAR_HELP),
+    rerank: int = typer.Option(None, "--rerank", min=0, max=200, help=_RERANK_HELP),
 ) -> None:
     """List predicted must-cite papers the draft's bibliography lacks, with evidence."""
     year = _year(year)
     if fmt not in ("table", "json"):
         raise UsageError(f"--format must be table or json, got {fmt!r}")
-    rec = _load(model)
+    rec = _load(model, rerank)
     res = rec.audit(draft, top=top, min_score=min_score, year=year)
     if fmt == "json":
         print(json.dumps(res.to_dict(), ensure_ascii=False, indent=2))

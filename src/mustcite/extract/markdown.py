@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from .citations import RefIndex, count_style_markers, find_citations
+from .citations import Mention, RefIndex, count_style_markers, find_citations
 from .contexts import add_context, context_windows
 from .failures import detect_failures
 from .model import ExtractedPaper
@@ -264,23 +265,84 @@ def _cite_key(e: RefEntry, style: str, number: int | None) -> str:
     return e.tag or (str(e.number) if e.number is not None else str(e.position))
 
 
+def text_problem(text: str) -> tuple[str, str] | None:
+    """``(failure mode, message)`` when ``text`` cannot be a paper (empty, too long, garbled), else None."""
+    if not isinstance(text, str) or not text.strip():
+        return "empty", "empty text"
+    if len(text) > MAX_CHARS:
+        return "too_long", f"text has {len(text):,} characters, more than {MAX_CHARS:,}: not a paper"
+    if _garbage(text):
+        return "garbage", "text does not look like prose (binary or garbled)"
+    return None
+
+
+def reference_entries(doc: Document) -> list[RefEntry]:
+    """The parsed entries of the document's (first) reference list."""
+    return parse_entries(split_entries(doc.reference_lines))
+
+
+def searched_body(doc: Document) -> list[Paragraph]:
+    """The body paragraphs searched for citations: with a second reference list (a supplement's,
+    numbered anew), the text below the first list is left out."""
+    if doc.n_reference_sections > 1:
+        return [p for p in doc.paragraphs if not p.after_references]
+    return doc.paragraphs
+
+
+def citation_style(entries: list[RefEntry], body: list[Paragraph]) -> tuple[str, int, dict[str, int]]:
+    """``(style, entries with an alpha tag, marker counts per style)`` of a paper's citations."""
+    body_counts = count_style_markers("\n".join(p.text for p in body if p.section != APPENDIX))
+    style, n_tag = _decide_style(entries, body_counts)
+    return style, n_tag, body_counts
+
+
+def iter_cited_sentences(body: list[Paragraph], style: str, index: RefIndex
+                         ) -> Iterator[tuple[int, list[str], int, list[Mention]]]:
+    """``(paragraph index, its sentences, sentence index, mentions)`` of every sentence of ``body``
+    with at least one citation key (resolved or not), in text order."""
+    trigger = "[" if style in ("numeric", "alpha") else None
+    for pi, p in enumerate(body):
+        if trigger and trigger not in p.text:
+            continue
+        if style == "author-year" and not re.search(r"(?:1[89]|20)\d\d", p.text):
+            continue
+        sents = split_sentences(p.text)
+        for i, s in enumerate(sents):
+            if trigger and trigger not in s:
+                continue
+            ms = find_citations(s, style, index)
+            if ms:
+                yield pi, sents, i, ms
+
+
+def reference_targets(entries: list[RefEntry], index: RefIndex, style: str) -> list[int | None]:
+    """Per entry, its ``target`` (1-based position in the reference file), or None when the entry
+    is left out: superseded by a later entry with the same ``[n]`` label (numeric style), or
+    without a four-digit year."""
+    superseded = index.superseded if style == "numeric" else set()
+    out: list[int | None] = []
+    n = 0
+    for i, e in enumerate(entries):
+        if i in superseded or e.year is None:
+            out.append(None)
+        else:
+            n += 1
+            out.append(n)
+    return out
+
+
 def extract_markdown(text: str, source_path: str = "") -> ExtractedPaper:
     """Extract references, contexts, mention counts and failure modes from Nougat Markdown."""
     paper = ExtractedPaper(source_path=source_path, method="markdown")
     paper.stats = {"n_raw_entries": 0, "n_dropped_no_year": 0, "max_ref_number": 0,
                    "mentions_total": 0, "mentions_resolved": 0, "citation_style": None}
-    if not isinstance(text, str) or not text.strip():
-        paper.failure_modes.append("empty")
-        return paper.fail("empty text")
-    if len(text) > MAX_CHARS:
-        paper.failure_modes.append("too_long")
-        return paper.fail(f"text has {len(text):,} characters, more than {MAX_CHARS:,}: not a paper")
-    if _garbage(text):
-        paper.failure_modes.append("garbage")
-        return paper.fail("text does not look like prose (binary or garbled)")
+    problem = text_problem(text)
+    if problem is not None:
+        paper.failure_modes.append(problem[0])
+        return paper.fail(problem[1])
     doc = parse_document(text)
     paper.title, paper.abstract = doc.title, doc.abstract
-    entries = parse_entries(split_entries(doc.reference_lines))
+    entries = reference_entries(doc)
     body = doc.paragraphs
     paper.stats.update(n_raw_entries=len(entries), has_checklist=doc.has_checklist,
                        missing_pages=doc.missing_pages, failed_pages=doc.failed_pages,
@@ -291,14 +353,13 @@ def extract_markdown(text: str, source_path: str = "") -> ExtractedPaper:
         return paper.fail("no reference section found" if not doc.has_reference_heading
                           else "the reference section has no entries")
 
+    body = searched_body(doc)
     if doc.n_reference_sections > 1:
         # the supplement has its own list and numbering: its citations cannot be resolved
         # against the main list, so text below the first list is left out
-        body = [p for p in body if not p.after_references]
         paper.messages.append(f"{doc.n_reference_sections} reference lists: only the first is used, "
                               "and text below it is not searched for citations")
-    body_counts = count_style_markers("\n".join(p.text for p in body if p.section != APPENDIX))
-    style, n_tag = _decide_style(entries, body_counts)
+    style, n_tag, body_counts = citation_style(entries, body)
     index = RefIndex(entries)
     paper.stats.update(citation_style=style, body_markers=body_counts,
                        numeric_keys_by_position=(style == "numeric" and index.numbers_by_position))
@@ -311,32 +372,20 @@ def extract_markdown(text: str, source_path: str = "") -> ExtractedPaper:
     mentions = Counter()
     written_key: dict[int, str] = {}
     total = resolved = repairs = unknown = 0
-    trigger = "[" if style in ("numeric", "alpha") else None
-    for p in body:
-        if trigger and trigger not in p.text:
-            continue
-        if style == "author-year" and not re.search(r"(?:1[89]|20)\d\d", p.text):
-            continue
-        sents = split_sentences(p.text)
-        for i, s in enumerate(sents):
-            if trigger and trigger not in s:
+    for pi, sents, i, ms in iter_cited_sentences(body, style, index):
+        window = None
+        for m in ms:
+            total += 1
+            if m.entry is None:
+                unknown += 1
                 continue
-            ms = find_citations(s, style, index)
-            if not ms:
-                continue
-            window = None
-            for m in ms:
-                total += 1
-                if m.entry is None:
-                    unknown += 1
-                    continue
-                resolved += 1
-                repairs += m.repaired
-                mentions[m.entry] += 1
-                written_key.setdefault(m.entry, m.key)
-                if window is None:
-                    window = context_windows(sents, i)
-                add_context(contexts[m.entry], seen[m.entry], p.section, window, Context)
+            resolved += 1
+            repairs += m.repaired
+            mentions[m.entry] += 1
+            written_key.setdefault(m.entry, m.key)
+            if window is None:
+                window = context_windows(sents, i)
+            add_context(contexts[m.entry], seen[m.entry], body[pi].section, window, Context)
 
     numbers = [e.number for e in entries]
     rep = detect_failures(numbers=numbers, n_tagged=n_tag, n_entries=len(entries), style=style,
@@ -352,16 +401,15 @@ def extract_markdown(text: str, source_path: str = "") -> ExtractedPaper:
     superseded = index.superseded if style == "numeric" else set()
     if superseded:
         paper.messages.append(f"dropped {len(superseded)} entries whose [n] label a later entry repeats")
+    targets = reference_targets(entries, index, style)
     for i, e in enumerate(entries):
-        if i in superseded:
-            continue
-        if e.year is None:
-            dropped += 1
+        if targets[i] is None:
+            dropped += i not in superseded       # no four-digit year
             continue
         # numeric: the entry's own number; otherwise the key as first written in the text
         cite = (written_key.get(i) if style != "numeric" else None) \
             or _cite_key(e, style, index.number_of.get(i))
-        refs.append(Reference(target=len(refs) + 1, title=e.title, year=e.year, cite=cite,
+        refs.append(Reference(target=targets[i], title=e.title, year=e.year, cite=cite,
                               contexts=contexts[i], raw=e.raw, authors=e.authors,
                               mentions=mentions[i]))
     if not refs:

@@ -37,6 +37,10 @@ class RecommenderConfig:
     #: (benchmarks/static_encoder.py), so the 120K-paper corpus is encoded within `make demo`.
     encoder: str = "onnx-int8:minilm"
     max_tokens: int = 64
+    #: candidates re-ranked by the model's cross-encoder, when it has one (:mod:`.crossencoder`;
+    #: ``mustcite train-cross-encoder``); 0: never. Each costs one MiniLM pass over the pair.
+    cross_top: int = 0
+    cross_weight: float = 1.0   # logit(P) + cross_weight * cross-encoder logit
     seed: int = 0
     #: signals switched off: any of ABLATABLE (``dense`` is switched off by dense=False). The
     #: popularity features (how often the labelled papers cite a candidate) are off by default:

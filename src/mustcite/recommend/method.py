@@ -32,12 +32,13 @@ from typing import Any
 import numpy as np
 
 from ..errors import DataMissingError, MustciteError, UsageError
-from ..retrieval.base import Doc
+from ..retrieval.base import Doc, doc_text
 from ..retrieval.bm25 import BM25Retriever
 from . import store
 from .candidates import CandidateGenerator, dense_encoder
 from .config import ABLATABLE, RecommenderConfig
 from .contexts import ContextIndex
+from .crossencoder import CrossEncoderReranker, combine
 from .labelled import TIER_NAMES, TIERS, LabelledPaper
 from .matrix import training_matrix
 from .neighbours import NeighbourIndex
@@ -68,6 +69,8 @@ class Recommender:
         self.candidates = CandidateGenerator(pool, config or RecommenderConfig())
         self.labelled = labelled
         self.tiers = TierModels(seed=self.config.seed)
+        #: the optional cross-encoder re-scoring the top ``config.cross_top`` candidates
+        self.cross: CrossEncoderReranker | None = None
         self.info: dict[str, Any] = {}
         self._pool_terms: PoolTerms | None = None
 
@@ -149,9 +152,11 @@ class Recommender:
         return training_matrix(self, train, batch=batch)
 
     # ------------------------------------------------------------------ recommending
-    def _scored(self, queries: list[Any], exclude_self: bool):
+    def score(self, queries: list[Any], exclude_self: bool = False):
         """Parsed queries ``(doc, effective year)``, their candidates, feature matrices and per-tier
-        probabilities (one array per tier over all candidates of all queries, in order)."""
+        probabilities (one array per tier over all candidates of all queries, in order).
+        ``exclude_self``: a query that is a labelled paper is left out of its own neighbours and
+        counts (leave-one-out, as in training)."""
         parsed = [(d, effective_year(y)) for d, y in (parse_query(q, i) for i, q in enumerate(queries))]
         docs = [d for d, _ in parsed]
         if len({d.id for d in docs}) != len(docs):
@@ -165,12 +170,30 @@ class Recommender:
         X_all = np.vstack(feats) if feats else as_matrix([])
         return parsed, cands, feats, self.tiers.predict(X_all)   # one model call for the whole batch
 
-    def _ranking_score(self, X: np.ndarray, probs: dict[str, np.ndarray], tier: str | None) -> np.ndarray:
+    def _ranking_score(self, X: np.ndarray, probs: dict[str, np.ndarray], tier: str | None) -> tuple[np.ndarray, bool]:
+        """The score ranking the candidates by ``tier`` (default: the main one), and whether it is a
+        learned probability."""
         tier = tier or self.tiers.main
         if tier in probs and "tiers" not in self.config.disable:
-            return probs[tier]
+            return probs[tier], True
         # untrained: fused rank plus neighbour votes
-        return X[:, FEATURES.index("rrf")] * 30 + X[:, FEATURES.index("vote_score")]
+        return X[:, FEATURES.index("rrf")] * 30 + X[:, FEATURES.index("vote_score")], False
+
+    def _rescored(self, d: Doc, cands: list[Candidate], score: np.ndarray, learned: bool,
+                  memo: dict[int, float]) -> np.ndarray:
+        """``score`` with the top ``config.cross_top`` candidates re-ranked by the cross-encoder
+        (:func:`.crossencoder.combine`) when the model has one; ``memo`` keeps the cross-encoder
+        logits of this query's candidates across tiers."""
+        k = self.config.cross_top
+        if self.cross is None or k <= 0 or not learned or not cands:
+            return score
+        top = _top(score, cands, k)
+        need = [j for j in top if j not in memo]
+        if need:
+            texts = [doc_text(self.pool[cands[j].row].get("title") or "", self.pool[cands[j].row].get("abstract") or "")
+                     for j in need]
+            memo.update(zip(need, self.cross.score([(d.text, t) for t in texts]).tolist()))
+        return combine(score, np.array([memo[j] for j in top]), np.array(top), self.config.cross_weight)
 
     def recommend_many(self, queries: list[Any], top: int = 20, *, evidence: bool = True,
                        exclude_self: bool = False, rank_by: str | None = None) -> dict[str, Ranked]:
@@ -185,7 +208,7 @@ class Recommender:
             raise UsageError("top must be at least 1")
         if rank_by is not None and rank_by not in TIERS:
             raise UsageError(f"rank_by must be one of {', '.join(TIERS)}")
-        parsed, cands, feats, probs_all = self._scored(queries, exclude_self)
+        parsed, cands, feats, probs_all = self.score(queries, exclude_self)
         out: dict[str, Ranked] = {}
         start = 0
         for (d, year), cs, X in zip(parsed, cands, feats):
@@ -195,7 +218,7 @@ class Recommender:
                 out[d.id] = Ranked([], year)
                 continue
             probs = {t: p[sl] for t, p in probs_all.items()}
-            score = self._ranking_score(X, probs, rank_by)
+            score = self._rescored(d, cs, *self._ranking_score(X, probs, rank_by), {})
             qterms = terms(d.text) if evidence else {}
             cite_count = self.nindex.counts(year)[0] if evidence else {}
             results = []
@@ -211,15 +234,16 @@ class Recommender:
                  exclude_self: bool = False) -> dict[str, dict[str, list[str]]]:
         """``{tier: {query id: [paper_id, ...]}}``, each ranked by that tier's probability (for
         evaluating every ground truth with its matching score, from one scoring pass)."""
-        parsed, cands, feats, probs_all = self._scored(queries, exclude_self)
+        parsed, cands, feats, probs_all = self.score(queries, exclude_self)
         out: dict[str, dict[str, list[str]]] = {t: {} for t in tiers}
         start = 0
         for (d, _), cs, X in zip(parsed, cands, feats):
             sl = slice(start, start + len(cs))
             start += len(cs)
             probs = {t: p[sl] for t, p in probs_all.items()}
+            memo: dict[int, float] = {}
             for t in tiers:
-                score = self._ranking_score(X, probs, t)
+                score = self._rescored(d, cs, *self._ranking_score(X, probs, t), memo)
                 order = _top(score, cs, top)
                 out[t][d.id] = [cs[j].paper_id for j in order]
         return out

@@ -2,7 +2,7 @@
 
 ``pool.parquet`` (the pool papers), ``labelled.jsonl`` (the labelled papers), ``bm25/`` (the BM25
 index), ``pool_vectors.npy`` and ``labelled_vectors.npy`` (dense models only), ``tiers.joblib``
-(the per-tier models) and ``config.json`` (format version, settings, feature names, tier statistics,
+(the per-tier models), ``cross_encoder/`` (the optional cross-encoder) and ``config.json`` (format version, settings, feature names, tier statistics,
 encoder). A folder of another :data:`FORMAT_VERSION` is refused.
 """
 
@@ -22,6 +22,7 @@ from ..retrieval.bm25 import BM25Retriever
 from .candidates import dense_encoder
 from .config import RecommenderConfig
 from .contexts import ContextIndex
+from .crossencoder import CrossEncoderReranker
 from .labelled import LabelledPaper
 from .neighbours import NeighbourIndex
 from .rerank import FEATURES
@@ -30,13 +31,13 @@ if TYPE_CHECKING:
     from .method import Recommender
 
 FORMAT_VERSION = 4
+CROSS_DIR = "cross_encoder"
 
 R = TypeVar("R", bound="Recommender")
 
 
 def save(rec: "Recommender", folder: str | Path) -> Path:
     """Write ``rec`` into ``folder`` (created if needed); returns the folder."""
-    import joblib
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -49,12 +50,29 @@ def save(rec: "Recommender", folder: str | Path) -> Path:
     if rec.pool_vecs is not None:
         np.save(folder / "pool_vectors.npy", rec.pool_vecs)
         np.save(folder / "labelled_vectors.npy", rec.nindex.vectors)
+    return save_learned(rec, folder)
+
+
+def save_learned(rec: "Recommender", folder: str | Path) -> Path:
+    """Write what training changes into a model ``folder``: the tier models, the cross-encoder
+    (a stale one is removed when ``rec`` has none) and ``config.json``. Adding a cross-encoder to
+    a saved model rewrites only these; the pool, indexes and vectors stay as they are."""
+    import shutil
+
+    import joblib
+
+    folder = Path(folder)
     joblib.dump(rec.tiers, folder / "tiers.joblib")
+    if rec.cross is not None:
+        rec.cross.save(folder / CROSS_DIR)
+    elif (folder / CROSS_DIR).exists():
+        shutil.rmtree(folder / CROSS_DIR)
     atomic_write_json(folder / "config.json", {
         "format": FORMAT_VERSION, "config": asdict(rec.config), "features": list(FEATURES),
         "tiers": sorted(rec.tiers.models), "main_tier": rec.tiers.main, "tier_stats": rec.tiers.stats,
         "pool": len(rec.pool), "labelled": len(rec.labelled), "info": rec.info,
         "encoder": None if rec.encoder is None else rec.encoder.metadata(),
+        "cross_encoder": None if rec.cross is None else rec.cross.info,
     })
     return folder
 
@@ -93,4 +111,6 @@ def load(cls: type[R], folder: str | Path, *, cache_dir: str | Path | None = Non
     gen.cache_queries = cache_queries
     rec.tiers = joblib.load(folder / "tiers.joblib")
     rec.info = meta.get("info", {})
+    if (folder / CROSS_DIR).is_dir():
+        rec.cross = CrossEncoderReranker.load(folder / CROSS_DIR)
     return rec

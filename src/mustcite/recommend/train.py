@@ -276,3 +276,65 @@ def train_benchmark(bench: str | Path, out: str | Path, *, refs: list[str | Path
             "dev_queries": len(dev_q), "train_only": True, "tier_models_fit_on": "all labelled papers"
             if fit_extra else "train queries"}
     return write_card(out, rec=rec, data=info, metrics=metrics, seed=seed, seconds=time.perf_counter() - t0)
+
+
+def cross_encoder_pairs(rec: Recommender, papers: list[LabelledPaper], top: int = 20, *, batch: int = 128,
+                        ) -> tuple[list[tuple[str, str]], list[float]]:
+    """Training pairs for the cross-encoder: each paper of ``papers`` (labelled papers of ``rec``)
+    is scored leave-one-out, and its ``top`` best candidates by P(must-cite) and by P(cited) become
+    ``(paper text, candidate text)`` pairs with graded targets (:mod:`.crossencoder`): the
+    candidates the cross-encoder will be asked about at serving time."""
+    from ..retrieval.base import doc_text
+    from .crossencoder import CITED_TARGET
+    from .method import _top
+
+    pairs: list[tuple[str, str]] = []
+    targets: list[float] = []
+    by_id = {p.id: p for p in papers}
+    for i in range(0, len(papers), batch):
+        chunk = _queries(papers[i:i + batch])
+        parsed, cands, _, probs = rec.score(chunk, exclude_self=True)
+        start = 0
+        for (d, _), cs in zip(parsed, cands):
+            sl = slice(start, start + len(cs))
+            start += len(cs)
+            flags = {c.paper_id: c.flags() for c in by_id[d.id].cites}
+            chosen: dict[int, None] = {}
+            for tier in ("must_cite", "cited"):
+                if tier in probs:
+                    chosen |= dict.fromkeys(_top(probs[tier][sl], cs, top))
+            for j in chosen:
+                f = flags.get(cs[j].paper_id)
+                p = rec.pool[cs[j].row]
+                pairs.append((d.text, doc_text(p.get("title") or "", p.get("abstract") or "")))
+                targets.append(0.0 if f is None else 1.0 if f.get("must_cite") else CITED_TARGET)
+    return pairs, targets
+
+
+def fit_cross_encoder(rec: Recommender, papers: list[LabelledPaper], *, queries: int = 600, top: int = 16,
+                      epochs: int = 1, seed: int = 0, log=print):
+    """A cross-encoder (:class:`.crossencoder.CrossEncoderReranker`) trained on the top candidates
+    of a fixed sample of ``queries`` of ``papers`` (:func:`fit_sample`, :func:`cross_encoder_pairs`).
+    ``rec`` is left as it is; set ``rec.cross`` to use it."""
+    from .crossencoder import CrossEncoderReranker
+
+    sample = fit_sample(papers, queries, seed)
+    t0 = time.perf_counter()
+    pairs, targets = cross_encoder_pairs(rec, sample, top)
+    t_pairs = time.perf_counter() - t0
+    log(f"{len(pairs)} pairs from {len(sample)} labelled papers in {t_pairs:.0f} s "
+        f"({sum(t > 0 for t in targets)} cited, {sum(t == 1 for t in targets)} must-cite)")
+    ce = CrossEncoderReranker.new(seed=seed)
+    t0 = time.perf_counter()
+    ce.fit(pairs, targets, epochs=epochs, seed=seed)
+    ce.info.update({"train_queries": len(sample), "top": top, "pair_seconds": round(t_pairs, 1),
+                    "fit_seconds": round(time.perf_counter() - t0, 1)})
+    return ce
+
+
+def benchmark_train_papers(rec: Recommender, bench: str | Path) -> list[LabelledPaper]:
+    """The labelled papers of a train-only benchmark model that are its benchmark's train queries."""
+    from ..benchmark.loader import Benchmark
+
+    ids = {str(q["id"]) for q in Benchmark.open(bench).queries("train")}
+    return [p for p in rec.labelled if p.id in ids]
