@@ -131,3 +131,25 @@ def test_recommender_reranks_only_its_top_k_and_saves_the_cross_encoder(trained_
     loaded.cross = None   # saving without one removes the stale folder
     save_learned(loaded, out)
     assert not (out / CROSS_DIR).exists() and Recommender.load(out).cross is None
+
+
+@pytestmark_data
+def test_cli_adds_a_cross_encoder_and_rerank_needs_one(tmp_path, capsys):
+    import json
+
+    from mustcite.cli.main import main
+
+    work = tmp_path / "work"
+    shutil.copytree(S.model_dir(), work / "models" / "recommender")
+    q = S.held_out_queries()[0]
+    code = main(["--work", str(work), "recommend", "--title", q["title"], "--rerank", "5"])
+    err = capsys.readouterr().err
+    assert code == 2 and "no cross-encoder" in err
+    code = main(["--work", str(work), "train-cross-encoder", "--queries", "2", "--top", "2", "--rerank", "4"])
+    out = json.loads(capsys.readouterr().out)
+    assert code == 0 and out["rerank"] == 4 and out["cross_encoder"]["train_queries"] == 2
+    loaded = Recommender.load(work / "models" / "recommender")
+    assert loaded.cross is not None and loaded.config.cross_top == 4
+    code = main(["--work", str(work), "recommend", "--title", q["title"], "--abstract", q["abstract"],
+                 "--format", "json", "--top", "6"])
+    assert code == 0 and len(json.loads(capsys.readouterr().out)["results"]) == 6

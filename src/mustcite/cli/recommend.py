@@ -146,8 +146,10 @@ def train_cross_cmd(
     queries: int = typer.Option(600, "--queries", min=1, help="labelled papers whose top candidates train it "
                                 "(a fixed sample)"),
     top: int = typer.Option(16, "--top", min=1, max=200, help="candidates per labelled paper, by P(must-cite) and by P(cited)"),
-    rerank: int = typer.Option(20, "--rerank", min=0, max=200, help="candidates it re-ranks at serving time (0: off)"),
-    weight: float = typer.Option(1.0, "--weight", min=0.0, help="logit(P) + weight * cross-encoder logit"),
+    rerank: int = typer.Option(10, "--rerank", min=0, max=200, help="candidates it re-ranks at serving time (0: off; "
+                              "dev: 5, 10 and 20 alike)"),
+    weight: float = typer.Option(0.25, "--weight", min=0.0, help="logit(P) + weight * cross-encoder logit (dev: 0.25 "
+                                 "best of 0.25-4, and no better than none)"),
     epochs: int = typer.Option(1, "--epochs", min=1, max=20),
     seed: int = typer.Option(0, "--seed"),
 ) -> None:
