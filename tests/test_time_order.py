@@ -189,11 +189,11 @@ def test_default_year_is_today(rec):
     assert res.year == TODAY
     assert rec.recommend_many([q], top=5)[q["id"]].year == TODAY
     # the year_gap feature uses the query's effective year (today's), not the newest data year
-    parsed, cands, feats, _ = rec._scored([q], exclude_self=False)
+    parsed, cands, feats, _ = rec.score([q], exclude_self=False)
     assert parsed[0][1] == TODAY
     gaps = [TODAY - rec.pool[c.row]["year"] for c in cands[0]]
     assert np.array_equal(feats[0][:, GAP], np.asarray(gaps, dtype=float))
-    _, _, feats_2021, _ = rec._scored([q | {"year": YEAR}], exclude_self=False)
+    _, _, feats_2021, _ = rec.score([q | {"year": YEAR}], exclude_self=False)
     assert np.nanmax(feats_2021[0][:, GAP]) <= YEAR - 2019 and np.nanmin(feats_2021[0][:, GAP]) >= 0
 
 
@@ -221,7 +221,7 @@ def test_training_rows_equal_serving_rows(rec):
     with exclude_self and its own year; and its year matters (later papers are not in them)."""
     chosen = [p for p in rec.labelled if p.year == YEAR][:2] + [p for p in rec.labelled if p.year == 2023][:1]
     X, _, groups = rec.training_matrix(chosen, batch=64)
-    parsed, cands, feats, _ = rec._scored(
+    parsed, cands, feats, _ = rec.score(
         [{"id": p.id, "title": p.title, "abstract": p.abstract, "year": p.year} for p in chosen], exclude_self=True)
     for k, p in enumerate(chosen):
         assert parsed[k][1] == p.year
@@ -237,7 +237,7 @@ def test_training_query_without_year_is_served_as_today(rec):
     p = copy.deepcopy([q for q in rec.labelled if q.year == 2022][0])
     p.year = None
     X, _, _ = rec.training_matrix([p])
-    _, _, feats, _ = rec._scored([{"id": p.id, "title": p.title, "abstract": p.abstract}], exclude_self=True)
+    _, _, feats, _ = rec.score([{"id": p.id, "title": p.title, "abstract": p.abstract}], exclude_self=True)
     np.testing.assert_array_equal(X, feats[0])
 
 
