@@ -39,7 +39,6 @@ from mustcite.config import Workspace  # noqa: E402
 from mustcite.recommend.crossencoder import CrossEncoderReranker, combine  # noqa: E402
 from mustcite.recommend.method import Recommender, _top  # noqa: E402
 from mustcite.recommend.train import TIER_OF_TRUTH, benchmark_train_papers, fit_cross_encoder  # noqa: E402
-from mustcite.retrieval.base import doc_text  # noqa: E402
 
 METRICS = ("MAP", "MRR", "nDCG@10", "R@50", "R@100")
 
@@ -76,9 +75,8 @@ def dev(args) -> None:
         start += len(cs)
         p = {t: probs[t][sl] for t in tiers}
         need = sorted({j for t in tiers for j in _top(p[t], cs, max(ks))})
-        texts = [doc_text(rec.pool[cs[j].row].get("title") or "", rec.pool[cs[j].row].get("abstract") or "")
-                 for j in need]
-        logits = dict(zip(need, ce.score([(d.text, t) for t in texts], batch_size=64).tolist()))
+        pairs = [(d.text, rec.paper_text(cs[j].row)) for j in need]
+        logits = dict(zip(need, ce.score(pairs, batch_size=64).tolist()))
         n_pairs += len(need)
         scored.append((d.id, cs, p, logits))
     t_cross = time.perf_counter() - t0

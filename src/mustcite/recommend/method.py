@@ -170,6 +170,11 @@ class Recommender:
         X_all = np.vstack(feats) if feats else as_matrix([])
         return parsed, cands, feats, self.tiers.predict(X_all)   # one model call for the whole batch
 
+    def paper_text(self, row: int) -> str:
+        """Title and abstract of the pool paper at ``row``, as every method reads them."""
+        p = self.pool[row]
+        return doc_text(p.get("title") or "", p.get("abstract") or "")
+
     def _ranking_score(self, X: np.ndarray, probs: dict[str, np.ndarray], tier: str | None) -> tuple[np.ndarray, bool]:
         """The score ranking the candidates by ``tier`` (default: the main one), and whether it is a
         learned probability."""
@@ -190,9 +195,8 @@ class Recommender:
         top = _top(score, cands, k)
         need = [j for j in top if j not in memo]
         if need:
-            texts = [doc_text(self.pool[cands[j].row].get("title") or "", self.pool[cands[j].row].get("abstract") or "")
-                     for j in need]
-            memo.update(zip(need, self.cross.score([(d.text, t) for t in texts]).tolist()))
+            pairs = [(d.text, self.paper_text(cands[j].row)) for j in need]
+            memo.update(zip(need, self.cross.score(pairs).tolist()))
         return combine(score, np.array([memo[j] for j in top]), np.array(top), self.config.cross_weight)
 
     def recommend_many(self, queries: list[Any], top: int = 20, *, evidence: bool = True,

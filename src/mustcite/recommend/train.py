@@ -284,7 +284,6 @@ def cross_encoder_pairs(rec: Recommender, papers: list[LabelledPaper], top: int 
     is scored leave-one-out, and its ``top`` best candidates by P(must-cite) and by P(cited) become
     ``(paper text, candidate text)`` pairs with graded targets (:mod:`.crossencoder`): the
     candidates the cross-encoder will be asked about at serving time."""
-    from ..retrieval.base import doc_text
     from .crossencoder import CITED_TARGET
     from .method import _top
 
@@ -305,8 +304,7 @@ def cross_encoder_pairs(rec: Recommender, papers: list[LabelledPaper], top: int 
                     chosen |= dict.fromkeys(_top(probs[tier][sl], cs, top))
             for j in chosen:
                 f = flags.get(cs[j].paper_id)
-                p = rec.pool[cs[j].row]
-                pairs.append((d.text, doc_text(p.get("title") or "", p.get("abstract") or "")))
+                pairs.append((d.text, rec.paper_text(cs[j].row)))
                 targets.append(0.0 if f is None else 1.0 if f.get("must_cite") else CITED_TARGET)
     return pairs, targets
 
