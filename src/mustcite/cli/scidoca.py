@@ -2,6 +2,7 @@
 
 * ``scidoca build``: Task 1/2/3 data from the linked NeurIPS full texts (split by paper);
 * ``scidoca evaluate``: the official scores of a prediction file against the gold (one JSON object).
+* ``scidoca predict``: predictions of a floor (all candidates | BM25 top-k, ``scidoca.floors``).
 
 Further commands go on ``scidoca_app`` below with ``@scidoca_app.command("name")``.
 """
@@ -60,3 +61,29 @@ def build_cmd(
     manifest = build_task_data(fulltext or dirs, refs or extract, corpus or corpus_default, dest, seed=seed,
                                max_candidates=max_candidates, compress=compress, workers=workers)
     typer.echo(json.dumps({"out": str(dest), "counts": manifest["counts"], "elapsed_s": manifest["elapsed_s"]}))
+
+
+@scidoca_app.command("predict")
+def predict_cmd(
+    task: int = typer.Option(..., "--task", min=1, max=3, help="subtask: 1 discovery | 2 masked | 3 sentence"),
+    inp: Path = typer.Option(..., "--in", help="task examples: seed-shape JSONL, or an official .in/.label file or folder"),
+    out: Path = typer.Option(..., "--out", help="predictions, JSONL in the seed's output shape"),
+    method: str = typer.Option("bm25", "--method", help="floor: all (every candidate) | bm25 (BM25 top-k)"),
+    k: int = typer.Option(None, "--k", min=1, help="BM25: top k (Tasks 1, 3) or context half-width in words "
+                          "(Task 2); default: the dev-tuned value"),
+) -> None:
+    """Predictions of a floor (all candidates | BM25 top-k), as one JSON summary line."""
+    import time
+
+    from ..errors import MustciteError
+    from ..scidoca.floors import make_floor
+    from ..scidoca.formats import read_examples, write_answers
+
+    if method not in ("all", "bm25"):
+        raise MustciteError(f"--method must be 'all' or 'bm25', got {method!r}")
+    start = time.perf_counter()
+    examples = read_examples(inp, task=task)
+    floor = make_floor(task, method, k)
+    n = write_answers(out, floor.predict(examples))
+    typer.echo(json.dumps({"out": str(out), "paragraphs": n, **floor.metadata(),
+                           "elapsed_s": round(time.perf_counter() - start, 3)}))
