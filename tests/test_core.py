@@ -74,3 +74,26 @@ def test_reference_schema_accepts_masterset_items_and_rejects_bad_ones(tmp_path)
 def test_cli_exit_codes(capsys):
     assert main(["--help"]) == 0
     assert main(["no-such-command"]) == 2
+
+
+def test_write_jsonl_streams_gzips_and_never_leaves_half_a_file(tmp_path):
+    from mustcite.io import JsonlWriter, iter_jsonl, write_jsonl
+
+    rows = [{"id": i, "text": "ä" * i} for i in range(5)]
+    for name in ("a.jsonl", "a.jsonl.gz"):
+        assert write_jsonl(tmp_path / name, rows) == 5
+        assert [obj for _, obj in iter_jsonl(tmp_path / name)] == rows
+    assert (tmp_path / "a.jsonl.gz").read_bytes()[:2] == b"\x1f\x8b"
+
+    def failing():
+        yield {"id": "new"}
+        raise RuntimeError("stopped half-way")
+
+    with pytest.raises(RuntimeError):
+        write_jsonl(tmp_path / "a.jsonl", failing())
+    assert [obj for _, obj in iter_jsonl(tmp_path / "a.jsonl")] == rows   # the old file stands
+    w = JsonlWriter(tmp_path / "b.jsonl")
+    w.write({"x": 1})
+    w.abort()
+    assert not (tmp_path / "b.jsonl").exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.jsonl", "a.jsonl.gz"]   # no temp files left

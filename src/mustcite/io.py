@@ -110,15 +110,63 @@ def build_dir_once(dest: str | Path, build: Callable[[Path], None], done: Callab
     return dest
 
 
+class JsonlWriter:
+    """JSONL written a row at a time (constant memory) to a temporary file beside ``path`` that
+    replaces it on :meth:`close`, so a crash or :meth:`abort` never leaves a half-written file.
+    A ``.gz`` path is gzipped (reproducibly: no timestamp). Several can be open at once."""
+
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd, self._tmp = tempfile.mkstemp(dir=self.path.parent, prefix=f".{self.path.name}.", suffix=".tmp")
+        self._raw = os.fdopen(fd, "wb")
+        self._fh = (gzip.GzipFile(fileobj=self._raw, mode="wb", compresslevel=1, mtime=0)
+                    if self.path.name.endswith(".gz") else self._raw)
+        self._sha = hashlib.sha256()
+        self.lines = 0
+
+    def write(self, row: Any) -> None:
+        data = (json.dumps(row, ensure_ascii=False) + "\n").encode("utf-8")
+        self._sha.update(data)
+        self._fh.write(data)
+        self.lines += 1
+
+    def close(self) -> dict[str, Any]:
+        """Finish the file; returns ``{lines, sha256}`` (sha256 of the uncompressed JSONL)."""
+        try:
+            if self._fh is not self._raw:
+                self._fh.close()
+            self._raw.close()
+            os.chmod(self._tmp, 0o666 & ~_UMASK)   # mkstemp creates 0600
+            os.replace(self._tmp, self.path)
+        except BaseException:
+            self.abort()
+            raise
+        return {"lines": self.lines, "sha256": self._sha.hexdigest()}
+
+    def abort(self) -> None:
+        """Drop what was written; ``path`` stays as it was."""
+        self._raw.close()
+        if os.path.exists(self._tmp):
+            os.unlink(self._tmp)
+
+    def __enter__(self) -> "JsonlWriter":
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        if exc_type is None:
+            self.close()
+        else:
+            self.abort()
+
+
 def write_jsonl(path: str | Path, rows) -> int:
-    """Atomically write an iterable of dicts as JSONL; returns the row count."""
-    n = 0
-    parts = []
-    for row in rows:
-        parts.append(json.dumps(row, ensure_ascii=False))
-        n += 1
-    atomic_write_text(path, "\n".join(parts) + ("\n" if parts else ""))
-    return n
+    """Atomically write an iterable of dicts as JSONL (gzipped for a ``.gz`` path), a row at a
+    time; returns the row count."""
+    with JsonlWriter(path) as w:
+        for row in rows:
+            w.write(row)
+    return w.lines
 
 
 def sha256_file(path: str | Path, *, gunzip: bool = False) -> str:

@@ -23,10 +23,8 @@ and ``manifest.json`` (rules with the seed's wording, inputs, seed, counts and t
 from __future__ import annotations
 
 import argparse
-import gzip
 import hashlib
 import json
-import os
 import random
 import re
 import statistics
@@ -39,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import MustciteError, UsageError
-from ..io import atomic_write_json, read_text, sha256_file
+from ..io import JsonlWriter, atomic_write_json, read_text, sha256_file
 from ..extract.paragraphs import CitationMarker, ParagraphView, paragraph_view
 from ..extract.run import META_SUFFIX, discover, kind_of, stem_of
 from ..extract.sections import ABSTRACT, CHECKLIST, REFERENCES
@@ -410,41 +408,6 @@ class SplitStats:
         }
 
 
-class ExampleWriter:
-    """Seed-shape JSONL written line by line (constant memory) to a temporary file that replaces
-    ``path`` on :meth:`close`; every line passes :func:`example_to_json`'s checks (gold among the
-    candidates, one gold per mask, one gold list per sentence). ``.gz`` paths are gzipped."""
-
-    def __init__(self, path: Path):
-        self.path = path
-        self.tmp = path.with_name(f".{path.name}.tmp")
-        path.parent.mkdir(parents=True, exist_ok=True)
-        raw = open(self.tmp, "wb")
-        self._fh = gzip.GzipFile(fileobj=raw, mode="wb", compresslevel=1, mtime=0) \
-            if path.name.endswith(".gz") else raw
-        self._raw = raw
-        self._sha = hashlib.sha256()
-        self.lines = 0
-
-    def write(self, example: Example) -> None:
-        data = (json.dumps(example_to_json(example), ensure_ascii=False) + "\n").encode("utf-8")
-        self._sha.update(data)
-        self._fh.write(data)
-        self.lines += 1
-
-    def close(self) -> dict[str, Any]:
-        """Finish the file; returns ``{lines, sha256}`` (sha256 of the uncompressed JSONL)."""
-        if self._fh is not self._raw:
-            self._fh.close()
-        self._raw.close()
-        os.replace(self.tmp, self.path)
-        return {"lines": self.lines, "sha256": self._sha.hexdigest()}
-
-    def abort(self) -> None:
-        self._raw.close()
-        self.tmp.unlink(missing_ok=True)
-
-
 # ---- the build ----------------------------------------------------------------------------------
 
 RULES = [
@@ -589,14 +552,15 @@ def build_task_data(fulltext_dirs: Sequence[str | Path], extract_dir: str | Path
             else:
                 items.extend(pi.items)
         suffix = ".jsonl.gz" if compress else ".jsonl"
-        writers = {t: ExampleWriter(out / split / f"task{t}{suffix}") for t in TASKS}
+        # a line at a time: the train split is gigabytes (every line repeats its candidates)
+        writers = {t: JsonlWriter(out / split / f"task{t}{suffix}") for t in TASKS}
         acc = SplitStats()
         try:
             for item in items:
                 cands = make_candidates(choose_candidates(item, seed, max_candidates), corpus)
                 ex = {t: RENDERERS[t](item, cands) for t in TASKS}
                 for t in TASKS:
-                    writers[t].write(ex[t])
+                    writers[t].write(example_to_json(ex[t]))   # checks gold against candidates
                 acc.add(item, ex[1], ex[2], ex[3])
         except BaseException:
             for w in writers.values():
