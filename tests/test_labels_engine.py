@@ -87,8 +87,11 @@ def test_annotate_openai_cached_rerun_and_cost(ex, stub, tmp_path):
     assert s["cost_usd"] == pytest.approx(cost_usd("gpt-4o-mini", 232 * 700, 232), rel=1e-6)
     assert s["cost_per_instance_usd"] == pytest.approx(s["cost_usd"] / 116)
     assert "116 instances" in s["cost_report"]
-    again = annotate_dir(ex, judge=judge, cache_path=db, progress=False)
-    assert len(stub.requests) == 232 and again["calls"] == 0 and again["cached"] == 232
+    again = annotate_dir(ex, judge=judge, cache_path=db, progress=False)     # every paper is up to date
+    assert len(stub.requests) == 232 and again["calls"] == 0 and again["kept_answers"] == 232
+    assert again["skipped"] == again["papers"] and again["counts"] == s["counts"]
+    forced = annotate_dir(ex, judge=judge, cache_path=db, progress=False, force=True)   # relabel: from the cache
+    assert len(stub.requests) == 232 and forced["calls"] == 0 and forced["cached"] == 232
     assert annotate_dir(ex, judge=judge, cache_path=db, dry_run=True, progress=False)["calls"] == 0
     assert json.loads((ex / "labels" / "01XV5Za56k.json").read_text())[0]["judge"] == judge_label(judge)
 

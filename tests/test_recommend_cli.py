@@ -161,6 +161,42 @@ def test_serve_without_a_model_fails_fast(capsys, tmp_path):
     assert code == 1 and "mustcite train" in err
 
 
+def test_serve_with_a_corrupt_model_names_the_file(capsys, tmp_path):
+    bad = tmp_path / "model"
+    bad.mkdir()
+    (bad / "config.json").write_text("{not json")
+    code, _, err = run(capsys, tmp_path, "serve", "--port", "8765", "--model", str(bad))
+    assert code == 1 and "config.json" in err and "malformed JSON" in err and "Traceback" not in err
+    code, _, err = run(capsys, tmp_path, "recommend", "--title", "graph networks", "--model", str(bad))
+    assert code == 1 and "config.json" in err
+
+
+def test_out_is_checked_before_any_work(capsys, work, tmp_path):
+    # a folder (or a path in an unwritable place) as --out: a usage error before the model loads
+    code, _, err = run(capsys, work, "recommend", "--title", "graph networks", "--out", str(tmp_path))
+    assert code == 2 and "is a folder" in err and "Traceback" not in err
+    (tmp_path / "a-file").write_text("x")
+    code, _, err = run(capsys, work, "recommend", "--title", "graph networks", "--out", str(tmp_path / "a-file" / "r.json"))
+    assert code == 2 and "cannot write" in err
+
+
+def test_audit_names_the_draft_and_never_a_sibling(capsys, work, tmp_path):
+    """A draft whose Markdown holds no title/abstract is reported as such, even with a readable
+    sibling .tei.xml/.pdf of another paper beside it (a corpus run would fall back; a draft never)."""
+    import gzip
+
+    held = S.split()[1][0]
+    (tmp_path / "draft.md.gz").write_bytes(gzip.compress(b"\n\n12 34\n"))
+    (tmp_path / "draft.md").write_text(S.fulltext(held.id))    # a neighbour that would succeed
+    for args in (("audit", str(tmp_path / "draft.md.gz")), ("recommend", "--draft", str(tmp_path / "draft.md.gz"))):
+        code, out, err = run(capsys, work, *args)
+        assert code == 1 and "draft.md.gz" in err and "references" not in out, (args, err)
+    code, _, err = run(capsys, work, "audit", str(tmp_path))
+    assert code == 2 and "is a folder" in err
+    code, _, err = run(capsys, work, "audit", str(tmp_path / "draft.md"), "--min-score", "nan")
+    assert code == 2 and "NaN" in err
+
+
 def test_rank_by_a_tier(capsys, work):
     q = _query()
     code, out, _ = run(capsys, work, "recommend", "--title", q["title"], "--abstract", q["abstract"],

@@ -7,6 +7,7 @@ import hashlib
 import json
 import os
 import tempfile
+import zlib
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -25,15 +26,80 @@ def open_text(path: str | Path):
     return open(path, encoding="utf-8", newline="")
 
 
-def read_text(path: str | Path) -> str:
-    """Whole file as text; a non-UTF-8 or corrupt file raises MustciteError naming it."""
+def read_text(path: str | Path, max_chars: int | None = None) -> str:
+    """Whole file as text; a non-UTF-8 or corrupt file raises MustciteError naming it.
+
+    With ``max_chars`` the text is read (and a ``.gz`` file decompressed) a block at a time and a
+    file holding more characters raises MustciteError once the cap is passed: a small compressed
+    file never becomes gigabytes in memory.
+    """
     try:
         with open_text(path) as fh:
-            return fh.read()
+            if max_chars is None:
+                return fh.read()
+            text = fh.read(max_chars + 1)
     except UnicodeDecodeError as exc:
         raise MustciteError(f"not UTF-8 text (byte {exc.start})", path=path) from None
-    except (OSError, EOFError, gzip.BadGzipFile) as exc:
-        raise MustciteError(f"cannot read: {exc}", path=path) from None
+    except (OSError, EOFError, zlib.error) as exc:   # gzip.BadGzipFile is an OSError
+        raise MustciteError(f"cannot read: {_reason(exc)}", path=path) from None
+    if len(text) > max_chars:
+        what = "decompresses to" if Path(path).suffix == ".gz" else "holds"
+        raise MustciteError(f"{what} more than {max_chars:,} characters of text (the cap)", path=path)
+    return text
+
+
+def _reason(exc: BaseException) -> str:
+    """An OS error's reason without the path (the caller names the file)."""
+    return (exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)) or exc.__class__.__name__
+
+
+def _json_limit(exc: BaseException) -> str:
+    return "nested too deeply" if isinstance(exc, RecursionError) else str(exc)
+
+
+def read_json(path: str | Path) -> Any:
+    """A JSON file's value; a missing, unreadable or malformed file raises MustciteError naming it."""
+    text = read_text(path)
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise MustciteError(f"malformed JSON: {exc.msg}", path=path, line=exc.lineno) from None
+    except (RecursionError, ValueError) as exc:   # nesting too deep; an integer of too many digits
+        raise MustciteError(f"malformed JSON: {_json_limit(exc)}", path=path) from None
+
+
+def check_output_file(path: str | Path) -> Path:
+    """``path`` as an output file, checked before any work is done: not a folder, and its folder
+    exists (or can be made) and is writable. Raises UsageError naming the path."""
+    from .errors import UsageError
+
+    path = Path(path)
+    if path.is_dir():
+        raise UsageError("is a folder; give a file name to write to", path=path)
+    parent = path.parent
+    while not parent.exists() and parent != parent.parent:
+        parent = parent.parent
+    if not parent.is_dir() or not os.access(parent, os.W_OK | os.X_OK):
+        raise UsageError(f"cannot write here: {parent} is not a writable folder", path=path)
+    if path.exists() and not os.access(path, os.W_OK):
+        raise UsageError("cannot write: the file is read-only", path=path)
+    return path
+
+
+def check_output_dir(path: str | Path) -> Path:
+    """``path`` as an output folder, checked before any work is done: not an existing file, and it
+    (or its nearest existing parent) is a writable folder. Raises UsageError naming the path."""
+    from .errors import UsageError
+
+    path = Path(path)
+    if path.exists() and not path.is_dir():
+        raise UsageError("is a file; give a folder to write into", path=path)
+    probe = path
+    while not probe.exists() and probe != probe.parent:
+        probe = probe.parent
+    if not probe.is_dir() or not os.access(probe, os.W_OK | os.X_OK):
+        raise UsageError(f"cannot write here: {probe} is not a writable folder", path=path)
+    return path
 
 
 def iter_jsonl(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
@@ -52,29 +118,38 @@ def iter_jsonl(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
                 except json.JSONDecodeError as exc:
                     raise MustciteError(f"malformed JSON: {exc.msg} (column {exc.colno})",
                                         path=path, line=lineno) from None
+                except (RecursionError, ValueError) as exc:
+                    raise MustciteError(f"malformed JSON: {_json_limit(exc)}", path=path, line=lineno) from None
                 if not isinstance(obj, dict):
                     raise MustciteError(f"expected a JSON object, got {type(obj).__name__}",
                                         path=path, line=lineno)
                 yield lineno, obj
     except UnicodeDecodeError as exc:
         raise MustciteError(f"not UTF-8 text (byte {exc.start})", path=path) from None
-    except (OSError, EOFError, gzip.BadGzipFile) as exc:
+    except (OSError, EOFError, zlib.error) as exc:   # gzip.BadGzipFile is an OSError
         raise MustciteError(f"cannot read: {exc}", path=path) from None
 
 
 def atomic_write_bytes(path: str | Path, data: bytes) -> None:
     """Write via a temporary file and rename, so a crash never leaves a half-written file."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    if path.is_dir():
+        raise MustciteError("is a folder; cannot write a file there", path=path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    except OSError as exc:
+        raise MustciteError(f"cannot write: {_reason(exc)}", path=path) from None
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
         os.chmod(tmp, 0o666 & ~_UMASK)  # mkstemp creates 0600; give the file normal permissions
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         if os.path.exists(tmp):
             os.unlink(tmp)
+        if isinstance(exc, OSError):
+            raise MustciteError(f"cannot write: {_reason(exc)}", path=path) from None
         raise
 
 
@@ -177,6 +252,6 @@ def sha256_file(path: str | Path, *, gunzip: bool = False) -> str:
         with opener(path, "rb") as fh:
             for block in iter(lambda: fh.read(1 << 20), b""):
                 h.update(block)
-    except (OSError, EOFError) as exc:
-        raise MustciteError(f"cannot read: {exc}", path=path) from None
+    except (OSError, EOFError, zlib.error) as exc:
+        raise MustciteError(f"cannot read: {_reason(exc)}", path=path) from None
     return h.hexdigest()

@@ -6,39 +6,49 @@
 
 Time order: a query (or draft) is answered as of ``year`` (default: today's calendar year) with papers
 of that year or earlier only; every answer says the ``year`` it used.
-* ``GET /api/health`` -> 200 once the model is loaded, else 503
+* ``GET /api/health`` -> 200 once the model is loaded, else 503 (``state``: loading or failed)
 * ``GET /`` the web page (``mustcite/web/static``); OpenAPI at ``/openapi.json``.
 
-Every bad input gets a 4xx JSON answer ``{"error": "..."}``; the server keeps serving.
+Every bad input gets a 4xx JSON answer ``{"error": "..."}``; the server keeps serving. Requests
+compute ``concurrency`` at a time with ``queue`` more waiting (:mod:`.admission`); beyond that the
+answer is 503 with ``Retry-After``. Bodies are capped as they arrive, cross-site browser requests
+are refused, and every response carries security headers (:mod:`.guards`); ``allowed_hosts`` and
+``api_key`` are options of ``mustcite serve``.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import os
 import re
+import sys
 import tempfile
 import threading
+import time
 import typing
+import unicodedata
 from importlib import resources
 from pathlib import Path
 from typing import Any, Callable
 
 from fastapi import FastAPI, File, Form, Request, UploadFile
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import FileResponse, JSONResponse
+from fastapi.responses import FileResponse
 from fastapi.staticfiles import StaticFiles
+from fastapi.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.middleware.trustedhost import TrustedHostMiddleware
 from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator
 
 from ..errors import MustciteError
-from ..recommend.query import MIN_YEAR, today_year
+from ..recommend.query import MAX_ABSTRACT, MAX_TITLE, MIN_YEAR, today_year
 from ..recommend.results import Recommendation
+from .admission import Admission, Busy
+from .guards import ApiKey, BodyLimit, SameOrigin, SecurityHeaders, error_response
 
 MAX_BODY = 256 * 1024            # JSON request bodies
 MAX_UPLOAD = 20 * 2**20          # uploaded drafts
-MAX_TITLE = 1000
-MAX_ABSTRACT = 20000
-_SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9 ._()+-]{0,200}$")
+_SAFE_NAME = re.compile(r"^\w[\w ._()+-]{0,200}$")   # \w: letters and digits of any script
 _YEAR_DOC = "answer as of this year: only papers of this year or earlier (default: today's year)"
 
 
@@ -51,10 +61,14 @@ def _check_year(v: int | None) -> int | None:
 class RecommendRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    title: str = Field(..., max_length=MAX_TITLE, description="title of the query paper")
-    abstract: str = Field("", max_length=MAX_ABSTRACT, description="abstract of the query paper")
+    # the validators below give the messages; the schema states the same rules for clients
+    title: str = Field(..., max_length=MAX_TITLE, description="title of the query paper (not blank, no NUL)",
+                       json_schema_extra={"pattern": r"^[^\u0000]*[^\s\u0000][^\u0000]*$"})
+    abstract: str = Field("", max_length=MAX_ABSTRACT, description="abstract of the query paper (no NUL)",
+                          json_schema_extra={"pattern": r"^[^\u0000]*$"})
     top: int = Field(20, ge=1, le=200, description="number of results")
-    year: int | None = Field(None, description=_YEAR_DOC)
+    year: int | None = Field(None, description=_YEAR_DOC,
+                             json_schema_extra={"minimum": MIN_YEAR, "maximum": today_year() + 1})
 
     @field_validator("year", mode="before")
     @classmethod
@@ -98,6 +112,20 @@ Result = _response_model(Recommendation, "Result", bibtex=(str, ...))
 class RecommendResponse(BaseModel):
     year: int = Field(..., description="the year answered for: only papers of this year or earlier")
     results: list[Result]
+    notice: str | None = Field(None, description="why the list is empty, when it is")
+
+
+class ErrorResponse(BaseModel):
+    error: str = Field(..., description="what was wrong, naming the field or file")
+    details: list[str] | None = None
+    hint: str | None = None
+    state: str | None = Field(None, description="/api/health: loading | failed")
+
+
+_ERRORS = {code: {"model": ErrorResponse, "description": what} for code, what in (
+    (400, "malformed request"), (401, "API key missing or wrong (when the server has one)"),
+    (403, "cross-site request refused"), (413, "body too large"), (422, "invalid input"),
+    (503, "model not loaded yet, or busy (see Retry-After)"))}
 
 
 class AuditResponse(BaseModel):
@@ -108,10 +136,7 @@ class AuditResponse(BaseModel):
     linked: int
     missing: list[Result]
     cited: list[Result]
-
-
-def _error(status: int, message: str, **extra: Any) -> JSONResponse:
-    return JSONResponse({"error": message, **extra}, status_code=status)
+    notice: str | None = Field(None, description="why no paper was recommended, when none was")
 
 
 def _results(rs) -> list[dict[str, Any]]:
@@ -124,6 +149,7 @@ def check_filename(name: str | None) -> str:
     """The upload's file name if it is a plain name (no folders, no '..', no control characters)."""
     if not name:
         raise MustciteError("the upload has no file name")
+    name = unicodedata.normalize("NFC", name)
     if "/" in name or "\\" in name or ".." in name or not _SAFE_NAME.match(name):
         raise MustciteError("file name must be a plain name like draft.pdf (no folders or '..')",
                             field="file")
@@ -131,20 +157,31 @@ def check_filename(name: str | None) -> str:
 
 
 def create_app(recommender=None, *, loader: Callable[[], Any] | None = None,
-               max_upload: int = MAX_UPLOAD) -> FastAPI:
-    """The app over ``recommender``, or over what ``loader()`` returns (loaded in a background thread)."""
+               max_upload: int = MAX_UPLOAD, concurrency: int = 1, queue: int = 32,
+               allowed_hosts: list[str] | None = None, api_key: str | None = None) -> FastAPI:
+    """The app over ``recommender``, or over what ``loader()`` returns (loaded in a background thread).
+
+    ``concurrency`` requests compute at once and ``queue`` more wait; ``allowed_hosts`` (e.g.
+    ``["localhost", "127.0.0.1"]``) refuses other ``Host`` headers; ``api_key`` guards ``/api/*``.
+    """
     app = FastAPI(title="mustcite", version=_version(),
                   description="Which papers must your paper cite? Recommendations and draft audits.")
     state: dict[str, Any] = {"rec": recommender, "error": None}
     max_year = today_year() + 1     # an audit's year: MIN_YEAR to next year
-    lock = threading.Lock()
+    admission = Admission(concurrency, queue)
+    app.state.admission = admission
 
     if recommender is None and loader is not None:
         def _load() -> None:
+            t0 = time.perf_counter()
             try:
                 state["rec"] = loader()
-            except Exception as exc:  # reported by /api/health
-                state["error"] = str(exc)
+            except Exception as exc:  # noqa: BLE001 - reported by /api/health and every request
+                state["error"] = f"the model failed to load: {exc}"
+                print(f"mustcite: {state['error']} (process {os.getpid()})", file=sys.stderr, flush=True)
+            else:
+                print(f"mustcite: model loaded in {time.perf_counter() - t0:.1f} s (process {os.getpid()})",
+                      file=sys.stderr, flush=True)
         threading.Thread(target=_load, daemon=True).start()
 
     def rec():
@@ -153,18 +190,14 @@ def create_app(recommender=None, *, loader: Callable[[], Any] | None = None,
             raise _NotReady(state["error"] or "the model is still loading")
         return r
 
-    @app.middleware("http")
-    async def _limit_body(request: Request, call_next):
-        limit = max_upload + 64 * 1024 if request.url.path == "/api/audit" else MAX_BODY
-        length = request.headers.get("content-length")
-        if length is not None:
-            try:
-                too_big = int(length) > limit
-            except ValueError:
-                return _error(400, "bad Content-Length header")
-            if too_big:
-                return _error(413, f"request body is larger than {limit} bytes")
-        return await call_next(request)
+    # outermost last: headers on every answer, then hosts, same-origin, key, body cap
+    app.add_middleware(BodyLimit, limit_for=lambda path: max_upload + 64 * 1024 if path == "/api/audit" else MAX_BODY)
+    if api_key:
+        app.add_middleware(ApiKey, key=api_key)
+    app.add_middleware(SameOrigin)
+    if allowed_hosts:
+        app.add_middleware(TrustedHostMiddleware, allowed_hosts=list(allowed_hosts))
+    app.add_middleware(SecurityHeaders)
 
     @app.exception_handler(RequestValidationError)
     async def _invalid(request: Request, exc: RequestValidationError):
@@ -177,43 +210,49 @@ def create_app(recommender=None, *, loader: Callable[[], Any] | None = None,
             elif e.get("type") == "json_invalid":
                 msg = "body is not valid JSON (or not UTF-8)"
             problems.append(f"{loc}: {msg}" if loc else msg)
-        return _error(422, "; ".join(problems) or "invalid request", details=problems)
+        return error_response(422, "; ".join(problems) or "invalid request", details=problems)
 
     @app.exception_handler(MustciteError)
     async def _mustcite(request: Request, exc: MustciteError):
-        return _error(422, exc.message + (f" (field '{exc.field}')" if exc.field else ""),
-                      hint=exc.hint)
+        return error_response(422, exc.message + (f" (field '{exc.field}')" if exc.field else ""),
+                              **({"hint": exc.hint} if exc.hint else {}))
 
     @app.exception_handler(_NotReady)
     async def _not_ready(request: Request, exc: "_NotReady"):
-        return _error(503, str(exc))
+        return error_response(503, str(exc), {"Retry-After": "5"}, state="failed" if state["error"] else "loading")
+
+    @app.exception_handler(Busy)
+    async def _busy(request: Request, exc: Busy):
+        return error_response(503, str(exc), {"Retry-After": str(exc.retry_after)})
 
     @app.exception_handler(StarletteHTTPException)
     async def _http(request: Request, exc: StarletteHTTPException):
         msg = str(exc.detail)
         if exc.status_code == 400 and "parsing the body" in msg:
             msg = "could not parse the request body (is it UTF-8 JSON / a valid multipart form?)"
-        return _error(exc.status_code, msg)
+        return error_response(exc.status_code, msg, getattr(exc, "headers", None))   # e.g. 405's Allow
 
     @app.exception_handler(UnicodeDecodeError)
     async def _unicode(request: Request, exc: UnicodeDecodeError):
-        return _error(400, "request is not valid UTF-8")
+        return error_response(400, "request is not valid UTF-8")
 
-    @app.get("/api/health")
+    @app.get("/api/health", responses={503: _ERRORS[503]})
     def health():
         r = state["rec"]
         if r is None:
-            return _error(503, state["error"] or "the model is still loading", state="loading")
-        return {"status": "ok"} | r.describe()
+            return error_response(503, state["error"] or "the model is still loading", {"Retry-After": "5"},
+                          state="failed" if state["error"] else "loading")
+        return {"status": "ok"} | r.describe() | {"queue": {"concurrency": admission.concurrency,
+                                                            "queue": admission.queue, "inside": admission.inside}}
 
-    @app.post("/api/recommend", response_model=RecommendResponse)
+    @app.post("/api/recommend", response_model=RecommendResponse, responses=_ERRORS)
     def recommend(req: RecommendRequest):
         r = rec()
-        with lock:
+        with admission.slot():
             results = r.recommend(req.title, req.abstract, top=req.top, year=req.year)
-        return {"year": results.year, "results": _results(results)}
+        return {"year": results.year, "results": _results(results), "notice": results.notice}
 
-    @app.post("/api/audit", response_model=AuditResponse)
+    @app.post("/api/audit", response_model=AuditResponse, responses=_ERRORS)
     async def audit(file: UploadFile = File(..., description="the draft (.pdf, .tei.xml, .md/.mmd[.gz])"),
                     top: int = Form(20, ge=1, le=200),
                     year: int | None = Form(None, ge=MIN_YEAR, le=max_year, description=_YEAR_DOC)):
@@ -222,20 +261,16 @@ def create_app(recommender=None, *, loader: Callable[[], Any] | None = None,
         r = rec()
         name = check_filename(file.filename)
         if kind_of(Path(name)) is None:
-            raise MustciteError("unsupported draft type; upload a .pdf, .tei.xml or .md/.mmd file",
+            raise MustciteError(f"{name}: unsupported draft type; upload a .pdf, .tei.xml or .md/.mmd file",
                                 field="file")
         data = await file.read(max_upload + 1)
         if len(data) > max_upload:
-            return _error(413, f"the draft is larger than {max_upload} bytes")
+            return error_response(413, f"{name}: the draft is larger than the {max_upload:,}-byte limit")
         if not data:
-            raise MustciteError("the uploaded file is empty", field="file")
-        with tempfile.TemporaryDirectory(prefix="mustcite-upload-") as tmp:
-            path = Path(tmp) / name
-            path.write_bytes(data)
-            with lock:
-                res = r.audit(path, top=top, year=year)
+            raise MustciteError(f"{name}: the uploaded file is empty", field="file")
+        res = await run_in_threadpool(_audit_upload, r, admission, name, data, top, year)
         return {"draft": name, "title": res.title, "year": res.year, "references": res.references, "linked": res.linked,
-                "missing": _results(res.missing), "cited": _results(res.cited)}
+                "missing": _results(res.missing), "cited": _results(res.cited), "notice": res.notice}
 
     static = Path(str(resources.files("mustcite.web").joinpath("static")))
     app.mount("/static", StaticFiles(directory=static), name="static")
@@ -249,6 +284,20 @@ def create_app(recommender=None, *, loader: Callable[[], Any] | None = None,
 
 class _NotReady(Exception):
     pass
+
+
+def _audit_upload(r, admission: Admission, name: str, data: bytes, top: int, year: int | None):
+    """Audit an uploaded draft from a private temporary folder; an error names the upload, never
+    the server's temporary path."""
+    with tempfile.TemporaryDirectory(prefix="mustcite-upload-") as tmp:
+        path = Path(tmp) / name
+        path.write_bytes(data)
+        try:
+            with admission.slot():
+                return r.audit(path, top=top, year=year)
+        except MustciteError as exc:
+            message = exc.message.replace(str(path), name).replace(tmp, "")
+            raise MustciteError(f"{name}: {message}", field="file", hint=exc.hint) from None
 
 
 def _version() -> str:

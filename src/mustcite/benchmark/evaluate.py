@@ -77,6 +77,27 @@ def per_query(run: Run, qrels: Qrels, metrics: tuple[str, ...] = METRICS) -> dic
     return out
 
 
+def check_coverage(run: Run, qrels: Qrels, path: str | None = None) -> str | None:
+    """Raise MustciteError when ``run`` is empty or shares no query with ``qrels`` (its scores would
+    be a silent table of zeros); return a warning when some judged queries are missing from it."""
+    judged = set(binary_qrels(qrels))
+    if not any(run.values()):
+        raise MustciteError("the run holds no results", path=path)
+    common = judged & {q for q, docs in run.items() if docs}
+    if not common:
+        raise MustciteError(f"no query of the run is in the qrels (run: {_some(run)}; qrels: {_some(judged)})",
+                            path=path, hint="are the run and the qrels of the same benchmark and split?")
+    if len(common) < len(judged):
+        return (f"{len(judged) - len(common)} of {len(judged)} judged queries have no results in the run; "
+                "they count as 0")
+    return None
+
+
+def _some(ids) -> str:
+    ids = sorted(ids)
+    return ", ".join(ids[:3]) + (f", ... ({len(ids)} in all)" if len(ids) > 3 else "")
+
+
 def mean(values: Mapping[str, float]) -> float:
     return sum(values.values()) / len(values) if values else 0.0
 

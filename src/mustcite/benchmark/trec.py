@@ -7,6 +7,7 @@ A malformed line raises :class:`~mustcite.errors.MustciteError` naming ``file:li
 from __future__ import annotations
 
 import math
+import zlib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -27,7 +28,7 @@ def _lines(path: str | Path):
         raise MustciteError("file not found", path=path) from None
     except UnicodeDecodeError as exc:
         raise MustciteError(f"not UTF-8 text (byte {exc.start})", path=path) from None
-    except OSError as exc:
+    except (OSError, EOFError, zlib.error) as exc:      # EOFError, zlib.error: a truncated/corrupt .gz
         raise MustciteError(f"cannot read: {exc}", path=path) from None
 
 

@@ -38,21 +38,27 @@ def annotate_cmd(
     dry_run: bool = typer.Option(False, "--dry-run", help="count the calls (cache misses) and estimate cost; judge nothing"),
     mention_threshold: int = typer.Option(3, "--mention-threshold", help="Type III: mentioned at least N times"),
     price: str = typer.Option(None, "--price", help="IN,OUT dollars per million tokens for --model"),
+    force: bool = typer.Option(False, "--force", help="relabel papers whose labels are up to date"),
+    chunk: int = typer.Option(None, "--chunk", min=1,
+                              help="instances judged per chunk; label files are written after each chunk"),
     as_json: bool = typer.Option(False, "--json", help="print the summary as JSON"),
 ) -> None:
-    """Judge every citation instance (Type I, Type II), add Type III, write DIR/labels/ and a summary."""
+    """Judge every citation instance (Type I, Type II), add Type III, write DIR/labels/ and a summary.
+    A rerun skips papers already labelled by the same judge (--force relabels them)."""
     if backend not in ("offline", "openai", "gemini", "local"):
         raise UsageError(f"unknown --backend {backend!r}: use offline, openai, gemini or local")
     summary = annotate_dir(folder, backend=backend, model=model, prompts_dir=str(prompts) if prompts else None,
                            concurrency=concurrency, dry_run=dry_run, mention_threshold=mention_threshold,
-                           prices=_parse_price(price, model), progress=not as_json and sys.stderr.isatty())
+                           prices=_parse_price(price, model), force=force, chunk=chunk,
+                           progress=not as_json and sys.stderr.isatty())
     if as_json:
         typer.echo(json.dumps(summary, indent=1, ensure_ascii=False))
     elif dry_run:
         typer.echo(f"{summary['papers']} papers, {summary['instances']} instances: {summary['report']}")
     else:
         c = summary["counts"]
-        typer.echo(f"{summary['papers']} papers, {summary['instances']} instances judged by {summary['judge']}")
+        typer.echo(f"{summary['papers']} papers, {summary['instances']} instances judged by {summary['judge']}"
+                   + (f" ({summary['skipped']} papers up to date, skipped)" if summary.get("skipped") else ""))
         typer.echo(f"type1 {c['type1']}  type2 {c['type2']}  type3 {c['type3']}  must_cite {c['must_cite']}")
         typer.echo(f"parse failures {summary['parse_failures']}, calls {summary['calls']}, cached {summary['cached']}")
         typer.echo(summary["cost_report"])

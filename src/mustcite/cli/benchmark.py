@@ -18,6 +18,7 @@ from pathlib import Path
 import typer
 
 from ..errors import DataMissingError, MustciteError, UsageError
+from ..io import check_output_dir, check_output_file
 
 bench_app = typer.Typer(help="Build and run the must-cite retrieval benchmark.", no_args_is_help=True)
 
@@ -66,7 +67,7 @@ def build_cmd(
     r = get_recipe(recipe, pool_years=_parse_years(pool_years), query_year=query_year, seed=seed,
                    min_link_score=min_link_score)
     corpus = corpus or _work().root / "corpus" / "papers.parquet"
-    dest = _bench_dir(r.name, out)
+    dest = check_output_dir(_bench_dir(r.name, out))
     m = build_benchmark(r, corpus_path=corpus, ref_dirs=list(refs), out_dir=dest)
     sizes = m["splits"]["sizes"]
     typer.echo(f"{r.name}: pool {m['pool']['papers']} papers ({r.pool_years[0]}-{r.pool_years[1]}), "
@@ -130,6 +131,8 @@ def retrieve_cmd(
 
     if fmt not in ("trec", "json"):
         raise UsageError(f"--format must be trec or json, got {fmt!r}")
+    if out:
+        check_output_file(out)
     qs = read_queries(queries)
     retriever, rows = _retriever(method, _resolve_pool(pool, benchmark), ann=ann, batch_size=batch_size, cache=True,
                                   max_seq_length=max_seq_length)
@@ -162,7 +165,7 @@ def evaluate_cmd(
     title: str = typer.Option("", "--title", help="table caption"),
 ) -> None:
     """Evaluate runs (MAP, MRR, nDCG@10/20/30, R@50/100, HR@10/20) in the paper's table layout."""
-    from ..benchmark.evaluate import per_query
+    from ..benchmark.evaluate import check_coverage, per_query
     from ..benchmark.report import build_rows, render
     from ..benchmark.significance import TESTS
     from ..benchmark.trec import read_qrels, read_run
@@ -173,7 +176,14 @@ def evaluate_cmd(
         raise UsageError("give one --name per --run")
     q = read_qrels(qrels)
     names = list(name) if name else [p.stem for p in run]
-    rows = build_rows([(n, per_query(read_run(p), q)) for n, p in zip(names, run)], test=test)
+    scored = []
+    for n, p in zip(names, run):
+        r = read_run(p)
+        warning = check_coverage(r, q, str(p))
+        if warning:
+            print(f"warning: {p}: {warning}", file=sys.stderr)
+        scored.append((n, per_query(r, q)))
+    rows = build_rows(scored, test=test)
     typer.echo(render(rows, fmt, title=title), nl=False)
 
 

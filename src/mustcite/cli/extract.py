@@ -12,6 +12,7 @@ from pathlib import Path
 import typer
 
 from ..errors import MustciteError, UsageError
+from ..io import check_output_dir
 
 
 def register(app: typer.Typer) -> None:
@@ -33,8 +34,7 @@ def extract_cmd(
 
     if grobid_url is not None and not grobid_url.startswith(("http://", "https://")):
         raise UsageError(f"--grobid-url must be an http(s) URL, got {grobid_url!r}")
-    if out.exists() and not out.is_dir():
-        raise UsageError(f"--out {out} exists and is not a folder")
+    check_output_dir(out)
     summary = extract_paths([str(p) for p in paths], out, workers=workers, grobid_url=grobid_url,
                             force=force, progress=not as_json)
     totals = summary.totals()
@@ -48,7 +48,18 @@ def extract_cmd(
         raise MustciteError("no input papers found (.md, .mmd, .md.gz, .mmd.gz, .tei.xml, .pdf)",
                             path=", ".join(str(p) for p in paths))
     if summary.failed == summary.papers:
-        raise MustciteError(f"every paper failed; see {out}/summary.json")
+        raise MustciteError(_all_failed(summary, out))
+
+
+def _all_failed(summary, out: Path, show: int = 5) -> str:
+    """"every paper failed", naming the first few files and why (a single bad file reads as one
+    clear message), then where the rest is."""
+    lines = [f"{r['source_path']}: {'; '.join(r.get('messages') or []) or 'failed'}"
+             for r in summary.rows[:show]]
+    more = f"\n  ... and {summary.papers - show} more" if summary.papers > show else ""
+    if summary.papers == 1:
+        return f"{lines[0]} (see {out}/summary.json)"
+    return f"every paper failed; see {out}/summary.json\n  " + "\n  ".join(lines) + more
 
 
 def link_cmd(

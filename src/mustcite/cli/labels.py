@@ -61,11 +61,25 @@ def stats_cmd(
     out: Path = typer.Option(None, "--out", help="PNG to write (three panels, MasterSet Figure 1)"),
     as_json: bool = typer.Option(False, "--json", help="print the counts as JSON"),
     n_mentions: int = typer.Option(3, "--n-mentions", help="Type III threshold N"),
+    allow_partial: bool = typer.Option(False, "--allow-partial",
+                                       help="count a folder whose run was interrupted or failed (with a warning)"),
 ) -> None:
-    """Counts of Type I / Type II / Type III labels (and mentions) in DIR, optionally plotted."""
+    """Counts of Type I / Type II / Type III labels (and mentions) in DIR, optionally plotted.
+    A folder whose `mustcite annotate` run did not complete is refused unless --allow-partial."""
+    from ..errors import MustciteError
     from ..labels.plots import label_counts, plot_counts
     from ..labels.tiers import LabelConfig
+    from ..runs import read_run_state, warn_if_partial
 
+    partial = warn_if_partial(folder, "label folder") if folder.is_dir() else None
+    if partial and not allow_partial:
+        st = read_run_state(folder)
+        rerun = (f"`mustcite annotate {st.options.get('folder') or folder.parent}`" if st and st.stage == "annotate"
+                 else f"the `mustcite {st.stage if st else 'annotate'}` command that wrote it")
+        raise MustciteError(partial, hint=f"rerun {rerun} to finish it (finished papers are skipped), "
+                                          "or pass --allow-partial")
+    if partial:
+        typer.echo(f"warning: {partial}", err=True)
     counts = label_counts(folder, LabelConfig(n_mentions=n_mentions))
     if out is not None:
         counts["figure"] = str(plot_counts(counts, out))

@@ -21,6 +21,7 @@ from pathlib import Path
 import typer
 
 from ..errors import MustciteError, UsageError
+from ..io import check_output_dir, check_output_file
 
 
 def register(app: typer.Typer) -> None:
@@ -118,7 +119,7 @@ def train_cmd(
         if year is not None:
             raise UsageError("--year is for the default mode: a benchmark fixes its own years")
         bench = work.root / "benchmarks" / benchmark
-        dest = out or (work.root / "models" / f"recommender-{benchmark}")
+        dest = check_output_dir(out or (work.root / "models" / f"recommender-{benchmark}"))
         card = train_benchmark(bench, dest, refs=list(refs or []), dense=dense, seed=seed, eval_test=eval_test,
                                cache_dir=work.cache, config=config, log=log)
     else:
@@ -132,7 +133,7 @@ def train_cmd(
 
                 raise DataMissingError(f"no labelled extraction folder ({work.root / 'extract'} or under {root})",
                                        hint="pass --refs DIR (from `mustcite extract`, `link` and `annotate`)")
-        dest = out or model_dir(work.root)
+        dest = check_output_dir(out or model_dir(work.root))
         card = train_default(list(refs), pool or (work.root / "corpus" / "papers.parquet"), dest, dense=dense,
                              seed=seed, dev_fraction=dev_fraction, refit=refit, pool_years=_years(pool_years),
                              year=year, config=config, cache_dir=work.cache, fit_queries=fit_queries, log=log)
@@ -225,6 +226,8 @@ def recommend_cmd(
     year = _year(year)
     if fmt not in FORMATS:
         raise UsageError(f"--format must be one of {', '.join(FORMATS)}, got {fmt!r}")
+    if out:
+        check_output_file(out)
     given = [x for x in (title, queries, draft) if x]
     if len(given) != 1:
         raise UsageError("give exactly one of --title (with --abstract), --queries FILE or --draft FILE")
@@ -237,7 +240,11 @@ def recommend_cmd(
             raise UsageError("--title is empty")
         qs = [{"id": "query", "title": title, "abstract": abstract or "", "year": year}]
     rec = _load(model, rerank)
-    text = render(rec.recommend_many(qs, top=top, rank_by=rank_by), fmt)
+    ranked = rec.recommend_many(qs, top=top, rank_by=rank_by)
+    for qid, rs in ranked.items():
+        if rs.notice:
+            print(f"note: query {qid}: {rs.notice}", file=sys.stderr)
+    text = render(ranked, fmt)
     if out:
         from ..io import atomic_write_text
 
@@ -247,17 +254,11 @@ def recommend_cmd(
 
 
 def _draft_query(path: Path) -> dict:
-    import tempfile
+    from ..extract.run import stem_of
+    from ..recommend.draft import read_draft
 
-    from ..extract.run import ExtractOptions, extract_one, stem_of
-    from ..recommend.audit import check_draft_file
-
-    check_draft_file(path)
-    with tempfile.TemporaryDirectory(prefix="mustcite-draft-") as tmp:
-        paper, _ = extract_one(path, ExtractOptions(out_dir=tmp))
-    if not (paper.title or paper.abstract):
-        raise MustciteError("found neither a title nor an abstract in the draft", path=path)
-    return {"id": stem_of(path), "title": paper.title or paper.abstract[:200], "abstract": paper.abstract or ""}
+    title, abstract = read_draft(path).query_text
+    return {"id": stem_of(path), "title": title, "abstract": abstract}
 
 
 def audit_cmd(
@@ -273,6 +274,9 @@ def audit_cmd(
     year = _year(year)
     if fmt not in ("table", "json"):
         raise UsageError(f"--format must be table or json, got {fmt!r}")
+    from ..recommend.draft import check_draft_file
+
+    check_draft_file(draft)     # a missing, empty or mistyped draft: say so before loading the model
     rec = _load(model, rerank)
     res = rec.audit(draft, top=top, min_score=min_score, year=year)
     if fmt == "json":
@@ -283,6 +287,8 @@ def audit_cmd(
     print(f"draft: {res.draft}\ntitle: {res.title}\nas of {res.year}: only papers of {res.year} or earlier "
           f"(--year to change)\nreferences: {res.references} "
           f"({res.linked} linked to the pool); recommended and already cited: {len(res.cited)}\n")
+    if res.notice:
+        print(f"note: {res.notice}", file=sys.stderr)
     print("missing (recommended, not in the bibliography):")
     print(table({res.draft: res.missing}))
 
@@ -291,15 +297,29 @@ def serve_cmd(
     host: str = typer.Option("127.0.0.1", "--host"),
     port: int = typer.Option(8000, "--port", min=1, max=65535),
     model: Path = typer.Option(None, "--model", help="model folder (default: <work>/models/recommender, else the demo's recommender-light)"),
+    workers: int = typer.Option(1, "--workers", min=1, max=64,
+                                help="worker processes; each loads the model once (memory x N) and takes an equal share of the CPUs"),
+    concurrency: int = typer.Option(1, "--concurrency", min=1, max=64, help="requests computing at once per worker"),
+    queue: int = typer.Option(32, "--queue", min=0, max=10000,
+                              help="requests waiting per worker; more are answered 503 with Retry-After"),
+    allowed_host: list[str] = typer.Option(None, "--allowed-host",
+                                           help="answer only requests for this Host name (repeatable; default on "
+                                                "loopback: 127.0.0.1, localhost, [::1]; '*': any)"),
+    api_key: str = typer.Option(None, "--api-key", envvar="MUSTCITE_API_KEY",
+                                help="require this key (header X-API-Key) on /api/* (default: $MUSTCITE_API_KEY)"),
 ) -> None:
     """Serve the REST API (/api/...) and the web page (/); /api/health answers 503 until the model is loaded."""
-    import uvicorn
-
-    from ..api.app import create_app
-    from ..errors import DataMissingError
+    from ..api.serve import ServeSettings, default_allowed_hosts, is_loopback, serve
+    from ..recommend.store import read_config
 
     folder = _model_folder(model)
-    if not (folder / "config.json").exists():   # fail now, not after the server is up
-        raise DataMissingError(f"no trained recommender in {folder}",
-                               hint="run `mustcite train` first (it writes <work>/models/recommender)")
-    uvicorn.run(create_app(loader=lambda: _load(folder)), host=host, port=port, log_level="info")
+    read_config(folder)      # fail now, naming the file, not after the server is up
+    hosts = list(allowed_host or default_allowed_hosts(host))
+    if "*" in hosts:
+        hosts = []
+    if not is_loopback(host) and not api_key:
+        print(f"warning: serving on {host} without an API key: anyone who can reach this address can use "
+              "the server (--api-key or $MUSTCITE_API_KEY)", file=sys.stderr)
+    work = _work()
+    serve(ServeSettings(model=str(folder), work=str(work.root), concurrency=concurrency, queue=queue,
+                        allowed_hosts=hosts, api_key=api_key or None), host=host, port=port, workers=workers)

@@ -14,6 +14,8 @@ from pathlib import Path
 
 import typer
 
+from ..io import check_output_dir, check_output_file
+
 scidoca_app = typer.Typer(help="SCIDOCA 2025 shared task: file formats and official scoring.",
                           no_args_is_help=True)
 
@@ -57,7 +59,7 @@ def build_cmd(
 
     work = Workspace.resolve()
     dirs, extract, corpus_default = default_inputs(None, str(work.root))
-    dest = out or work.root / "scidoca"
+    dest = check_output_dir(out or work.root / "scidoca")
     manifest = build_task_data(fulltext or dirs, refs or extract, corpus or corpus_default, dest, seed=seed,
                                max_candidates=max_candidates, compress=compress, workers=workers)
     typer.echo(json.dumps({"out": str(dest), "counts": manifest["counts"], "elapsed_s": manifest["elapsed_s"]}))
@@ -81,6 +83,7 @@ def predict_cmd(
 
     if method not in ("all", "bm25"):
         raise MustciteError(f"--method must be 'all' or 'bm25', got {method!r}")
+    check_output_file(out)
     start = time.perf_counter()
     examples = read_examples(inp, task=task)
     floor = make_floor(task, method, k)

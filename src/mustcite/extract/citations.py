@@ -196,7 +196,30 @@ def _is_value_list(text: str, m: re.Match, index: "RefIndex") -> bool:
 
 
 def _mask_math(s: str) -> str:
-    return _MATH.sub(lambda m: " " * len(m.group(0)), s)
+    """``s`` with inline math ``\\( .. \\)`` and display math ``\\[ .. \\]`` blanked (same length).
+
+    The result of ``_MATH.sub`` (leftmost opener, nearest closer) in linear time: the regex rescans
+    to the end of the text from every unclosed opener, quadratic on a run of unclosed ``\\(``."""
+    if "\\" not in s:
+        return s
+    parts: list[str] = []
+    last, end = 0, len(s) - 1
+    unclosed: set[str] = set()            # no closer after some opener: none after a later one either
+    p = s.find("\\")
+    while p != -1 and p < end:
+        closer = {"(": "\\)", "[": "\\]"}.get(s[p + 1])
+        if closer is not None and closer not in unclosed:
+            q = s.find(closer, p + 2)
+            if q == -1:
+                unclosed.add(closer)
+            else:
+                parts += [s[last:p], " " * (q + 2 - p)]
+                last = q + 2
+                p = s.find("\\", last)
+                continue
+        p = s.find("\\", p + 1)
+    parts.append(s[last:])
+    return "".join(parts)
 
 
 def _expand_numeric(body: str, index: RefIndex, start: int, end: int) -> tuple[list[Mention], int]:

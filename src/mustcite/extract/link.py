@@ -256,8 +256,11 @@ class LinkSummary:
 
 def link_dir(out_dir: str | Path, corpus_path: str | Path, *, workers: int | None = None,
              progress: bool = True) -> LinkSummary:
-    """Link every reference file in an extraction folder; writes the link figures into summary.json."""
+    """Link every reference file in an extraction folder; writes the link figures into summary.json.
+    The files are rewritten in place inside the run marker ``out_dir/.mustcite/run-link.json``
+    (:mod:`mustcite.runs`), so a crash leaves the folder marked as partially linked."""
     from ..parallel import pmap
+    from ..runs import run_marker
     from .run import SUMMARY, iter_reference_files
 
     out = Path(out_dir)
@@ -267,26 +270,29 @@ def link_dir(out_dir: str | Path, corpus_path: str | Path, *, workers: int | Non
     t0 = time.perf_counter()
     index = load_index(corpus_path)  # built here once; forked workers share it
     files = [str(p) for _, p in iter_reference_files(out)]
-    rows = list(pmap(link_file, [(f, str(corpus_path)) for f in files], workers=workers,
-                     desc="link", progress=progress))
-    summary = LinkSummary(
-        papers=len(rows), references=sum(r["references"] for r in rows),
-        linked=sum(r["linked"] for r in rows), exact=sum(r["exact"] for r in rows),
-        errors=sum(1 for r in rows if r.get("error")), corpus=str(corpus_path), corpus_papers=len(index),
-        threshold=FUZZY_THRESHOLD, elapsed_s=round(time.perf_counter() - t0, 3))
-    summary_path = out / SUMMARY
-    try:
-        doc = json.loads(summary_path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        doc = {}
-    if not isinstance(doc, dict):
-        doc = {}
-    by_paper = {r["paper"]: r for r in rows}
-    for row in doc.get("papers", []):
-        r = by_paper.get(row.get("paper"))
-        if r is not None:
-            row["linked"] = r["linked"]
-    doc["link"] = summary.to_dict()
-    doc["link"]["errors_detail"] = [r for r in rows if r.get("error")][:50]
-    atomic_write_json(summary_path, doc)
+    with run_marker(out, "link", expected=len(files), options={"corpus": str(corpus_path)}) as counts:
+        rows = list(pmap(link_file, [(f, str(corpus_path)) for f in files], workers=workers,
+                         desc="link", progress=progress))
+        summary = LinkSummary(
+            papers=len(rows), references=sum(r["references"] for r in rows),
+            linked=sum(r["linked"] for r in rows), exact=sum(r["exact"] for r in rows),
+            errors=sum(1 for r in rows if r.get("error")), corpus=str(corpus_path), corpus_papers=len(index),
+            threshold=FUZZY_THRESHOLD, elapsed_s=round(time.perf_counter() - t0, 3))
+        summary_path = out / SUMMARY
+        try:
+            doc = json.loads(summary_path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            doc = {}
+        if not isinstance(doc, dict):
+            doc = {}
+        by_paper = {r["paper"]: r for r in rows}
+        for row in doc.get("papers", []):
+            r = by_paper.get(row.get("paper"))
+            if r is not None:
+                row["linked"] = r["linked"]
+        doc["link"] = summary.to_dict()
+        doc["link"]["errors_detail"] = [r for r in rows if r.get("error")][:50]
+        atomic_write_json(summary_path, doc)
+        counts.update(papers=summary.papers, references=summary.references, linked=summary.linked,
+                      errors=summary.errors)
     return summary

@@ -34,6 +34,8 @@ TEI_SUFFIXES = (".tei.xml",)
 PDF_SUFFIXES = (".pdf",)
 SUFFIXES = MARKDOWN_SUFFIXES + TEI_SUFFIXES + PDF_SUFFIXES
 DEFAULT_MAX_BYTES = 64 * 2**20
+#: Text a Markdown paper may hold once decompressed (a long paper with appendices is ~0.5 M).
+DEFAULT_MAX_CHARS = 8_000_000
 SUMMARY = "summary.json"
 PAPERS = "papers.jsonl"
 META_SUFFIX = ".meta.json"
@@ -48,6 +50,10 @@ class ExtractOptions:
     grobid_url: str | None = None
     force: bool = False
     max_bytes: int = DEFAULT_MAX_BYTES
+    max_chars: int = DEFAULT_MAX_CHARS
+    #: try a sibling ``abc.tei.xml`` / ``abc.pdf`` when ``abc.md`` fails (a corpus run); a user's
+    #: draft is exactly the file named (``fallbacks=False``)
+    fallbacks: bool = True
 
 
 @dataclass
@@ -149,7 +155,7 @@ def _failed(path: Path, method: str, message: str, mode: str) -> ExtractedPaper:
 def _run_markdown(path: Path, opts: ExtractOptions) -> ExtractedPaper:
     from .markdown import extract_markdown
     try:
-        text = read_text(path)
+        text = read_text(path, max_chars=opts.max_chars)
     except MustciteError as exc:
         return _failed(path, "markdown", exc.message, "unreadable")
     if "\x00" in text:
@@ -183,29 +189,20 @@ _RUNNERS = {"markdown": _run_markdown, "tei": _run_tei, "pdf": _run_pdf, "grobid
 
 
 def route(path: Path, opts: ExtractOptions) -> list[tuple[str, Path]]:
-    """The extraction paths to try for ``path``, in order."""
+    """The extraction paths to try for ``path``, in order (its siblings only with ``opts.fallbacks``)."""
     kind = kind_of(path)
     stem = stem_of(path)
     sib = {k: path.with_name(stem + s) for k, s in (("tei", ".tei.xml"), ("pdf", ".pdf"))}
-    steps: list[tuple[str, Path]] = []
-    if kind == "markdown":
-        steps.append(("markdown", path))
-        if sib["tei"].is_file():
-            steps.append(("tei", sib["tei"]))
-        if sib["pdf"].is_file():
-            steps.append(("pdf", sib["pdf"]))
-            if opts.grobid_url:
-                steps.append(("grobid", sib["pdf"]))
-    elif kind == "tei":
-        steps.append(("tei", path))
-        if sib["pdf"].is_file():
-            steps.append(("pdf", sib["pdf"]))
-            if opts.grobid_url:
-                steps.append(("grobid", sib["pdf"]))
-    elif kind == "pdf":
-        steps.append(("pdf", path))
+    have = {k: opts.fallbacks and p.is_file() for k, p in sib.items()}
+    steps: list[tuple[str, Path]] = [(kind, path)] if kind else []
+    if kind == "markdown" and have["tei"]:
+        steps.append(("tei", sib["tei"]))
+    if kind in ("markdown", "tei") and have["pdf"]:
+        steps.append(("pdf", sib["pdf"]))
         if opts.grobid_url:
-            steps.append(("grobid", path))
+            steps.append(("grobid", sib["pdf"]))
+    if kind == "pdf" and opts.grobid_url:
+        steps.append(("grobid", path))
     return steps
 
 
@@ -224,6 +221,12 @@ def _precheck(path: Path, opts: ExtractOptions) -> ExtractedPaper | None:
         return _failed(path, kind, f"too large: {size / 2**20:.1f} MB > {opts.max_bytes / 2**20:.0f} MB cap",
                        "too_large")
     return None
+
+
+def extract_paper(path: str | Path, options: ExtractOptions) -> ExtractedPaper:
+    """One paper through its routed paths (nothing written); never raises for bad input: a bad
+    file comes back with status ``failed`` and messages saying why."""
+    return _extract_routed(Path(path), options)[0]
 
 
 def _extract_routed(path: Path, opts: ExtractOptions) -> tuple[ExtractedPaper, list[str]]:
@@ -345,8 +348,12 @@ def _up_to_date(path: Path, out: Path) -> dict[str, Any] | None:
 def extract_paths(paths: list[str | Path], out_dir: str | Path, workers: int | None = None,
                   grobid_url: str | None = None, force: bool = False, *,
                   max_bytes: int = DEFAULT_MAX_BYTES, progress: bool = True) -> RunSummary:
-    """Extract every paper under ``paths`` into ``out_dir``; returns (and writes) the summary."""
+    """Extract every paper under ``paths`` into ``out_dir``; returns (and writes) the summary.
+
+    The run is recorded in the run marker ``out_dir/.mustcite/run-extract.json`` (:mod:`mustcite.runs`):
+    after a crash it reads ``interrupted`` until a rerun (which skips the finished papers) completes."""
     from ..parallel import pmap
+    from ..runs import run_marker
 
     t0 = time.perf_counter()
     files = discover(paths)
@@ -369,24 +376,29 @@ def extract_paths(paths: list[str | Path], out_dir: str | Path, workers: int | N
             except MustciteError:
                 manifests[f.parent] = {}
         todo.append((str(f), opts, manifests[f.parent].get(stem_of(f), {})))
-    for row in pmap(_job, todo, workers=workers, desc="extract", progress=progress):
-        rows[row["source_path"]] = row
-    ordered = [rows[str(f)] for f in files]
-    summary = RunSummary(out_dir=str(out), papers=len(ordered), skipped=skipped, rows=ordered)
-    for r in ordered:
-        setattr(summary, r["status"], getattr(summary, r["status"]) + 1)
-        summary.references += r["references"]
-        summary.mentions += r["mentions"]
-        summary.by_method[r["method"]] = summary.by_method.get(r["method"], 0) + 1
-        for mode in r["failure_modes"]:
-            summary.failure_modes[mode] = summary.failure_modes.get(mode, 0) + 1
-    summary.elapsed_s = round(time.perf_counter() - t0, 3)
-    _write_papers_jsonl(out, files)
-    previous = _read_json(out / SUMMARY)
-    doc = summary.to_dict()
-    if isinstance(previous, dict) and "link" in previous and not todo:
-        doc["link"] = previous["link"]  # nothing changed: the link figures still hold
-    atomic_write_json(out / SUMMARY, doc)
+    with run_marker(out, "extract", expected=len(files),
+                    options={"inputs": [str(p) for p in paths], "grobid_url": grobid_url, "force": force,
+                             "max_bytes": max_bytes}) as counts:
+        for row in pmap(_job, todo, workers=workers, desc="extract", progress=progress):
+            rows[row["source_path"]] = row
+        ordered = [rows[str(f)] for f in files]
+        summary = RunSummary(out_dir=str(out), papers=len(ordered), skipped=skipped, rows=ordered)
+        for r in ordered:
+            setattr(summary, r["status"], getattr(summary, r["status"]) + 1)
+            summary.references += r["references"]
+            summary.mentions += r["mentions"]
+            summary.by_method[r["method"]] = summary.by_method.get(r["method"], 0) + 1
+            for mode in r["failure_modes"]:
+                summary.failure_modes[mode] = summary.failure_modes.get(mode, 0) + 1
+        summary.elapsed_s = round(time.perf_counter() - t0, 3)
+        _write_papers_jsonl(out, files)
+        previous = _read_json(out / SUMMARY)
+        doc = summary.to_dict()
+        if isinstance(previous, dict) and "link" in previous and not todo:
+            doc["link"] = previous["link"]  # nothing changed: the link figures still hold
+        atomic_write_json(out / SUMMARY, doc)
+        counts.update(papers=summary.papers, ok=summary.ok, flagged=summary.flagged, failed=summary.failed,
+                      skipped=summary.skipped)
     return summary
 
 

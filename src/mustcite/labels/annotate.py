@@ -11,13 +11,20 @@ Type I and Type II (separate passes) with the chosen backend, computes Type III 
 - ``DIR/labels_summary.json``: counts per type, parse failures, calls, cache hits, tokens, cost and
   cost per instance (in the paper's form: $619.41 for 2,005,387 instances ≈ $0.000309 each).
 
-LLM answers are cached in ``<work>/cache/judge.sqlite``: a rerun (or a run after a crash) repeats no
-call.  ``--dry-run`` only counts the calls a run would make and estimates their cost.
+Papers are judged a chunk at a time and their label files written as each chunk finishes, inside a
+run marker ``DIR/labels/.mustcite/run-annotate.json`` (:mod:`mustcite.runs`): after a crash or
+``kill -9`` the marker reads ``interrupted`` and ``mustcite labels stats`` refuses the partial folder.
+A rerun skips every paper whose label file is newer than its reference file and was written by the
+same judge (``--force`` relabels everything); the summary still counts every paper, reports
+``skipped`` papers (their answers as ``kept_answers``).  LLM answers are also cached in
+``<work>/cache/judge.sqlite``: a rerun (or a run after a crash) repeats no call.  ``--dry-run`` only
+counts the calls a run would make and estimates their cost.
 """
 
 from __future__ import annotations
 
 import json
+import sys
 import time
 from collections import Counter
 from pathlib import Path
@@ -47,6 +54,7 @@ def _read_meta(folder: Path, stem: str) -> tuple[dict[str, Any], bool]:
 
 _TASKS = ("type1", "type2")
 BATCH = 10000   # instances per process-pool task of the vectorised judge
+CHUNK_INSTANCES = 2000   # instances per chunk (label files written after each) for call-by-call judges
 
 
 def _judge_batch(job: tuple[Any, list]) -> dict[str, list]:
@@ -77,25 +85,73 @@ def _run_batch(judge: Any, instances: list, *, workers: int | None = None, progr
     return res
 
 
-def _count(values) -> dict[str, int]:
-    c = Counter("null" if v is None else str(v).lower() for v in values)
-    return dict(sorted(c.items()))
+def _kept_labels(label_path: Path, ref_path: Path, label: str, config: Any) -> list[dict[str, Any]] | None:
+    """The labelled items an earlier run wrote for a paper if a rerun can keep them, else None:
+    ``labels/<stem>.json`` is newer than ``<stem>.json``, valid, written by the same judge, has
+    every item judged (a null label may be a failed call: relabelling it goes through the cache)
+    and Type III at the current threshold."""
+    from ..extract.records import validate_reference_list
+    from .tiers import type3_label
+
+    try:
+        if label_path.stat().st_mtime_ns <= ref_path.stat().st_mtime_ns:
+            return None
+        items = json.loads(label_path.read_text(encoding="utf-8"))
+        validate_reference_list(items, path=label_path)
+    except (OSError, ValueError, MustciteError):
+        return None
+    for it in items:
+        if (it.get("judge") != label or it.get("type1") is None or it.get("type2") is None
+                or it.get("type3") != type3_label(it, config)):
+            return None
+    return items
+
+
+def _merge(total: Any, res: Any) -> None:
+    """Add one chunk's engine figures to the run's."""
+    for k in ("calls", "cached", "retries", "failed", "parse_failures", "errors"):
+        setattr(total, k, getattr(total, k) + getattr(res, k))
+    for model, u in res.ledger.models.items():
+        t = total.ledger.models.setdefault(model, type(u)())
+        for k in vars(t):
+            setattr(t, k, getattr(t, k) + getattr(u, k))
+
+
+def _chunks(papers: list, size: int):
+    """Consecutive runs of whole papers with at least ``size`` instances each (the last: the rest)."""
+    cur, n = [], 0
+    for p in papers:
+        cur.append(p)
+        n += len(p[2])
+        if n >= size:
+            yield cur
+            cur, n = [], 0
+    if cur:
+        yield cur
 
 
 def annotate_dir(folder: str | Path, *, backend: str = "offline", model: str | None = None,
                  prompts_dir: str | None = None, concurrency: int = 8, dry_run: bool = False,
                  mention_threshold: int = 3, prices: dict[str, tuple[float, float]] | None = None,
-                 cache_path: str | Path | None = None, progress: bool = True,
-                 judge: Any = None, **backend_kw: Any) -> dict[str, Any]:
+                 cache_path: str | Path | None = None, progress: bool = True, force: bool = False,
+                 chunk: int | None = None, judge: Any = None, **backend_kw: Any) -> dict[str, Any]:
     """Label every reference file of an extraction folder; returns (and, unless ``dry_run``,
-    writes) the summary.  ``judge`` overrides ``backend`` (tests pass a configured one)."""
+    writes) the summary.  ``judge`` overrides ``backend`` (tests pass a configured one).
+
+    Papers are judged ``chunk`` instances at a time (whole papers; default :data:`BATCH` per worker
+    for the vectorised offline judge, :data:`CHUNK_INSTANCES` for the others) and their label
+    files written after each chunk, inside a run marker on ``DIR/labels/`` (:mod:`mustcite.runs`).
+    Unless ``force``, a paper whose label file an earlier run of the same judge left up to date is
+    skipped (:func:`_kept_labels`); the summary still counts its labels."""
     from ..extract.records import validate_reference_file, validate_reference_list
-    from ..extract.run import iter_reference_files
+    from ..extract.run import META_SUFFIX, iter_reference_files
     from ..io import atomic_write_json
+    from ..parallel import default_workers
+    from ..runs import run_marker, warn_if_partial
     from .backends import make_judge
     from .cache import JudgeCache
+    from .engine import EngineResult, jobs_for, judge_identity, judge_label, run
     from .engine import dry_run as engine_dry_run
-    from .engine import jobs_for, judge_identity, judge_label, run
     from .judge import instances_from_reference_file
     from .tiers import LabelConfig, apply_labels
 
@@ -105,80 +161,109 @@ def annotate_dir(folder: str | Path, *, backend: str = "offline", model: str | N
                             hint="run `mustcite extract PAPERS -o DIR` first")
     if concurrency < 1:
         raise UsageError("--concurrency must be at least 1")
+    if chunk is not None and chunk < 1:
+        raise UsageError("--chunk must be at least 1")
     config = LabelConfig(n_mentions=mention_threshold)
     files = list(iter_reference_files(folder))
     if not files:
         raise MustciteError("no reference files (<stem>.json) in the folder", path=folder,
                             hint="run `mustcite extract PAPERS -o DIR` first")
+    partial = warn_if_partial(folder, "extraction folder")
+    if partial:
+        print(f"warning: {partial}; labelling the papers it has", file=sys.stderr)
+    if judge is None:
+        judge = make_judge(backend, model=model, prompts_dir=prompts_dir, prices=prices, **backend_kw)
+    label = judge_label(judge)
+    out_dir = folder / LABELS_DIR
+    kept: dict[str, list[dict[str, Any]]] = {}
     papers, instances, missing_meta = [], [], 0
     for stem, path in files:
+        items = None if force else _kept_labels(out_dir / f"{stem}.json", path, label, config)
+        if items is not None:
+            kept[stem] = items
+            missing_meta += not (folder / f"{stem}{META_SUFFIX}").is_file()
+            continue
         refs = validate_reference_file(path)
         meta, ok = _read_meta(folder, stem)
         missing_meta += not ok
         insts = instances_from_reference_file(refs, meta)
         papers.append((stem, refs, insts))
         instances.extend(insts)
-    if judge is None:
-        judge = make_judge(backend, model=model, prompts_dir=prompts_dir, prices=prices, **backend_kw)
+    n_kept = sum(len(v) for v in kept.values())
+    n_all = len(instances) + n_kept
     name, model_name, _ = judge_identity(judge, "type1")
     llm = hasattr(judge, "render")          # the offline judge is free and fast: not cached
     if cache_path is None and llm:
         from ..config import Workspace
         cache_path = Workspace.resolve().cache / "judge.sqlite"
     cache = JudgeCache(cache_path) if (cache_path is not None and llm) else None
-    jobs = jobs_for(instances)
-    base = {"folder": str(folder), "backend": name, "model": model_name, "judge": judge_label(judge),
-            "papers": len(papers), "instances": len(instances), "papers_without_metadata": missing_meta,
+    vectorised = cache is None and hasattr(judge, "judge_many")
+    size = chunk or (BATCH * default_workers() if vectorised else CHUNK_INSTANCES)
+    base = {"folder": str(folder), "backend": name, "model": model_name, "judge": label,
+            "papers": len(files), "skipped": len(kept), "instances": n_all, "papers_without_metadata": missing_meta,
             "cache": str(cache_path) if cache is not None else None}
     try:
         if dry_run:
-            d = engine_dry_run(judge, jobs, cache, prices=prices)
-            per = d.est_cost_usd / len(instances) if instances else 0.0
+            d = engine_dry_run(judge, jobs_for(instances), cache, prices=prices)
+            per = d.est_cost_usd / n_all if n_all else 0.0
             return {**base, "dry_run": True, "jobs": d.jobs, "calls": d.calls, "cached": d.cached,
                     "est_input_tokens": d.est_input_tokens, "est_cost_usd": round(d.est_cost_usd, 9),
                     "est_cost_per_instance_usd": per,
-                    "report": f"would make {d.calls:,} calls ({d.cached:,} cached) ≈ ${d.est_cost_usd:,.4f} "
-                              f"for {len(instances):,} instances ≈ ${per:.6f} each"}
-        t0 = time.perf_counter()
-        if cache is None and hasattr(judge, "judge_many"):
-            res = _run_batch(judge, instances, progress=progress)    # vectorised: the offline judge
-        else:
-            res = run(judge, jobs, cache, concurrency=concurrency, progress=progress)
+                    "report": f"would make {d.calls:,} calls ({d.cached:,} cached; {len(kept):,} papers kept from an "
+                              f"earlier run) ≈ ${d.est_cost_usd:,.4f} for {n_all:,} instances ≈ ${per:.6f} each"}
+        options = {"folder": str(folder), "judge": label, "mention_threshold": mention_threshold,
+                   "force": force, "chunk": size}
+        with run_marker(out_dir, "annotate", expected=len(files), options=options) as counts:
+            t0 = time.perf_counter()
+            total = EngineResult()
+            pf: Counter = Counter()
+            tally: dict[str, Counter] = {k: Counter() for k in ("type1", "type2", "type3", "must_cite")}
+
+            def count(items: list[dict[str, Any]]) -> None:
+                for k, c in tally.items():
+                    c.update("null" if i.get(k) is None else str(i.get(k)).lower() for i in items)
+
+            for items in kept.values():
+                count(items)
+            for part in _chunks(papers, size):
+                insts = [inst for p in part for inst in p[2]]
+                if vectorised:
+                    res = _run_batch(judge, insts, progress=progress)    # the offline judge
+                else:
+                    res = run(judge, jobs_for(insts), cache, concurrency=concurrency, progress=progress)
+                _merge(total, res)
+                pf.update(t for (k, t), j in res.judgements.items()
+                          if j.value is None and (j.error or "").startswith("parse"))
+                for stem, refs, pinsts in part:
+                    labelled = []
+                    for item, inst in zip(refs, pinsts):
+                        t1 = res.judgements.get((inst.key(), "type1"))
+                        t2 = res.judgements.get((inst.key(), "type2"))
+                        labelled.append(apply_labels(item, t1.value if t1 else None, t2.value if t2 else None,
+                                                     label, config))
+                    validate_reference_list(labelled, path=out_dir / f"{stem}.json")
+                    atomic_write_json(out_dir / f"{stem}.json", labelled)
+                    count(labelled)
+            seconds = time.perf_counter() - t0
+            ledger = total.ledger.summary(n_all)
+            summary = {
+                **base, "dry_run": False, "mention_threshold": mention_threshold,
+                "prompt_versions": {t: judge_identity(judge, t)[2] for t in ("type1", "type2")},
+                "labels_dir": str(out_dir),
+                "counts": {k: dict(sorted(c.items())) for k, c in tally.items()},
+                "parse_failures": {"type1": pf.get("type1", 0), "type2": pf.get("type2", 0)},
+                "failed_calls": total.failed, "other_errors": total.errors, "retries": total.retries,
+                "calls": total.calls, "cached": total.cached, "kept_answers": 2 * n_kept,
+                "input_tokens": ledger["input_tokens"], "output_tokens": ledger["output_tokens"],
+                "cost_usd": ledger["cost_usd"], "cost_per_instance_usd": ledger["cost_per_instance_usd"],
+                "cost_report": ledger["report"],
+                "seconds": round(seconds, 3),
+                "instances_per_s": round(len(instances) / seconds, 2) if seconds > 0 else None,
+            }
+            atomic_write_json(folder / SUMMARY_NAME, summary)
+            counts.update(papers=len(files), labelled=len(papers), skipped=len(kept), instances=n_all,
+                          failed_calls=total.failed)
     finally:
         if cache is not None:
             cache.close()
-    label = judge_label(judge)
-    out_dir = folder / LABELS_DIR
-    out_dir.mkdir(exist_ok=True)
-    all_items = []
-    for stem, refs, insts in papers:
-        labelled = []
-        for item, inst in zip(refs, insts):
-            t1 = res.judgements.get((inst.key(), "type1"))
-            t2 = res.judgements.get((inst.key(), "type2"))
-            labelled.append(apply_labels(item, t1.value if t1 else None, t2.value if t2 else None, label, config))
-        validate_reference_list(labelled, path=out_dir / f"{stem}.json")
-        atomic_write_json(out_dir / f"{stem}.json", labelled)
-        all_items.extend(labelled)
-    seconds = time.perf_counter() - t0
-    ledger = res.ledger.summary(len(instances))
-    pf = Counter(t for (k, t), j in res.judgements.items()
-                 if j.value is None and (j.error or "").startswith("parse"))
-    summary = {
-        **base, "dry_run": False, "mention_threshold": mention_threshold,
-        "prompt_versions": {t: judge_identity(judge, t)[2] for t in ("type1", "type2")},
-        "labels_dir": str(out_dir),
-        "counts": {"type1": _count(i["type1"] for i in all_items), "type2": _count(i["type2"] for i in all_items),
-                   "type3": _count(i["type3"] for i in all_items),
-                   "must_cite": _count(i["must_cite"] for i in all_items)},
-        "parse_failures": {"type1": pf.get("type1", 0), "type2": pf.get("type2", 0)},
-        "failed_calls": res.failed, "other_errors": res.errors, "retries": res.retries,
-        "calls": res.calls, "cached": res.cached,
-        "input_tokens": ledger["input_tokens"], "output_tokens": ledger["output_tokens"],
-        "cost_usd": ledger["cost_usd"], "cost_per_instance_usd": ledger["cost_per_instance_usd"],
-        "cost_report": ledger["report"],
-        "seconds": round(seconds, 3),
-        "instances_per_s": round(len(instances) / seconds, 2) if seconds > 0 else None,
-    }
-    atomic_write_json(folder / SUMMARY_NAME, summary)
     return summary

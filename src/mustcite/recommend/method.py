@@ -219,7 +219,7 @@ class Recommender:
             sl = slice(start, start + len(cs))
             start += len(cs)
             if not cs:
-                out[d.id] = Ranked([], year)
+                out[d.id] = Ranked([], year, _empty_notice(d.text, year))
                 continue
             probs = {t: p[sl] for t, p in probs_all.items()}
             score = self._rescored(d, cs, *self._ranking_score(X, probs, rank_by), {})
@@ -278,6 +278,14 @@ class Recommender:
     def describe(self) -> dict[str, Any]:
         return {"pool": len(self.pool), "labelled": len(self.labelled), "dense": self.pool_vecs is not None,
                 "tiers": {t: TIER_NAMES[t] for t in self.tiers.models}, "main_tier": self.tiers.main}
+
+
+def _empty_notice(text: str, year: int) -> str:
+    """Why a query got no candidate: no searchable word (only stopwords, numbers or symbols), or
+    nothing of its year or earlier matched."""
+    if not terms(text):
+        return "no paper matched: the query has no searchable words (only stopwords, numbers or symbols)"
+    return f"no paper of {year} or earlier matched the query"
 
 
 def _top(score: np.ndarray, cands: list[Candidate], top: int) -> list[int]:

@@ -13,7 +13,9 @@ from typing import Any
 from ..errors import MustciteError, UsageError
 from ..retrieval.base import Doc
 
-MAX_TEXT = 20000          # characters of title + abstract a query may have
+MAX_TITLE = 1000          # characters of a query's title (the REST API's limit too)
+MAX_ABSTRACT = 20000      # characters of a query's abstract
+MAX_TEXT = MAX_TITLE + MAX_ABSTRACT   # characters of title + abstract a query may have
 MIN_YEAR = 1900           # the earliest query year accepted
 
 

@@ -38,11 +38,12 @@ class Recommendation:
 
 class Ranked(list):
     """One query's ranked :class:`Recommendation` list; ``year``: the year it was computed for
-    (only papers of that year or earlier were used)."""
+    (only papers of that year or earlier were used); ``notice``: why the list is empty, if it is."""
 
-    def __init__(self, items=(), year: int | None = None):
+    def __init__(self, items=(), year: int | None = None, notice: str | None = None):
         super().__init__(items)
         self.year = year
+        self.notice = notice
 
 
 def tier_label(probs: dict[str, float]) -> str:

@@ -8,15 +8,14 @@ encoder). A folder of another :data:`FORMAT_VERSION` is refused.
 
 from __future__ import annotations
 
-import json
 from dataclasses import asdict, fields
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
-from ..errors import DataMissingError
-from ..io import atomic_write_json, iter_jsonl, write_jsonl
+from ..errors import DataMissingError, MustciteError
+from ..io import atomic_write_json, iter_jsonl, read_json, write_jsonl
 from ..retrieval.base import POOL_COLUMNS
 from ..retrieval.bm25 import BM25Retriever
 from .candidates import dense_encoder
@@ -82,17 +81,38 @@ def load(cls: type[R], folder: str | Path, *, cache_dir: str | Path | None = Non
     """The recommender (of class ``cls``) saved in ``folder``. ``cache_queries``: keep query
     embeddings in the embedding cache (for repeated benchmark runs); by default every query is
     encoded afresh."""
-    import joblib
-    import pyarrow.parquet as pq
+    folder = Path(folder)
+    meta = read_config(folder)
+    try:
+        return _load_parts(cls, folder, meta, cache_dir, cache_queries)
+    except MustciteError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - a damaged model folder: name it, never a traceback
+        raise MustciteError(f"cannot load the model: {exc.__class__.__name__}: {exc}", path=folder,
+                            hint="retrain with `mustcite train`") from exc
 
+
+def read_config(folder: str | Path) -> dict[str, Any]:
+    """The model's ``config.json``, checked (present, well-formed, of this format): a quick test that
+    ``folder`` holds a model this version can load, naming the file when it does not."""
     folder = Path(folder)
     if not (folder / "config.json").exists():
         raise DataMissingError(f"no trained recommender in {folder}",
                                hint="run `mustcite train` first (it writes <work>/models/recommender)")
-    meta = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+    meta = read_json(folder / "config.json")
+    if not isinstance(meta, dict) or not isinstance(meta.get("config"), dict):
+        raise MustciteError("not a recommender config (no 'config' object)", path=folder / "config.json",
+                            hint="retrain with `mustcite train`")
     if meta.get("format") != FORMAT_VERSION:
         raise DataMissingError(f"recommender in {folder} has format {meta.get('format')}, expected "
                                f"{FORMAT_VERSION}", hint="rerun `mustcite train`")
+    return meta
+
+
+def _load_parts(cls: type[R], folder: Path, meta: dict[str, Any], cache_dir, cache_queries: bool) -> R:
+    import joblib
+    import pyarrow.parquet as pq
+
     # saved before `disable` existed: none; keys of older formats (query_year) are dropped
     known = {f.name for f in fields(RecommenderConfig)}
     config = RecommenderConfig(**{"disable": (), **{k: v for k, v in meta["config"].items() if k in known}})

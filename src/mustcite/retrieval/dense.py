@@ -332,8 +332,12 @@ class OnnxEncoder:
 
 
 def _cpus() -> int:
+    """Threads for the encoder: ``OMP_NUM_THREADS`` when set (a server worker's share), else the CPUs
+    this process may run on."""
     import os
 
+    if os.environ.get("OMP_NUM_THREADS", "").isdigit() and int(os.environ["OMP_NUM_THREADS"]) > 0:
+        return int(os.environ["OMP_NUM_THREADS"])
     try:
         return max(1, len(os.sched_getaffinity(0)))
     except AttributeError:

@@ -431,6 +431,13 @@ def _iter_seed_jsonl(path: Path, task: int | None, parse) -> Iterator[Any]:
 
 # --------------------------------------------------------------------------- official shape
 
+def _json_limit_error(exc: Exception, path: Path) -> MustciteError:
+    """json.loads' errors other than JSONDecodeError: nesting past the recursion limit, an
+    integer past Python's digit limit."""
+    why = "nested too deeply" if isinstance(exc, RecursionError) else str(exc)
+    return MustciteError(f"malformed JSON: {why}", path=path)
+
+
 def _load_json_object(path: Path) -> dict[str, Any]:
     text = read_text(path)
     try:
@@ -438,6 +445,8 @@ def _load_json_object(path: Path) -> dict[str, Any]:
     except json.JSONDecodeError as exc:
         raise MustciteError(f"malformed JSON: {exc.msg} (column {exc.colno})", path=path,
                             line=exc.lineno) from None
+    except (ValueError, RecursionError) as exc:
+        raise _json_limit_error(exc, path) from None
     if not isinstance(obj, dict):
         raise MustciteError(f"expected a JSON object, got {_kind(obj)}", path=path)
     return obj
@@ -519,7 +528,7 @@ def read_official(in_path: str | Path, label_path: str | Path | None = None, *,
 
 
 def _natural(path: Path) -> tuple:
-    return (0, int(path.stem), "") if path.stem.isdigit() else (1, 0, path.stem)
+    return (0, int(path.stem), "") if path.stem.isdecimal() else (1, 0, path.stem)   # int() rejects "²"
 
 
 def read_official_dir(folder: str | Path, *, task: int | None = None) -> list[Example]:
@@ -546,7 +555,7 @@ def read_official_dir(folder: str | Path, *, task: int | None = None) -> list[Ex
 def write_official(example: Example, folder: str | Path) -> list[Path]:
     """Write ``<id>.in`` and, if the example has gold, ``<id>.label`` into ``folder``."""
     _validate(example, example.origin or _NOWHERE, "correct_citation")
-    if "/" in example.id or "\\" in example.id or example.id.startswith("."):
+    if "/" in example.id or "\\" in example.id or "\x00" in example.id or example.id.startswith("."):
         raise MustciteError(f"id {example.id!r} cannot be a file name", field="id")
     folder = Path(folder)
     para = example.paragraph if isinstance(example.paragraph, str) else list(example.paragraph)
@@ -580,6 +589,8 @@ def detect_shape(path: str | Path) -> str:
         obj = json.loads(text)
     except json.JSONDecodeError:
         return "seed-jsonl"  # several lines of JSON; iter_jsonl names a bad one
+    except (ValueError, RecursionError) as exc:
+        raise _json_limit_error(exc, path) from None
     if isinstance(obj, dict):
         if "paragraph" in obj or any(k in obj for k in _ANSWER_FIELDS):
             return "seed-jsonl" if len(text.strip().splitlines()) <= 1 else "seed-json"

@@ -96,10 +96,24 @@ function render(results, summary) {
   $("toolbar").hidden = results.length === 0;
 }
 
-async function callApi(url, options) {
-  const resp = await fetch(url, options);
+// a server started with an API key answers 401: the key box appears; the key is kept for this tab only
+function apiKey() {
+  return ($("api-key").value || sessionStorage.getItem("mustcite-api-key") || "").trim();
+}
+
+async function callApi(url, options = {}) {
+  const headers = Object.assign({}, options.headers || {});
+  if (apiKey()) headers["X-API-Key"] = apiKey();
+  const resp = await fetch(url, Object.assign({}, options, { headers }));
   let body = null;
   try { body = await resp.json(); } catch (e) { body = null; }
+  if (resp.status === 401) {
+    $("key-box").hidden = false;
+    throw new Error("This server needs an API key: enter it in the box above and try again.");
+  }
+  if (resp.status === 503 && resp.headers.get("Retry-After") && body && /busy/.test(body.error || "")) {
+    throw new Error(`The server is busy; try again in ${resp.headers.get("Retry-After")} s.`);
+  }
   if (!resp.ok) throw new Error((body && body.error) || `request failed (${resp.status})`);
   return body;
 }
@@ -124,7 +138,8 @@ async function onRecommend(ev) {
       method: "POST", headers: { "Content-Type": "application/json" },
       body: JSON.stringify(yearValue() === null ? { title, abstract, top } : { title, abstract, top, year: yearValue() }),
     });
-    render(body.results, `${body.results.length} recommendations as of ${body.year} (papers of ${body.year} or earlier)`);
+    render(body.results, body.notice ||
+      `${body.results.length} recommendations as of ${body.year} (papers of ${body.year} or earlier)`);
     setStatus(`Done in ${((performance.now() - t0) / 1000).toFixed(1)} s.`);
   } catch (e) {
     render([], "");
@@ -168,6 +183,7 @@ async function checkHealth() {
   }
 }
 
+$("api-key").addEventListener("change", () => sessionStorage.setItem("mustcite-api-key", $("api-key").value.trim()));
 $("recommend-form").addEventListener("submit", onRecommend);
 $("audit-form").addEventListener("submit", onAudit);
 $("copy-all").addEventListener("click", () => copyText(lastResults.map((r) => r.bibtex).join("\n")));

@@ -1,0 +1,172 @@
+"""The server under hostile but fair use: bodies capped as they arrive (chunked too), cross-site
+browser requests refused, Host allow-list, API key, security headers, a bounded queue that answers
+503 with Retry-After, upload errors that never show the server's paths, a model that fails to load
+named in /api/health."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import threading
+import time
+
+import pytest
+
+import test_recommend_support as S
+
+pytestmark = pytest.mark.skipif(not S.have_data(), reason="shared/data proceedings or NeurIPS 2023 full texts absent")
+
+
+def _client(**kw):
+    from fastapi.testclient import TestClient
+
+    from mustcite.api.app import create_app
+
+    return TestClient(create_app(S.trained(), max_upload=2 * 2**20, **kw))
+
+
+@pytest.fixture(scope="module")
+def client():
+    with _client() as c:
+        yield c
+
+
+def _chunks(total: int, size: int = 64 * 1024):
+    sent = 0
+    while sent < total:
+        n = min(size, total - sent)
+        sent += n
+        yield b" " * n
+
+
+def test_chunked_body_is_capped_as_it_arrives(client):
+    # no Content-Length: the body is counted while it arrives and refused past the cap
+    r = client.post("/api/recommend", content=_chunks(5 * 2**20), headers={"Content-Type": "application/json"})
+    assert r.status_code == 413 and "larger than" in r.json()["error"]
+    r = client.post("/api/audit", content=_chunks(8 * 2**20),
+                    headers={"Content-Type": "multipart/form-data; boundary=x"})
+    assert r.status_code == 413
+    assert client.get("/api/health").status_code == 200
+
+
+def test_small_chunked_body_still_works(client):
+    q = S.held_out_queries()[0]
+    body = json.dumps({"title": q["title"], "abstract": q["abstract"], "top": 3}).encode()
+    r = client.post("/api/recommend", content=iter([body[:10], body[10:]]), headers={"Content-Type": "application/json"})
+    assert r.status_code == 200 and len(r.json()["results"]) == 3
+
+
+def test_security_headers_on_page_api_and_errors(client):
+    for r in (client.get("/"), client.get("/api/health"), client.post("/api/recommend", json={"title": ""})):
+        assert r.headers["x-content-type-options"] == "nosniff"
+        assert r.headers["x-frame-options"] == "DENY"
+        assert "frame-ancestors 'none'" in r.headers["content-security-policy"]
+        assert "script-src 'self'" in r.headers["content-security-policy"]
+
+
+def test_cross_site_browser_posts_are_refused(client):
+    q = {"title": "graph neural networks"}
+    r = client.post("/api/recommend", json=q, headers={"Origin": "https://evil.example"})
+    assert r.status_code == 403 and "cross-site" in r.json()["error"]
+    r = client.post("/api/audit", files={"file": ("d.md", b"# T\n", "text/markdown")},
+                    headers={"Sec-Fetch-Site": "cross-site"})
+    assert r.status_code == 403
+    # the page's own requests (same origin) and non-browser clients (no Origin) pass
+    assert client.post("/api/recommend", json=q, headers={"Origin": "http://testserver"}).status_code == 200
+    assert client.post("/api/recommend", json=q).status_code == 200
+
+
+def test_host_allow_list():
+    with _client(allowed_hosts=["127.0.0.1", "localhost"]) as c:
+        assert c.get("/api/health", headers={"Host": "rebind.attacker.example"}).status_code == 400
+        assert c.get("/api/health", headers={"Host": "localhost:8000"}).status_code == 200
+
+
+def test_api_key():
+    with _client(api_key="s3cret") as c:
+        q = {"title": "graph neural networks"}
+        r = c.post("/api/recommend", json=q)
+        assert r.status_code == 401 and "API key" in r.json()["error"]
+        assert c.post("/api/recommend", json=q, headers={"X-API-Key": "wrong"}).status_code == 401
+        assert c.post("/api/recommend", json=q, headers={"X-API-Key": "s3cret"}).status_code == 200
+        assert c.post("/api/recommend", json=q, headers={"Authorization": "Bearer s3cret"}).status_code == 200
+        assert c.get("/api/health").status_code == 200       # open: a load balancer's probe
+        assert c.get("/").status_code == 200                 # the page asks for the key
+
+
+def test_full_queue_answers_503_with_retry_after():
+    """One slot, one queue place: with the slot held and the queue full, the next request gets
+    503 + Retry-After at once instead of waiting."""
+    with _client(concurrency=1, queue=1) as c:
+        adm = c.app.state.admission
+        release, inside = threading.Event(), threading.Event()
+
+        def hold():
+            with adm.slot():
+                inside.set()
+                release.wait(10)
+        holder = threading.Thread(target=hold)
+        holder.start()
+        inside.wait(5)
+        waiting = threading.Thread(target=lambda: c.post("/api/recommend", json={"title": "graph neural networks"}))
+        waiting.start()
+        for _ in range(100):                      # the second request is queued
+            if adm.inside == 2:
+                break
+            time.sleep(0.02)
+        t0 = time.perf_counter()
+        r = c.post("/api/recommend", json={"title": "graph neural networks"})
+        assert time.perf_counter() - t0 < 1.0
+        assert r.status_code == 503 and "busy" in r.json()["error"]
+        assert int(r.headers["retry-after"]) >= 1
+        release.set()
+        holder.join()
+        waiting.join()
+        assert c.post("/api/recommend", json={"title": "graph neural networks"}).status_code == 200
+
+
+def test_upload_errors_name_the_upload_not_the_server_path(client):
+    bomb = gzip.compress(b"a" * 9_000_000)      # 9 MB of text in ~9 KB: past the 8 M character cap
+    r = client.post("/api/audit", files={"file": ("draft.md.gz", bomb, "application/gzip")})
+    assert r.status_code == 422
+    msg = r.json()["error"]
+    assert "characters" in msg and "/tmp" not in msg and "mustcite-upload" not in msg, msg
+    r = client.post("/api/audit", files={"file": ("broken.md.gz", b"\x1f\x8b\x08\x00garbage", "application/gzip")})
+    assert r.status_code == 422 and "mustcite-upload" not in r.json()["error"]
+
+
+def test_unicode_file_names_are_accepted(client):
+    held = S.split()[1][0]
+    data = S.fulltext(held.id).encode("utf-8")
+    r = client.post("/api/audit", files={"file": ("entwürfe ä.md", data, "text/markdown")}, data={"top": "3"})
+    assert r.status_code == 200, r.text
+    assert r.json()["draft"] == "entwürfe ä.md"
+
+
+def test_stopword_only_query_says_why_it_is_empty(client):
+    r = client.post("/api/recommend", json={"title": "the of and", "abstract": "is it to be"})
+    assert r.status_code == 200
+    body = r.json()      # the slice model has no dense encoder: stopwords match nothing
+    assert body["results"] == [] and "no searchable words" in body["notice"]
+    q = S.held_out_queries()[0]
+    assert client.post("/api/recommend", json={"title": q["title"]}).json()["notice"] is None
+
+
+def test_a_model_that_fails_to_load_is_named(tmp_path):
+    from fastapi.testclient import TestClient
+
+    from mustcite.api.app import create_app
+    from mustcite.recommend import load_default
+
+    bad = tmp_path / "model"
+    bad.mkdir()
+    (bad / "config.json").write_text("{not json")
+    with TestClient(create_app(loader=lambda: load_default(None, bad))) as c:
+        for _ in range(100):
+            r = c.get("/api/health")
+            if r.json().get("state") == "failed":
+                break
+            time.sleep(0.02)
+        assert r.status_code == 503 and r.json()["state"] == "failed"
+        assert "config.json" in r.json()["error"] and "malformed JSON" in r.json()["error"]
+        assert c.post("/api/recommend", json={"title": "x"}).json()["state"] == "failed"
