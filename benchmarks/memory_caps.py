@@ -43,11 +43,18 @@ def _mem(pid: int) -> dict[str, float]:
     return {"rss_mb": fields["VmRSS"], "peak_rss_mb": fields["VmHWM"]}
 
 
-def _chunks(total: int, block: bytes):
-    sent = 0
+def _chunks(total: int, block: bytes, head: bytes = b""):
+    sent = len(head)
+    if head:
+        yield head
     while sent < total:
         yield block
         sent += len(block)
+
+
+#: a well-formed start of a multipart body: one file part whose content then never ends
+_PART_HEAD = (b'--b\r\nContent-Disposition: form-data; name="file"; filename="big.md"\r\n'
+              b"Content-Type: text/markdown\r\n\r\n")
 
 
 def _bomb(chars: int = 200 * MB) -> bytes:
@@ -91,7 +98,7 @@ def main(argv: list[str] | None = None) -> int:
                 ("chunked JSON body", "/api/recommend",
                  dict(content=_chunks(size, b" " * MB), headers={"Content-Type": "application/json"})),
                 ("chunked multipart upload", "/api/audit",
-                 dict(content=_chunks(size, b"x" * MB), headers={"Content-Type": "multipart/form-data; boundary=b"})),
+                 dict(content=_chunks(size, b"x" * MB, _PART_HEAD), headers={"Content-Type": "multipart/form-data; boundary=b"})),
                 (f"gzip bomb upload ({len(bomb) // 1024} KB -> 200 MB of text)", "/api/audit",
                  dict(files={"file": ("bomb.md.gz", bomb, "application/gzip")})),
             ]

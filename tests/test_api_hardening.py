@@ -95,34 +95,51 @@ def test_api_key():
 
 
 def test_full_queue_answers_503_with_retry_after():
-    """One slot, one queue place: with the slot held and the queue full, the next request gets
-    503 + Retry-After at once instead of waiting."""
+    """One slot, one queue place: with both taken, the next request gets 503 + Retry-After at once
+    instead of waiting; once they are free it is served."""
+    from contextlib import ExitStack
+
     with _client(concurrency=1, queue=1) as c:
         adm = c.app.state.admission
-        release, inside = threading.Event(), threading.Event()
-
-        def hold():
-            with adm.slot():
-                inside.set()
-                release.wait(10)
-        holder = threading.Thread(target=hold)
-        holder.start()
-        inside.wait(5)
-        waiting = threading.Thread(target=lambda: c.post("/api/recommend", json={"title": "graph neural networks"}))
-        waiting.start()
-        for _ in range(100):                      # the second request is queued
-            if adm.inside == 2:
-                break
-            time.sleep(0.02)
-        t0 = time.perf_counter()
-        r = c.post("/api/recommend", json={"title": "graph neural networks"})
-        assert time.perf_counter() - t0 < 1.0
-        assert r.status_code == 503 and "busy" in r.json()["error"]
-        assert int(r.headers["retry-after"]) >= 1
-        release.set()
-        holder.join()
-        waiting.join()
+        with ExitStack() as held:
+            held.enter_context(adm.admit())     # computing
+            held.enter_context(adm.admit())     # waiting
+            t0 = time.perf_counter()
+            r = c.post("/api/recommend", json={"title": "graph neural networks"})
+            assert time.perf_counter() - t0 < 1.0
+            assert r.status_code == 503 and "busy" in r.json()["error"]
+            assert int(r.headers["retry-after"]) >= 1
+        assert adm.inside == 0
         assert c.post("/api/recommend", json={"title": "graph neural networks"}).status_code == 200
+
+
+def test_worker_pool_serves_the_same_answers():
+    """Two worker processes, each loading the model once: the same results as in-process, errors
+    from a worker still name the upload, and /api/health reports the workers."""
+    from fastapi.testclient import TestClient
+
+    from mustcite.api.app import create_app
+    from mustcite.api.backends import PoolBackend
+
+    q = S.held_out_queries()[0]
+    body = {"title": q["title"], "abstract": q["abstract"], "top": 5, "year": 2024}
+    backend = PoolBackend(S.model_dir(), None, workers=2)
+    try:
+        with TestClient(create_app(backend=backend)) as c:
+            for _ in range(600):
+                if c.get("/api/health").status_code == 200:
+                    break
+                time.sleep(0.1)
+            health = c.get("/api/health").json()
+            assert health["workers"] == 2 and health["queue"]["slots"] == 2 and health["pool"] == 8493
+            with _client() as local:
+                expected = local.post("/api/recommend", json=body).json()
+            assert c.post("/api/recommend", json=body).json() == expected
+            r = c.post("/api/audit", files={"file": ("empty-ish.md", b"\n\n", "text/markdown")})
+            assert r.status_code == 422 and r.json()["error"].startswith("empty-ish.md: ")
+            assert "mustcite-upload" not in r.json()["error"]
+    finally:
+        backend.close()
 
 
 def test_upload_errors_name_the_upload_not_the_server_path(client):

@@ -10,8 +10,8 @@ of that year or earlier only; every answer says the ``year`` it used.
 * ``GET /`` the web page (``mustcite/web/static``); OpenAPI at ``/openapi.json``.
 
 Every bad input gets a 4xx JSON answer ``{"error": "..."}``; the server keeps serving. Requests
-compute ``concurrency`` at a time with ``queue`` more waiting (:mod:`.admission`); beyond that the
-answer is 503 with ``Retry-After``. Bodies are capped as they arrive, cross-site browser requests
+compute in a backend (:mod:`.backends`: this process, or a pool of worker processes) with ``queue``
+more waiting (:mod:`.admission`); beyond that the answer is 503 with ``Retry-After``. Bodies are capped as they arrive, cross-site browser requests
 are refused, and every response carries security headers (:mod:`.guards`); ``allowed_hosts`` and
 ``api_key`` are options of ``mustcite serve``.
 """
@@ -19,12 +19,7 @@ are refused, and every response carries security headers (:mod:`.guards`); ``all
 from __future__ import annotations
 
 import dataclasses
-import os
 import re
-import sys
-import tempfile
-import threading
-import time
 import typing
 import unicodedata
 from importlib import resources
@@ -35,7 +30,6 @@ from fastapi import FastAPI, File, Form, Request, UploadFile
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse
 from fastapi.staticfiles import StaticFiles
-from fastapi.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.middleware.trustedhost import TrustedHostMiddleware
 from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator
@@ -44,6 +38,7 @@ from ..errors import MustciteError
 from ..recommend.query import MAX_ABSTRACT, MAX_TITLE, MIN_YEAR, today_year
 from ..recommend.results import Recommendation
 from .admission import Admission, Busy
+from .backends import LocalBackend, NotReady
 from .guards import ApiKey, BodyLimit, SameOrigin, SecurityHeaders, error_response
 
 MAX_BODY = 256 * 1024            # JSON request bodies
@@ -139,12 +134,6 @@ class AuditResponse(BaseModel):
     notice: str | None = Field(None, description="why no paper was recommended, when none was")
 
 
-def _results(rs) -> list[dict[str, Any]]:
-    from ..recommend.formats import bibtex
-
-    return [r.to_dict() | {"bibtex": bibtex(r)} for r in rs]
-
-
 def check_filename(name: str | None) -> str:
     """The upload's file name if it is a plain name (no folders, no '..', no control characters)."""
     if not name:
@@ -156,39 +145,23 @@ def check_filename(name: str | None) -> str:
     return name
 
 
-def create_app(recommender=None, *, loader: Callable[[], Any] | None = None,
+def create_app(recommender=None, *, loader: Callable[[], Any] | None = None, backend=None,
                max_upload: int = MAX_UPLOAD, concurrency: int = 1, queue: int = 32,
                allowed_hosts: list[str] | None = None, api_key: str | None = None) -> FastAPI:
-    """The app over ``recommender``, or over what ``loader()`` returns (loaded in a background thread).
+    """The app over ``recommender``, or over what ``loader()`` returns (loaded in a background
+    thread), or over ``backend`` (a :class:`~.backends.PoolBackend` of worker processes).
 
-    ``concurrency`` requests compute at once and ``queue`` more wait; ``allowed_hosts`` (e.g.
-    ``["localhost", "127.0.0.1"]``) refuses other ``Host`` headers; ``api_key`` guards ``/api/*``.
+    ``concurrency`` requests compute at once in this process (a backend has its own number) and
+    ``queue`` more wait; ``allowed_hosts`` (e.g. ``["localhost", "127.0.0.1"]``) refuses other
+    ``Host`` headers; ``api_key`` guards ``/api/*``.
     """
     app = FastAPI(title="mustcite", version=_version(),
                   description="Which papers must your paper cite? Recommendations and draft audits.")
-    state: dict[str, Any] = {"rec": recommender, "error": None}
     max_year = today_year() + 1     # an audit's year: MIN_YEAR to next year
-    admission = Admission(concurrency, queue)
-    app.state.admission = admission
-
-    if recommender is None and loader is not None:
-        def _load() -> None:
-            t0 = time.perf_counter()
-            try:
-                state["rec"] = loader()
-            except Exception as exc:  # noqa: BLE001 - reported by /api/health and every request
-                state["error"] = f"the model failed to load: {exc}"
-                print(f"mustcite: {state['error']} (process {os.getpid()})", file=sys.stderr, flush=True)
-            else:
-                print(f"mustcite: model loaded in {time.perf_counter() - t0:.1f} s (process {os.getpid()})",
-                      file=sys.stderr, flush=True)
-        threading.Thread(target=_load, daemon=True).start()
-
-    def rec():
-        r = state["rec"]
-        if r is None:
-            raise _NotReady(state["error"] or "the model is still loading")
-        return r
+    if backend is None:
+        backend = LocalBackend(recommender, loader, concurrency)
+    admission = Admission(backend.slots, queue)
+    app.state.admission, app.state.backend = admission, backend
 
     # outermost last: headers on every answer, then hosts, same-origin, key, body cap
     app.add_middleware(BodyLimit, limit_for=lambda path: max_upload + 64 * 1024 if path == "/api/audit" else MAX_BODY)
@@ -217,9 +190,9 @@ def create_app(recommender=None, *, loader: Callable[[], Any] | None = None,
         return error_response(422, exc.message + (f" (field '{exc.field}')" if exc.field else ""),
                               **({"hint": exc.hint} if exc.hint else {}))
 
-    @app.exception_handler(_NotReady)
-    async def _not_ready(request: Request, exc: "_NotReady"):
-        return error_response(503, str(exc), {"Retry-After": "5"}, state="failed" if state["error"] else "loading")
+    @app.exception_handler(NotReady)
+    async def _not_ready(request: Request, exc: NotReady):
+        return error_response(503, str(exc), {"Retry-After": "5"}, state="failed" if exc.failed else "loading")
 
     @app.exception_handler(Busy)
     async def _busy(request: Request, exc: Busy):
@@ -238,19 +211,18 @@ def create_app(recommender=None, *, loader: Callable[[], Any] | None = None,
 
     @app.get("/api/health", responses={503: _ERRORS[503]})
     def health():
-        r = state["rec"]
-        if r is None:
-            return error_response(503, state["error"] or "the model is still loading", {"Retry-After": "5"},
-                          state="failed" if state["error"] else "loading")
-        return {"status": "ok"} | r.describe() | {"queue": {"concurrency": admission.concurrency,
-                                                            "queue": admission.queue, "inside": admission.inside}}
+        try:
+            info = backend.describe()
+        except NotReady as exc:
+            return error_response(503, str(exc), {"Retry-After": "5"}, state="failed" if exc.failed else "loading")
+        return {"status": "ok"} | info | {"queue": {"slots": admission.slots, "queue": admission.queue,
+                                                    "inside": admission.inside}}
 
     @app.post("/api/recommend", response_model=RecommendResponse, responses=_ERRORS)
-    def recommend(req: RecommendRequest):
-        r = rec()
-        with admission.slot():
-            results = r.recommend(req.title, req.abstract, top=req.top, year=req.year)
-        return {"year": results.year, "results": _results(results), "notice": results.notice}
+    async def recommend(req: RecommendRequest):
+        backend.describe()       # 503 while the model loads, before taking a queue place
+        with admission.admit():
+            return await backend.recommend(req.title, req.abstract, req.top, req.year)
 
     @app.post("/api/audit", response_model=AuditResponse, responses=_ERRORS)
     async def audit(file: UploadFile = File(..., description="the draft (.pdf, .tei.xml, .md/.mmd[.gz])"),
@@ -258,7 +230,7 @@ def create_app(recommender=None, *, loader: Callable[[], Any] | None = None,
                     year: int | None = Form(None, ge=MIN_YEAR, le=max_year, description=_YEAR_DOC)):
         from ..extract.run import kind_of
 
-        r = rec()
+        backend.describe()
         name = check_filename(file.filename)
         if kind_of(Path(name)) is None:
             raise MustciteError(f"{name}: unsupported draft type; upload a .pdf, .tei.xml or .md/.mmd file",
@@ -268,9 +240,8 @@ def create_app(recommender=None, *, loader: Callable[[], Any] | None = None,
             return error_response(413, f"{name}: the draft is larger than the {max_upload:,}-byte limit")
         if not data:
             raise MustciteError(f"{name}: the uploaded file is empty", field="file")
-        res = await run_in_threadpool(_audit_upload, r, admission, name, data, top, year)
-        return {"draft": name, "title": res.title, "year": res.year, "references": res.references, "linked": res.linked,
-                "missing": _results(res.missing), "cited": _results(res.cited), "notice": res.notice}
+        with admission.admit():
+            return await backend.audit(name, data, top, year)
 
     static = Path(str(resources.files("mustcite.web").joinpath("static")))
     app.mount("/static", StaticFiles(directory=static), name="static")
@@ -280,24 +251,6 @@ def create_app(recommender=None, *, loader: Callable[[], Any] | None = None,
         return FileResponse(static / "index.html", media_type="text/html")
 
     return app
-
-
-class _NotReady(Exception):
-    pass
-
-
-def _audit_upload(r, admission: Admission, name: str, data: bytes, top: int, year: int | None):
-    """Audit an uploaded draft from a private temporary folder; an error names the upload, never
-    the server's temporary path."""
-    with tempfile.TemporaryDirectory(prefix="mustcite-upload-") as tmp:
-        path = Path(tmp) / name
-        path.write_bytes(data)
-        try:
-            with admission.slot():
-                return r.audit(path, top=top, year=year)
-        except MustciteError as exc:
-            message = exc.message.replace(str(path), name).replace(tmp, "")
-            raise MustciteError(f"{name}: {message}", field="file", hint=exc.hint) from None
 
 
 def _version() -> str:

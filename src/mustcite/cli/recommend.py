@@ -298,10 +298,12 @@ def serve_cmd(
     port: int = typer.Option(8000, "--port", min=1, max=65535),
     model: Path = typer.Option(None, "--model", help="model folder (default: <work>/models/recommender, else the demo's recommender-light)"),
     workers: int = typer.Option(1, "--workers", min=1, max=64,
-                                help="worker processes; each loads the model once (memory x N) and takes an equal share of the CPUs"),
-    concurrency: int = typer.Option(1, "--concurrency", min=1, max=64, help="requests computing at once per worker"),
+                                help="worker processes; each loads the model once (memory x N) and takes an equal share "
+                                     "of the CPUs; requests go to the next free worker (1: the model in the server process)"),
+    concurrency: int = typer.Option(1, "--concurrency", min=1, max=64,
+                                    help="with --workers 1: requests computing at once (threads)"),
     queue: int = typer.Option(32, "--queue", min=0, max=10000,
-                              help="requests waiting per worker; more are answered 503 with Retry-After"),
+                              help="requests waiting for a worker; more are answered 503 with Retry-After"),
     allowed_host: list[str] = typer.Option(None, "--allowed-host",
                                            help="answer only requests for this Host name (repeatable; default on "
                                                 "loopback: 127.0.0.1, localhost, [::1]; '*': any)"),
@@ -321,5 +323,5 @@ def serve_cmd(
         print(f"warning: serving on {host} without an API key: anyone who can reach this address can use "
               "the server (--api-key or $MUSTCITE_API_KEY)", file=sys.stderr)
     work = _work()
-    serve(ServeSettings(model=str(folder), work=str(work.root), concurrency=concurrency, queue=queue,
-                        allowed_hosts=hosts, api_key=api_key or None), host=host, port=port, workers=workers)
+    serve(ServeSettings(model=str(folder), work=str(work.root), workers=workers, concurrency=concurrency,
+                        queue=queue, allowed_hosts=hosts, api_key=api_key or None), host=host, port=port)

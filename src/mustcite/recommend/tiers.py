@@ -71,13 +71,26 @@ class TierModels:
             self.models[tier] = m
         return self
 
-    def predict(self, X: np.ndarray) -> dict[str, np.ndarray]:
-        """Probability per available tier, one value per row."""
+    def predict(self, X: np.ndarray, tiers=None) -> dict[str, np.ndarray]:
+        """Probability per available tier (of ``tiers`` when given), one value per row."""
+        models = {t: m for t, m in self.models.items() if tiers is None or t in tiers}
         if len(X) == 0:
-            return {t: np.zeros(0) for t in self.models}
-        from threadpoolctl import threadpool_limits
-
+            return {t: np.zeros(0) for t in models}
         X = self._clean(X)
         # one OpenMP thread: on small batches thread start-up and contention cost more than they save
-        with threadpool_limits(limits=1, user_api="openmp"):
-            return {t: m.predict_proba(X)[:, 1] for t, m in self.models.items()}
+        with _openmp_controller().limit(limits=1, user_api="openmp"):
+            return {t: m.predict_proba(X)[:, 1] for t, m in models.items()}
+
+
+_CONTROLLER = None
+
+
+def _openmp_controller():
+    """One threadpoolctl controller per process: building one scans every loaded library (~5 ms),
+    too slow to do per query."""
+    global _CONTROLLER
+    if _CONTROLLER is None:
+        from threadpoolctl import ThreadpoolController
+
+        _CONTROLLER = ThreadpoolController()
+    return _CONTROLLER

@@ -57,10 +57,11 @@ class BM25Retriever:
         k = max(1, min(int(k), len(self._ids)))
         tokens = self._tokenize([q.text for q in qs], ids=False)
         extra = {} if mask is None else {"weight_mask": np.asarray(mask, dtype=np.float32)}
-        docs, scores = self._bm25.retrieve(tokens, k=k, show_progress=len(qs) > 200, n_threads=1, **extra)
+        docs, scores = self._bm25.retrieve(tokens, k=k, show_progress=len(qs) > 200, n_threads=0, **extra)
         out: Results = {}
         for q, row, srow in zip(qs, np.asarray(docs), np.asarray(scores)):
-            out[q.id] = [(self._ids[int(i)], float(s)) for i, s in zip(row, srow) if s > 0]
+            keep = srow > 0                     # in numpy: a query can have thousands of hits
+            out[q.id] = list(zip([self._ids[i] for i in row[keep].tolist()], srow[keep].tolist()))
         return out
 
     def metadata(self) -> dict[str, Any]:

@@ -1,0 +1,202 @@
+"""Where the server computes: in its own process, or in a pool of worker processes.
+
+Both answer ``recommend`` and ``audit`` with the REST API's JSON bodies and ``describe`` for
+``/api/health``:
+
+* :class:`LocalBackend`: the model in this process (loaded in a background thread); ``concurrency``
+  requests compute at once in threads.
+* :class:`PoolBackend`: ``workers`` processes, each loading the model once (read-only) and taking
+  an equal share of the CPUs. Requests wait in one first-in-first-out queue and go to whichever
+  worker is free, so no worker idles while another has a backlog.
+
+An error a user can act on comes back as :class:`~mustcite.errors.MustciteError` naming the upload,
+never the server's temporary paths.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+from ..errors import MustciteError
+
+
+class NotReady(Exception):
+    """The model is still loading, or failed to load (``failed``)."""
+
+    def __init__(self, message: str, failed: bool = False):
+        super().__init__(message)
+        self.failed = failed
+
+
+# ---- the work itself: plain functions of a loaded recommender (run in any process) ----------------
+
+def _results(rs) -> list[dict[str, Any]]:
+    from ..recommend.formats import bibtex
+
+    return [r.to_dict() | {"bibtex": bibtex(r)} for r in rs]
+
+
+def recommend_body(rec, title: str, abstract: str, top: int, year: int | None) -> dict[str, Any]:
+    ranked = rec.recommend(title, abstract, top=top, year=year)
+    return {"year": ranked.year, "results": _results(ranked), "notice": ranked.notice}
+
+
+def audit_body(rec, name: str, data: bytes, top: int, year: int | None) -> dict[str, Any]:
+    """Audit an uploaded draft from a private temporary folder."""
+    with tempfile.TemporaryDirectory(prefix="mustcite-upload-") as tmp:
+        path = Path(tmp) / name
+        path.write_bytes(data)
+        try:
+            res = rec.audit(path, top=top, year=year)
+        except MustciteError as exc:
+            message = exc.message.replace(str(path), name).replace(tmp, "")
+            raise MustciteError(f"{name}: {message}", field="file", hint=exc.hint) from None
+    return {"draft": name, "title": res.title, "year": res.year, "references": res.references,
+            "linked": res.linked, "missing": _results(res.missing), "cited": _results(res.cited),
+            "notice": res.notice}
+
+
+def _log(message: str) -> None:
+    print(f"mustcite: {message} (process {os.getpid()})", file=sys.stderr, flush=True)
+
+
+# ---- one process ---------------------------------------------------------------------------------
+
+class LocalBackend:
+    """The model in this process; at most ``concurrency`` requests compute at once (threads)."""
+
+    def __init__(self, recommender=None, loader: Callable[[], Any] | None = None, concurrency: int = 1):
+        self.slots = concurrency
+        self._sem = threading.Semaphore(concurrency)
+        self._rec, self._error = recommender, None
+        if recommender is None and loader is not None:
+            threading.Thread(target=self._load, args=(loader,), daemon=True).start()
+
+    def _load(self, loader: Callable[[], Any]) -> None:
+        t0 = time.perf_counter()
+        try:
+            self._rec = loader()
+        except Exception as exc:  # noqa: BLE001 - reported by /api/health and every request
+            self._error = f"the model failed to load: {exc}"
+            _log(self._error)
+        else:
+            _log(f"model loaded in {time.perf_counter() - t0:.1f} s")
+
+    def _ready(self):
+        if self._rec is None:
+            raise NotReady(self._error or "the model is still loading", failed=self._error is not None)
+        return self._rec
+
+    def describe(self) -> dict[str, Any]:
+        return self._ready().describe() | {"workers": 1}
+
+    async def _call(self, fn, *args):
+        from fastapi.concurrency import run_in_threadpool
+
+        rec = self._ready()
+
+        def run():
+            with self._sem:
+                return fn(rec, *args)
+        return await run_in_threadpool(run)
+
+    async def recommend(self, title: str, abstract: str, top: int, year: int | None) -> dict[str, Any]:
+        return await self._call(recommend_body, title, abstract, top, year)
+
+    async def audit(self, name: str, data: bytes, top: int, year: int | None) -> dict[str, Any]:
+        return await self._call(audit_body, name, data, top, year)
+
+
+# ---- a pool of worker processes -----------------------------------------------------------------
+
+_WORKER: dict[str, Any] = {}      # in a worker process: its recommender, or the error loading it
+
+
+def _init_worker(work: str | None, model: str, threads: int) -> None:
+    for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ[name] = str(threads)
+    t0 = time.perf_counter()
+    try:
+        from threadpoolctl import threadpool_limits
+
+        from ..recommend import load_default
+
+        threadpool_limits(threads)
+        _WORKER["rec"] = load_default(work, model)
+        _log(f"model loaded in {time.perf_counter() - t0:.1f} s")
+    except Exception as exc:  # noqa: BLE001 - answered to every request instead of breaking the pool
+        _WORKER["error"] = f"the model failed to load: {exc}"
+        _log(_WORKER["error"])
+
+
+def _in_worker(fn: str, *args) -> tuple[str, Any]:
+    """Run ``fn`` on this worker's model: ("ok", body) or ("error", (message, field, hint)) or
+    ("failed", message) when the model did not load."""
+    if "rec" not in _WORKER:
+        return "failed", _WORKER.get("error", "the model is not loaded")
+    try:
+        return "ok", {"recommend": recommend_body, "audit": audit_body,
+                      "describe": lambda rec: rec.describe()}[fn](_WORKER["rec"], *args)
+    except MustciteError as exc:
+        return "error", (exc.message, exc.field, exc.hint)
+
+
+class PoolBackend:
+    """``workers`` processes, each with the model loaded once; one FIFO queue in front of them."""
+
+    def __init__(self, model: str | Path, work: str | None = None, workers: int = 2):
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
+        self.slots = workers
+        cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+        threads = max(1, cpus // workers)
+        # spawn: a clean interpreter per worker (no threads or locks inherited from the server)
+        self._pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"),
+                                         initializer=_init_worker, initargs=(work, str(model), threads))
+        self._info: dict[str, Any] | None = None
+        self._error: str | None = None
+        # the pool starts a worker per submission while none is idle: one each starts them all now
+        for _ in range(workers):
+            self._pool.submit(_in_worker, "describe").add_done_callback(self._described)
+
+    def _described(self, fut) -> None:
+        try:
+            status, value = fut.result()
+        except Exception as exc:  # noqa: BLE001 - a worker died while loading
+            status, value = "failed", f"a worker process failed: {exc}"
+        if status == "ok":
+            self._info = value
+        elif self._info is None:
+            self._error = value
+
+    def describe(self) -> dict[str, Any]:
+        if self._info is None:
+            raise NotReady(self._error or "the model is still loading", failed=self._error is not None)
+        return self._info | {"workers": self.slots}
+
+    async def _call(self, fn: str, *args) -> dict[str, Any]:
+        self.describe()      # NotReady until a worker has loaded the model
+        status, value = await asyncio.get_running_loop().run_in_executor(self._pool, _in_worker, fn, *args)
+        if status == "ok":
+            return value
+        if status == "failed":
+            raise NotReady(value, failed=True)
+        message, field, hint = value
+        raise MustciteError(message, field=field, hint=hint)
+
+    async def recommend(self, title: str, abstract: str, top: int, year: int | None) -> dict[str, Any]:
+        return await self._call("recommend", title, abstract, top, year)
+
+    async def audit(self, name: str, data: bytes, top: int, year: int | None) -> dict[str, Any]:
+        return await self._call("audit", name, data, top, year)
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=False, cancel_futures=True)
