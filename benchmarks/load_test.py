@@ -13,7 +13,8 @@ server process, summed, after the run). Settings:
 
 * ``old``: one process computing one request at a time with an unbounded queue (what the server
   did before: one global lock);
-* ``new``: ``--workers 2`` (one process per core, each loading the model once);
+* ``new``: ``--workers 2`` (two worker processes, one per core, each loading the model once;
+  requests wait in one queue for the next free worker);
 * ``new-threads``: one process, ``--concurrency 2`` (two requests compute at once in threads).
 
 Queries: the titles + abstracts of a benchmark split (default neurips-2024 dev), cycled.
