@@ -244,3 +244,21 @@ def test_kill_9_during_annotate_then_resume(ex, fresh_labels, capsys):
     assert s["skipped"] == len(done) and s["papers"] == 40
     assert read_run_state(labels).complete and _labels(ex) == fresh_labels
     assert main(["labels", "stats", str(labels)]) == 0
+
+
+def test_readers_of_a_partial_labels_folder_warn(ex, capsys):
+    """Benchmark build and training read labels through iter_reference_files: a labels folder
+    whose annotate run was interrupted is reported once on stderr (they still read what is there)."""
+    from mustcite.extract.run import iter_reference_files
+
+    annotate_dir(ex, progress=False)
+    labels = ex / "labels"
+    st = read_run_state(labels)
+    doc = json.loads(st.path.read_text())
+    doc.update(state="running", pid=2**22 + 12345, pid_start=None)   # a writer that is gone
+    st.path.write_text(json.dumps(doc))
+    capsys.readouterr()
+    n = len(list(iter_reference_files(ex, labelled=True)))
+    list(iter_reference_files(ex, labelled=True))
+    err = capsys.readouterr().err
+    assert n == 40 and err.count("warning: labels folder") == 1 and "was interrupted" in err

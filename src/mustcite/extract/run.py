@@ -425,13 +425,33 @@ RUN_FILES = {SUMMARY, "labels_summary.json", "manifest.json"}
 LABELS_SUBDIR = "labels"
 
 
+_WARNED: set[str] = set()   # warnings already printed by this process
+
+
+def _warn_partial(folder: Path, what: str) -> None:
+    import sys
+
+    from ..runs import warn_if_partial
+
+    if not folder.is_dir():
+        return
+    message = warn_if_partial(folder, what)
+    if message and message not in _WARNED:
+        _WARNED.add(message)
+        print(f"warning: {message}; reading the papers it has", file=sys.stderr)
+
+
 def iter_reference_files(out_dir: str | Path, *, labelled: bool = False):
     """``(stem, path)`` of every per-paper reference file in an extraction folder.
 
     With ``labelled=True`` the path is the labelled copy ``labels/<stem>.json`` written by
-    ``mustcite annotate`` where there is one, else the extraction's own file.
+    ``mustcite annotate`` where there is one, else the extraction's own file. A folder whose run
+    marker says it is partial (:mod:`mustcite.runs`) gets one warning on stderr per process.
     """
     out = Path(out_dir)
+    _warn_partial(out, "extraction folder")
+    if labelled:
+        _warn_partial(out / LABELS_SUBDIR, "labels folder")
     for p in sorted(out.glob("*.json")):
         if p.name in RUN_FILES or p.name.endswith(META_SUFFIX) or p.name.startswith("."):
             continue

@@ -24,7 +24,6 @@ counts the calls a run would make and estimates their cost.
 from __future__ import annotations
 
 import json
-import sys
 import time
 from collections import Counter
 from pathlib import Path
@@ -147,7 +146,7 @@ def annotate_dir(folder: str | Path, *, backend: str = "offline", model: str | N
     from ..extract.run import META_SUFFIX, iter_reference_files
     from ..io import atomic_write_json
     from ..parallel import default_workers
-    from ..runs import run_marker, warn_if_partial
+    from ..runs import run_marker
     from .backends import make_judge
     from .cache import JudgeCache
     from .engine import EngineResult, jobs_for, judge_identity, judge_label, run
@@ -168,9 +167,6 @@ def annotate_dir(folder: str | Path, *, backend: str = "offline", model: str | N
     if not files:
         raise MustciteError("no reference files (<stem>.json) in the folder", path=folder,
                             hint="run `mustcite extract PAPERS -o DIR` first")
-    partial = warn_if_partial(folder, "extraction folder")
-    if partial:
-        print(f"warning: {partial}; labelling the papers it has", file=sys.stderr)
     if judge is None:
         judge = make_judge(backend, model=model, prompts_dir=prompts_dir, prices=prices, **backend_kw)
     label = judge_label(judge)
