@@ -34,10 +34,20 @@ KEYS = {1: ("f1", "precision", "recall"), 2: ("f1", "precision", "recall"),
         3: ("f1", "precision", "recall", "micro_f1", "no_citation_accuracy")}
 
 
+def _task_file(data: Path, split: str, task: int) -> Path:
+    """``<split>/task<N>.jsonl.gz`` (as `mustcite scidoca build` writes it) or ``.jsonl``."""
+    gz = data / split / f"task{task}.jsonl.gz"
+    return gz if gz.is_file() else data / split / f"task{task}.jsonl"
+
+
 def _read_sample(path: Path, task: int, n: int, seed: int):
     if not n:
         return read_examples(path, task=task)
-    total = sum(1 for _ in path.open("rb"))
+    import gzip
+
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rb") as fh:
+        total = sum(1 for _ in fh)
     keep = set(random.Random(seed).sample(range(1, total + 1), min(n, total)))
     return [example_from_json(obj, Origin(str(path), line), task=task)
             for line, obj in iter_jsonl(path) if line in keep]
@@ -55,7 +65,7 @@ def _timed(floor, examples):
 
 
 def run_task(task: int, data: Path, sample: int, seed: int) -> dict:
-    dev = _read_sample(data / "dev" / f"task{task}.jsonl", task, sample, seed)
+    dev = _read_sample(_task_file(data, "dev", task), task, sample, seed)
     gold = [e.answer() for e in dev]
     bm25 = BM25TopK(task)
     grid = {}
@@ -72,7 +82,7 @@ def run_task(task: int, data: Path, sample: int, seed: int) -> dict:
     n_dev = len(dev)
     del dev, gold  # free dev before test is read
 
-    test = read_examples(data / "test" / f"task{task}.jsonl", task=task)
+    test = read_examples(_task_file(data, "test", task), task=task)
     tgold = [e.answer() for e in test]
     out = {"dev_paragraphs": n_dev, "k_meaning": "context half-width in words around the slot" if task == 2
            else "top-k candidates" + (" per sentence" if task == 3 else ""),

@@ -617,6 +617,15 @@ def read_examples(path: str | Path, *, task: int | None = None) -> list[Example]
     return list(_iter_seed_jsonl(path, task, example_from_json))
 
 
+def iter_examples(path: str | Path, *, task: int | None = None) -> Iterator[Example]:
+    """:func:`read_examples`, one example at a time: a seed-shape JSONL file (the large training
+    files) is streamed a line at a time, never held whole."""
+    path = Path(path)
+    if detect_shape(path) == "seed-jsonl":
+        return _iter_seed_jsonl(path, task, example_from_json)
+    return iter(read_examples(path, task=task))
+
+
 def write_examples(path: str | Path, examples: Iterable[Example], *, empty_marker: bool = False) -> int:
     """Seed-shape JSONL, one example a line; returns the count."""
     return write_jsonl(path, (example_to_json(e, empty_marker=empty_marker) for e in examples))

@@ -1,0 +1,121 @@
+"""SCIDOCA Task 2 (masked citation prediction): the learned system against the BM25 floor.
+
+Trains :class:`mustcite.scidoca.masked.MaskedCitationModel` on a seeded random sample of
+training paragraphs (train split only), scores it and the BM25 floor (context half-width 5, the
+dev-chosen floor) on all of dev, then once on test: the official metric (per-mask accuracy: P = R
+= F1), the ratio to the floor, a paired test over paragraphs (randomisation test on each
+paragraph's accuracy) and throughput (paragraphs/s of ``predict``). Nothing of dev or test shapes
+the model: it has no tuned setting. Writes ``benchmarks/results/scidoca_masked.json`` and saves
+the model (``--model-out``, default ``<work>/models/scidoca-task2``).
+
+    python benchmarks/scidoca_masked.py [--data DIR] [--train 4000] [--seed 0]
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import random
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+
+from mustcite.benchmark.significance import randomisation_test  # noqa: E402
+from mustcite.io import atomic_write_json  # noqa: E402
+from mustcite.scidoca.evaluate import evaluate  # noqa: E402
+from mustcite.scidoca.floors import BM25TopK  # noqa: E402
+from mustcite.scidoca.formats import Origin, example_from_json, read_examples  # noqa: E402
+from mustcite.scidoca.masked import MaskedCitationModel  # noqa: E402
+
+OUT = Path(__file__).parent / "results" / "scidoca_masked.json"
+
+
+def task_file(data: Path, split: str) -> Path:
+    for name in ("task2.jsonl.gz", "task2.jsonl"):
+        if (data / split / name).is_file():
+            return data / split / name
+    raise SystemExit(f"no {split}/task2.jsonl[.gz] under {data}: run `mustcite scidoca build` first")
+
+
+def sample_lines(path: Path, n: int, seed: int) -> list:
+    """A seeded reservoir sample of ``n`` lines, parsed (only the kept lines are parsed)."""
+    rng = random.Random(seed)
+    keep: list[tuple[int, bytes]] = []
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rb") as fh:
+        for i, line in enumerate(fh, 1):
+            if len(keep) < n:
+                keep.append((i, line))
+            else:
+                j = rng.randrange(i)
+                if j < n:
+                    keep[j] = (i, line)
+    keep.sort()
+    return [example_from_json(json.loads(line), Origin(str(path), i), task=2) for i, line in keep]
+
+
+def per_paragraph(gold, answers) -> dict[str, float]:
+    out = {}
+    for g, a in zip(gold, answers):
+        if g.citations:
+            got = dict(a.citations)
+            out[g.id] = sum(got.get(m) == c for m, c in g.citations.items()) / len(g.citations)
+    return out
+
+
+def compare(examples, systems: dict) -> dict:
+    gold = [e.answer() for e in examples]
+    rows, per = {}, {}
+    for name, system in systems.items():
+        t0 = time.perf_counter()
+        answers = system.predict(examples)
+        rate = len(examples) / (time.perf_counter() - t0)
+        r = evaluate(2, gold, answers)
+        rows[name] = {"f1": round(r["f1"], 4), "masks": r["masks"], "correct_masks": r["correct_masks"],
+                      "paragraphs_per_s": round(rate, 1)}
+        per[name] = per_paragraph(gold, answers)
+    rows["learned_vs_bm25"] = {"ratio": round(rows["learned"]["f1"] / rows["bm25"]["f1"], 3),
+                               "points": round(100 * (rows["learned"]["f1"] - rows["bm25"]["f1"]), 1),
+                               "p_randomisation": randomisation_test(per["learned"], per["bm25"])}
+    return rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    from mustcite.config import Workspace
+
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--data", type=Path, help="SCIDOCA task data (default: <work>/scidoca)")
+    ap.add_argument("--train", type=int, default=4000, help="training paragraphs sampled")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--model-out", type=Path)
+    ap.add_argument("--out", type=Path, default=OUT)
+    args = ap.parse_args(argv)
+    work = Workspace.resolve().root
+    data = args.data or work / "scidoca"
+    t0 = time.perf_counter()
+    train = sample_lines(task_file(data, "train"), args.train, args.seed)
+    read_s = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    model = MaskedCitationModel().fit(train)
+    fit_s = time.perf_counter() - t0
+    del train
+    model.save(args.model_out or work / "models" / "scidoca-task2")
+    systems = {"learned": model, "bm25": BM25TopK(2)}
+    dev = compare(read_examples(task_file(data, "dev"), task=2), systems)
+    print("dev", json.dumps(dev), file=sys.stderr)
+    test = compare(read_examples(task_file(data, "test"), task=2), systems)
+    print("test", json.dumps(test), file=sys.stderr)
+    out = {"task": 2, "train": {"sampled_paragraphs": args.train, "seed": args.seed, **model.info,
+                                "read_s": round(read_s, 1), "fit_s": round(fit_s, 1)},
+           "model": model.metadata(), "dev": dev, "test": test,
+           "target": "floor + 10 points on test (BM25 floor 0.224 -> 0.324)"}
+    atomic_write_json(args.out, out)
+    print(json.dumps({"dev": dev, "test": test}, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

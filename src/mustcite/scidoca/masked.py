@@ -1,0 +1,196 @@
+"""A learned system for SCIDOCA Task 2 (masked citation prediction): slot-local lexical evidence,
+a gradient-boosted scorer, and one assignment per paragraph.
+
+For every (mask, candidate) pair of a paragraph, :func:`pair_features` computes BM25 scores of
+the candidate's ``title + abstract`` against the words around the mask at several half-widths
+(3, 5, 10, 25 words, each raw, divided by the mask's best, and as a rank), against the mask's
+sentence and against the whole paragraph, plus the paragraph's numbers of masks and candidates.
+The collection for IDF is the paragraph's own candidate list, as in the BM25 floor
+(:mod:`.floors`). A scikit-learn ``HistGradientBoostingClassifier`` learns P(candidate is the
+mask's citation) on training paragraphs; :meth:`MaskedCitationModel.predict` then gives the
+paragraph's masks distinct candidates maximising the summed log-probability (the Hungarian
+method, ``scipy.optimize.linear_sum_assignment``); masks beyond the number of candidates take
+their own best candidate (a paper may be cited twice).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..errors import MustciteError
+from .floors import _MASK, _doc_text, _nowhere, _ParagraphBM25, _tokenizer, _window_query
+from .formats import Answer, Example
+
+WIDTHS = (3, 5, 10, 25)
+FEATURES = tuple(f"w{w}_{kind}" for w in WIDTHS for kind in ("bm25", "rel", "rank")) + (
+    "sentence_bm25", "sentence_rel", "paragraph_bm25", "paragraph_rel", "n_masks", "n_candidates")
+FORMAT = 1
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z(\[])")
+
+
+@dataclass
+class Pairs:
+    """One paragraph's (mask, candidate) grid: ``X`` has one row per mask x candidate (mask-major)."""
+
+    masks: tuple[str, ...]
+    ids: tuple[str, ...]
+    X: np.ndarray
+    y: np.ndarray | None = None
+
+
+def _sentence_of(text: str, mask: str) -> str:
+    for sentence in _SENTENCE_END.split(text):
+        if mask in sentence:
+            return _MASK.sub(" ", sentence)
+    return ""
+
+
+def _rank(scores: np.ndarray) -> np.ndarray:
+    order = np.argsort(-scores, kind="stable")
+    rank = np.empty(len(scores), dtype=np.float32)
+    rank[order] = np.arange(1, len(scores) + 1)
+    return rank
+
+
+def _rel(scores: np.ndarray) -> np.ndarray:
+    top = float(scores.max()) if len(scores) else 0.0
+    return scores / top if top > 0 else np.zeros_like(scores)
+
+
+class _Featurizer:
+    def __init__(self, k1: float = 1.5, b: float = 0.75):
+        self.k1, self.b = k1, b
+        self.tokenize = _tokenizer()
+
+    def pairs(self, ex: Example) -> Pairs:
+        masks, ids = ex.masks, tuple(c.id for c in ex.candidates)
+        text = ex.text
+        queries = [_MASK.sub(" ", text)]
+        for m in masks:
+            queries += [_window_query(text, m, w) for w in WIDTHS] + [_sentence_of(text, m)]
+        toks = self.tokenize([_doc_text(c) for c in ex.candidates] + queries) if ids else []
+        index = _ParagraphBM25(toks[:len(ids)], self.k1, self.b, "lucene") if ids else None
+        q = toks[len(ids):]
+        n = len(ids)
+        rows = []
+        if n:
+            para = index.scores(q[0])
+            per = len(WIDTHS) + 1
+            for mi in range(len(masks)):
+                cols = []
+                for wi in range(len(WIDTHS)):
+                    s = index.scores(q[1 + mi * per + wi])
+                    cols += [s, _rel(s), _rank(s)]
+                s = index.scores(q[1 + mi * per + len(WIDTHS)])
+                cols += [s, _rel(s), para, _rel(para),
+                         np.full(n, len(masks), dtype=np.float32), np.full(n, n, dtype=np.float32)]
+                rows.append(np.stack(cols, axis=1))
+        X = np.vstack(rows).astype(np.float32) if rows else np.zeros((0, len(FEATURES)), dtype=np.float32)
+        y = None
+        if ex.gold is not None and n:
+            gold = dict(ex.gold)
+            y = np.array([gold.get(m) == cid for m in masks for cid in ids], dtype=np.int8)
+        return Pairs(masks, ids, X, y)
+
+
+@dataclass
+class MaskedCitationModel:
+    """Task 2 system: :meth:`fit` on training paragraphs, :meth:`predict` answers."""
+
+    name: str = "learned"
+    params: dict[str, Any] = field(default_factory=lambda: {"max_iter": 300, "learning_rate": 0.05,
+                                                            "max_leaf_nodes": 31, "random_state": 0})
+    info: dict[str, Any] = field(default_factory=dict)
+    _clf: Any = None
+
+    def __post_init__(self):
+        self._feat = _Featurizer()
+
+    def metadata(self) -> dict[str, Any]:
+        return {"method": self.name, "task": 2, "features": list(FEATURES), "model": "HistGradientBoostingClassifier",
+                "params": self.params, "assignment": "Hungarian over log P, distinct candidates per paragraph",
+                **self.info}
+
+    def fit(self, examples: Iterable[Example], *, progress: bool = True) -> "MaskedCitationModel":
+        from sklearn.ensemble import HistGradientBoostingClassifier
+        from tqdm import tqdm
+
+        Xs, ys, n = [], [], 0
+        for ex in tqdm(examples, desc="task 2 features", disable=not progress, unit="para"):
+            self._check(ex)
+            p = self._feat.pairs(ex)
+            if p.y is not None and p.y.any():
+                Xs.append(p.X)
+                ys.append(p.y)
+                n += 1
+        if not Xs:
+            raise MustciteError("no training paragraph with a gold citation among its candidates")
+        X, y = np.vstack(Xs), np.concatenate(ys)
+        self._clf = HistGradientBoostingClassifier(**self.params, early_stopping=True, validation_fraction=0.1)
+        self._clf.fit(X, y)
+        self.info = {"train_paragraphs": n, "train_pairs": int(len(y)), "train_positives": int(y.sum()),
+                     "iterations": int(self._clf.n_iter_)}
+        return self
+
+    def _check(self, ex: Example) -> None:
+        if ex.task != 2:
+            raise (ex.origin or _nowhere()).error(f"a Task {ex.task} example, but this system is for Task 2")
+
+    def predict(self, examples: Sequence[Example]) -> list[Answer]:
+        from scipy.optimize import linear_sum_assignment
+
+        if self._clf is None:
+            raise MustciteError("the Task 2 model is not trained: call fit() or load()")
+        out = []
+        for ex in examples:
+            self._check(ex)
+            p = self._feat.pairs(ex)
+            if not p.ids:
+                out.append(Answer(ex.id, 2, {m: None for m in p.masks}))
+                continue
+            prob = self._clf.predict_proba(p.X)[:, 1].reshape(len(p.masks), len(p.ids))
+            cost = -np.log(np.clip(prob, 1e-9, 1.0))
+            rows, cols = linear_sum_assignment(cost)
+            chosen = {p.masks[r]: p.ids[c] for r, c in zip(rows, cols)}
+            for mi, m in enumerate(p.masks):     # more masks than candidates: each its own best
+                if m not in chosen:
+                    chosen[m] = p.ids[int(np.argmax(prob[mi]))]
+            out.append(Answer(ex.id, 2, {m: chosen[m] for m in p.masks}))
+        return out
+
+    def save(self, folder: str | Path) -> Path:
+        import joblib
+
+        from ..io import atomic_write_json
+
+        folder = Path(folder)
+        folder.mkdir(parents=True, exist_ok=True)
+        joblib.dump(self._clf, folder / "model.joblib")
+        atomic_write_json(folder / "config.json", {"format": FORMAT, **self.metadata()})
+        return folder
+
+    @classmethod
+    def load(cls, folder: str | Path) -> "MaskedCitationModel":
+        import joblib
+
+        from ..io import read_json
+
+        folder = Path(folder)
+        meta = read_json(folder / "config.json")
+        if not isinstance(meta, dict) or meta.get("format") != FORMAT or meta.get("task") != 2:
+            raise MustciteError("not a Task 2 model of this version", path=folder / "config.json",
+                                hint="train one with benchmarks/scidoca_masked.py")
+        keep = ("train_paragraphs", "train_pairs", "train_positives", "iterations")
+        m = cls(params=meta["params"], info={k: meta[k] for k in keep if k in meta})
+        try:
+            m._clf = joblib.load(folder / "model.joblib")
+        except Exception as exc:  # noqa: BLE001 - a damaged model file: name it
+            raise MustciteError(f"cannot load the model: {exc}", path=folder / "model.joblib") from None
+        return m
+
