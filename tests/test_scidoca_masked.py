@@ -97,3 +97,20 @@ def test_cli_train_and_predict_learned(tmp_path):
                  "--gold", str(tmp_path / "test.jsonl")]) == 0
     assert main(["--work", str(tmp_path / "w"), "scidoca", "predict", "--task", "1", "--method", "learned",
                  "--in", str(tmp_path / "test.jsonl"), "--out", str(tmp_path / "p1.jsonl")]) == 2
+
+
+def test_dense_features_with_the_shipped_minilm(tmp_path, monkeypatch):
+    """With an encoder: five more features (cosines with the mask's sentence, window and paragraph),
+    saved with the model and rebuilt on load."""
+    from mustcite.scidoca.masked import DENSE_FEATURES
+
+    monkeypatch.setenv("MUSTCITE_CACHE", str(tmp_path / "cache"))
+    model = MaskedCitationModel(encoder={"max_seq_length": 64}, params={
+        "max_iter": 10, "learning_rate": 0.1, "max_leaf_nodes": 7, "random_state": 0}).fit(_paragraphs(20), progress=False)
+    p = model._feat.pairs(t2())
+    assert p.X.shape == (3 * len(CANDS), len(FEATURES) + len(DENSE_FEATURES))
+    block = p.X[:len(CANDS), len(FEATURES) + DENSE_FEATURES.index("sentence_cos")]
+    assert p.ids[int(block.argmax())] == "vaswani"     # the Transformer sentence is closest to Vaswani
+    model.save(tmp_path / "m")
+    again = MaskedCitationModel.load(tmp_path / "m")
+    assert again.encoder == {"max_seq_length": 64} and again.predict([t2()]) == model.predict([t2()])

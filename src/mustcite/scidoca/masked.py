@@ -30,6 +30,11 @@ from .formats import Answer, Example
 WIDTHS = (3, 5, 10, 25)
 FEATURES = tuple(f"w{w}_{kind}" for w in WIDTHS for kind in ("bm25", "rel", "rank")) + (
     "sentence_bm25", "sentence_rel", "paragraph_bm25", "paragraph_rel", "n_masks", "n_candidates")
+#: with a dense encoder: cosine of the candidate's embedding with the mask's sentence (raw, relative
+#: to the mask's best, rank), with its 10-word window and with the paragraph
+DENSE_FEATURES = ("sentence_cos", "sentence_cos_rel", "sentence_cos_rank", "w10_cos", "paragraph_cos")
+#: the recommender's default encoder (int8 ONNX MiniLM, 64 tokens): candidate embeddings come from its cache
+DEFAULT_ENCODER = {"spec": "onnx-int8:minilm", "max_seq_length": 64}
 FORMAT = 1
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z(\[])")
 
@@ -64,9 +69,25 @@ def _rel(scores: np.ndarray) -> np.ndarray:
 
 
 class _Featurizer:
-    def __init__(self, k1: float = 1.5, b: float = 0.75):
-        self.k1, self.b = k1, b
+    def __init__(self, k1: float = 1.5, b: float = 0.75, encoder: Any = None):
+        self.k1, self.b, self.encoder = k1, b, encoder
         self.tokenize = _tokenizer()
+
+    def _dense(self, ex: Example, masks: tuple[str, ...]) -> list[np.ndarray]:
+        """Per mask, the dense feature block (candidates x DENSE_FEATURES)."""
+        from ..retrieval.base import doc_text
+
+        cands = self.encoder.embed([doc_text(c.title, c.abstract) for c in ex.candidates], desc="")
+        text = ex.text
+        queries = [_MASK.sub(" ", text)] + [q for m in masks for q in (_sentence_of(text, m) or _MASK.sub(" ", text),
+                                                                        _window_query(text, m, 10) or " ")]
+        qv = self.encoder.encode(queries)
+        para = cands @ qv[0]
+        blocks = []
+        for mi in range(len(masks)):
+            sent, win = cands @ qv[1 + 2 * mi], cands @ qv[2 + 2 * mi]
+            blocks.append(np.stack([sent, _rel(sent), _rank(sent), win, para], axis=1))
+        return blocks
 
     def pairs(self, ex: Example) -> Pairs:
         masks, ids = ex.masks, tuple(c.id for c in ex.candidates)
@@ -91,7 +112,10 @@ class _Featurizer:
                 cols += [s, _rel(s), para, _rel(para),
                          np.full(n, len(masks), dtype=np.float32), np.full(n, n, dtype=np.float32)]
                 rows.append(np.stack(cols, axis=1))
-        X = np.vstack(rows).astype(np.float32) if rows else np.zeros((0, len(FEATURES)), dtype=np.float32)
+            if self.encoder is not None:
+                rows = [np.hstack([r, d]) for r, d in zip(rows, self._dense(ex, masks))]
+        width = len(FEATURES) + (len(DENSE_FEATURES) if self.encoder is not None else 0)
+        X = np.vstack(rows).astype(np.float32) if rows else np.zeros((0, width), dtype=np.float32)
         y = None
         if ex.gold is not None and n:
             gold = dict(ex.gold)
@@ -104,16 +128,25 @@ class MaskedCitationModel:
     """Task 2 system: :meth:`fit` on training paragraphs, :meth:`predict` answers."""
 
     name: str = "learned"
+    #: a dense encoder's settings (:func:`mustcite.retrieval.dense.dense_from_meta`), or None: lexical only
+    encoder: dict[str, Any] | None = None
     params: dict[str, Any] = field(default_factory=lambda: {"max_iter": 300, "learning_rate": 0.05,
                                                             "max_leaf_nodes": 31, "random_state": 0})
     info: dict[str, Any] = field(default_factory=dict)
     _clf: Any = None
 
     def __post_init__(self):
-        self._feat = _Featurizer()
+        enc = None
+        if self.encoder is not None:
+            from ..retrieval.dense import dense_from_meta
+
+            enc = dense_from_meta(self.encoder)
+        self._feat = _Featurizer(encoder=enc)
 
     def metadata(self) -> dict[str, Any]:
-        return {"method": self.name, "task": 2, "features": list(FEATURES), "model": "HistGradientBoostingClassifier",
+        feats = list(FEATURES) + (list(DENSE_FEATURES) if self.encoder is not None else [])
+        return {"method": self.name, "task": 2, "features": feats, "encoder": self.encoder,
+                "model": "HistGradientBoostingClassifier",
                 "params": self.params, "assignment": "Hungarian over log P, distinct candidates per paragraph",
                 **self.info}
 
@@ -187,7 +220,7 @@ class MaskedCitationModel:
             raise MustciteError("not a Task 2 model of this version", path=folder / "config.json",
                                 hint="train one with benchmarks/scidoca_masked.py")
         keep = ("train_paragraphs", "train_pairs", "train_positives", "iterations")
-        m = cls(params=meta["params"], info={k: meta[k] for k in keep if k in meta})
+        m = cls(params=meta["params"], info={k: meta[k] for k in keep if k in meta}, encoder=meta.get("encoder"))
         try:
             m._clf = joblib.load(folder / "model.joblib")
         except Exception as exc:  # noqa: BLE001 - a damaged model file: name it
