@@ -44,7 +44,10 @@ def agreement_cmd(
             raise UsageError("'mustcite agreement sample' needs --refs DIR and --out FILE.csv")
         if judge is not None:
             raise UsageError("--judge does not apply to 'agreement sample'")
+        from ..io import check_output_file
         from ..labels.sample import write_sample
+
+        check_output_file(out)
 
         typer.echo(json.dumps(write_sample(refs, out, n=n, seed=seed, manifest=papers), indent=1))
         return
@@ -71,6 +74,10 @@ def stats_cmd(
     from ..labels.tiers import LabelConfig
     from ..runs import read_run_state, warn_if_partial
 
+    from ..io import check_output_file
+
+    if out is not None:
+        check_output_file(out)
     partial = warn_if_partial(folder, "label folder") if folder.is_dir() else None
     if partial and not allow_partial:
         st = read_run_state(folder)
