@@ -126,6 +126,13 @@ def test_normalisers_idempotent(s):
     surname(s)
 
 
+def _author_list(written: list[str]) -> str:
+    """``A``, ``A and B``, or ``A, B, and C``, as bibliographies write author lists."""
+    if len(written) <= 2:
+        return " and ".join(written)
+    return ", ".join(written[:-1]) + ", and " + written[-1]
+
+
 @st.composite
 def numeric_bibliography(draw):
     """``* [n] J. Smith, K. Lee, and H. Kim. Title. Venue, 2020.`` lines with the values used."""
@@ -136,9 +143,7 @@ def numeric_bibliography(draw):
     for k in range(start, start + n):
         names = draw(st.lists(st.tuples(INITIAL, SURNAME), min_size=1, max_size=4))
         written = [f"{i}. {s}" for i, s in names]
-        authors = (written[0] if len(written) == 1 else
-                   f"{written[0]} and {written[1]}" if len(written) == 2 else
-                   ", ".join(written[:-1]) + ", and " + written[-1])
+        authors = _author_list(written)
         title, year, venue = draw(TITLE), draw(YEAR), draw(VENUE)
         lines.append(f"* {bracket.format(k)} {authors}. {title}. {venue}, {year}.")
         rows.append((k, [s for _, s in names], title, year))
@@ -169,9 +174,7 @@ def author_year_bibliography(draw):
         others = draw(st.lists(SURNAME.filter(lambda s: s not in firsts), max_size=3))
         names = [first] + others
         written = [f"{s}, {draw(INITIAL)}." for s in names]
-        authors = (written[0] if len(written) == 1 else
-                   f"{written[0]} and {written[1]}" if len(written) == 2 else
-                   ", ".join(written[:-1]) + ", and " + written[-1])
+        authors = _author_list(written)
         year = draw(YEAR)
         lines.append(f"* {authors} ({year}). {draw(TITLE)}. {draw(VENUE)}.")
         rows.append((names, year))

@@ -39,8 +39,11 @@ def build_app(settings: ServeSettings):
     from .app import create_app
     from .backends import PoolBackend
 
-    backend = (PoolBackend(settings.model, settings.work, settings.workers) if settings.workers > 1 else None)
-    return create_app(loader=lambda: load_default(settings.work, settings.model), backend=backend,
+    if settings.workers > 1:      # each worker loads the model itself
+        backend, loader = PoolBackend(settings.model, settings.work, settings.workers), None
+    else:                          # the model loads in this process, in the background
+        backend, loader = None, (lambda: load_default(settings.work, settings.model))
+    return create_app(loader=loader, backend=backend,
                       max_upload=settings.max_upload, concurrency=settings.concurrency, queue=settings.queue,
                       allowed_hosts=settings.allowed_hosts or None, api_key=settings.api_key)
 
