@@ -20,7 +20,7 @@ $(VENV)/.installed: pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PIP) install -q --upgrade pip
 	$(PIP) install -q torch==2.13.0
-	$(PIP) install -q -e '.[dense,serve,judges,test]'
+	$(PIP) install -q -e '.[dense,serve,judges,test,ray]'
 	touch $@
 
 venv: $(VENV)/.installed

@@ -1,50 +1,44 @@
-"""Map a pure per-record function over records in a process pool, with a progress bar.
+"""Map a pure per-record function over records, with a progress bar, on the chosen engine.
 
 Per-paper work (extract, link, judge, encode) is a pure function of one record, so the same
-function can later be handed to a distributed engine (e.g. ``ray.data.Dataset.map``) unchanged.
+function runs on a local process pool or on a Ray cluster unchanged (:mod:`mustcite.engine`).
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import ProcessPoolExecutor
 from typing import TypeVar
 
 from tqdm import tqdm
 
+from .engine import Engine, current_engine, default_workers
+
 T = TypeVar("T")
 R = TypeVar("R")
 
-
-def default_workers() -> int:
-    env = os.environ.get("MUSTCITE_WORKERS")
-    if env:
-        return max(1, int(env))
-    return max(1, os.cpu_count() or 1)
+__all__ = ["default_workers", "pmap"]
 
 
 def pmap(fn: Callable[[T], R], items: Iterable[T], *, workers: int | None = None,
          desc: str = "", total: int | None = None, chunksize: int = 4,
-         progress: bool = True) -> Iterator[R]:
+         progress: bool = True, engine: Engine | None = None,
+         on_fail: Callable[[T, str], R] | None = None, unit: str = "item") -> Iterator[R]:
     """Yield ``fn(item)`` for every item, in input order.
 
-    ``workers=1`` runs in-process (no pickling; easiest to debug). ``fn`` must be a module-level
-    function so it pickles.
+    ``engine``: where it runs (default: :func:`mustcite.engine.current_engine`, the local process
+    pool unless a command chose ``--engine ray``). Locally ``workers=1`` runs in-process (no
+    pickling; easiest to debug). ``fn`` must be a module-level function so it pickles.
+    An exception raised by ``fn`` ends the map on every engine. ``on_fail(item, message)`` makes
+    the result of an item whose Ray worker was lost (killed, out of memory, node gone) after a retry
+    (a failed paper is reported, never fatal); without it such an item raises MustciteError.
     """
-    items = list(items) if total is None and not hasattr(items, "__len__") else items
-    n = total if total is not None else len(items)  # type: ignore[arg-type]
-    workers = workers or default_workers()
-    bar = tqdm(total=n, desc=desc, disable=not progress, unit="item", dynamic_ncols=True)
+    items = list(items)
+    n = total if total is not None else len(items)
+    engine = engine or current_engine()
+    bar = tqdm(total=n, desc=desc, disable=not progress, unit=unit, dynamic_ncols=True)
     try:
-        if workers <= 1 or n <= 1:
-            for item in items:
-                yield fn(item)
-                bar.update(1)
-        else:
-            with ProcessPoolExecutor(max_workers=workers) as pool:
-                for result in pool.map(fn, items, chunksize=chunksize):
-                    yield result
-                    bar.update(1)
+        yield from engine.map(fn, items, workers=workers, chunksize=chunksize, tick=bar.update, on_fail=on_fail)
     finally:
         bar.close()
+
+

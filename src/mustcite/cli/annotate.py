@@ -10,7 +10,9 @@ import typer
 
 from ..errors import MustciteError, UsageError
 
+from ..engine import make_engine
 from ..labels.annotate import SUMMARY_NAME, annotate_dir
+from .extract import ADDRESS_HELP, ENGINE_HELP, rate
 
 
 def register(app: typer.Typer) -> None:
@@ -41,16 +43,21 @@ def annotate_cmd(
     force: bool = typer.Option(False, "--force", help="relabel papers whose labels are up to date"),
     chunk: int = typer.Option(None, "--chunk", min=1,
                               help="instances judged per chunk; label files are written after each chunk"),
+    engine: str = typer.Option("local", "--engine", help=ENGINE_HELP + "; LLM judges always run here"),
+    address: str = typer.Option(None, "--address", help=ADDRESS_HELP),
     as_json: bool = typer.Option(False, "--json", help="print the summary as JSON"),
 ) -> None:
     """Judge every citation instance (Type I, Type II), add Type III, write DIR/labels/ and a summary.
     A rerun skips papers already labelled by the same judge (--force relabels them)."""
     if backend not in ("offline", "openai", "gemini", "local"):
         raise UsageError(f"unknown --backend {backend!r}: use offline, openai, gemini or local")
+    eng = make_engine(engine, address)
     summary = annotate_dir(folder, backend=backend, model=model, prompts_dir=str(prompts) if prompts else None,
                            concurrency=concurrency, dry_run=dry_run, mention_threshold=mention_threshold,
                            prices=_parse_price(price, model), force=force, chunk=chunk,
-                           progress=not as_json and sys.stderr.isatty())
+                           progress=not as_json and sys.stderr.isatty(), engine=eng)
+    if not dry_run:
+        summary["engine"] = eng.name
     if as_json:
         typer.echo(json.dumps(summary, indent=1, ensure_ascii=False))
     elif dry_run:
@@ -61,6 +68,9 @@ def annotate_cmd(
                    + (f" ({summary['skipped']} papers up to date, skipped)" if summary.get("skipped") else ""))
         typer.echo(f"type1 {c['type1']}  type2 {c['type2']}  type3 {c['type3']}  must_cite {c['must_cite']}")
         typer.echo(f"parse failures {summary['parse_failures']}, calls {summary['calls']}, cached {summary['cached']}")
+        done = summary["papers"] - summary.get("skipped", 0)
+        typer.echo(f"{done} papers labelled in {summary['seconds']:.1f} s ({rate(done, summary['seconds'])}, "
+                   f"{summary['instances_per_s'] or 0:,.0f} instances/s, engine {eng.name})")
         typer.echo(summary["cost_report"])
         typer.echo(f"labels in {summary['labels_dir']}, summary in {Path(folder) / SUMMARY_NAME}")
     if summary.get("failed_calls"):

@@ -124,19 +124,26 @@ def retrieve_cmd(
     batch_size: int = typer.Option(32, "--batch-size", min=1),
     max_seq_length: int = typer.Option(256, "--max-seq-length", min=16, help="dense only: tokens per text"),
     out: Path = typer.Option(None, "--out", help="write here instead of stdout"),
+    engine: str = typer.Option("local", "--engine", help="dense only: where the pool is encoded: local (this "
+                               "process) or ray (the batches on a Ray cluster; pip install 'mustcite[ray]')"),
+    address: str = typer.Option(None, "--address", help="with --engine ray: the Ray cluster to join "
+                                "(default: start a local one)"),
 ) -> None:
     """Top-K pool papers for each query (title + abstract)."""
     from ..benchmark.trec import format_run
+    from ..engine import make_engine, use_engine
     from ..retrieval.base import read_queries
 
     if fmt not in ("trec", "json"):
         raise UsageError(f"--format must be trec or json, got {fmt!r}")
     if out:
         check_output_file(out)
+    eng = make_engine(engine, address)
     qs = read_queries(queries)
-    retriever, rows = _retriever(method, _resolve_pool(pool, benchmark), ann=ann, batch_size=batch_size, cache=True,
-                                  max_seq_length=max_seq_length)
-    results = retriever.search(qs, k=top)
+    with use_engine(eng):
+        retriever, rows = _retriever(method, _resolve_pool(pool, benchmark), ann=ann, batch_size=batch_size,
+                                      cache=True, max_seq_length=max_seq_length)
+        results = retriever.search(qs, k=top)
     if fmt == "trec":
         text = format_run(results, tag=retriever.name.replace(" ", "_") or "mustcite")
     else:

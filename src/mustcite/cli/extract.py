@@ -15,6 +15,22 @@ from ..errors import MustciteError, UsageError
 from ..io import check_output_dir
 
 
+ENGINE_HELP = "where per-paper work runs: local (a process pool, default) or ray (a Ray cluster; pip install 'mustcite[ray]')"
+ADDRESS_HELP = "with --engine ray: the Ray cluster to join, e.g. ray://head:10001 or auto (default: start a local one)"
+
+
+def engine_option() -> str:
+    return typer.Option("local", "--engine", help=ENGINE_HELP)
+
+
+def address_option() -> str:
+    return typer.Option(None, "--address", help=ADDRESS_HELP)
+
+
+def rate(papers: int, seconds: float) -> str:
+    return f"{papers / seconds:.2f} papers/s" if seconds > 0 and papers else "-"
+
+
 def register(app: typer.Typer) -> None:
     app.command("extract")(extract_cmd)
     app.command("link")(link_cmd)
@@ -27,23 +43,36 @@ def extract_cmd(
     grobid_url: str = typer.Option(None, "--grobid-url", envvar="MUSTCITE_GROBID_URL",
                                    help="GROBID server, e.g. http://localhost:8070 (default: built-in PDF path only)"),
     force: bool = typer.Option(False, "--force", help="re-extract papers whose output is up to date"),
+    engine: str = engine_option(),
+    address: str = address_option(),
     as_json: bool = typer.Option(False, "--json", help="print the run totals as JSON"),
 ) -> None:
     """Extract reference lists and citation contexts from full texts."""
+    from ..engine import make_engine
     from ..extract.run import extract_paths
 
     if grobid_url is not None and not grobid_url.startswith(("http://", "https://")):
         raise UsageError(f"--grobid-url must be an http(s) URL, got {grobid_url!r}")
+    eng = make_engine(engine, address, workers=workers)
     check_output_dir(out)
     summary = extract_paths([str(p) for p in paths], out, workers=workers, grobid_url=grobid_url,
-                            force=force, progress=not as_json)
+                            force=force, progress=not as_json, engine=eng)
     totals = summary.totals()
+    done = summary.papers - summary.skipped
     if as_json:
-        typer.echo(json.dumps(totals, indent=1))
+        typer.echo(json.dumps({**totals, "engine": eng.name,
+                               "papers_per_s": round(done / summary.elapsed_s, 3) if summary.elapsed_s else None},
+                              indent=1))
     else:
         typer.echo(f"{summary.papers} papers: {summary.ok} ok, {summary.flagged} flagged, "
                    f"{summary.failed} failed ({summary.skipped} up to date); {summary.references} references, "
                    f"{summary.mentions} mentions -> {out}/summary.json")
+        typer.echo(f"{done} papers extracted in {summary.elapsed_s:.1f} s ({rate(done, summary.elapsed_s)}, "
+                   f"engine {eng.name})")
+        lost = [r for r in summary.rows if "worker_lost" in r.get("failure_modes", [])]
+        if lost:
+            typer.echo(f"{len(lost)} papers lost with their worker (reported failed, no files written; "
+                       "rerun the same command to extract them)", err=True)
     if summary.papers == 0:
         raise MustciteError("no input papers found (.md, .mmd, .md.gz, .mmd.gz, .tei.xml, .pdf)",
                             path=", ".join(str(p) for p in paths))
@@ -66,21 +95,29 @@ def link_cmd(
     folder: Path = typer.Argument(..., help="an extraction folder (from `mustcite extract --out`)"),
     corpus: Path = typer.Option(None, "--corpus", help="papers.parquet (default: <work>/corpus/papers.parquet)"),
     workers: int = typer.Option(None, "--workers", "-w", min=1, help="worker processes (default: CPU count)"),
+    engine: str = engine_option(),
+    address: str = address_option(),
     as_json: bool = typer.Option(False, "--json", help="print the link figures as JSON"),
 ) -> None:
     """Link each extracted reference to a corpus paper (paper_id, link_score) and report the link rate."""
     from ..config import Workspace
+    from ..engine import make_engine
     from ..extract.link import link_dir
 
+    eng = make_engine(engine, address, workers=workers)
     if not folder.is_dir():
         raise UsageError(f"{folder} is not a folder")
     corpus_path = corpus or Workspace.resolve().root / "corpus" / "papers.parquet"
-    summary = link_dir(folder, corpus_path, workers=workers, progress=not as_json)
+    summary = link_dir(folder, corpus_path, workers=workers, progress=not as_json, engine=eng)
     if as_json:
-        typer.echo(json.dumps(summary.to_dict(), indent=1))
+        typer.echo(json.dumps({**summary.to_dict(), "engine": eng.name,
+                               "papers_per_s": round(summary.papers / summary.elapsed_s, 3) if summary.elapsed_s else None},
+                              indent=1))
     else:
         typer.echo(f"linked {summary.linked}/{summary.references} references "
-                   f"(link rate {summary.rate:.1%}, {summary.exact} exact) in {summary.papers} papers")
+                   f"(link rate {summary.rate:.1%}, {summary.exact} exact) in {summary.papers} papers "
+                   f"({summary.errors} errors) in {summary.elapsed_s:.1f} s "
+                   f"({rate(summary.papers, summary.elapsed_s)}, engine {eng.name})")
     if summary.papers == 0:
         raise MustciteError("no reference files to link", path=folder,
                             hint="run `mustcite extract PATH... --out DIR` first")

@@ -103,41 +103,48 @@ def train_cmd(
                                help="default mode: refit on all labelled papers after scoring the hold-out"),
     fit_queries: int = typer.Option(0, "--fit-queries", min=0, help="default mode: fit the tier models on this "
                                     "many labelled papers (a fixed sample; 0: all); all of them still vote"),
+    engine: str = typer.Option("local", "--engine", help="where the pool is encoded: local (this process) or "
+                               "ray (its batches on a Ray cluster; pip install 'mustcite[ray]')"),
+    address: str = typer.Option(None, "--address", help="with --engine ray: the Ray cluster to join "
+                                "(default: start a local one)"),
 ) -> None:
     """Train the recommender and write its model card."""
+    from ..engine import make_engine, use_engine
     from ..recommend.train import model_dir, train_benchmark, train_default
 
-    work = _work()
-    log = lambda m: print(m, file=sys.stderr)  # noqa: E731
-    from ..recommend.method import RecommenderConfig
+    eng = make_engine(engine, address)
+    with use_engine(eng):      # the pool is encoded on the chosen engine
+        work = _work()
+        log = lambda m: print(m, file=sys.stderr)  # noqa: E731
+        from ..recommend.method import RecommenderConfig
 
-    year = _year(year)
-    chosen = {k: v for k, v in (("encoder", "" if encoder == "minilm" else encoder),
-                                ("max_tokens", max_tokens)) if v is not None}
-    config = RecommenderConfig(dense=dense, seed=seed, **chosen)
-    if benchmark:
-        if year is not None:
-            raise UsageError("--year is for the default mode: a benchmark fixes its own years")
-        bench = work.root / "benchmarks" / benchmark
-        dest = check_output_dir(out or (work.root / "models" / f"recommender-{benchmark}"))
-        card = train_benchmark(bench, dest, refs=list(refs or []), dense=dense, seed=seed, eval_test=eval_test,
-                               cache_dir=work.cache, config=config, log=log)
-    else:
-        if not refs:
-            # what `make demo` builds: <work>/extract (plus any folders under <work>/references)
-            root = work.root / "references"
-            refs = [work.root / "extract"] if (work.root / "extract").is_dir() else []
-            refs += sorted(p for p in root.iterdir() if p.is_dir()) if root.is_dir() else []
+        year = _year(year)
+        chosen = {k: v for k, v in (("encoder", "" if encoder == "minilm" else encoder),
+                                    ("max_tokens", max_tokens)) if v is not None}
+        config = RecommenderConfig(dense=dense, seed=seed, **chosen)
+        if benchmark:
+            if year is not None:
+                raise UsageError("--year is for the default mode: a benchmark fixes its own years")
+            bench = work.root / "benchmarks" / benchmark
+            dest = check_output_dir(out or (work.root / "models" / f"recommender-{benchmark}"))
+            card = train_benchmark(bench, dest, refs=list(refs or []), dense=dense, seed=seed, eval_test=eval_test,
+                                   cache_dir=work.cache, config=config, log=log)
+        else:
             if not refs:
-                from ..errors import DataMissingError
+                # what `make demo` builds: <work>/extract (plus any folders under <work>/references)
+                root = work.root / "references"
+                refs = [work.root / "extract"] if (work.root / "extract").is_dir() else []
+                refs += sorted(p for p in root.iterdir() if p.is_dir()) if root.is_dir() else []
+                if not refs:
+                    from ..errors import DataMissingError
 
-                raise DataMissingError(f"no labelled extraction folder ({work.root / 'extract'} or under {root})",
-                                       hint="pass --refs DIR (from `mustcite extract`, `link` and `annotate`)")
-        dest = check_output_dir(out or model_dir(work.root))
-        card = train_default(list(refs), pool or (work.root / "corpus" / "papers.parquet"), dest, dense=dense,
-                             seed=seed, dev_fraction=dev_fraction, refit=refit, pool_years=_years(pool_years),
-                             year=year, config=config, cache_dir=work.cache, fit_queries=fit_queries, log=log)
-    print(json.dumps({"model": str(dest), "metrics": card["metrics"], "ranked_by": card["ranked_by"]}, indent=2))
+                    raise DataMissingError(f"no labelled extraction folder ({work.root / 'extract'} or under {root})",
+                                           hint="pass --refs DIR (from `mustcite extract`, `link` and `annotate`)")
+            dest = check_output_dir(out or model_dir(work.root))
+            card = train_default(list(refs), pool or (work.root / "corpus" / "papers.parquet"), dest, dense=dense,
+                                 seed=seed, dev_fraction=dev_fraction, refit=refit, pool_years=_years(pool_years),
+                                 year=year, config=config, cache_dir=work.cache, fit_queries=fit_queries, log=log)
+        print(json.dumps({"model": str(dest), "metrics": card["metrics"], "ranked_by": card["ranked_by"]}, indent=2))
 
 
 def train_cross_cmd(

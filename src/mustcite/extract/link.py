@@ -254,11 +254,20 @@ class LinkSummary:
         return d
 
 
+def _link_lost(args: tuple[str, str], message: str) -> dict[str, Any]:
+    """The row of a file the engine could not link (its worker died): an error, file untouched."""
+    stem = Path(args[0]).name[: -len(".json")]
+    return {"paper": stem, "references": 0, "linked": 0, "exact": 0, "error": message}
+
+
 def link_dir(out_dir: str | Path, corpus_path: str | Path, *, workers: int | None = None,
-             progress: bool = True) -> LinkSummary:
+             progress: bool = True, engine: Any = None) -> LinkSummary:
     """Link every reference file in an extraction folder; writes the link figures into summary.json.
     The files are rewritten in place inside the run marker ``out_dir/.mustcite/run-link.json``
-    (:mod:`mustcite.runs`), so a crash leaves the folder marked as partially linked."""
+    (:mod:`mustcite.runs`), so a crash leaves the folder marked as partially linked.
+
+    ``engine`` (:mod:`mustcite.engine`) runs :func:`link_file` per paper; on Ray each worker
+    process builds the title index once from ``corpus_path`` (which must be readable there)."""
     from ..parallel import pmap
     from ..runs import run_marker
     from .run import SUMMARY, iter_reference_files
@@ -272,7 +281,7 @@ def link_dir(out_dir: str | Path, corpus_path: str | Path, *, workers: int | Non
     files = [str(p) for _, p in iter_reference_files(out)]
     with run_marker(out, "link", expected=len(files), options={"corpus": str(corpus_path)}) as counts:
         rows = list(pmap(link_file, [(f, str(corpus_path)) for f in files], workers=workers,
-                         desc="link", progress=progress))
+                         desc="link", progress=progress, engine=engine, on_fail=_link_lost, unit="paper"))
         summary = LinkSummary(
             papers=len(rows), references=sum(r["references"] for r in rows),
             linked=sum(r["linked"] for r in rows), exact=sum(r["exact"] for r in rows),

@@ -311,7 +311,9 @@ def extract_one(path: str | Path, options: ExtractOptions,
         "failure_modes": list(paper.failure_modes),
         "messages": list(paper.messages),
         "stats": paper.stats,
-        "row": row,
+        # the row without its timing: a sidecar is a pure function of the input, byte for byte the
+        # same whichever engine or machine wrote it
+        "row": {k: v for k, v in row.items() if k != "seconds"},
     }
     if paper.status != "failed":
         atomic_write_json(out / f"{stem}.json", refs, indent=None)  # C encoder: ~10x faster
@@ -330,6 +332,15 @@ def _job(args: tuple[str, ExtractOptions, dict[str, Any]]) -> dict[str, Any]:
     return row
 
 
+def _lost(args: tuple[str, ExtractOptions, dict[str, Any]], message: str) -> dict[str, Any]:
+    """The summary row of a paper the engine could not run (its worker died): failed, and written
+    nowhere, so a rerun extracts it again."""
+    path = Path(args[0])
+    return {"paper": stem_of(path), "source_path": str(path), "status": "failed", "method": kind_of(path) or "unknown",
+            "path": "", "references": 0, "mentions": 0, "contexts": 0, "failure_modes": ["worker_lost"],
+            "messages": [message], "seconds": 0.0}
+
+
 def _up_to_date(path: Path, out: Path) -> dict[str, Any] | None:
     meta = out / f"{stem_of(path)}{META_SUFFIX}"
     try:
@@ -342,13 +353,19 @@ def _up_to_date(path: Path, out: Path) -> dict[str, Any] | None:
         return None
     if m.get("source_path") != str(path) or m.get("extractor_version") != EXTRACTOR_VERSION:
         return None
-    return m.get("row")
+    row = m.get("row")
+    return {**row, "seconds": row.get("seconds", 0.0)} if isinstance(row, dict) else None
 
 
 def extract_paths(paths: list[str | Path], out_dir: str | Path, workers: int | None = None,
                   grobid_url: str | None = None, force: bool = False, *,
-                  max_bytes: int = DEFAULT_MAX_BYTES, progress: bool = True) -> RunSummary:
+                  max_bytes: int = DEFAULT_MAX_BYTES, progress: bool = True, engine: Any = None) -> RunSummary:
     """Extract every paper under ``paths`` into ``out_dir``; returns (and writes) the summary.
+
+    ``engine`` (:mod:`mustcite.engine`; default the process-wide one, a local process pool) runs
+    :func:`extract_one` per paper; each paper's files are written where it runs, so on a cluster
+    ``out_dir`` and the inputs must be on a filesystem every node sees. A paper whose worker was
+    lost is reported ``failed`` (failure mode ``worker_lost``) with no files, so a rerun does it.
 
     The run is recorded in the run marker ``out_dir/.mustcite/run-extract.json`` (:mod:`mustcite.runs`):
     after a crash it reads ``interrupted`` until a rerun (which skips the finished papers) completes."""
@@ -379,7 +396,8 @@ def extract_paths(paths: list[str | Path], out_dir: str | Path, workers: int | N
     with run_marker(out, "extract", expected=len(files),
                     options={"inputs": [str(p) for p in paths], "grobid_url": grobid_url, "force": force,
                              "max_bytes": max_bytes}) as counts:
-        for row in pmap(_job, todo, workers=workers, desc="extract", progress=progress):
+        for row in pmap(_job, todo, workers=workers, desc="extract", progress=progress, engine=engine,
+                        on_fail=_lost, unit="paper"):
             rows[row["source_path"]] = row
         ordered = [rows[str(f)] for f in files]
         summary = RunSummary(out_dir=str(out), papers=len(ordered), skipped=skipped, rows=ordered)

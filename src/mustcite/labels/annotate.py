@@ -53,6 +53,7 @@ def _read_meta(folder: Path, stem: str) -> tuple[dict[str, Any], bool]:
 
 _TASKS = ("type1", "type2")
 BATCH = 10000   # instances per process-pool task of the vectorised judge
+RAY_MIN_BATCH = 500   # the smallest batch worth a Ray task (~1 ms of overhead against ~50 ms of judging)
 CHUNK_INSTANCES = 2000   # instances per chunk (label files written after each) for call-by-call judges
 
 
@@ -63,23 +64,47 @@ def _judge_batch(job: tuple[Any, list]) -> dict[str, list]:
     return judge.judge_many(batch, _TASKS)
 
 
-def _run_batch(judge: Any, instances: list, *, workers: int | None = None, progress: bool = True) -> Any:
-    """Judge every instance for both tasks (judges with ``judge_many``), in batches of
-    :data:`BATCH` mapped over a process pool (:func:`mustcite.parallel.pmap`)."""
+def _batch_lost(job: tuple[Any, list], message: str) -> dict[str, list]:
+    """The answers of a batch the engine could not run (its worker died): no label, an error each.
+    They count as failed calls; the papers' label files get nulls, so a rerun relabels them."""
+    from .judge import Judgement
+
+    _, batch = job
+    return {t: [Judgement(value=None, error=f"lost: {message}") for _ in batch] for t in _TASKS}
+
+
+def batch_size_for(n: int, engine: Any = None) -> int:
+    """Instances per task: :data:`BATCH` on the local pool; on a cluster enough tasks for every
+    worker (the offline judge's answers do not depend on how instances are batched)."""
+    from ..engine import current_engine
+
+    engine = engine or current_engine()
+    if engine.local:
+        return BATCH
+    return max(RAY_MIN_BATCH, min(BATCH, -(-n // (2 * engine.workers()))))
+
+
+def _run_batch(judge: Any, instances: list, *, workers: int | None = None, progress: bool = True,
+               engine: Any = None) -> Any:
+    """Judge every instance for both tasks (judges with ``judge_many``), in batches mapped over
+    the engine (:func:`mustcite.parallel.pmap`: a local process pool, or Ray)."""
     from ..parallel import pmap
     from .engine import EngineResult
 
     res = EngineResult()
     t0 = time.perf_counter()
-    batches = [instances[i:i + BATCH] for i in range(0, len(instances), BATCH)]
+    size = batch_size_for(len(instances), engine)
+    batches = [instances[i:i + size] for i in range(0, len(instances), size)]
     answers = pmap(_judge_batch, [(judge, b) for b in batches], workers=workers if len(batches) > 1 else 1,
-                   desc="judging", chunksize=1, progress=progress)
+                   desc="judging", chunksize=1, progress=progress, engine=engine, on_fail=_batch_lost,
+                   unit="batch")
     for batch, out in zip(batches, answers):
         keys = [inst.key() for inst in batch]
         for task, js in out.items():
             for key, j in zip(keys, js):
                 res.judgements[(key, task)] = j
                 res.calls += 1
+                res.failed += j.value is None and (j.error or "").startswith("lost")
     res.seconds = time.perf_counter() - t0
     return res
 
@@ -133,7 +158,8 @@ def annotate_dir(folder: str | Path, *, backend: str = "offline", model: str | N
                  prompts_dir: str | None = None, concurrency: int = 8, dry_run: bool = False,
                  mention_threshold: int = 3, prices: dict[str, tuple[float, float]] | None = None,
                  cache_path: str | Path | None = None, progress: bool = True, force: bool = False,
-                 chunk: int | None = None, judge: Any = None, **backend_kw: Any) -> dict[str, Any]:
+                 chunk: int | None = None, judge: Any = None, engine: Any = None,
+                 **backend_kw: Any) -> dict[str, Any]:
     """Label every reference file of an extraction folder; returns (and, unless ``dry_run``,
     writes) the summary.  ``judge`` overrides ``backend`` (tests pass a configured one).
 
@@ -141,11 +167,16 @@ def annotate_dir(folder: str | Path, *, backend: str = "offline", model: str | N
     for the vectorised offline judge, :data:`CHUNK_INSTANCES` for the others) and their label
     files written after each chunk, inside a run marker on ``DIR/labels/`` (:mod:`mustcite.runs`).
     Unless ``force``, a paper whose label file an earlier run of the same judge left up to date is
-    skipped (:func:`_kept_labels`); the summary still counts its labels."""
+    skipped (:func:`_kept_labels`); the summary still counts its labels.
+
+    ``engine`` (:mod:`mustcite.engine`; default the process-wide one) runs the vectorised judge's
+    batches: a local process pool, or Ray tasks on a cluster. Call-by-call (LLM) judges run in this
+    process under asyncio whatever the engine: their work is waiting on the API, and their answers
+    go through the SQLite cache here."""
     from ..extract.records import validate_reference_file, validate_reference_list
     from ..extract.run import META_SUFFIX, iter_reference_files
     from ..io import atomic_write_json
-    from ..parallel import default_workers
+    from ..engine import current_engine
     from ..runs import run_marker
     from .backends import make_judge
     from .cache import JudgeCache
@@ -194,7 +225,8 @@ def annotate_dir(folder: str | Path, *, backend: str = "offline", model: str | N
         cache_path = Workspace.resolve().cache / "judge.sqlite"
     cache = JudgeCache(cache_path) if (cache_path is not None and llm) else None
     vectorised = cache is None and hasattr(judge, "judge_many")
-    size = chunk or (BATCH * default_workers() if vectorised else CHUNK_INSTANCES)
+    engine = engine or current_engine()
+    size = chunk or (BATCH * engine.workers() if vectorised else CHUNK_INSTANCES)
     base = {"folder": str(folder), "backend": name, "model": model_name, "judge": label,
             "papers": len(files), "skipped": len(kept), "instances": n_all, "papers_without_metadata": missing_meta,
             "cache": str(cache_path) if cache is not None else None}
@@ -224,7 +256,7 @@ def annotate_dir(folder: str | Path, *, backend: str = "offline", model: str | N
             for part in _chunks(papers, size):
                 insts = [inst for p in part for inst in p[2]]
                 if vectorised:
-                    res = _run_batch(judge, insts, progress=progress)    # the offline judge
+                    res = _run_batch(judge, insts, progress=progress, engine=engine)    # the offline judge
                 else:
                     res = run(judge, jobs_for(insts), cache, concurrency=concurrency, progress=progress)
                 _merge(total, res)

@@ -15,6 +15,7 @@ import hashlib
 import json
 import shutil
 import time
+from dataclasses import astuple, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -104,32 +105,35 @@ class DenseRetriever:
             info["encoder"] = "static" if self.static else "onnx-int8"
         self.cache = EmbeddingCache(cache_root, self.key, info=info)
         self._model = None
+        self.engine = None             # None: mustcite.engine.current_engine()
         self._ids: list[str] = []
         self._vectors: np.ndarray | None = None
         self._index = None
 
     @property
     def model(self):
-        if self._model is None and self.static:
-            self._model = StaticEncoder(self.model_path, max_length=self.max_seq_length)
-        elif self._model is None and self.onnx:
-            self._model = OnnxEncoder(self.model_path, max_length=self.max_seq_length)
-        elif self._model is None:
-            from sentence_transformers import SentenceTransformer
-
-            device = self.device or ("cuda" if _cuda() else "cpu")
-            self._model = SentenceTransformer(self.model_path, device=device)
-            self._model.max_seq_length = self.max_seq_length
+        if self._model is None:
+            self._model = self.spec_for_workers().load()
         return self._model
 
     def encode(self, texts: list[str]) -> np.ndarray:
-        if self.static or self.onnx:
-            return self.model.encode(texts)
-        return self.model.encode(texts, batch_size=self.batch_size, normalize_embeddings=True,
-                                 convert_to_numpy=True, show_progress_bar=False)
+        return self.spec_for_workers().encode_with(self.model, texts)
+
+    def spec_for_workers(self) -> "EncoderSpec":
+        """What a worker process needs to encode like this retriever (pickles; no model inside)."""
+        return EncoderSpec(self.model_path, self.static, self.onnx, self.max_seq_length, self.batch_size,
+                           self.device)
 
     def embed(self, texts: list[str], desc: str = "encoding") -> np.ndarray:
-        return self.cache.embed(texts, self.encode, batch_size=self.batch_size, desc=desc)
+        """Vectors through the embedding cache; the missing ones are encoded here, or on the
+        workers of a distributed engine (``self.engine``, default the process-wide one)."""
+        from ..engine import current_engine
+
+        engine = self.engine or current_engine()
+        if engine.local:
+            return self.cache.embed(texts, self.encode, batch_size=self.batch_size, desc=desc)
+        return self.cache.embed(texts, self.spec_for_workers(), batch_size=self.batch_size, desc=desc,
+                                engine=engine)
 
     def index(self, pool) -> None:
         docs = as_docs(pool)
@@ -177,6 +181,46 @@ class DenseRetriever:
         r._vectors = np.load(path / "vectors.npy")
         r._index = build_faiss_index(r._vectors, ann)
         return r
+
+
+_WORKER_MODELS: dict[tuple, Any] = {}     # per worker process: EncoderSpec -> loaded model
+
+
+@dataclass(frozen=True)
+class EncoderSpec:
+    """A dense encoder by reference: called on a batch of texts it loads the model once per process
+    (a Ray worker keeps it across tasks) and returns its L2-normalised vectors."""
+
+    model_path: str
+    static: bool
+    onnx: bool
+    max_seq_length: int
+    batch_size: int
+    device: str | None = None
+
+    def load(self):
+        if self.static:
+            return StaticEncoder(self.model_path, max_length=self.max_seq_length)
+        if self.onnx:
+            return OnnxEncoder(self.model_path, max_length=self.max_seq_length)
+        from sentence_transformers import SentenceTransformer
+
+        model = SentenceTransformer(self.model_path, device=self.device or ("cuda" if _cuda() else "cpu"))
+        model.max_seq_length = self.max_seq_length
+        return model
+
+    def encode_with(self, model, texts: list[str]) -> np.ndarray:
+        if self.static or self.onnx:
+            return model.encode(texts)
+        return model.encode(texts, batch_size=self.batch_size, normalize_embeddings=True,
+                            convert_to_numpy=True, show_progress_bar=False)
+
+    def __call__(self, texts: list[str]) -> np.ndarray:
+        key = astuple(self)
+        if key not in _WORKER_MODELS:
+            _WORKER_MODELS.clear()          # one model per worker at a time
+            _WORKER_MODELS[key] = self.load()
+        return np.asarray(self.encode_with(_WORKER_MODELS[key], texts), dtype=np.float32)
 
 
 def _saved_model(meta: dict[str, Any]) -> str | None:

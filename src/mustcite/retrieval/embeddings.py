@@ -148,9 +148,18 @@ class EmbeddingCache:
         return np.stack([self._array(s)[r]["vec"] for s, r in rows]).astype(np.float32)
 
     def embed(self, texts: Sequence[str], encode: Callable[[list[str]], np.ndarray], *,
-              batch_size: int = 64, desc: str = "encoding", progress: bool = True) -> np.ndarray:
-        """Vectors for ``texts`` (row order kept); missing texts are encoded and stored in shards."""
+              batch_size: int = 64, desc: str = "encoding", progress: bool = True,
+              engine=None) -> np.ndarray:
+        """Vectors for ``texts`` (row order kept); missing texts are encoded and stored in shards.
+
+        ``engine``: a distributed :class:`mustcite.engine.Engine` (Ray) encodes the batches of each
+        shard on its workers (``encode`` must then pickle: a :class:`~mustcite.retrieval.dense.EncoderSpec`);
+        the batches, their order and the shards written here are the same as in-process, so the
+        cache files are the same whichever engine made them. Default: in this process."""
         from tqdm.auto import tqdm
+
+        if engine is not None and not engine.local:
+            return self._embed_on(engine, texts, encode, batch_size=batch_size, desc=desc, progress=progress)
 
         keys = [text_key(t) for t in texts]
         missing: dict[str, str] = {}
@@ -172,6 +181,30 @@ class EmbeddingCache:
                     bar.update(len(batch))
                 self.add([k for k, _ in chunk], np.concatenate(parts))
             bar.close()
+        return self.get(keys)
+
+    def _embed_on(self, engine, texts: Sequence[str], encode: Callable[[list[str]], np.ndarray], *,
+                  batch_size: int, desc: str, progress: bool) -> np.ndarray:
+        from ..errors import MustciteError
+        from ..parallel import pmap
+
+        keys = [text_key(t) for t in texts]
+        missing: dict[str, str] = {}
+        for k, t in zip(keys, texts):
+            if k not in self._index and k not in missing:
+                missing[k] = t
+        self.encoded_last = len(missing)
+        todo = list(missing.items())
+        for start in range(0, len(todo), self.shard_size):
+            chunk = sorted(todo[start:start + self.shard_size], key=lambda kt: len(kt[1]))
+            batches = [[t for _, t in chunk[b:b + batch_size]] for b in range(0, len(chunk), batch_size)]
+            try:
+                parts = list(pmap(encode, batches, desc=desc, progress=progress and len(todo) >= 64,
+                                  engine=engine, unit="batch"))
+            except MustciteError as exc:
+                raise MustciteError(f"encoding failed on the cluster: {exc.message}",
+                                    hint="rerun: the shards written so far are kept and not encoded again") from None
+            self.add([k for k, _ in chunk], np.concatenate([np.asarray(x, dtype=np.float32) for x in parts]))
         return self.get(keys)
 
 
