@@ -9,15 +9,14 @@ paragraph's accuracy) and throughput (paragraphs/s of ``predict``). Nothing of d
 the model: it has no tuned setting. Writes ``benchmarks/results/scidoca_masked.json`` and saves
 the model (``--model-out``, default ``<work>/models/scidoca-task2``).
 
-    python benchmarks/scidoca_masked.py [--data DIR] [--train 4000] [--seed 0]
+    python benchmarks/scidoca_masked.py [--data DIR] [--train 4000] [--seed 0] [--dense --suffix _dense]
+        [--discovery DIR --suffix _discovery]
 """
 
 from __future__ import annotations
 
 import argparse
-import gzip
 import json
-import random
 import sys
 import time
 from pathlib import Path
@@ -28,8 +27,7 @@ from mustcite.benchmark.significance import randomisation_test  # noqa: E402
 from mustcite.io import atomic_write_json  # noqa: E402
 from mustcite.scidoca.evaluate import evaluate  # noqa: E402
 from mustcite.scidoca.floors import BM25TopK  # noqa: E402
-from mustcite.scidoca.formats import Origin, example_from_json, read_examples  # noqa: E402
-from mustcite.scidoca.masked import MaskedCitationModel  # noqa: E402
+from mustcite.scidoca.formats import read_examples, sample_examples  # noqa: E402
 
 OUT = Path(__file__).parent / "results" / "scidoca_masked.json"
 
@@ -39,23 +37,6 @@ def task_file(data: Path, split: str) -> Path:
         if (data / split / name).is_file():
             return data / split / name
     raise SystemExit(f"no {split}/task2.jsonl[.gz] under {data}: run `mustcite scidoca build` first")
-
-
-def sample_lines(path: Path, n: int, seed: int) -> list:
-    """A seeded reservoir sample of ``n`` lines, parsed (only the kept lines are parsed)."""
-    rng = random.Random(seed)
-    keep: list[tuple[int, bytes]] = []
-    opener = gzip.open if path.suffix == ".gz" else open
-    with opener(path, "rb") as fh:
-        for i, line in enumerate(fh, 1):
-            if len(keep) < n:
-                keep.append((i, line))
-            else:
-                j = rng.randrange(i)
-                if j < n:
-                    keep[j] = (i, line)
-    keep.sort()
-    return [example_from_json(json.loads(line), Origin(str(path), i), task=2) for i, line in keep]
 
 
 def per_paragraph(gold, answers) -> dict[str, float]:
@@ -95,34 +76,37 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--dense", action="store_true", help="add the dense features (int8 MiniLM, the recommender's "
                     "encoder and embedding cache)")
     ap.add_argument("--no-test", action="store_true", help="dev only (choose between variants on dev; read test once)")
+    ap.add_argument("--discovery", type=Path, help="a Task 1 model (benchmarks/scidoca_systems.py --task 1) whose "
+                    "paragraph-level P becomes a feature")
+    ap.add_argument("--suffix", default="", help="variant name: results file and default model folder suffix")
     ap.add_argument("--model-out", type=Path)
-    ap.add_argument("--out", type=Path, help=f"results JSON (default: {OUT.name}, or its _dense variant)")
+    ap.add_argument("--out", type=Path, help=f"results JSON (default: {OUT.name}, with --suffix before .json)")
     args = ap.parse_args(argv)
     work = Workspace.resolve().root
     data = args.data or work / "scidoca"
     t0 = time.perf_counter()
-    train = sample_lines(task_file(data, "train"), args.train, args.seed)
-    read_s = time.perf_counter() - t0
-    t0 = time.perf_counter()
     from mustcite.scidoca.masked import DEFAULT_ENCODER
+    from mustcite.scidoca.training import train_masked, write_train_ids
 
-    model = MaskedCitationModel(encoder=dict(DEFAULT_ENCODER) if args.dense else None).fit(train)
+    model, ids = train_masked(task_file(data, "train"), limit=args.train, seed=args.seed,
+                              encoder=dict(DEFAULT_ENCODER) if args.dense else None, discovery_dir=args.discovery)
     fit_s = time.perf_counter() - t0
-    del train
-    model.save(args.model_out or work / "models" / ("scidoca-task2-dense" if args.dense else "scidoca-task2"))
+    dest = args.model_out or work / "models" / ("scidoca-task2" + args.suffix.replace("_", "-"))
+    model.save(dest)
+    write_train_ids(dest, ids)
     systems = {"learned": model, "bm25": BM25TopK(2)}
     dev_file = task_file(data, "dev")
-    dev = compare(sample_lines(dev_file, args.dev_sample, args.seed) if args.dev_sample
+    dev = compare(sample_examples(dev_file, args.dev_sample, seed=args.seed, task=2) if args.dev_sample
                   else read_examples(dev_file, task=2), systems)
     print("dev", json.dumps(dev), file=sys.stderr)
     test = None if args.no_test else compare(read_examples(task_file(data, "test"), task=2), systems)
     print("test", json.dumps(test), file=sys.stderr)
     out = {"task": 2, "dev_sample": args.dev_sample,
            "train": {"sampled_paragraphs": args.train, "seed": args.seed, **model.info,
-                                "read_s": round(read_s, 1), "fit_s": round(fit_s, 1)},
+                                "fit_s": round(fit_s, 1)},
            "model": model.metadata(), "dev": dev, "test": test,
            "target": "floor + 10 points on test (BM25 floor 0.224 -> 0.324)"}
-    atomic_write_json(args.out or (OUT.with_name("scidoca_masked_dense.json") if args.dense else OUT), out)
+    atomic_write_json(args.out or OUT.with_name(f"scidoca_masked{args.suffix}.json"), out)
     print(json.dumps({"dev": dev, "test": test}, indent=1))
     return 0
 

@@ -86,9 +86,10 @@ def test_cli_train_and_predict_learned(tmp_path):
     from mustcite.cli.main import main
     from mustcite.scidoca import write_examples
 
-    write_examples(tmp_path / "train.jsonl", _paragraphs(40))
+    (tmp_path / "data" / "train").mkdir(parents=True)
+    write_examples(tmp_path / "data" / "train" / "task2.jsonl", _paragraphs(40))
     write_examples(tmp_path / "test.jsonl", _paragraphs(10, seed=3))
-    assert main(["--work", str(tmp_path / "w"), "scidoca", "train", "--in", str(tmp_path / "train.jsonl"),
+    assert main(["--work", str(tmp_path / "w"), "scidoca", "train", "--task", "2", "--data", str(tmp_path / "data"),
                  "--limit", "30"]) == 0
     assert json.loads((tmp_path / "w" / "models" / "scidoca-task2" / "config.json").read_text())["train_paragraphs"] == 30
     assert main(["--work", str(tmp_path / "w"), "scidoca", "predict", "--task", "2", "--method", "learned",
@@ -96,7 +97,7 @@ def test_cli_train_and_predict_learned(tmp_path):
     assert main(["scidoca", "evaluate", "--task", "2", "--pred", str(tmp_path / "pred.jsonl"),
                  "--gold", str(tmp_path / "test.jsonl")]) == 0
     assert main(["--work", str(tmp_path / "w"), "scidoca", "predict", "--task", "1", "--method", "learned",
-                 "--in", str(tmp_path / "test.jsonl"), "--out", str(tmp_path / "p1.jsonl")]) == 2
+                 "--in", str(tmp_path / "test.jsonl"), "--out", str(tmp_path / "p1.jsonl")]) == 1
 
 
 def test_dense_features_with_the_shipped_minilm(tmp_path, monkeypatch):

@@ -3,7 +3,8 @@
 * ``scidoca build``: Task 1/2/3 data from the linked NeurIPS full texts (split by paper);
 * ``scidoca evaluate``: the official scores of a prediction file against the gold (one JSON object).
 * ``scidoca predict``: predictions of a floor (all candidates | BM25 top-k, ``scidoca.floors``) or of
-  the learned Task 2 system (``scidoca.masked``); ``scidoca train``: train that system.
+  a learned system (``scidoca.discovery``, ``scidoca.masked``, ``scidoca.sentences``);
+  ``scidoca train``: train one (``scidoca.training``).
 
 Further commands go on ``scidoca_app`` below with ``@scidoca_app.command("name")``.
 """
@@ -72,12 +73,12 @@ def predict_cmd(
     inp: Path = typer.Option(..., "--in", help="task examples: seed-shape JSONL, or an official .in/.label file or folder"),
     out: Path = typer.Option(..., "--out", help="predictions, JSONL in the seed's output shape"),
     method: str = typer.Option("bm25", "--method", help="all (every candidate) | bm25 (BM25 top-k) | learned "
-                               "(Task 2: a model from `scidoca train`)"),
+                               "(a model from `scidoca train`)"),
     k: int = typer.Option(None, "--k", min=1, help="BM25: top k (Tasks 1, 3) or context half-width in words "
                           "(Task 2); default: the dev-tuned value"),
-    model: Path = typer.Option(None, "--model", help="learned: the model folder (default: <work>/models/scidoca-task2)"),
+    model: Path = typer.Option(None, "--model", help="learned: the model folder (default: <work>/models/scidoca-taskN)"),
 ) -> None:
-    """Predictions of a floor (all candidates | BM25 top-k) or the learned Task 2 system, as one JSON summary line."""
+    """Predictions of a floor (all candidates | BM25 top-k) or a learned system, as one JSON summary line."""
     import time
 
     from ..errors import UsageError
@@ -86,15 +87,13 @@ def predict_cmd(
 
     if method not in ("all", "bm25", "learned"):
         raise UsageError(f"--method must be 'all', 'bm25' or 'learned', got {method!r}")
-    if method == "learned" and task != 2:
-        raise UsageError("--method learned is built for Task 2 only so far; use all or bm25 for Tasks 1 and 3")
     check_output_file(out)
     start = time.perf_counter()
     if method == "learned":
         from ..config import Workspace
-        from ..scidoca.masked import MaskedCitationModel
+        from ..scidoca.training import default_model_dir, load_learned
 
-        system = MaskedCitationModel.load(model or Workspace.resolve().root / "models" / "scidoca-task2")
+        system = load_learned(task, model or default_model_dir(Workspace.resolve().root, task))
     else:
         system = make_floor(task, method, k)
     examples = read_examples(inp, task=task)
@@ -105,28 +104,51 @@ def predict_cmd(
 
 @scidoca_app.command("train")
 def train_cmd(
-    task: int = typer.Option(2, "--task", min=2, max=2, help="subtask (2: masked citation prediction)"),
-    inp: Path = typer.Option(None, "--in", help="training examples (default: <work>/scidoca/train/task2.jsonl[.gz])"),
-    out: Path = typer.Option(None, "--out", help="model folder (default: <work>/models/scidoca-task2)"),
-    limit: int = typer.Option(4000, "--limit", min=1, help="train on the first N paragraphs of the file "
-                              "(benchmarks/scidoca_masked.py samples them at random instead)"),
+    task: int = typer.Option(..., "--task", min=1, max=3, help="subtask: 1 discovery | 2 masked | 3 sentence"),
+    data: Path = typer.Option(None, "--data", help="task data from `scidoca build` (default: <work>/scidoca): "
+                              "trains on train/, tunes on dev/, never reads test/"),
+    out: Path = typer.Option(None, "--out", help="model folder (default: <work>/models/scidoca-taskN)"),
+    limit: int = typer.Option(4000, "--limit", min=1, help="training paragraphs (a seeded uniform sample of train)"),
+    dev_limit: int = typer.Option(1000, "--dev-limit", min=1, help="dev paragraphs for the tuned settings (Tasks 1, 3)"),
+    seed: int = typer.Option(0, "--seed"),
+    dense: bool = typer.Option(False, "--dense/--no-dense", help="Tasks 1, 2: add the dense features (int8 MiniLM)"),
+    cross_encoder: Path = typer.Option(None, "--cross-encoder", help="Task 1: a trained cross-encoder folder to "
+                                       "re-score the stage-1 top candidates (its weight is chosen on dev)"),
+    cross_train: int = typer.Option(0, "--train-cross-encoder", min=0, help="Task 1: train a cross-encoder on N other "
+                                    "train paragraphs (about an hour per 1,400 on two CPU cores)"),
+    discovery: Path = typer.Option(None, "--discovery", help="Task 3: the Task 1 model it builds on "
+                                   "(default: <work>/models/scidoca-task1); Task 2: optional, adds that "
+                                   "model's paragraph-level P as features"),
 ) -> None:
-    """Train the learned Task 2 system on training paragraphs (never on dev or test)."""
-    import itertools
-
+    """Train a learned system on training paragraphs and tune it on dev (never on test)."""
     from ..config import Workspace
-    from ..errors import DataMissingError
-    from ..scidoca.formats import iter_examples
-    from ..scidoca.masked import MaskedCitationModel
+    from ..scidoca import training as tr
 
     root = Workspace.resolve().root
-    if inp is None:
-        found = [p for p in (root / "scidoca" / "train" / "task2.jsonl.gz", root / "scidoca" / "train" / "task2.jsonl")
-                 if p.is_file()]
-        if not found:
-            raise DataMissingError("no SCIDOCA training data", hint="run `mustcite scidoca build` first")
-        inp = found[0]
-    dest = check_output_dir(out or root / "models" / "scidoca-task2")
-    model = MaskedCitationModel().fit(itertools.islice(iter_examples(inp, task=task), limit))
+    data = data or root / "scidoca"
+    dest = check_output_dir(out or tr.default_model_dir(root, task))
+    enc = None
+    if dense and task in (1, 2):
+        from ..scidoca.masked import DEFAULT_ENCODER
+
+        enc = dict(DEFAULT_ENCODER)
+    report = None
+    if task == 1:
+        ce = None
+        if cross_encoder is not None:
+            from ..recommend.crossencoder import CrossEncoderReranker
+
+            ce = CrossEncoderReranker.load(cross_encoder)
+        model, ids, report = tr.train_discovery(tr.split_file(data, "train", 1), tr.split_file(data, "dev", 1),
+                                                limit=limit, dev_limit=dev_limit, seed=seed, encoder=enc,
+                                                cross_encoder=ce, cross_train=cross_train)
+    elif task == 2:
+        model, ids = tr.train_masked(tr.split_file(data, "train", 2), limit=limit, seed=seed, encoder=enc,
+                                     discovery_dir=discovery)
+    else:
+        model, ids, report = tr.train_sentences(tr.split_file(data, "train", 3), tr.split_file(data, "dev", 3),
+                                                discovery or tr.default_model_dir(root, 1), limit=limit,
+                                                dev_limit=dev_limit, seed=seed)
     model.save(dest)
-    typer.echo(json.dumps({"out": str(dest), **model.metadata()}))
+    tr.write_train_ids(dest, ids)
+    typer.echo(json.dumps({"out": str(dest), **model.metadata(), "dev": report["best"] if report else None}))

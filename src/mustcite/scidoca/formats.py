@@ -35,13 +35,14 @@ from __future__ import annotations
 
 import json
 import re
+import zlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Union
 
 from ..errors import MustciteError
-from ..io import atomic_write_json, iter_jsonl, read_text, write_jsonl
+from ..io import atomic_write_json, iter_jsonl, open_text, read_text, write_jsonl
 
 TASKS: tuple[int, ...] = (1, 2, 3)
 #: The seed's no-citation marker (Section 2.5, output example).
@@ -624,6 +625,65 @@ def iter_examples(path: str | Path, *, task: int | None = None) -> Iterator[Exam
     if detect_shape(path) == "seed-jsonl":
         return _iter_seed_jsonl(path, task, example_from_json)
     return iter(read_examples(path, task=task))
+
+
+def sample_examples(path: str | Path, n: int, *, seed: int = 0, task: int | None = None,
+                    exclude: Iterable[str] = ()) -> list[Example]:
+    """A seeded uniform sample of ``n`` examples of a seed-shape JSONL file (reservoir sampling
+    over lines; only the kept lines are parsed, so a multi-gigabyte training file is never held
+    whole), in file order. Ids in ``exclude`` are skipped (e.g. the paragraphs another stage of a
+    stacked system was trained on)."""
+    import random
+
+    path = Path(path)
+    if detect_shape(path) != "seed-jsonl":
+        raise MustciteError("sampling needs a seed-shape JSONL file", path=path)
+    rng = random.Random(seed)
+    skip = set(exclude)
+    keep: list[tuple[int, str]] = []
+    seen = 0
+    try:
+        with open_text(path) as fh:
+            for lineno, line in enumerate(fh, 1):
+                if not line.strip() or (skip and _line_id(line, path, lineno) in skip):
+                    continue
+                seen += 1
+                if len(keep) < n:
+                    keep.append((lineno, line))
+                elif (j := rng.randrange(seen)) < n:
+                    keep[j] = (lineno, line)
+    except UnicodeDecodeError as exc:
+        raise MustciteError(f"not UTF-8 text (byte {exc.start})", path=path) from None
+    except (OSError, EOFError, zlib.error) as exc:
+        raise MustciteError(f"cannot read: {exc}", path=path) from None
+    keep.sort()
+    return [example_from_json(_json_line(line, path, lineno), Origin(str(path), lineno), task=task)
+            for lineno, line in keep]
+
+
+_LEADING_ID = re.compile(r'\A\s*\{\s*"id"\s*:\s*"((?:[^"\\]|\\.)*)"')
+
+
+def _line_id(line: str, path: Path, lineno: int) -> str | None:
+    """The ``id`` of a JSONL line: read off the start when it is the first key (as written here),
+    else by parsing the line."""
+    m = _LEADING_ID.match(line)
+    if m and "\\" not in m.group(1):
+        return m.group(1)
+    obj = _json_line(line, path, lineno)
+    return obj.get("id") if isinstance(obj.get("id"), str) else None
+
+
+def _json_line(line: str, path: Path, lineno: int) -> dict[str, Any]:
+    try:
+        obj = json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise MustciteError(f"malformed JSON: {exc.msg} (column {exc.colno})", path=path, line=lineno) from None
+    except (RecursionError, ValueError) as exc:
+        raise _json_limit_error(exc, path) from None
+    if not isinstance(obj, dict):
+        raise MustciteError(f"expected a JSON object, got {type(obj).__name__}", path=path, line=lineno)
+    return obj
 
 
 def write_examples(path: str | Path, examples: Iterable[Example], *, empty_marker: bool = False) -> int:

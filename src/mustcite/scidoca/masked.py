@@ -33,6 +33,9 @@ FEATURES = tuple(f"w{w}_{kind}" for w in WIDTHS for kind in ("bm25", "rel", "ran
 #: with a dense encoder: cosine of the candidate's embedding with the mask's sentence (raw, relative
 #: to the mask's best, rank), with its 10-word window and with the paragraph
 DENSE_FEATURES = ("sentence_cos", "sentence_cos_rel", "sentence_cos_rank", "w10_cos", "paragraph_cos")
+#: with a Task 1 system (:class:`~.discovery.DiscoveryModel`, trained on other paragraphs): the
+#: candidate's paragraph-level P(cited), as probability, logit and rank
+DISCOVERY_FEATURES = ("para_p", "para_logit", "para_rank")
 #: the recommender's default encoder (int8 ONNX MiniLM, 64 tokens): candidate embeddings come from its cache
 DEFAULT_ENCODER = {"spec": "onnx-int8:minilm", "max_seq_length": 64}
 FORMAT = 1
@@ -69,9 +72,22 @@ def _rel(scores: np.ndarray) -> np.ndarray:
 
 
 class _Featurizer:
-    def __init__(self, k1: float = 1.5, b: float = 0.75, encoder: Any = None):
-        self.k1, self.b, self.encoder = k1, b, encoder
+    def __init__(self, k1: float = 1.5, b: float = 0.75, encoder: Any = None, discovery: Any = None):
+        self.k1, self.b, self.encoder, self.discovery = k1, b, encoder, discovery
         self.tokenize = _tokenizer()
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return (FEATURES + (DENSE_FEATURES if self.encoder is not None else ())
+                + (DISCOVERY_FEATURES if self.discovery is not None else ()))
+
+    def _paragraph_prior(self, ex: Example) -> np.ndarray:
+        """(candidates x DISCOVERY_FEATURES): the Task 1 system's P on the paragraph, masks removed."""
+        from .discovery import logit
+
+        plain = Example(ex.id, 1, " ".join(_MASK.sub(" ", ex.text).split()), ex.candidates)
+        p = self.discovery.probabilities([plain])[0]
+        return np.stack([p, logit(p), _rank(p)], axis=1)
 
     def _dense(self, ex: Example, masks: tuple[str, ...]) -> list[np.ndarray]:
         """Per mask, the dense feature block (candidates x DENSE_FEATURES)."""
@@ -114,8 +130,10 @@ class _Featurizer:
                 rows.append(np.stack(cols, axis=1))
             if self.encoder is not None:
                 rows = [np.hstack([r, d]) for r, d in zip(rows, self._dense(ex, masks))]
-        width = len(FEATURES) + (len(DENSE_FEATURES) if self.encoder is not None else 0)
-        X = np.vstack(rows).astype(np.float32) if rows else np.zeros((0, width), dtype=np.float32)
+            if self.discovery is not None:
+                prior = self._paragraph_prior(ex)
+                rows = [np.hstack([r, prior]) for r in rows]
+        X = np.vstack(rows).astype(np.float32) if rows else np.zeros((0, len(self.names)), dtype=np.float32)
         y = None
         if ex.gold is not None and n:
             gold = dict(ex.gold)
@@ -133,6 +151,8 @@ class MaskedCitationModel:
     params: dict[str, Any] = field(default_factory=lambda: {"max_iter": 300, "learning_rate": 0.05,
                                                             "max_leaf_nodes": 31, "random_state": 0})
     info: dict[str, Any] = field(default_factory=dict)
+    #: a trained Task 1 system whose paragraph-level P is a feature (trained on other paragraphs)
+    discovery: Any = None
     _clf: Any = None
 
     def __post_init__(self):
@@ -141,11 +161,13 @@ class MaskedCitationModel:
             from ..retrieval.dense import dense_from_meta
 
             enc = dense_from_meta(self.encoder)
-        self._feat = _Featurizer(encoder=enc)
+        if self.discovery is not None:
+            self.discovery.set_cross_encoder(None, 0)      # stage 1's P only
+        self._feat = _Featurizer(encoder=enc, discovery=self.discovery)
 
     def metadata(self) -> dict[str, Any]:
-        feats = list(FEATURES) + (list(DENSE_FEATURES) if self.encoder is not None else [])
-        return {"method": self.name, "task": 2, "features": feats, "encoder": self.encoder,
+        return {"method": self.name, "task": 2, "features": list(self._feat.names), "encoder": self.encoder,
+                "discovery": "discovery/ (the Task 1 system)" if self.discovery is not None else None,
                 "model": "HistGradientBoostingClassifier",
                 "params": self.params, "assignment": "Hungarian over log P, distinct candidates per paragraph",
                 **self.info}
@@ -176,26 +198,33 @@ class MaskedCitationModel:
             raise (ex.origin or _nowhere()).error(f"a Task {ex.task} example, but this system is for Task 2")
 
     def predict(self, examples: Sequence[Example]) -> list[Answer]:
-        from scipy.optimize import linear_sum_assignment
-
         if self._clf is None:
             raise MustciteError("the Task 2 model is not trained: call fit() or load()")
-        out = []
         for ex in examples:
             self._check(ex)
-            p = self._feat.pairs(ex)
-            if not p.ids:
-                out.append(Answer(ex.id, 2, {m: None for m in p.masks}))
-                continue
-            prob = self._clf.predict_proba(p.X)[:, 1].reshape(len(p.masks), len(p.ids))
-            cost = -np.log(np.clip(prob, 1e-9, 1.0))
-            rows, cols = linear_sum_assignment(cost)
-            chosen = {p.masks[r]: p.ids[c] for r, c in zip(rows, cols)}
-            for mi, m in enumerate(p.masks):     # more masks than candidates: each its own best
-                if m not in chosen:
-                    chosen[m] = p.ids[int(np.argmax(prob[mi]))]
-            out.append(Answer(ex.id, 2, {m: chosen[m] for m in p.masks}))
+        out = []
+        for start in range(0, len(examples), 256):     # one classifier call per chunk, not per paragraph
+            grids = [self._feat.pairs(ex) for ex in examples[start:start + 256]]
+            sizes = [len(p.X) for p in grids]
+            flat = self._clf.predict_proba(np.vstack([p.X for p in grids]))[:, 1] if sum(sizes) else np.zeros(0)
+            for ex, p, prob in zip(examples[start:start + 256], grids, np.split(flat, np.cumsum(sizes)[:-1])):
+                out.append(self._answer(ex, p, prob))
         return out
+
+    @staticmethod
+    def _answer(ex: Example, p: Pairs, prob: np.ndarray) -> Answer:
+        from scipy.optimize import linear_sum_assignment
+
+        if not p.ids:
+            return Answer(ex.id, 2, {m: None for m in p.masks})
+        prob = prob.reshape(len(p.masks), len(p.ids))
+        cost = -np.log(np.clip(prob, 1e-9, 1.0))
+        rows, cols = linear_sum_assignment(cost)
+        chosen = {p.masks[r]: p.ids[c] for r, c in zip(rows, cols)}
+        for mi, m in enumerate(p.masks):     # more masks than candidates: each its own best
+            if m not in chosen:
+                chosen[m] = p.ids[int(np.argmax(prob[mi]))]
+        return Answer(ex.id, 2, {m: chosen[m] for m in p.masks})
 
     def save(self, folder: str | Path) -> Path:
         import joblib
@@ -205,6 +234,8 @@ class MaskedCitationModel:
         folder = Path(folder)
         folder.mkdir(parents=True, exist_ok=True)
         joblib.dump(self._clf, folder / "model.joblib")
+        if self.discovery is not None:
+            self.discovery.save(folder / "discovery")
         atomic_write_json(folder / "config.json", {"format": FORMAT, **self.metadata()})
         return folder
 
@@ -220,7 +251,13 @@ class MaskedCitationModel:
             raise MustciteError("not a Task 2 model of this version", path=folder / "config.json",
                                 hint="train one with benchmarks/scidoca_masked.py")
         keep = ("train_paragraphs", "train_pairs", "train_positives", "iterations")
-        m = cls(params=meta["params"], info={k: meta[k] for k in keep if k in meta}, encoder=meta.get("encoder"))
+        discovery = None
+        if meta.get("discovery"):
+            from .discovery import DiscoveryModel
+
+            discovery = DiscoveryModel.load(folder / "discovery")
+        m = cls(params=meta["params"], info={k: meta[k] for k in keep if k in meta}, encoder=meta.get("encoder"),
+                discovery=discovery)
         try:
             m._clf = joblib.load(folder / "model.joblib")
         except Exception as exc:  # noqa: BLE001 - a damaged model file: name it
