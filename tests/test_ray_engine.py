@@ -22,7 +22,7 @@ from mustcite.extract.run import extract_paths
 from mustcite.labels.annotate import annotate_dir
 from mustcite.runs import read_run_state
 
-ray = pytest.importorskip("ray")
+import ray  # noqa: E402,F401 - installed by `make test` (the `ray` extra): these tests must run, never skip
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 if not DATA.is_dir():
