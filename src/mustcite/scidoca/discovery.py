@@ -283,6 +283,9 @@ class DiscoveryModel:
         m = cls(params=meta["params"], encoder=meta.get("encoder"), rule=SetRule(**meta["rule"]),
                 cross_top=int(meta.get("cross_top") or 0), cross_weight=float(meta.get("cross_weight") or 0.0),
                 info={k: meta[k] for k in keep if k in meta})
+        if meta.get("features") != list(m._feat.names):
+            raise MustciteError("the model was trained on other features than this version computes",
+                                path=folder / "config.json", hint="train it again with `mustcite scidoca train --task 1`")
         try:
             m._clf = joblib.load(folder / "model.joblib")
             if m.cross_top and (folder / "cross_encoder").is_dir():

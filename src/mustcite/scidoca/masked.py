@@ -15,6 +15,7 @@ their own best candidate (a paper may be cited twice).
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -39,6 +40,8 @@ DISCOVERY_FEATURES = ("para_p", "para_logit", "para_rank")
 #: the recommender's default encoder (int8 ONNX MiniLM, 64 tokens): candidate embeddings come from its cache
 DEFAULT_ENCODER = {"spec": "onnx-int8:minilm", "max_seq_length": 64}
 FORMAT = 1
+#: paragraphs per classifier call
+CHUNK = 256
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z(\[])")
 
 
@@ -81,13 +84,18 @@ class _Featurizer:
         return (FEATURES + (DENSE_FEATURES if self.encoder is not None else ())
                 + (DISCOVERY_FEATURES if self.discovery is not None else ()))
 
-    def _paragraph_prior(self, ex: Example) -> np.ndarray:
-        """(candidates x DISCOVERY_FEATURES): the Task 1 system's P on the paragraph, masks removed."""
+    def _paragraph_priors(self, examples: Sequence[Example]) -> list[np.ndarray]:
+        """Per example (candidates x DISCOVERY_FEATURES): the Task 1 system's P on the paragraph,
+        masks removed (one classifier call for all)."""
         from .discovery import logit
 
-        plain = Example(ex.id, 1, " ".join(_MASK.sub(" ", ex.text).split()), ex.candidates)
-        p = self.discovery.probabilities([plain])[0]
-        return np.stack([p, logit(p), _rank(p)], axis=1)
+        plain = [Example(ex.id, 1, " ".join(_MASK.sub(" ", ex.text).split()), ex.candidates) for ex in examples]
+        return [np.stack([p, logit(p), _rank(p)], axis=1) for p in self.discovery.probabilities(plain)]
+
+    def grids(self, examples: Sequence[Example]) -> list[Pairs]:
+        """:meth:`pairs` of every example."""
+        priors = self._paragraph_priors(examples) if self.discovery is not None else [None] * len(examples)
+        return [self.pairs(ex, prior) for ex, prior in zip(examples, priors)]
 
     def _dense(self, ex: Example, masks: tuple[str, ...]) -> list[np.ndarray]:
         """Per mask, the dense feature block (candidates x DENSE_FEATURES)."""
@@ -105,7 +113,9 @@ class _Featurizer:
             blocks.append(np.stack([sent, _rel(sent), _rank(sent), win, para], axis=1))
         return blocks
 
-    def pairs(self, ex: Example) -> Pairs:
+    def pairs(self, ex: Example, prior: np.ndarray | None = None) -> Pairs:
+        """The grid of one example; ``prior``: its :meth:`_paragraph_priors` row (computed here
+        when the featurizer has a Task 1 system and none is given)."""
         masks, ids = ex.masks, tuple(c.id for c in ex.candidates)
         text = ex.text
         queries = [_MASK.sub(" ", text)]
@@ -131,7 +141,7 @@ class _Featurizer:
             if self.encoder is not None:
                 rows = [np.hstack([r, d]) for r, d in zip(rows, self._dense(ex, masks))]
             if self.discovery is not None:
-                prior = self._paragraph_prior(ex)
+                prior = self._paragraph_priors([ex])[0] if prior is None else prior
                 rows = [np.hstack([r, prior]) for r in rows]
         X = np.vstack(rows).astype(np.float32) if rows else np.zeros((0, len(self.names)), dtype=np.float32)
         y = None
@@ -177,13 +187,18 @@ class MaskedCitationModel:
         from tqdm import tqdm
 
         Xs, ys, n = [], [], 0
-        for ex in tqdm(examples, desc="task 2 features", disable=not progress, unit="para"):
-            self._check(ex)
-            p = self._feat.pairs(ex)
-            if p.y is not None and p.y.any():
-                Xs.append(p.X)
-                ys.append(p.y)
-                n += 1
+        bar = tqdm(desc="task 2 features", disable=not progress, unit="para")
+        it = iter(examples)
+        while chunk := list(itertools.islice(it, CHUNK)):
+            for ex in chunk:
+                self._check(ex)
+            for p in self._feat.grids(chunk):
+                if p.y is not None and p.y.any():
+                    Xs.append(p.X)
+                    ys.append(p.y)
+                    n += 1
+            bar.update(len(chunk))
+        bar.close()
         if not Xs:
             raise MustciteError("no training paragraph with a gold citation among its candidates")
         X, y = np.vstack(Xs), np.concatenate(ys)
@@ -203,11 +218,11 @@ class MaskedCitationModel:
         for ex in examples:
             self._check(ex)
         out = []
-        for start in range(0, len(examples), 256):     # one classifier call per chunk, not per paragraph
-            grids = [self._feat.pairs(ex) for ex in examples[start:start + 256]]
+        for start in range(0, len(examples), CHUNK):     # one classifier call per chunk, not per paragraph
+            grids = self._feat.grids(examples[start:start + CHUNK])
             sizes = [len(p.X) for p in grids]
             flat = self._clf.predict_proba(np.vstack([p.X for p in grids]))[:, 1] if sum(sizes) else np.zeros(0)
-            for ex, p, prob in zip(examples[start:start + 256], grids, np.split(flat, np.cumsum(sizes)[:-1])):
+            for ex, p, prob in zip(examples[start:start + CHUNK], grids, np.split(flat, np.cumsum(sizes)[:-1])):
                 out.append(self._answer(ex, p, prob))
         return out
 
