@@ -168,8 +168,8 @@ def main() -> None:
     scratch = Path(tempfile.mkdtemp(prefix="ray-engine-"))
     result: dict = {"machine": {"cpus": os.cpu_count(), "python": platform.python_version(),
                                 "load_average_start": [round(x, 2) for x in load_start],
-                                "note": "shared machine: another engineer's CPU-heavy training ran at the same "
-                                        "time; read wall-time figures as lower bounds"},
+                                "note": "a 1-minute load average above the CPU count means other jobs shared "
+                                        "the CPUs: read wall-time figures as lower bounds"},
                     "workers": WORKERS, "papers": len(papers), "corpus_papers": None}
     try:
         import pyarrow.parquet as pq
