@@ -161,14 +161,8 @@ class EmbeddingCache:
         if engine is not None and not engine.local:
             return self._embed_on(engine, texts, encode, batch_size=batch_size, desc=desc, progress=progress)
 
-        keys = [text_key(t) for t in texts]
-        missing: dict[str, str] = {}
-        for k, t in zip(keys, texts):
-            if k not in self._index and k not in missing:
-                missing[k] = t
-        self.encoded_last = len(missing)
-        if missing:
-            todo = list(missing.items())
+        keys, todo = self._missing(texts)
+        if todo:
             bar = tqdm(total=len(todo), desc=desc, unit="doc", disable=not progress or len(todo) < 64)
             for start in range(0, len(todo), self.shard_size):
                 # texts of similar length share a batch: little padding (titles without an abstract
@@ -183,18 +177,22 @@ class EmbeddingCache:
             bar.close()
         return self.get(keys)
 
-    def _embed_on(self, engine, texts: Sequence[str], encode: Callable[[list[str]], np.ndarray], *,
-                  batch_size: int, desc: str, progress: bool) -> np.ndarray:
-        from ..errors import MustciteError
-        from ..parallel import pmap
-
+    def _missing(self, texts: Sequence[str]) -> tuple[list[str], list[tuple[str, str]]]:
+        """Every text's key, and the (key, text) pairs not cached yet (each once, in first-seen order)."""
         keys = [text_key(t) for t in texts]
         missing: dict[str, str] = {}
         for k, t in zip(keys, texts):
             if k not in self._index and k not in missing:
                 missing[k] = t
         self.encoded_last = len(missing)
-        todo = list(missing.items())
+        return keys, list(missing.items())
+
+    def _embed_on(self, engine, texts: Sequence[str], encode: Callable[[list[str]], np.ndarray], *,
+                  batch_size: int, desc: str, progress: bool) -> np.ndarray:
+        from ..errors import MustciteError
+        from ..parallel import pmap
+
+        keys, todo = self._missing(texts)
         for start in range(0, len(todo), self.shard_size):
             chunk = sorted(todo[start:start + self.shard_size], key=lambda kt: len(kt[1]))
             batches = [[t for _, t in chunk[b:b + batch_size]] for b in range(0, len(chunk), batch_size)]

@@ -35,11 +35,11 @@ from ..errors import MustciteError
 from .floors import _MASK, _doc_text, _nowhere, _ParagraphBM25, _tokenizer
 from .formats import Answer, Example
 from .masked import _SENTENCE_END, _rank, _rel
+from .persist import read_config, read_payload, write_model
 
 FEATURES = ("p_bm25", "p_rel", "p_rank", "s_bm25", "s_rel", "s_rank", "s_first",
             "t_bm25", "t_rel", "t_rank", "title_cover", "name_match", "n_candidates", "n_sentences", "n_terms")
 DENSE_FEATURES = ("p_cos", "p_cos_rel", "p_cos_rank", "s_cos", "s_cos_rank")
-FORMAT = 1
 #: candidates re-scored by the cross-encoder (the stage-1 top)
 CROSS_DEFAULT_TOP = 8
 
@@ -256,29 +256,14 @@ class DiscoveryModel:
                 "cross_encoder": dict(self._cross.info) if self._cross is not None else None, **self.info}
 
     def save(self, folder: str | Path) -> Path:
-        import joblib
-
-        from ..io import atomic_write_json
-
-        folder = Path(folder)
-        folder.mkdir(parents=True, exist_ok=True)
-        joblib.dump(self._clf, folder / "model.joblib")
         if self._cross is not None:
-            self._cross.save(folder / "cross_encoder")
-        atomic_write_json(folder / "config.json", {"format": FORMAT, **self.metadata()})
-        return folder
+            self._cross.save(Path(folder) / "cross_encoder")
+        return write_model(folder, self._clf, self.metadata())
 
     @classmethod
     def load(cls, folder: str | Path) -> "DiscoveryModel":
-        import joblib
-
-        from ..io import read_json
-
         folder = Path(folder)
-        meta = read_json(folder / "config.json")
-        if not isinstance(meta, dict) or meta.get("format") != FORMAT or meta.get("task") != 1:
-            raise MustciteError("not a Task 1 model of this version", path=folder / "config.json",
-                                hint="train one with `mustcite scidoca train --task 1`")
+        meta = read_config(folder, 1)
         keep = ("train_paragraphs", "train_pairs", "train_positives", "iterations", "tuned_on")
         m = cls(params=meta["params"], encoder=meta.get("encoder"), rule=SetRule(**meta["rule"]),
                 cross_top=int(meta.get("cross_top") or 0), cross_weight=float(meta.get("cross_weight") or 0.0),
@@ -286,16 +271,16 @@ class DiscoveryModel:
         if meta.get("features") != list(m._feat.names):
             raise MustciteError("the model was trained on other features than this version computes",
                                 path=folder / "config.json", hint="train it again with `mustcite scidoca train --task 1`")
-        try:
-            m._clf = joblib.load(folder / "model.joblib")
-            if m.cross_top and (folder / "cross_encoder").is_dir():
-                from ..recommend.crossencoder import CrossEncoderReranker
+        m._clf = read_payload(folder)
+        if m.cross_top and (folder / "cross_encoder").is_dir():
+            from ..recommend.crossencoder import CrossEncoderReranker
 
+            try:
                 m._cross = CrossEncoderReranker.load(folder / "cross_encoder")
-        except MustciteError:
-            raise
-        except Exception as exc:  # noqa: BLE001 - a damaged model file: name it
-            raise MustciteError(f"cannot load the model: {exc}", path=folder) from None
+            except MustciteError:
+                raise
+            except Exception as exc:  # noqa: BLE001 - a damaged cross-encoder folder: name it
+                raise MustciteError(f"cannot load the cross-encoder: {exc}", path=folder / "cross_encoder") from None
         return m
 
 

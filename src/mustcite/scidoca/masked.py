@@ -27,6 +27,7 @@ import numpy as np
 from ..errors import MustciteError
 from .floors import _MASK, _doc_text, _nowhere, _ParagraphBM25, _tokenizer, _window_query
 from .formats import Answer, Example
+from .persist import read_config, read_payload, write_model
 
 WIDTHS = (3, 5, 10, 25)
 FEATURES = tuple(f"w{w}_{kind}" for w in WIDTHS for kind in ("bm25", "rel", "rank")) + (
@@ -39,7 +40,6 @@ DENSE_FEATURES = ("sentence_cos", "sentence_cos_rel", "sentence_cos_rank", "w10_
 DISCOVERY_FEATURES = ("para_p", "para_logit", "para_rank")
 #: the recommender's default encoder (int8 ONNX MiniLM, 64 tokens): candidate embeddings come from its cache
 DEFAULT_ENCODER = {"spec": "onnx-int8:minilm", "max_seq_length": 64}
-FORMAT = 1
 #: paragraphs per classifier call
 CHUNK = 256
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z(\[])")
@@ -242,29 +242,14 @@ class MaskedCitationModel:
         return Answer(ex.id, 2, {m: chosen[m] for m in p.masks})
 
     def save(self, folder: str | Path) -> Path:
-        import joblib
-
-        from ..io import atomic_write_json
-
-        folder = Path(folder)
-        folder.mkdir(parents=True, exist_ok=True)
-        joblib.dump(self._clf, folder / "model.joblib")
         if self.discovery is not None:
-            self.discovery.save(folder / "discovery")
-        atomic_write_json(folder / "config.json", {"format": FORMAT, **self.metadata()})
-        return folder
+            self.discovery.save(Path(folder) / "discovery")
+        return write_model(folder, self._clf, self.metadata())
 
     @classmethod
     def load(cls, folder: str | Path) -> "MaskedCitationModel":
-        import joblib
-
-        from ..io import read_json
-
         folder = Path(folder)
-        meta = read_json(folder / "config.json")
-        if not isinstance(meta, dict) or meta.get("format") != FORMAT or meta.get("task") != 2:
-            raise MustciteError("not a Task 2 model of this version", path=folder / "config.json",
-                                hint="train one with benchmarks/scidoca_masked.py")
+        meta = read_config(folder, 2)
         keep = ("train_paragraphs", "train_pairs", "train_positives", "iterations")
         discovery = None
         if meta.get("discovery"):
@@ -273,9 +258,5 @@ class MaskedCitationModel:
             discovery = DiscoveryModel.load(folder / "discovery")
         m = cls(params=meta["params"], info={k: meta[k] for k in keep if k in meta}, encoder=meta.get("encoder"),
                 discovery=discovery)
-        try:
-            m._clf = joblib.load(folder / "model.joblib")
-        except Exception as exc:  # noqa: BLE001 - a damaged model file: name it
-            raise MustciteError(f"cannot load the model: {exc}", path=folder / "model.joblib") from None
+        m._clf = read_payload(folder)
         return m
-

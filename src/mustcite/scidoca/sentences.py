@@ -34,10 +34,11 @@ from typing import Any
 import numpy as np
 
 from ..errors import MustciteError
-from .discovery import FORMAT, DiscoveryModel, logit
+from .discovery import DiscoveryModel, logit
 from .floors import _nowhere
 from .formats import Answer, Example
 from .masked import _rank, _rel
+from .persist import read_config, read_payload, write_model
 
 FEATURES = ("s_bm25", "s_rel", "s_rank", "prev_bm25", "prev_rel", "next_bm25", "next_rel", "best_sentence",
             "para_p", "para_logit", "para_rank", "position", "n_sentences", "n_candidates")
@@ -227,37 +228,21 @@ class SentenceCitationModel:
                 "discovery": "discovery/ (the Task 1 system)", **self.info}
 
     def save(self, folder: str | Path) -> Path:
-        import joblib
-
-        from ..io import atomic_write_json
-
-        folder = Path(folder)
-        folder.mkdir(parents=True, exist_ok=True)
-        self.discovery.save(folder / "discovery")
-        joblib.dump({"pairs": self._clf, "need": self.need._pipe}, folder / "model.joblib")
-        atomic_write_json(folder / "config.json", {"format": FORMAT, **self.metadata()})
-        return folder
+        self.discovery.save(Path(folder) / "discovery")
+        return write_model(folder, {"pairs": self._clf, "need": self.need._pipe}, self.metadata())
 
     @classmethod
     def load(cls, folder: str | Path) -> "SentenceCitationModel":
-        import joblib
-
-        from ..io import read_json
-
         folder = Path(folder)
-        meta = read_json(folder / "config.json")
-        if not isinstance(meta, dict) or meta.get("format") != FORMAT or meta.get("task") != 3:
-            raise MustciteError("not a Task 3 model of this version", path=folder / "config.json",
-                                hint="train one with `mustcite scidoca train --task 3`")
+        meta = read_config(folder, 3)
         keep = ("train_paragraphs", "train_sentences", "train_citing_sentences", "train_pairs",
                 "train_positives", "iterations", "tuned_on")
         m = cls(discovery=DiscoveryModel.load(folder / "discovery"), need=CitationNeed(C=meta["need"]["C"]),
                 params=meta["params"], rule=SentenceRule(**meta["rule"]), info={k: meta[k] for k in keep if k in meta})
-        try:
-            parts = joblib.load(folder / "model.joblib")
-            m._clf, m.need._pipe = parts["pairs"], parts["need"]
-        except Exception as exc:  # noqa: BLE001 - a damaged model file: name it
-            raise MustciteError(f"cannot load the model: {exc}", path=folder / "model.joblib") from None
+        parts = read_payload(folder)
+        if not isinstance(parts, dict) or set(parts) != {"pairs", "need"}:
+            raise MustciteError("cannot load the model: not a Task 3 payload", path=folder / "model.joblib")
+        m._clf, m.need._pipe = parts["pairs"], parts["need"]
         return m
 
 
