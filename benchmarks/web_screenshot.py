@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import socket
 import sys
 import threading
@@ -27,7 +28,7 @@ OUT = Path(__file__).parent / "results" / "web_screenshot.png"
 
 def main() -> int:
     import uvicorn
-    from playwright.sync_api import sync_playwright
+    from playwright.sync_api import expect, sync_playwright
 
     from mustcite.api.app import create_app
     from mustcite.config import Workspace
@@ -57,7 +58,7 @@ def main() -> int:
         try:
             page = browser.new_page(viewport={"width": 1280, "height": 1400})
             page.goto(f"http://127.0.0.1:{port}/")
-            page.wait_for_function("document.getElementById('health').textContent.startsWith('model ready')")
+            expect(page.locator("#health")).to_have_text(re.compile(r"^model ready"), timeout=120_000)   # no eval: the CSP forbids it
             page.fill("#title", q.title)
             page.fill("#abstract", q.abstract)
             page.fill("#top", str(args.top))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import socket
 import threading
 import time
@@ -47,7 +48,7 @@ def server():
 
 
 def test_paste_title_and_abstract_and_see_results(server, tmp_path):
-    from playwright.sync_api import sync_playwright
+    from playwright.sync_api import expect, sync_playwright
 
     # a held-out paper whose top 10 includes papers its labelled neighbours cite (shown as "Cited by")
     rec = S.trained()
@@ -59,7 +60,9 @@ def test_paste_title_and_abstract_and_see_results(server, tmp_path):
         try:
             page = browser.new_page(viewport={"width": 1280, "height": 1100})
             page.goto(server + "/")
-            page.wait_for_function("document.getElementById('health').textContent.startsWith('model ready')")
+            # locator assertions, not wait_for_function strings: the page's CSP (script-src 'self')
+            # forbids eval, and the test must run under the CSP users get
+            expect(page.locator("#health")).to_have_text(re.compile(r"^model ready"), timeout=60_000)
             page.fill("#title", q["title"])
             page.fill("#abstract", q["abstract"])
             page.fill("#top", "10")
@@ -72,14 +75,14 @@ def test_paste_title_and_abstract_and_see_results(server, tmp_path):
             assert page.locator("#results .tier").first.inner_text() == expected[0].tier
             assert "Cited by" in page.locator("#results").inner_text()
             page.locator("#results .bib").first.click()
-            page.wait_for_function("document.getElementById('copied').textContent === 'copied'")
+            expect(page.locator("#copied")).to_have_text("copied")
             assert "recommendations" in page.locator("#summary").inner_text()
             SCREENSHOT = tmp_path / "page.png"   # the committed screenshot (full model): benchmarks/web_screenshot.py
             page.screenshot(path=str(SCREENSHOT), full_page=False)
             # a bad input shows the API's message and the page keeps working
             page.fill("#title", "   ")
             page.click("#recommend-btn")
-            page.wait_for_function("document.getElementById('status').className === 'error'")
+            expect(page.locator("#status")).to_have_class("error")
             assert "title" in page.locator("#status").inner_text().lower()
         finally:
             browser.close()

@@ -145,32 +145,9 @@ def check_filename(name: str | None) -> str:
     return name
 
 
-def create_app(recommender=None, *, loader: Callable[[], Any] | None = None, backend=None,
-               max_upload: int = MAX_UPLOAD, concurrency: int = 1, queue: int = 32,
-               allowed_hosts: list[str] | None = None, api_key: str | None = None) -> FastAPI:
-    """The app over ``recommender``, or over what ``loader()`` returns (loaded in a background
-    thread), or over ``backend`` (a :class:`~.backends.PoolBackend` of worker processes).
-
-    ``concurrency`` requests compute at once in this process (a backend has its own number) and
-    ``queue`` more wait; ``allowed_hosts`` (e.g. ``["localhost", "127.0.0.1"]``) refuses other
-    ``Host`` headers; ``api_key`` guards ``/api/*``.
-    """
-    app = FastAPI(title="mustcite", version=_version(),
-                  description="Which papers must your paper cite? Recommendations and draft audits.")
-    max_year = today_year() + 1     # an audit's year: MIN_YEAR to next year
-    if backend is None:
-        backend = LocalBackend(recommender, loader, concurrency)
-    admission = Admission(backend.slots, queue)
-    app.state.admission, app.state.backend = admission, backend
-
-    # outermost last: headers on every answer, then hosts, same-origin, key, body cap
-    app.add_middleware(BodyLimit, limit_for=lambda path: max_upload + 64 * 1024 if path == "/api/audit" else MAX_BODY)
-    if api_key:
-        app.add_middleware(ApiKey, key=api_key)
-    app.add_middleware(SameOrigin)
-    if allowed_hosts:
-        app.add_middleware(TrustedHostMiddleware, allowed_hosts=list(allowed_hosts))
-    app.add_middleware(SecurityHeaders)
+def add_error_handlers(app: FastAPI) -> None:
+    """The API's one error shape (``{"error": ...}``) for invalid input, MustciteError, a model not
+    ready, a full queue, HTTP errors and non-UTF-8 bodies (shared with the rater app, :mod:`.rate`)."""
 
     @app.exception_handler(RequestValidationError)
     async def _invalid(request: Request, exc: RequestValidationError):
@@ -208,6 +185,37 @@ def create_app(recommender=None, *, loader: Callable[[], Any] | None = None, bac
     @app.exception_handler(UnicodeDecodeError)
     async def _unicode(request: Request, exc: UnicodeDecodeError):
         return error_response(400, "request is not valid UTF-8")
+
+
+def create_app(recommender=None, *, loader: Callable[[], Any] | None = None, backend=None,
+               max_upload: int = MAX_UPLOAD, concurrency: int = 1, queue: int = 32,
+               allowed_hosts: list[str] | None = None, api_key: str | None = None, rating=None) -> FastAPI:
+    """The app over ``recommender``, or over what ``loader()`` returns (loaded in a background
+    thread), or over ``backend`` (a :class:`~.backends.PoolBackend` of worker processes).
+
+    ``concurrency`` requests compute at once in this process (a backend has its own number) and
+    ``queue`` more wait; ``allowed_hosts`` (e.g. ``["localhost", "127.0.0.1"]``) refuses other
+    ``Host`` headers; ``api_key`` guards ``/api/*``; ``rating`` (a
+    :class:`~mustcite.labels.rating.RatingStore`) adds the rater page ``/rate`` and ``/api/rate/*``.
+    """
+    app = FastAPI(title="mustcite", version=_version(),
+                  description="Which papers must your paper cite? Recommendations and draft audits.")
+    max_year = today_year() + 1     # an audit's year: MIN_YEAR to next year
+    if backend is None:
+        backend = LocalBackend(recommender, loader, concurrency)
+    admission = Admission(backend.slots, queue)
+    app.state.admission, app.state.backend = admission, backend
+
+    # outermost last: headers on every answer, then hosts, same-origin, key, body cap
+    app.add_middleware(BodyLimit, limit_for=lambda path: max_upload + 64 * 1024 if path == "/api/audit" else MAX_BODY)
+    if api_key:
+        app.add_middleware(ApiKey, key=api_key)
+    app.add_middleware(SameOrigin)
+    if allowed_hosts:
+        app.add_middleware(TrustedHostMiddleware, allowed_hosts=list(allowed_hosts))
+    app.add_middleware(SecurityHeaders)
+
+    add_error_handlers(app)
 
     @app.get("/api/health", responses={503: _ERRORS[503]})
     def health():
@@ -249,6 +257,11 @@ def create_app(recommender=None, *, loader: Callable[[], Any] | None = None, bac
     @app.get("/", include_in_schema=False)
     def index():
         return FileResponse(static / "index.html", media_type="text/html")
+
+    if rating is not None:
+        from .rate import add_rate_routes
+
+        add_rate_routes(app, rating)
 
     return app
 

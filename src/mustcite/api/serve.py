@@ -22,6 +22,8 @@ class ServeSettings:
     allowed_hosts: list[str] = field(default_factory=list)   # empty: any Host header
     api_key: str | None = None
     max_upload: int = 20 * 2**20
+    rate_sample: str | None = None                # a sample CSV: also serve the rater page /rate
+    rate_out: str | None = None                   # ... writing OUT/<rater>.csv
 
 
 def is_loopback(host: str) -> bool:
@@ -43,7 +45,15 @@ def build_app(settings: ServeSettings):
         backend, loader = PoolBackend(settings.model, settings.work, settings.workers), None
     else:                          # the model loads in this process, in the background
         backend, loader = None, (lambda: load_default(settings.work, settings.model))
-    return create_app(loader=loader, backend=backend,
+    rating = None
+    if settings.rate_sample:
+        from ..errors import UsageError
+        from ..labels.rating import RatingStore
+
+        if not settings.rate_out:
+            raise UsageError("a rating sample needs a folder for the ratings (rate_out)")
+        rating = RatingStore.open(settings.rate_sample, settings.rate_out)
+    return create_app(loader=loader, backend=backend, rating=rating,
                       max_upload=settings.max_upload, concurrency=settings.concurrency, queue=settings.queue,
                       allowed_hosts=settings.allowed_hosts or None, api_key=settings.api_key)
 

@@ -1,6 +1,7 @@
-"""``mustcite agreement FILE [--judge JUDGE.csv]``, ``mustcite agreement sample --refs DIR --n 200 --out S.csv``
+"""``mustcite agreement FILE... [--judge JUDGE.csv] [--label COL]``, ``mustcite rate SAMPLE.csv --out DIR``, ``mustcite agreement sample --refs DIR --n 200 --out S.csv``
 and ``mustcite labels stats DIR --out fig.png [--json]``.
 
+``rate`` serves the rater page for a sample on localhost (:mod:`mustcite.api.rate`).
 ``agreement`` prints Krippendorff's alpha, pairwise (weighted) Cohen's kappa, exact / within-one
 agreement and, with a judge CSV, judge accuracy and weighted kappa as one JSON object
 (:mod:`mustcite.labels.agreement`).  ``agreement sample`` draws a stratified (venue, year) sample of
@@ -21,12 +22,16 @@ labels_app = typer.Typer(help="Must-cite labels: distributions of labelled refer
 
 def register(app: typer.Typer) -> None:
     app.command("agreement")(agreement_cmd)
+    app.command("rate")(rate_cmd)
     app.add_typer(labels_app, name="labels")
 
 
 def agreement_cmd(
-    target: str = typer.Argument(..., metavar="FILE|sample",
-                                 help="long-form ratings CSV (item,rater,label), or 'sample' to draw a sample"),
+    targets: list[str] = typer.Argument(..., metavar="FILE... | sample",
+                                        help="long-form ratings CSV(s) (item,rater,label; e.g. one per rater, as "
+                                             "`mustcite rate` writes them), or 'sample' to draw a sample"),
+    label: str = typer.Option("label", "--label",
+                              help="the label column of the ratings CSV(s); `mustcite rate` files: type1 or type2"),
     judge: Path = typer.Option(None, "--judge", help="judge labels CSV (item,label)"),
     refs: Path = typer.Option(None, "--refs", help="(sample) extraction folder with <stem>.json reference files"),
     n: int = typer.Option(200, "--n", help="(sample) number of citation instances"),
@@ -39,7 +44,9 @@ def agreement_cmd(
     stratified validation sample."""
     from ..errors import UsageError
 
-    if target == "sample":
+    if targets[0] == "sample":
+        if len(targets) > 1:
+            raise UsageError("'mustcite agreement sample' takes no file arguments")
         if refs is None or out is None:
             raise UsageError("'mustcite agreement sample' needs --refs DIR and --out FILE.csv")
         if judge is not None:
@@ -55,7 +62,29 @@ def agreement_cmd(
         raise UsageError("--refs/--out/--papers belong to 'mustcite agreement sample'")
     from ..labels.agreement import agreement_from_files
 
-    typer.echo(json.dumps(agreement_from_files(target, judge), indent=1))
+    typer.echo(json.dumps(agreement_from_files(targets if len(targets) > 1 else targets[0], judge, label),
+                          indent=1))
+
+
+def rate_cmd(
+    sample: Path = typer.Argument(..., help="the sample CSV of `mustcite agreement sample`"),
+    out: Path = typer.Option(..., "--out", help="folder for the ratings: one <rater>.csv per rater"),
+    port: int = typer.Option(8010, "--port", help="port on 127.0.0.1"),
+    host: str = typer.Option("127.0.0.1", "--host", help="address to listen on (default: this machine only)"),
+    abstracts: Path = typer.Option(None, "--abstracts",
+                                   help="JSONL with title and abstract per paper, to show cited abstracts "
+                                        "(matched by normalised title)"),
+) -> None:
+    """Serve the rater page for SAMPLE at http://HOST:PORT/rate: one instance at a time, Type I (0/1)
+    and Type II (1-5) by keyboard, each answer saved at once to OUT/<rater>.csv (resumable).
+    `mustcite agreement OUT/*.csv --label type1` (or type2) reads the files."""
+    from ..api.rate import serve_rate
+    from ..labels.rating import RatingStore
+
+    store = RatingStore.open(sample, out, abstracts)
+    typer.echo(f"rating {len(store.instances)} instances of {sample}; answers in {out}/<rater>.csv\n"
+               f"open http://{'127.0.0.1' if host in ('0.0.0.0', '::') else host}:{port}/rate", err=True)
+    serve_rate(store, host=host, port=port)
 
 
 @labels_app.command("stats")

@@ -79,46 +79,51 @@ def _open_csv(path: Path, required: tuple[str, ...]):
     return fh, reader
 
 
-def _label(value: str | None, path: Path, line: int) -> int:
+def _label(value: str | None, path: Path, line: int, column: str = "label") -> int:
     text = (value or "").strip()
     try:
         return int(text)
     except ValueError:
-        raise MustciteError(f"label {text!r} is not an integer", path=path, line=line, field="label") from None
+        raise MustciteError(f"{column} {text!r} is not an integer", path=path, line=line, field=column) from None
 
 
-def read_ratings(path: str | Path, *, min_raters: int = 2) -> Ratings:
-    """Read ``item,rater,label``; blank labels are missing ratings. Raises MustciteError (file:line)
-    on a missing column, a non-integer label, a rater rating an item twice, fewer than
-    ``min_raters`` raters overall, or no item with two ratings.  Items with fewer than two ratings
-    are left out and listed in ``Ratings.skipped``."""
-    path = Path(path)
-    fh, reader = _open_csv(path, ("item", "rater", "label"))
-    ratings = Ratings(path=str(path))
-    first_line: dict[str, int] = {}
-    with fh:
-        for row in reader:
-            line = reader.line_num
-            item, rater = (row.get("item") or "").strip(), (row.get("rater") or "").strip()
-            if not item or not rater:
-                raise MustciteError("empty item or rater", path=path, line=line,
-                                    hint="each rater fills the rater and label columns of their copy")
-            first_line.setdefault(item, line)
-            if not (row.get("label") or "").strip():
-                ratings.labels.setdefault(item, {})
-                continue
-            by_rater = ratings.labels.setdefault(item, {})
-            if rater in by_rater:
-                raise MustciteError(f"rater {rater!r} rates item {item!r} twice", path=path, line=line)
-            by_rater[rater] = _label(row.get("label"), path, line)
+def read_ratings(path: str | Path | list[str | Path], *, min_raters: int = 2, label: str = "label") -> Ratings:
+    """Read ``item,rater,label`` from one CSV or several (e.g. one per rater, as ``mustcite rate``
+    writes them), the label taken from column ``label``; blank labels are missing ratings. Raises
+    MustciteError (file:line) on a missing column, a non-integer label, a rater rating an item twice,
+    fewer than ``min_raters`` raters overall, or no item with two ratings.  Items with fewer than two
+    ratings are left out and listed in ``Ratings.skipped``."""
+    paths = [Path(p) for p in path] if isinstance(path, (list, tuple)) else [Path(path)]
+    if not paths:
+        raise MustciteError("no ratings file given")
+    ratings = Ratings(path=", ".join(map(str, paths)))
+    first_line: dict[str, tuple[Path, int]] = {}
+    for path in paths:
+        fh, reader = _open_csv(path, ("item", "rater", label))
+        with fh:
+            for row in reader:
+                line = reader.line_num
+                item, rater = (row.get("item") or "").strip(), (row.get("rater") or "").strip()
+                if not item or not rater:
+                    raise MustciteError("empty item or rater", path=path, line=line,
+                                        hint="each rater fills the rater and label columns of their copy")
+                first_line.setdefault(item, (path, line))
+                if not (row.get(label) or "").strip():
+                    ratings.labels.setdefault(item, {})
+                    continue
+                by_rater = ratings.labels.setdefault(item, {})
+                if rater in by_rater:
+                    raise MustciteError(f"rater {rater!r} rates item {item!r} twice", path=path, line=line)
+                by_rater[rater] = _label(row.get(label), path, line, label)
     if len(ratings.raters) < min_raters:
         raise MustciteError(f"{len(ratings.raters)} rater(s) in the file; agreement needs at least {min_raters}",
-                            path=path)
+                            path=ratings.path)
     ratings.skipped = sorted(k for k, v in ratings.labels.items() if len(v) < 2)
     ratings.labels = {k: v for k, v in ratings.labels.items() if len(v) >= 2}
     if not ratings.labels:
+        first = min(first_line.values(), key=lambda x: x[1], default=(ratings.path, None))
         raise MustciteError("no item has two or more ratings; agreement needs 2 or more raters per item",
-                            path=path, line=min(first_line.values(), default=None))
+                            path=first[0] if len(paths) > 1 else ratings.path, line=first[1])
     return ratings
 
 
@@ -219,7 +224,8 @@ def agreement(ratings: Ratings, judge: dict[str, int] | None = None, judge_path:
     return out
 
 
-def agreement_from_files(ratings_csv: str | Path, judge_csv: str | Path | None = None) -> dict[str, Any]:
-    ratings = read_ratings(ratings_csv)
+def agreement_from_files(ratings_csv: str | Path | list[str | Path], judge_csv: str | Path | None = None,
+                         label: str = "label") -> dict[str, Any]:
+    ratings = read_ratings(ratings_csv, label=label)
     judge = read_judge(judge_csv) if judge_csv else None
     return agreement(ratings, judge, str(judge_csv) if judge_csv else None)
