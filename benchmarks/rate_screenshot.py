@@ -13,11 +13,8 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import socket
 import sys
 import tempfile
-import threading
-import time
 from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -27,7 +24,7 @@ OUT = Path(__file__).parent / "results" / "rate_page.png"
 
 
 def main() -> int:
-    import uvicorn
+    from mustcite.api.serve import running
     from playwright.sync_api import sync_playwright
 
     from mustcite.api.rate import create_rate_app
@@ -50,20 +47,13 @@ def main() -> int:
         sample = tmp / "sample.csv"
         write_sample(tmp / "ext", sample, n=20, seed=1)
     store = RatingStore.open(sample, tmp / "ratings", args.abstracts)
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(create_rate_app(store), host="127.0.0.1", port=port, log_level="warning"))
-    threading.Thread(target=server.run, daemon=True).start()
-    while not server.started:
-        time.sleep(0.05)
     wait = "(item) => document.body.dataset.item === item && !document.body.dataset.busy"
-    with sync_playwright() as p:
+    with running(create_rate_app(store)) as base, sync_playwright() as p:
         browser = p.chromium.launch(executable_path="/usr/bin/chromium", headless=True,
                                     args=["--no-sandbox", "--headless", "--disable-gpu"])
         try:
             page = browser.new_page(viewport={"width": 1200, "height": 1000})
-            page.goto(f"http://127.0.0.1:{port}/rate")
+            page.goto(base + "/rate")
             page.fill("#rater-name", "alice")
             page.press("#rater-name", "Enter")
             page.wait_for_function(wait, arg=store.instances[0]["item"])
@@ -76,7 +66,6 @@ def main() -> int:
             shown = page.locator("#item-id").inner_text()
         finally:
             browser.close()
-    server.should_exit = True
     print(json.dumps({"sample": str(sample), "instances": len(store.instances), "shown": shown,
                       "ratings": (tmp / "ratings" / "alice.csv").read_text(), "screenshot": str(args.out)}, indent=1))
     return 0

@@ -15,10 +15,8 @@ from __future__ import annotations
 import argparse
 import json
 import platform
-import socket
 import statistics
 import sys
-import threading
 import time
 from pathlib import Path
 
@@ -43,7 +41,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
 
     import httpx
-    import uvicorn
+    from mustcite.api.serve import running
 
     from mustcite.api.app import create_app
     from mustcite.recommend import load_default
@@ -73,16 +71,8 @@ def main(argv: list[str] | None = None) -> int:
     rec.recommend_many(queries, top=args.top)
     batch_s = time.perf_counter() - t
 
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(create_app(rec), host="127.0.0.1", port=port, log_level="warning"))
-    th = threading.Thread(target=server.run, daemon=True)
-    th.start()
-    while not server.started:
-        time.sleep(0.05)
     rest = []
-    with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=120) as client:
+    with running(create_app(rec)) as base, httpx.Client(base_url=base, timeout=120) as client:
         client.post("/api/recommend", json={"title": queries[0]["title"], "abstract": queries[0]["abstract"]})
         for q in queries:
             t = time.perf_counter()
@@ -91,8 +81,6 @@ def main(argv: list[str] | None = None) -> int:
             if r.status_code != 200:
                 print(f"REST error {r.status_code}: {r.text[:200]}", file=sys.stderr)
                 return 1
-    server.should_exit = True
-    th.join(10)
 
     report = {
         "model": rec.describe(), "top": args.top, "queries": len(queries), "load_s": round(load_s, 2),

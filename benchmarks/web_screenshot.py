@@ -14,10 +14,7 @@ import argparse
 import json
 import os
 import re
-import socket
 import sys
-import threading
-import time
 from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -27,7 +24,7 @@ OUT = Path(__file__).parent / "results" / "web_screenshot.png"
 
 
 def main() -> int:
-    import uvicorn
+    from mustcite.api.serve import running
     from playwright.sync_api import expect, sync_playwright
 
     from mustcite.api.app import create_app
@@ -45,19 +42,12 @@ def main() -> int:
     args = ap.parse_args()
     q = read_queries(args.queries)[args.index]
     rec = load_default(model=args.model)
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(create_app(rec), host="127.0.0.1", port=port, log_level="warning"))
-    threading.Thread(target=server.run, daemon=True).start()
-    while not server.started:
-        time.sleep(0.05)
-    with sync_playwright() as p:
+    with running(create_app(rec)) as base, sync_playwright() as p:
         browser = p.chromium.launch(executable_path="/usr/bin/chromium", headless=True,
                                     args=["--no-sandbox", "--headless", "--disable-gpu"])
         try:
             page = browser.new_page(viewport={"width": 1280, "height": 1400})
-            page.goto(f"http://127.0.0.1:{port}/")
+            page.goto(base + "/")
             expect(page.locator("#health")).to_have_text(re.compile(r"^model ready"), timeout=120_000)   # no eval: the CSP forbids it
             page.fill("#title", q.title)
             page.fill("#abstract", q.abstract)
@@ -69,7 +59,6 @@ def main() -> int:
             shown = page.locator("#results li.result .title").all_inner_texts()
         finally:
             browser.close()
-    server.should_exit = True
     print(json.dumps({"query": {"id": q.id, "title": q.title}, "model": rec.describe(), "shown": shown,
                       "screenshot": str(args.out)}, indent=1))
     return 0

@@ -6,9 +6,6 @@ from __future__ import annotations
 
 import csv
 import json
-import socket
-import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -218,34 +215,20 @@ def _wait_item(page, item: str) -> None:
                            arg=item, timeout=20_000)
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.mark.browser
 @needs_data
 @pytest.mark.skipif(not CHROMIUM.exists(), reason="/usr/bin/chromium is absent (make browser-deps)")
 def test_rate_three_by_keyboard_then_reload_resumes(sample, tmp_path):
-    import uvicorn
     from playwright.sync_api import sync_playwright
+
+    from mustcite.api.serve import running
 
     items = _items(sample)
     out = tmp_path / "out"
-    port = _free_port()
     app = create_rate_app(RatingStore.open(sample, out), allowed_hosts=["127.0.0.1"])
-    srv = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=srv.run, daemon=True)
-    thread.start()
-    for _ in range(200):
-        if srv.started:
-            break
-        time.sleep(0.05)
-    assert srv.started
-    url = f"http://127.0.0.1:{port}/rate"
     errors: list[str] = []
-    try:
+    with running(app) as base:
+        url = base + "/rate"
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path=str(CHROMIUM), headless=True,
                                         args=["--no-sandbox", "--headless", "--disable-gpu"])
@@ -289,9 +272,6 @@ def test_rate_three_by_keyboard_then_reload_resumes(sample, tmp_path):
                 assert page.locator("#progress-text").inner_text() == f"3 / {N} rated"
             finally:
                 browser.close()
-    finally:
-        srv.should_exit = True
-        thread.join(10)
     rows = list(csv.DictReader(open(out / "alice.csv")))
     assert [(r["item"], r["type1"], r["type2"]) for r in rows] == \
         [(items[i], t1, t2) for i, (t1, t2) in enumerate(answers)]

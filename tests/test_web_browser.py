@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import re
-import socket
-import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -21,30 +18,13 @@ pytestmark = [
 ]
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def server():
-    import uvicorn
-
     from mustcite.api.app import create_app
+    from mustcite.api.serve import running
 
-    port = _free_port()
-    srv = uvicorn.Server(uvicorn.Config(create_app(S.trained()), host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=srv.run, daemon=True)
-    thread.start()
-    for _ in range(200):
-        if srv.started:
-            break
-        time.sleep(0.05)
-    assert srv.started, "uvicorn did not start"
-    yield f"http://127.0.0.1:{port}"
-    srv.should_exit = True
-    thread.join(10)
+    with running(create_app(S.trained())) as url:
+        yield url
 
 
 def test_paste_title_and_abstract_and_see_results(server, tmp_path):

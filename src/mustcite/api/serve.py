@@ -7,6 +7,8 @@ and requests wait in one queue for the next free worker (:class:`.backends.PoolB
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
@@ -69,3 +71,36 @@ def serve(settings: ServeSettings, *, host: str = "127.0.0.1", port: int = 8000,
         close = getattr(app.state.backend, "close", None)
         if close:
             close()
+
+
+@contextmanager
+def running(app, *, host: str = "127.0.0.1", port: int = 0, timeout: float = 30.0) -> Iterator[str]:
+    """Serve ``app`` with uvicorn in a background thread for the duration of the ``with`` block and
+    yield its base URL (a free port when ``port`` is 0): for browser tests, screenshots and
+    benchmarks that need a real server in the same process."""
+    import socket
+    import threading
+    import time
+
+    import uvicorn
+
+    from ..errors import MustciteError
+
+    if not port:
+        with socket.socket() as s:
+            s.bind((host, 0))
+            port = s.getsockname()[1]
+    server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + timeout
+    while not server.started:
+        if not thread.is_alive() or time.monotonic() > deadline:
+            raise MustciteError(f"the server did not start on {host}:{port}")
+        time.sleep(0.05)
+    try:
+        yield f"http://{host}:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout)
+
