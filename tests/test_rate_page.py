@@ -81,6 +81,18 @@ def test_sample_instances_show_text_and_the_citation(sample, tmp_path):
     assert load_sample(sample, {"": ""})[0]["ref_abstract"] == ""
     from mustcite.labels.rating import load_abstracts
     assert load_sample(sample, load_abstracts(absf))[0]["ref_abstract"] == "We study X."
+    # or from a corpus store (what `mustcite rate` uses by default)
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    store = tmp_path / "papers.parquet"
+    pq.write_table(pa.table({"paper_id": ["p1", "p2"], "title": [inst[1]["ref_title"], "Other"],
+                             "abstract": ["From the corpus.", "x"]}), store)
+    assert load_sample(sample, load_abstracts(store))[1]["ref_abstract"] == "From the corpus."
+    bad = tmp_path / "bad.parquet"
+    bad.write_text("not parquet")
+    with pytest.raises(MustciteError, match="bad.parquet"):
+        load_abstracts(bad)
 
 
 @needs_data

@@ -72,15 +72,19 @@ def rate_cmd(
     port: int = typer.Option(8010, "--port", help="port on 127.0.0.1"),
     host: str = typer.Option("127.0.0.1", "--host", help="address to listen on (default: this machine only)"),
     abstracts: Path = typer.Option(None, "--abstracts",
-                                   help="JSONL with title and abstract per paper, to show cited abstracts "
-                                        "(matched by normalised title)"),
+                                   help="where cited abstracts come from, matched by normalised title: a JSONL "
+                                        "of title and abstract records or a corpus store (default: "
+                                        "<work>/corpus/papers.parquet when it exists)"),
 ) -> None:
     """Serve the rater page for SAMPLE at http://HOST:PORT/rate: one instance at a time, Type I (0/1)
     and Type II (1-5) by keyboard, each answer saved at once to OUT/<rater>.csv (resumable).
     `mustcite agreement OUT/*.csv --label type1` (or type2) reads the files."""
     from ..api.rate import serve_rate
+    from ..config import Workspace
     from ..labels.rating import RatingStore
 
+    if abstracts is None and (Workspace.resolve().root / "corpus" / "papers.parquet").is_file():
+        abstracts = Workspace.resolve().root / "corpus" / "papers.parquet"
     store = RatingStore.open(sample, out, abstracts)
     typer.echo(f"rating {len(store.instances)} instances of {sample}; answers in {out}/<rater>.csv\n"
                f"open http://{'127.0.0.1' if host in ('0.0.0.0', '::') else host}:{port}/rate", err=True)

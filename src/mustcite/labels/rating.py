@@ -94,14 +94,25 @@ def segments(text: str, cite: str) -> list[dict[str, Any]]:
 
 
 def load_abstracts(path: str | Path) -> dict[str, str]:
-    """normalised title -> abstract from a JSONL file of records with ``title`` and ``abstract``."""
+    """normalised title -> abstract from a JSONL file of records with ``title`` and ``abstract``, or
+    from a corpus store (``papers.parquet``: every paper of the corpus)."""
     from mustcite.corpus.records import normalize_title
     from mustcite.io import iter_jsonl
 
     out: dict[str, str] = {}
-    for _, rec in iter_jsonl(path):
-        if isinstance(rec, dict) and rec.get("title") and rec.get("abstract"):
-            out.setdefault(normalize_title(rec["title"]), str(rec["abstract"]))
+    if str(path).endswith(".parquet"):
+        import pyarrow.parquet as pq
+
+        try:
+            table = pq.read_table(path, columns=["title", "abstract"])
+        except Exception as exc:  # noqa: BLE001 - not a readable corpus store: name it
+            raise MustciteError(f"cannot read titles and abstracts: {exc}", path=path) from None
+        records = zip(table.column("title").to_pylist(), table.column("abstract").to_pylist())
+    else:
+        records = ((rec.get("title"), rec.get("abstract")) for _, rec in iter_jsonl(path) if isinstance(rec, dict))
+    for title, abstract in records:
+        if title and abstract:
+            out.setdefault(normalize_title(str(title)), str(abstract))
     return out
 
 
