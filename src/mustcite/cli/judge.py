@@ -17,7 +17,7 @@ import typer
 
 from ..errors import UsageError
 
-BACKEND_HELP = "offline | openai | gemini | local"
+BACKEND_HELP = "offline | neural | openai | gemini | local"
 
 
 def register(app: typer.Typer) -> None:
@@ -28,7 +28,7 @@ def judge_cmd(
     backend: str = typer.Option("offline", "--backend", help=BACKEND_HELP),
     in_path: Path = typer.Option(..., "--in", help="contexts JSONL: one {id, context, section, cite} a line"),
     out: Path = typer.Option(None, "--out", help="write the labels JSONL here (default: stdout)"),
-    model: str = typer.Option(None, "--model", help="model name (openai: $MUSTCITE_OPENAI_MODEL; gemini: gemini-2.5-flash)"),
+    model: str = typer.Option(None, "--model", help="model name (openai: $MUSTCITE_OPENAI_MODEL; gemini: gemini-2.5-flash; neural: model folder, default <work>/models/judge-neural)"),
     prompts: Path = typer.Option(None, "--prompts", help="folder with your own type1*.txt / type2*.txt prompts"),
     concurrency: int = typer.Option(8, "--concurrency", min=1, help="LLM calls in flight at once"),
 ) -> None:

@@ -1,5 +1,5 @@
 """``mustcite agreement FILE... [--judge JUDGE.csv] [--label COL]``, ``mustcite rate SAMPLE.csv --out DIR``, ``mustcite agreement sample --refs DIR --n 200 --out S.csv``
-and ``mustcite labels stats DIR --out fig.png [--json]``.
+and ``mustcite labels stats DIR --out fig.png [--json]``, ``mustcite labels train-judge [--out DIR]`` (the neural judge, :mod:`mustcite.labels.neural`).
 
 ``rate`` serves the rater page for a sample on localhost (:mod:`mustcite.api.rate`).
 ``agreement`` prints Krippendorff's alpha, pairwise (weighted) Cohen's kappa, exact / within-one
@@ -12,6 +12,7 @@ the three label distributions of labelled reference files (:mod:`mustcite.labels
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import typer
@@ -131,3 +132,49 @@ def stats_cmd(
         typer.echo(f"{key}: " + ", ".join(f"{k}={v}" for k, v in counts[key].items()))
     if out is not None:
         typer.echo(f"figure: {counts['figure']}")
+
+
+@labels_app.command("train-judge")
+def train_judge_cmd(
+    out: Path = typer.Option(None, "--out", help="model folder (default: <work>/models/judge-neural)"),
+    epochs: int = typer.Option(1, "--epochs", min=1, help="passes over the training pairs"),
+    max_length: int = typer.Option(128, "--max-length", min=16, help="word pieces per input"),
+    batch_size: int = typer.Option(16, "--batch-size", min=1, help="training batch size"),
+    lr: float = typer.Option(5e-5, "--lr", help="AdamW learning rate (linear warm-up and decay)"),
+    seed: int = typer.Option(0, "--seed", help="random seed (head initialisation, shuffling)"),
+    contexts: str = typer.Option("3", "--contexts",
+                                 help="MultiCite train context versions, comma-separated (3, 1, gold); '3,1' adds "
+                                      "the 1-sentence version as augmentation"),
+    limit: int = typer.Option(None, "--limit", min=1, help="first N train items of each version (quick builds)"),
+    dev_limit: int = typer.Option(None, "--dev-limit", min=1, help="first N dev items (quick builds)"),
+    onnx: bool = typer.Option(False, "--onnx", help="also export an int8 ONNX model (runtime onnx-int8)"),
+    freeze_embeddings: bool = typer.Option(True, "--freeze-embeddings/--train-embeddings",
+                                           help="keep MiniLM's embedding layer fixed (about 2x faster on CPU)"),
+    force: bool = typer.Option(False, "--force", help="overwrite a model already in the folder"),
+    as_json: bool = typer.Option(False, "--json", help="print the training card as JSON"),
+) -> None:
+    """Build the neural judge (`--backend neural`): fine-tune the shipped MiniLM cross-encoder on
+    MultiCite train (Type I proxy), choose its threshold and Type II cut points on MultiCite dev,
+    and save it with a training card. Needs the MultiCite data; nothing is downloaded."""
+    import os
+
+    from ..errors import MustciteError, UsageError
+    from ..labels.neural import CARD, default_model_dir, train_judge
+
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    folder = out or default_model_dir()
+    versions = tuple(c.strip() for c in contexts.split(",") if c.strip())
+    if not versions or any(c not in ("3", "1", "gold") for c in versions):
+        raise UsageError(f"--contexts takes 3, 1 and/or gold, got {contexts!r}")
+    if (folder / CARD).is_file() and not force:
+        raise MustciteError("a neural judge model is already in this folder", path=folder,
+                            hint="pass --force to retrain it, or --out for another folder")
+    card = train_judge(folder, epochs=epochs, max_length=max_length, batch_size=batch_size, lr=lr, seed=seed,
+                       contexts=versions, limit=limit, dev_limit=dev_limit, onnx=onnx, freeze_embeddings=freeze_embeddings,
+                       progress=not as_json and sys.stderr.isatty())
+    if as_json:
+        typer.echo(json.dumps(card, indent=1))
+        return
+    typer.echo(f"neural judge in {folder}: {card['train_pairs']} training pairs, {epochs} epoch(s), "
+               f"{card['fit_seconds']} s; dev accuracy {card['dev']['accuracy']} kappa {card['dev']['cohen_kappa']} "
+               f"at threshold {card['threshold']}")

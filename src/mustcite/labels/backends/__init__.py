@@ -1,6 +1,7 @@
 """LLM judge backends behind the :class:`mustcite.labels.judge.Judge` protocol.
 
-``offline`` (the default, rule/ML judge of :mod:`mustcite.labels.offline`), ``openai``
+``offline`` (the default, rule/ML judge of :mod:`mustcite.labels.offline`), ``neural`` (the
+MiniLM cross-encoder of :mod:`mustcite.labels.neural`, built by ``mustcite labels train-judge``), ``openai``
 (OpenAI-compatible chat completions: OpenAI, vLLM, llama.cpp server, Ollama), ``gemini``
 (Google Gemini via google-genai) and ``local`` (in-process llama.cpp via xllamacpp).
 
@@ -19,7 +20,7 @@ from ...errors import MustciteError
 from ..judge import CitationInstance, Judgement
 from ..prompting import PromptTemplate, RenderedPrompt, load_prompt, parse_answer, render
 
-BACKENDS = ("offline", "openai", "gemini", "local")
+BACKENDS = ("offline", "neural", "openai", "gemini", "local")
 
 
 class TransientError(Exception):
@@ -80,11 +81,15 @@ class PromptedBackend:
 
 def make_judge(backend: str = "offline", *, model: str | None = None, prompts_dir: str | None = None,
                prices: dict[str, tuple[float, float]] | None = None, **kw: Any):
-    """The judge for a backend name (``offline``, ``openai``, ``gemini``, ``local``)."""
+    """The judge for a backend name (``offline``, ``neural``, ``openai``, ``gemini``, ``local``).
+    For ``neural``, ``model`` is the model folder (default ``<work>/models/judge-neural``)."""
     if backend == "offline":
         from .. import offline
         factory = getattr(offline, "default_judge", None) or getattr(offline, "OfflineJudge")
         return factory()
+    if backend == "neural":
+        from ..neural import NeuralJudge
+        return NeuralJudge(model) if model else NeuralJudge()
     if backend == "openai":
         from .openai_compat import OpenAICompatJudge
         return OpenAICompatJudge(model=model, prompts_dir=prompts_dir, prices=prices, **kw)

@@ -1,0 +1,104 @@
+"""Neural judge vs MultiCite, by the offline judge's own evaluation: Type I proxy accuracy / Cohen's
+kappa (and majority baseline, confusion matrix), Type II quadratic kappa vs the ordinal proxy
+(:func:`mustcite.labels.multicite.evaluate_judge`), with the offline LR judge's row beside it
+(from ``benchmarks/results/offline_judge_multicite.json``), plus the instances per second of
+``judge_many`` over the whole split (both tasks, scoring every instance once).
+
+Primary figure: the 3-sentence TEST split, rule 'any'.  Also reports dev/3, and the int8 ONNX
+runtime where the model folder has one.  Needs a model built by ``mustcite labels train-judge``.
+Writes benchmarks/results/neural_judge_multicite.json.
+
+    .venv/bin/python benchmarks/neural_judge_multicite.py [--model DIR] [--quick]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import time
+from pathlib import Path
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+from mustcite.io import atomic_write_json  # noqa: E402
+from mustcite.labels.multicite import evaluate_judge, iter_instances  # noqa: E402
+from mustcite.labels.neural import ONNX_DIR, ONNX_FILE, NeuralJudge, default_model_dir  # noqa: E402
+from mustcite.labels.offline import OfflineJudge  # noqa: E402
+
+OUT = Path(__file__).parent / "results" / "neural_judge_multicite.json"
+LR_RESULTS = Path(__file__).parent / "results" / "offline_judge_multicite.json"
+
+
+def throughput(judge, split: str, context: str) -> dict:
+    """judge_many over every instance of a split, both tasks, from a cold memo."""
+    insts = [inst for _, inst in iter_instances(split, context)]
+    if hasattr(judge, "clear_memo"):
+        judge.clear_memo()
+    t0 = time.perf_counter()
+    judge.judge_many(insts, ("type1", "type2"))
+    secs = time.perf_counter() - t0
+    return {"instances": len(insts), "seconds": round(secs, 2), "instances_per_second": round(len(insts) / secs, 1)}
+
+
+def run(judge, runs) -> dict:
+    out = {}
+    for split, ctx in runs:
+        t0 = time.time()
+        speed = throughput(judge, split, ctx)        # also fills the judge's memo: evaluate_judge reuses it
+        r = evaluate_judge(judge, split, ctx)
+        r["judge_many"] = speed
+        r["seconds"] = round(time.time() - t0, 1)
+        out[f"{split}/{ctx}"] = r
+        t1 = r["type1"]["any"]
+        print(f"{judge.version} {split}/{ctx}: acc {t1['accuracy']} kappa {t1['cohen_kappa']} "
+              f"majority {t1['majority_baseline_accuracy']} | rule all: acc {r['type1']['all']['accuracy']} "
+              f"| type2 qwk {r['type2']['quadratic_weighted_kappa_vs_proxy']} | {speed['instances_per_second']} inst/s",
+              flush=True)
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--model", default=None, help="model folder (default <work>/models/judge-neural)")
+    ap.add_argument("--quick", action="store_true", help="only the 3-sentence test split")
+    ap.add_argument("--no-onnx", action="store_true", help="skip the int8 ONNX runtime")
+    ap.add_argument("--out", default=str(OUT))
+    ns = ap.parse_args()
+    folder = Path(ns.model) if ns.model else default_model_dir()
+    runs = [("test", "3")] if ns.quick else [("test", "3"), ("dev", "3")]
+    judge = NeuralJudge(folder, runtime="torch")
+    result = {"judge": judge.name, "model_folder": str(folder), "card": judge.card,
+              "multi_label_rule_primary": "any", "evaluation": "mustcite.labels.multicite.evaluate_judge "
+              "(the same function as benchmarks/offline_judge_multicite.py)", "runtimes": {}}
+    import torch
+    result["machine"] = {"cpu_count": os.cpu_count(), "torch_threads": torch.get_num_threads()}
+    result["runtimes"]["torch"] = {"judge": judge.name, "runs": run(judge, runs)}
+    if not ns.no_onnx and (folder / ONNX_DIR / ONNX_FILE).is_file():
+        oj = NeuralJudge(folder, runtime="onnx-int8")
+        result["runtimes"]["onnx-int8"] = {"judge": oj.name, "runs": run(oj, [("test", "3")])}
+    lr = json.loads(LR_RESULTS.read_text("utf-8")) if LR_RESULTS.is_file() else None
+    off = OfflineJudge()
+    lr_speed = throughput(off, "test", "3")
+    row = {"judge": off.name, "source": str(LR_RESULTS.name) if lr else "recomputed", "judge_many_test/3": lr_speed}
+    lr_run = lr["runs"]["test/3"] if lr else evaluate_judge(off, "test", "3")
+    row["test/3"] = {"type1": lr_run["type1"], "type2": lr_run["type2"]}
+    result["offline_lr"] = row
+    nt = result["runtimes"]["torch"]["runs"]["test/3"]
+    result["summary_test3_rule_any"] = {
+        name: {"accuracy": r["type1"]["any"]["accuracy"], "cohen_kappa": r["type1"]["any"]["cohen_kappa"],
+               "type2_qwk": r["type2"]["quadratic_weighted_kappa_vs_proxy"], "instances_per_second": s}
+        for name, r, s in [
+            ("offline-lr-v1", lr_run, lr_speed["instances_per_second"]),
+            ("neural-minilm-v1 torch", nt, nt["judge_many"]["instances_per_second"]),
+            *([("neural-minilm-v1 onnx-int8", result["runtimes"]["onnx-int8"]["runs"]["test/3"],
+                result["runtimes"]["onnx-int8"]["runs"]["test/3"]["judge_many"]["instances_per_second"])]
+              if "onnx-int8" in result["runtimes"] else [])]}
+    result["target"] = {"accuracy": 0.85, "cohen_kappa": 0.68}
+    atomic_write_json(ns.out, result)
+    print(json.dumps(result["summary_test3_rule_any"], indent=1))
+    print("wrote", ns.out)
+
+
+if __name__ == "__main__":
+    main()
