@@ -264,24 +264,9 @@ class NeuralJudge:
         return [self._memo[inst.key()] for inst in insts]
 
     def _decide(self, a: dict[str, Any], task: Task) -> Judgement:
-        from mustcite.labels.offline import type2_from_prob
+        from mustcite.labels.offline import decide
 
-        p = a["p"]
-        rules = [r for r in ("dataset", "extends", "intro_only") if a[r]]
-        raw = f"p={p:.4f} contexts={a['n']} rules={','.join(rules) or '-'}"
-        if task == "type1":
-            value = int(p >= self.threshold and not a["intro_only"] and a["n"] > 0)
-            return Judgement(value=value, raw=raw, prob={0: 1.0 - p, 1: p})
-        if task == "type2":
-            value = type2_from_prob(p, self.type2_cuts)
-            if a["intro_only"]:
-                value = min(value, 3)
-            if a["dataset"] or a["extends"]:
-                value = max(value, 4)
-            if a["dataset"] and a["extends"]:
-                value = 5
-            return Judgement(value=value, raw=raw)
-        raise MustciteError(f"unknown judge task {task!r} (use 'type1' or 'type2')")
+        return decide(a, task, self.threshold, self.type2_cuts)
 
     def judge(self, inst: CitationInstance, task: Task) -> Judgement:
         return self._decide(self._analyse_many([inst])[0], task)

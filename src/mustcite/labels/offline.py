@@ -227,6 +227,30 @@ def type2_from_prob(p: float, cuts: Sequence[float]) -> int:
     return 1 + sum(p >= c for c in cuts)
 
 
+def decide(a: dict[str, Any], task: Task, threshold: float, type2_cuts) -> Judgement:
+    """The label of one analysed instance (``p``: P(Type I) of its best context; ``n`` contexts;
+    the ``dataset`` / ``extends`` / ``intro_only`` rules): Type I = P at or above ``threshold``
+    unless every context is introductory; Type II = the cut points on P, then the hard rules
+    (introductory only caps at 3; a used dataset or an extended method lifts to 4, both to 5).
+    Shared by every judge that scores contexts with a probability (offline, neural)."""
+    p = a["p"]
+    rules = [r for r in ("dataset", "extends", "intro_only") if a[r]]
+    raw = f"p={p:.4f} contexts={a['n']} rules={','.join(rules) or '-'}"
+    if task == "type1":
+        value = int(p >= threshold and not a["intro_only"] and a["n"] > 0)
+        return Judgement(value=value, raw=raw, prob={0: 1.0 - p, 1: p})
+    if task == "type2":
+        value = type2_from_prob(p, type2_cuts)
+        if a["intro_only"]:
+            value = min(value, 3)
+        if a["dataset"] or a["extends"]:
+            value = max(value, 4)
+        if a["dataset"] and a["extends"]:
+            value = 5
+        return Judgement(value=value, raw=raw)
+    raise MustciteError(f"unknown judge task {task!r} (use 'type1' or 'type2')")
+
+
 class OfflineJudge:
     """offline-lr-v1: logistic regression over citation-context cues, trained on MultiCite train;
     not an LLM.  See the module docstring for the exact rules."""
@@ -257,22 +281,7 @@ class OfflineJudge:
         return out
 
     def _decide(self, a: dict[str, Any], task: Task) -> Judgement:
-        p = a["p"]
-        rules = [r for r in ("dataset", "extends", "intro_only") if a[r]]
-        raw = f"p={p:.4f} contexts={a['n']} rules={','.join(rules) or '-'}"
-        if task == "type1":
-            value = int(p >= self.model.threshold and not a["intro_only"] and a["n"] > 0)
-            return Judgement(value=value, raw=raw, prob={0: 1.0 - p, 1: p})
-        if task == "type2":
-            value = type2_from_prob(p, self.model.type2_cuts)
-            if a["intro_only"]:
-                value = min(value, 3)
-            if a["dataset"] or a["extends"]:
-                value = max(value, 4)
-            if a["dataset"] and a["extends"]:
-                value = 5
-            return Judgement(value=value, raw=raw)
-        raise MustciteError(f"unknown judge task {task!r} (use 'type1' or 'type2')")
+        return decide(a, task, self.model.threshold, self.model.type2_cuts)
 
     def judge(self, inst: CitationInstance, task: Task) -> Judgement:
         return self._decide(self._analyse_many([inst])[0], task)
