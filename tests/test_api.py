@@ -176,3 +176,31 @@ def test_web_page_is_served(client):
     assert r.status_code == 200 and "<title>mustcite" in r.text
     assert client.get("/static/app.js").status_code == 200
     assert "https://" not in r.text.replace("https://mustcite", "")    # no CDN
+
+
+def test_audit_a_latex_project_zip(client):
+    import io
+    import zipfile
+
+    q, (a, b) = S.held_out_queries()[0], S.pool()[:2]
+    bib = "".join(f"@inproceedings{{ref{i}, title = {{{p['title']}}}, year = {{{p['year']}}}}}\n"
+                  for i, p in enumerate((a, b)))
+    main = (f"\\documentclass{{article}}\\title{{{q['title']}}}\\begin{{document}}\\begin{{abstract}}"
+            f"{q['abstract']}\\end{{abstract}}\\section{{Introduction}}We build on \\cite{{ref0,ref1}}."
+            "\\bibliography{refs}\\end{document}")
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr("project/main.tex", main)
+        zf.writestr("project/refs.bib", bib)
+    r = client.post("/api/audit", files={"file": ("project.zip", buf.getvalue(), "application/zip")},
+                    data={"top": "5"})
+    assert r.status_code == 200, r.text
+    body = r.json()
+    assert body["references"] == 2 and body["linked"] == 2 and len(body["missing"]) == 5
+    assert not {a["paper_id"], b["paper_id"]} & {m["paper_id"] for m in body["missing"]}
+    slip = io.BytesIO()
+    with zipfile.ZipFile(slip, "w") as zf:
+        zf.writestr("../../evil.tex", "x")
+    r = client.post("/api/audit", files={"file": ("evil.zip", slip.getvalue(), "application/zip")})
+    assert r.status_code == 422 and "path traversal" in r.json()["error"] and "/tmp" not in r.json()["error"]
+    _still_serving(client)

@@ -254,3 +254,48 @@ def test_train_as_of_a_year_keeps_later_papers_out(capsys, tmp_path):
     code, _, err = run(capsys, tmp_path / "w", "train", "--refs", str(refs), "--pool", str(pool), "--no-dense",
                        "--out", str(tmp_path / "m2"), "--year", "abc")
     assert code == 2
+
+
+def test_audit_reports_bibtex_markdown_and_ci_exit(capsys, work, tmp_path):
+    held = S.split()[1][1]
+    draft = tmp_path / f"{held.id}.md"
+    draft.write_text(S.fulltext(held.id), encoding="utf-8")
+    code, out, _ = run(capsys, work, "audit", str(draft), "--format", "json", "--top", "5")
+    res = json.loads(out)
+    assert code == 0 and len(res["missing"]) == 5
+    assert {"references_cocited", "cocited_with_references_by", "closest_bibliographies_type1"} <= \
+        set(res["missing"][0]["evidence"])
+    assert res["reference_list"] and all("title" in r for r in res["reference_list"])
+    code, out, _ = run(capsys, work, "audit", str(draft), "--format", "bibtex", "--top", "5")
+    assert code == 0 and out.count("@inproceedings{") == 5
+    keys = [line.split("{", 1)[1].rstrip(",") for line in out.splitlines() if line.startswith("@")]
+    assert len(set(keys)) == 5
+    report = tmp_path / "audit.md"
+    code, out, _ = run(capsys, work, "audit", str(draft), "--format", "markdown", "--top", "5", "--out", str(report))
+    text = report.read_text(encoding="utf-8")
+    assert code == 0 and out == "" and text.startswith("# Must-cite audit: ")
+    assert "## Missing must-cite papers (5)" in text and text.count("\n| ") == 6   # header and 5 rows
+    # the slice's model has no Type I tier (its papers are linked, not labelled): gate on must-cite
+    p1 = max(r["tiers"]["must_cite"] for r in res["missing"])
+    gate = f"must_cite:{p1 - 1e-4:.6f}"
+    code, out, err = run(capsys, work, "audit", str(draft), "--top", "5", "--fail-on", gate)
+    assert code == 1 and "audit failed: " in err
+    assert "missing (recommended" in out    # the report still prints
+    code, _, err = run(capsys, work, "audit", str(draft), "--top", "5", "--fail-on", "must_cite:1")
+    assert code == 0 and "audit failed" not in err
+    for bad in ("type1:0.5", "type9:0.5", "1.5", "x"):
+        code, _, err = run(capsys, work, "audit", str(draft), "--fail-on", bad)
+        assert code == 2 and "--fail-on" in err
+    code, _, err = run(capsys, work, "audit", str(draft), "--format", "xml")
+    assert code == 2 and "--format" in err
+
+
+def test_bibtex_keys_never_collide_with_the_drafts():
+    from mustcite.recommend.formats import bibtex_key, unique_keys
+    from mustcite.recommend.results import Recommendation
+
+    r = Recommendation("p1", "Attention is all you need", 2017, "NeurIPS", 0.9, "I", {}, authors=["Ashish Vaswani"])
+    twin = Recommendation("p2", "Attention is all you need", 2017, "NeurIPS", 0.8, "I", {}, authors=["A. Vaswani"])
+    assert bibtex_key(r) == "vaswani2017attention"
+    assert unique_keys([r, twin], {"Vaswani2017Attention"}) == ["vaswani2017attentiona", "vaswani2017attentionb"]
+    assert unique_keys([r], set()) == ["vaswani2017attention"]

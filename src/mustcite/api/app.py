@@ -1,7 +1,8 @@
 """REST API and web page over a loaded :class:`~mustcite.recommend.Recommender`.
 
 * ``POST /api/recommend`` ``{"title", "abstract", "top", "year"}`` -> ``{"year", "results": [...]}``
-* ``POST /api/audit`` multipart upload ``file`` (a draft: .pdf, .tei.xml, .md/.mmd[.gz]), ``top`` and
+* ``POST /api/audit`` multipart upload ``file`` (a draft: .pdf, .tei.xml, .md/.mmd[.gz], or LaTeX:
+  a .tex file or a .zip/.tar.gz/.tgz project archive), ``top`` and
   ``year``
 
 Time order: a query (or draft) is answered as of ``year`` (default: today's calendar year) with papers
@@ -233,15 +234,17 @@ def create_app(recommender=None, *, loader: Callable[[], Any] | None = None, bac
             return await backend.recommend(req.title, req.abstract, req.top, req.year)
 
     @app.post("/api/audit", response_model=AuditResponse, responses=_ERRORS)
-    async def audit(file: UploadFile = File(..., description="the draft (.pdf, .tei.xml, .md/.mmd[.gz])"),
+    async def audit(file: UploadFile = File(..., description="the draft (.pdf, .tei.xml, .md/.mmd[.gz], "
+                                                                 ".tex, or a .zip/.tar.gz/.tgz LaTeX project)"),
                     top: int = Form(20, ge=1, le=200),
                     year: int | None = Form(None, ge=MIN_YEAR, le=max_year, description=_YEAR_DOC)):
-        from ..extract.run import kind_of
+        from ..recommend.draft import draft_kind
 
         backend.describe()
         name = check_filename(file.filename)
-        if kind_of(Path(name)) is None:
-            raise MustciteError(f"{name}: unsupported draft type; upload a .pdf, .tei.xml or .md/.mmd file",
+        if draft_kind(Path(name)) is None:
+            raise MustciteError(f"{name}: unsupported draft type; upload a .pdf, .tei.xml, .md/.mmd or .tex file, "
+                                "or a .zip/.tar.gz/.tgz LaTeX project",
                                 field="file")
         data = await file.read(max_upload + 1)
         if len(data) > max_upload:

@@ -8,7 +8,11 @@ from __future__ import annotations
 import json
 import logging
 
+from pathlib import Path
+
 import typer
+
+from ..errors import UsageError
 
 corpus_app = typer.Typer(help="Build and inspect the paper corpus (the candidate pool).",
                          no_args_is_help=True)
@@ -21,6 +25,8 @@ def register(app: typer.Typer) -> None:
 @corpus_app.command("build")
 def build_cmd(
     quiet: bool = typer.Option(False, "--quiet", "-q", help="no progress bar, summary only"),
+    collected: Path = typer.Option(None, "--collected", help="folder of `mustcite collect` record files to import with the lists (default: <work>/collect/records when it exists)"),
+    no_collected: bool = typer.Option(False, "--no-collected", help="import the paper lists only"),
 ) -> None:
     """Import every paper list in <data>/proceedings, keep main tracks, merge duplicates, write the store."""
     from ..config import Workspace, find_data_dir
@@ -29,7 +35,10 @@ def build_cmd(
     logging.basicConfig(level=logging.WARNING, format="warning: %(message)s")
     data_dir = find_data_dir()
     ws = Workspace.resolve()
-    report = build_corpus(data_dir, ws, progress=not quiet)
+    if collected is not None and no_collected:
+        raise UsageError("--collected and --no-collected exclude each other")
+    report = build_corpus(data_dir, ws, progress=not quiet,
+                          collected=False if no_collected else collected)
     dropped = sum(sum(t.values()) for t in report.dropped_tracks.values())
     skipped = sum(report.skipped.values())
     typer.echo(f"read {report.records_read} records from {len(report.files)} files "
@@ -39,6 +48,11 @@ def build_cmd(
                f"skipped {skipped} (unknown venue / no year)")
     typer.echo(f"merged {report.duplicates_merged} duplicates -> {report.total} papers, "
                f"{report.with_abstract} with abstract")
+    if report.collected:
+        c = report.collected
+        typer.echo(f"collected: {c['records']} records from {c['files']} files in {c['dir']}: "
+                   f"{c['main_track']} main track -> {c['new']} new, {c['merged']} merged with listed papers, "
+                   f"{c['abstracts_filled']} abstracts filled; {c['in_corpus']} corpus papers have a collected record")
     typer.echo(f"store: {report.store}")
 
 

@@ -268,36 +268,59 @@ def _draft_query(path: Path) -> dict:
     return {"id": stem_of(path), "title": title, "abstract": abstract}
 
 
+AUDIT_FORMATS = ("table", "json", "markdown", "bibtex")
+
+
 def audit_cmd(
-    draft: Path = typer.Argument(..., help="the draft: .pdf, .tei.xml or Markdown (.md/.mmd, optionally .gz)"),
-    fmt: str = typer.Option("table", "--format", help="table | json"),
+    draft: Path = typer.Argument(..., help="the draft: .pdf, .tei.xml, Markdown (.md/.mmd, optionally .gz), a LaTeX "
+                                           ".tex file, a LaTeX project folder, or its .zip / .tar.gz archive"),
+    fmt: str = typer.Option("table", "--format", help="table | json | markdown | bibtex (entries ready to paste)"),
     top: int = typer.Option(20, "--top", min=1, max=500, help="missing papers to list"),
     min_score: float = typer.Option(0.0, "--min-score", help="only list papers scoring at least this"),
     model: Path = typer.Option(None, "--model", help="model folder (default: <work>/models/recommender, else the demo's recommender-light)"),
     year: int = typer.Option(None, "--year", help="the draft's year: " + _YEAR_HELP),
     rerank: int = typer.Option(None, "--rerank", min=0, max=200, help=_RERANK_HELP),
+    out: Path = typer.Option(None, "--out", help="write the report to this file (default: standard output)"),
+    fail_on: str = typer.Option(None, "--fail-on", metavar="[TIER:]P",
+                                help="exit 1 when a missing paper's probability of TIER (type1 = a baseline, the "
+                                     "default; type2, type3, must_cite) reaches P, e.g. 0.5 or type2:0.6: a "
+                                     "pre-submission check for CI"),
 ) -> None:
-    """List predicted must-cite papers the draft's bibliography lacks, with evidence."""
+    """List the must-cite papers the draft's bibliography lacks, with evidence."""
     year = _year(year)
-    if fmt not in ("table", "json"):
-        raise UsageError(f"--format must be table or json, got {fmt!r}")
+    if fmt not in AUDIT_FORMATS:
+        raise UsageError(f"--format must be one of {', '.join(AUDIT_FORMATS)}, got {fmt!r}")
+    from ..recommend import formats
+
+    gate = formats.parse_gate(fail_on) if fail_on is not None else None
     from ..recommend.draft import check_draft_file
 
     check_draft_file(draft)     # a missing, empty or mistyped draft: say so before loading the model
     rec = _load(model, rerank)
+    if gate and gate[0] not in rec.tiers.models:
+        raise UsageError(f"--fail-on: this model has no {gate[0]} tier (it has {', '.join(rec.tiers.models)})")
     res = rec.audit(draft, top=top, min_score=min_score, year=year)
     if fmt == "json":
-        print(json.dumps(res.to_dict(), ensure_ascii=False, indent=2))
-        return
-    from ..recommend.formats import table
+        text = json.dumps(res.to_dict(), ensure_ascii=False, indent=2) + "\n"
+    elif fmt == "markdown":
+        text = formats.audit_markdown(res)
+    elif fmt == "bibtex":
+        text = formats.audit_bibtex(res)
+    else:
+        text = formats.audit_table(res)
+    if out:
+        from ..io import atomic_write_text
 
-    print(f"draft: {res.draft}\ntitle: {res.title}\nas of {res.year}: only papers of {res.year} or earlier "
-          f"(--year to change)\nreferences: {res.references} "
-          f"({res.linked} linked to the pool); recommended and already cited: {len(res.cited)}\n")
+        atomic_write_text(out, text)
+    else:
+        sys.stdout.write(text)
     if res.notice:
         print(f"note: {res.notice}", file=sys.stderr)
-    print("missing (recommended, not in the bibliography):")
-    print(table({res.draft: res.missing}))
+    if gate:
+        bad = formats.likely_missing(res, gate[1], gate[0])
+        if bad:
+            raise MustciteError(f"audit failed: {len(bad)} missing paper(s) with P({gate[0]}) >= {gate[1]}: "
+                                + "; ".join(r.title[:70] for r in bad[:5]))
 
 
 def serve_cmd(

@@ -23,8 +23,9 @@ from ..config import Workspace
 from ..errors import DataMissingError
 from ..io import atomic_write_json, sha256_file
 from .dedup import dedup
-from .importers import ImportedRecord, import_file, list_source_files
-from .records import VENUES
+from .importers import (COLLECTED_PREFIX, ImportedRecord, import_collected, import_file, list_collected_files,
+                        list_source_files)
+from .records import VENUES, normalize_title
 from .store import BUILD_FILE, corpus_dir, write_papers
 
 log = logging.getLogger("mustcite.corpus")
@@ -51,6 +52,9 @@ class BuildReport:
     dropped_linked: dict[str, int] = field(default_factory=dict)
     unconfirmed: dict[str, int] = field(default_factory=dict)          # source -> records no other source lists
     by_venue_year: list[dict[str, Any]] = field(default_factory=list)
+    #: records of ``mustcite collect`` imported with the lists (empty when none): records, main_track,
+    #: new, merged, abstracts_filled, dropped_track, in_corpus, dir, files
+    collected: dict[str, Any] = field(default_factory=dict)
     data_dir: str = ""
     store: str = ""
     seconds: float = 0.0
@@ -116,13 +120,77 @@ def import_all(data_dir: Path, report: BuildReport, *, progress: bool = False) -
     return kept
 
 
+def _keys(r: ImportedRecord) -> list[tuple]:
+    keys = [(r.venue, r.year, "t", normalize_title(r.title))]
+    if r.openreview_id:
+        keys.append((r.venue, r.year, "or", r.openreview_id))
+    if r.anthology_id:
+        keys.append((r.venue, r.year, "acl", r.anthology_id))
+    return keys
+
+
+def default_collected_dir(work: str | Path | Workspace | None) -> Path:
+    ws = work if isinstance(work, Workspace) else Workspace.resolve(work)
+    return ws.root / "collect" / "records"
+
+
+def import_collected_dir(records_dir: Path, report: BuildReport, lists: list[ImportedRecord]) -> list[ImportedRecord]:
+    """Read every collector record file; count, against the paper lists, which records are new,
+    which merge with a listed paper and how many of those bring an abstract the lists lack."""
+    files = list_collected_files(records_dir)
+    listed: dict[tuple, bool] = {}
+    for r in lists:
+        for k in _keys(r):
+            listed[k] = listed.get(k, False) or r.has_abstract
+    out: list[ImportedRecord] = []
+    st = {"dir": str(records_dir), "files": len(files), "records": 0, "main_track": 0, "skipped": 0,
+          "new": 0, "merged": 0, "abstracts_filled": 0, "with_abstract": 0, "dropped_track": 0, "in_corpus": 0}
+    for path in files:
+        for rec in import_collected(path, records_dir):
+            st["records"] += 1
+            if rec.skip:
+                st["skipped"] += 1
+                continue
+            out.append(rec)
+            if not rec.main_track:
+                st["dropped_track"] += 1
+                continue
+            st["main_track"] += 1
+            st["with_abstract"] += rec.has_abstract
+            hits = [k for k in _keys(rec) if k in listed]
+            if not hits:
+                st["new"] += 1
+                continue
+            st["merged"] += 1
+            if rec.has_abstract and not any(listed[k] for k in hits):
+                st["abstracts_filled"] += 1
+    report.collected = st
+    return out
+
+
 def build_corpus(data_dir: str | Path, work: str | Path | Workspace | None = None, *,
-                 progress: bool = False) -> BuildReport:
-    """Build ``<work>/corpus/papers.parquet`` and ``build.json`` from ``<data_dir>/proceedings``."""
+                 progress: bool = False, collected: str | Path | bool | None = None) -> BuildReport:
+    """Build ``<work>/corpus/papers.parquet`` and ``build.json`` from ``<data_dir>/proceedings``.
+
+    ``collected``: a folder of ``mustcite collect`` record files to import with the lists; None
+    (default) uses ``<work>/collect/records`` when that folder exists; False imports none.
+    """
     t0 = time.perf_counter()
     data_dir = Path(data_dir).resolve()
     report = BuildReport(data_dir=str(data_dir))
     records = import_all(data_dir, report, progress=progress)
+    if collected is None:
+        cdir = default_collected_dir(work)
+        cdir = cdir if cdir.is_dir() else None
+    elif collected is False:
+        cdir = None
+    else:
+        cdir = Path(collected)
+        if not cdir.is_dir():
+            raise DataMissingError(f"collected records folder {cdir} does not exist",
+                                   hint="`mustcite collect VENUE YEAR` writes <work>/collect/records")
+    if cdir is not None:
+        records += import_collected_dir(cdir.resolve(), report, records)
     report.records_main_track = sum(r.main_track for r in records)
     result = dedup(records)
     del records                      # the merged papers hold what is kept; free the rest early
@@ -140,6 +208,9 @@ def build_corpus(data_dir: str | Path, work: str | Path | Workspace | None = Non
     report.dropped_linked = dict(sorted(result.dropped_linked.items()))
     report.unconfirmed = dict(sorted(result.unconfirmed.items()))
     report.by_venue_year = _by_venue_year(papers)
+    if report.collected:
+        report.collected["in_corpus"] = sum(
+            any(ref.startswith(COLLECTED_PREFIX + "-") for ref in p.source_ids) for p in papers)
 
     out = corpus_dir(work)
     report.store = str(out / "papers.parquet")

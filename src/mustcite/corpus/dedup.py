@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
-from .importers import ImportedRecord
+from .importers import COLLECTED_PREFIX, ImportedRecord
 from .records import Paper, make_paper_id, normalize_title
 
 
@@ -81,8 +81,14 @@ def merge_group(members: list[ImportedRecord]) -> Paper:
         ref = source_ref(r)
         if ref not in refs:
             refs.append(ref)
+    paper_id = make_paper_id(title, best.venue or "", best.year, best.source_id)
+    listed = [r for r in members if not r.source.startswith(COLLECTED_PREFIX)]
+    if listed and len(listed) < len(members):
+        # a paper keeps the id its paper lists give it: collecting a venue never renames a known paper
+        # (reference files, benchmarks and models hold these ids)
+        paper_id = merge_group(listed).paper_id
     return Paper(
-        paper_id=make_paper_id(title, best.venue or "", best.year, best.source_id),
+        paper_id=paper_id,
         title=title, venue=best.venue or "", year=best.year, abstract=best.abstract,
         authors=list(fill("authors")), source=best.source, source_id=best.source_id,
         url=fill("url"), pdf=fill("pdf"), track=best.track, source_ids=refs)

@@ -299,3 +299,51 @@ def list_source_files(proceedings_dir: Path) -> list[Path]:
     files = [p for p in proceedings_dir.glob("*/*") if p.is_file()
              and (p.name.endswith(".jsonl.gz") or p.name.endswith(".jsonl"))]
     return sorted(files, key=lambda p: (p.parent.name != "paperlists", str(p)))
+
+
+# ---------------------------------------------------------------- collector output (mustcite collect)
+
+#: source name prefix of records read from ``mustcite collect`` output (``collected-pmlr``, ...)
+COLLECTED_PREFIX = "collected"
+#: official proceedings sites rank before every paper list when duplicates are merged
+COLLECTED_PRIORITY = 5
+
+
+def list_collected_files(records_dir: Path) -> list[Path]:
+    """The collector's record files (``<VENUE>_<year>.jsonl[.gz]``) under ``records_dir``, sorted."""
+    return sorted(p for p in Path(records_dir).glob("*") if p.is_file()
+                  and (p.name.endswith(".jsonl") or p.name.endswith(".jsonl.gz")))
+
+
+def import_collected(path: Path, base_dir: Path | None = None) -> Iterator[ImportedRecord]:
+    """Yield one :class:`ImportedRecord` per line of a ``mustcite collect`` records file
+    (``collected_record.schema.json``). Bad lines raise :class:`MustciteError` naming file and line."""
+    path = Path(path)
+    try:
+        rel = str(path.relative_to(base_dir)) if base_dir else str(path)
+    except ValueError:
+        rel = str(path)
+    for line, obj in iter_jsonl(path):
+        where = dict(path=rel, line=line)
+        title = obj.get("title")
+        if not isinstance(title, str) or not title.strip():
+            raise MustciteError("record has no title", field="title", **where)
+        venue = venue_code(obj.get("venue") if isinstance(obj.get("venue"), str) else None)
+        year = obj.get("year")
+        if isinstance(year, bool) or not isinstance(year, int):
+            raise MustciteError(f"year must be an integer, got {year!r}", field="year", **where)
+        for k in ("abstract", "pdf", "url", "source_id", "track", "site", "openreview_id", "anthology_id"):
+            if obj.get(k) is not None and not isinstance(obj.get(k), str):
+                raise MustciteError(f"expected a string, got {type(obj[k]).__name__}", field=k, **where)
+        main = obj.get("main_track", True)
+        if not isinstance(main, bool):
+            raise MustciteError("main_track must be true or false", field="main_track", **where)
+        site = obj.get("site") or "site"
+        yield ImportedRecord(
+            source=f"{COLLECTED_PREFIX}-{site}", file=rel, line=line, venue=venue, year=year,
+            title=" ".join(title.split()), abstract=(obj.get("abstract") or "").strip(),
+            authors=parse_authors(obj.get("authors"), **where), source_id=obj.get("source_id") or "",
+            url=obj.get("url") or "", pdf=obj.get("pdf") or "", track=track_label(obj.get("track") or ""),
+            main_track=main, openreview_id=obj.get("openreview_id") or "",
+            anthology_id=obj.get("anthology_id") or "", priority=COLLECTED_PRIORITY,
+            skip="" if venue else f"unknown venue {obj.get('venue')!r}")

@@ -8,6 +8,14 @@ titles, not 150K. A reference never links to a paper published after the citing 
 (candidate year <= citing year). The match is stored in the reference file as ``paper_id`` and
 ``link_score`` (1.0 exact, else ratio/100).
 
+Identifiers first: when a reference carries a DOI, an arXiv id or a URL (the LaTeX/BibTeX path
+fills ``doi``/``arxiv``/``url``) and the index knows identifiers of its papers
+(:meth:`TitleIndex.add_identifiers`, from the corpus ``url``/``pdf`` columns or a pool's ``doi``/
+``arxiv`` fields), an identifier match wins over the title (``link_score`` 1.0, ``link_by`` names
+the identifier). :func:`identifier_keys` maps a URL, DOI or arXiv id to comparable keys
+(``doi:``, ``arxiv:``, and ACL Anthology, OpenReview, NeurIPS-proceedings and PMLR page ids, which
+is what the corpus URLs carry: it holds almost no DOIs or arXiv URLs).
+
 :class:`TitleIndex` is built once per process; :func:`link_references` is a pure per-paper
 function; :func:`link_dir` updates an extraction folder in place and records the link rate.
 """
@@ -60,6 +68,76 @@ def clean_title(title: str) -> str:
     return cleaned if len(cleaned) >= 4 else (title or "")
 
 
+# ---- identifiers (DOI, arXiv, venue page ids) --------------------------------------------------
+
+_DOI = re.compile(r"(10\.\d{4,9}/[^\s\"<>{}]+)", re.I)
+_ARXIV_NEW = re.compile(r"(?<![\d.])(\d{4}\.\d{4,5})(?:v\d+)?(?![\d])")
+_ARXIV_OLD = re.compile(r"\b([a-z][a-z.\-]+/\d{7})(?:v\d+)?\b", re.I)
+_ARXIV_URL = re.compile(r"arxiv\.org/(?:abs|pdf|html)/([^\s?#]+?)(?:v\d+)?(?:\.pdf)?(?:[?#]|$)", re.I)
+_ACL_URL = re.compile(r"aclanthology\.org/(?:anthology/)?([A-Z]\d{2}-\d{4}|\d{4}\.[a-z0-9\-]+\.\d+)(?:\.pdf)?/?$", re.I)
+_ACL_DOI = re.compile(r"^10\.18653/v1/(.+)$", re.I)
+_OPENREVIEW = re.compile(r"openreview\.net/(?:forum|pdf)\?id=([A-Za-z0-9_\-]+)")
+_NIPS_HASH = re.compile(r"(?:papers\.nips\.cc|proceedings\.neurips\.cc)/paper(?:_files/paper)?/(?:\d{4}/)?"
+                        r"(?:hash|file)/([0-9a-f]{32})")
+_PMLR = re.compile(r"proceedings\.mlr\.press/(v\d+/[a-z0-9\-_]+?)(?:/[^/]*)?(?:\.html|\.pdf)?$", re.I)
+
+
+def normalize_doi(value: str | None) -> str | None:
+    """``https://doi.org/10.1/ABC`` / ``doi:10.1/abc`` -> ``10.1/abc`` (lower case); None if none."""
+    m = _DOI.search(value or "")
+    return m.group(1).rstrip(".,;").lower() if m else None
+
+
+def normalize_arxiv(value: str | None) -> str | None:
+    """An arXiv id (``1706.03762``, ``cs/0112017``) in an id, URL, DOI or ``arXiv:...`` string,
+    without its version; None if none."""
+    v = (value or "").strip()
+    if not v:
+        return None
+    m = _ARXIV_URL.search(v)
+    if m:
+        v = m.group(1)
+    m = re.search(r"10\.48550/arxiv\.(.+)$", v, re.I)
+    if m:
+        v = m.group(1)
+    m = _ARXIV_NEW.search(v)
+    if m:
+        return m.group(1)
+    m = _ARXIV_OLD.search(v)
+    return m.group(1).lower() if m else None
+
+
+def identifier_keys(*, doi: str | None = None, arxiv: str | None = None, url: str | None = None,
+                    pdf: str | None = None) -> list[str]:
+    """Comparable keys (``doi:...``, ``arxiv:...``, ``acl:...``, ``openreview:...``, ``nips:...``,
+    ``pmlr:...``) of a paper or reference; an ACL DOI and an ACL Anthology URL give the same key."""
+    keys: list[str] = []
+    d = normalize_doi(doi)
+    a = normalize_arxiv(arxiv)
+    for u in (url, pdf):
+        u = (u or "").strip()
+        if not u:
+            continue
+        if "arxiv.org" in u.lower():
+            a = a or normalize_arxiv(u)
+        elif "doi.org/" in u.lower():
+            d = d or normalize_doi(u)
+        for pat, tag in ((_ACL_URL, "acl"), (_OPENREVIEW, "openreview"), (_NIPS_HASH, "nips"), (_PMLR, "pmlr")):
+            m = pat.search(u)
+            if m:
+                keys.append(f"{tag}:{m.group(1).lower()}")
+    if d:
+        if d.startswith("10.48550/arxiv."):
+            a = a or normalize_arxiv(d)
+        keys.append(f"doi:{d}")
+        m = _ACL_DOI.match(d)
+        if m:
+            keys.append(f"acl:{m.group(1).lower()}")
+    if a:
+        keys.append(f"arxiv:{a}")
+    return list(dict.fromkeys(keys))
+
+
 def _words(norm: str) -> list[str]:
     """Significant words of a normalised title (the blocking keys)."""
     words = [w for w in norm.split() if len(w) > 2 and w not in STOPWORDS]
@@ -79,6 +157,40 @@ class TitleIndex:
     _years: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int32), repr=False)
     _norms: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=object), repr=False)
     _block_lens: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
+    #: identifier key (:func:`identifier_keys`) -> rows; empty unless :meth:`add_identifiers` ran
+    id_rows: dict[str, list[int]] = field(default_factory=dict, repr=False)
+
+    def add_identifiers(self, urls: list[str | None] | None = None, pdfs: list[str | None] | None = None,
+                        dois: list[str | None] | None = None, arxiv: list[str | None] | None = None
+                        ) -> "TitleIndex":
+        """Index the papers' identifiers (lists aligned with ``ids``; any may be None); returns self."""
+        n = len(self.ids)
+        cols = [c if c is not None else [None] * n for c in (urls, pdfs, dois, arxiv)]
+        rows: dict[str, list[int]] = defaultdict(list)
+        for i, (u, p, d, a) in enumerate(zip(*cols)):
+            for k in identifier_keys(doi=d, arxiv=a, url=u, pdf=p):
+                rows[k].append(i)
+        self.id_rows = dict(rows)
+        return self
+
+    @classmethod
+    def from_pool(cls, pool: list[dict[str, Any]]) -> "TitleIndex":
+        """The index of a recommender's pool (dicts with ``paper_id``, ``title``, ``year`` and,
+        where present, ``url``, ``pdf``, ``doi``, ``arxiv``), identifiers included."""
+        idx = cls.build([p["paper_id"] for p in pool], [p.get("title") or "" for p in pool],
+                        [p.get("year") for p in pool])
+        return idx.add_identifiers([p.get("url") for p in pool], [p.get("pdf") for p in pool],
+                                   [p.get("doi") for p in pool], [p.get("arxiv") for p in pool])
+
+    def match_identifiers(self, ref: dict[str, Any], *, max_year: int | None = None) -> tuple[str, str] | None:
+        """``(paper_id, key kind)`` of the paper sharing an identifier with the reference, or None."""
+        if not self.id_rows:
+            return None
+        for k in identifier_keys(doi=ref.get("doi"), arxiv=ref.get("arxiv"), url=ref.get("url")):
+            rows = [i for i in self.id_rows.get(k, ()) if self._allowed(i, max_year)]
+            if rows:
+                return self.ids[self._pick(rows, ref.get("year"))], k.split(":", 1)[0]
+        return None
 
     @classmethod
     def build(cls, ids: list[str], titles: list[str], years: list[int | None],
@@ -117,13 +229,17 @@ class TitleIndex:
                                    hint="build it with `mustcite corpus build`")
         try:
             names = pq.read_schema(path).names
-            cols = ["paper_id", "title", "year"] + (["title_norm"] if "title_norm" in names else [])
-            t = pq.read_table(path, columns=cols)
+            extra = [c for c in ("title_norm", "url", "pdf", "doi", "arxiv") if c in names]
+            t = pq.read_table(path, columns=["paper_id", "title", "year"] + extra)
         except Exception as exc:  # pyarrow raises several types for a bad file
             raise MustciteError(f"cannot read corpus store: {exc}", path=path) from None
-        norms = t.column("title_norm").to_pylist() if "title_norm" in cols else None
-        return cls.build(t.column("paper_id").to_pylist(), t.column("title").to_pylist(),
-                         t.column("year").to_pylist(), norms)
+        norms = t.column("title_norm").to_pylist() if "title_norm" in extra else None
+        idx = cls.build(t.column("paper_id").to_pylist(), t.column("title").to_pylist(),
+                        t.column("year").to_pylist(), norms)
+        col = {c: t.column(c).to_pylist() for c in ("url", "pdf", "doi", "arxiv") if c in extra}
+        if col:
+            idx.add_identifiers(col.get("url"), col.get("pdf"), col.get("doi"), col.get("arxiv"))
+        return idx
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -176,10 +292,16 @@ class TitleIndex:
 
 def link_references(refs: list[dict[str, Any]], index: TitleIndex,
                     citing_year: int | None = None) -> list[dict[str, Any]]:
-    """Return copies of ``refs`` with ``paper_id``/``link_score`` set (None when unmatched)."""
+    """Return copies of ``refs`` with ``paper_id``/``link_score`` set (None when unmatched).
+    A reference's DOI / arXiv id / URL is tried first (``link_by`` then names it), then its title."""
     out = []
     for r in refs:
         r = dict(r)
+        by_id = index.match_identifiers(r, max_year=citing_year)
+        if by_id is not None:
+            r["paper_id"], r["link_score"], r["link_by"] = by_id[0], 1.0, by_id[1]
+            out.append(r)
+            continue
         hit = index.match(r.get("title", ""), ref_year=r.get("year"), max_year=citing_year)
         r["paper_id"], r["link_score"] = (hit if hit else (None, None))
         out.append(r)

@@ -2,8 +2,8 @@
 
 The file ``<paper>.json`` follows MasterSet's schema (seed 000, Appendix C): a JSON list of
 ``{target, title, year, cite, contexts: [{section, context}]}``, plus optional fields of ours
-(``raw``, ``authors``, ``mentions``, ``paper_id``, ``link_score``, and label fields added by the
-labels stage). Its JSON Schema is ``mustcite/schemas/references.schema.json``;
+(``raw``, ``authors``, ``mentions``, ``paper_id``, ``link_score``, the LaTeX path's ``bibkey``,
+``doi``, ``arxiv``, ``url``, ``venue``, and label fields added by the labels stage). Its JSON Schema is ``mustcite/schemas/references.schema.json``;
 :func:`validate_reference_file` checks a file against it.
 """
 
@@ -37,6 +37,12 @@ class Reference:
     mentions: int = 0
     paper_id: str | None = None
     link_score: float | None = None
+    # LaTeX/BibTeX drafts only (written only when set, so other files are unchanged)
+    bibkey: str | None = None        # the BibTeX key (\cite{key})
+    doi: str | None = None
+    arxiv: str | None = None         # arXiv id without version: "1706.03762"
+    url: str | None = None
+    venue: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         # a shallow build: dataclasses.asdict deep-copies and was a hot spot of extraction
@@ -49,6 +55,10 @@ class Reference:
             d["paper_id"] = self.paper_id
         if self.link_score is not None:
             d["link_score"] = self.link_score
+        for k in ("bibkey", "doi", "arxiv", "url", "venue"):
+            v = getattr(self, k)
+            if v is not None:
+                d[k] = v
         return d
 
     @classmethod

@@ -105,11 +105,13 @@ class CandidateGenerator:
 
     # ------------------------------------------------------------------ candidates
     def generate(self, queries: list[Doc], exclude: list[str | None] | None = None,
-                 years: list[int | None] | None = None,
+                 years: list[int | None] | None = None, extra: list[list[str]] | None = None,
                  ) -> tuple[list[list[Candidate]], list[list[tuple[str, float]]], np.ndarray | None]:
         """(candidates, labelled neighbours ``(id, similarity)``, query vectors or None) per query,
         from the papers of its year (``years``; None: today's) or earlier. ``exclude``: each
-        query's own labelled paper (leave-one-out), left out of its neighbours."""
+        query's own labelled paper (leave-one-out), left out of its neighbours. ``extra``: more pool
+        paper ids per query to consider (source ``"references"``: what an audited draft's
+        bibliography points to), under the same time order."""
         cfg = self.config
         years = [effective_year(y) for y in (years or [None] * len(queries))]
         bm = self.bm25_search(queries, years, cfg.first_k) if "bm25" not in cfg.disable else {}
@@ -160,6 +162,9 @@ class CandidateGenerator:
                 cands.setdefault(pid, Candidate(pid, self.row[pid])).sources.append("contexts")
             if cfg.cocite_seeds and "cocitation" not in cfg.disable:
                 self._add_cocited(cands, self._seeds(cands, votes), sims[i], ok)
+            for pid in (extra[i] if extra else ()):
+                if pid in self.row and ok[self.row[pid]]:
+                    cands.setdefault(pid, Candidate(pid, self.row[pid])).sources.append("references")
             total_sim = sum(sim for _, sim in neigh[i]) or 1.0
             for pid, c in cands.items():
                 if pid in votes:

@@ -50,7 +50,7 @@ def _esc(s: str) -> str:
     return s.replace("\\", "\\textbackslash{}").replace("{", "\\{").replace("}", "\\}")
 
 
-def bibtex(r: Recommendation) -> str:
+def bibtex(r: Recommendation, key: str | None = None) -> str:
     fields = [("title", "{" + _esc(r.title) + "}")]
     if r.authors:
         fields.append(("author", _esc(" and ".join(r.authors))))
@@ -61,7 +61,7 @@ def bibtex(r: Recommendation) -> str:
     if r.url:
         fields.append(("url", r.url))
     body = ",\n".join(f"  {k} = {{{v}}}" for k, v in fields)
-    return f"@inproceedings{{{bibtex_key(r)},\n{body}\n}}\n"
+    return f"@inproceedings{{{key or bibtex_key(r)},\n{body}\n}}\n"
 
 
 def bibtex_all(results: Mapping[str, Sequence[Recommendation]]) -> str:
@@ -74,6 +74,26 @@ def bibtex_all(results: Mapping[str, Sequence[Recommendation]]) -> str:
     return "\n".join(out)
 
 
+def reasons(ev: Mapping) -> list[str]:
+    """The evidence of one result in words, strongest first."""
+    why = []
+    if ev.get("references_cocited"):
+        n = ev["references_cocited"]
+        why.append(f"co-cited with {n} of your references" if n > 1 else "co-cited with one of your references")
+    if ev.get("closest_bibliographies_type1"):
+        why.append(f"{ev['closest_bibliographies_type1']} of the 3 labelled papers whose references are closest "
+                   "to yours use it as a baseline")
+    if ev.get("neighbours_citing"):
+        why.append(f"cited by {ev['neighbours_citing']} similar labelled papers")
+    if ev.get("described_by"):
+        why.append(f"described in words like yours where {ev['described_by']} labelled papers cite it")
+    if ev.get("co_cited_by"):
+        why.append(f"co-cited with the likeliest citations by {ev['co_cited_by']} labelled papers")
+    if ev.get("matched_terms"):
+        why.append("terms: " + ", ".join(ev["matched_terms"][:4]))
+    return why
+
+
 def table(results: Mapping[str, Sequence[Recommendation]]) -> str:
     """A plain-text table per query: rank, score, tier, year, venue, title, why."""
     lines = []
@@ -82,20 +102,36 @@ def table(results: Mapping[str, Sequence[Recommendation]]) -> str:
         lines.append(f"# {qid}" + (f" (as of {year}: papers of {year} or earlier)" if year else ""))
         lines.append(f"{'rank':>4}  {'score':>6}  {'tier':<4} {'year':<4} {'venue':<8} title  [why]")
         for i, r in enumerate(rs, 1):
-            ev = r.evidence or {}
-            why = []
-            if ev.get("neighbours_citing"):
-                why.append(f"cited by {ev['neighbours_citing']} similar labelled papers")
-            if ev.get("described_by"):
-                why.append(f"described in words like yours where {ev['described_by']} labelled papers cite it")
-            if ev.get("co_cited_by"):
-                why.append(f"co-cited with the likeliest citations by {ev['co_cited_by']} labelled papers")
-            if ev.get("matched_terms"):
-                why.append("terms: " + ", ".join(ev["matched_terms"][:4]))
+            why = reasons(r.evidence or {})
             lines.append(f"{i:>4}  {r.score:6.3f}  {r.tier:<4} {r.year or '':<4} {(r.venue or '')[:8]:<8} "
                          f"{r.title[:90]}" + (f"  [{'; '.join(why)}]" if why else ""))
         lines.append("")
     return "\n".join(lines)
+
+
+def unique_keys(rs: Sequence[Recommendation], taken: set[str]) -> list[str]:
+    """A BibTeX key per result that collides neither with ``taken`` (the draft's own keys) nor with
+    another result's: the usual key, else the same with a, b, c ... appended."""
+    used = {k.lower() for k in taken}
+    out = []
+    for r in rs:
+        base = bibtex_key(r)
+        key, n = base, 0
+        while key.lower() in used:
+            key = f"{base}{_suffix(n)}"
+            n += 1
+        used.add(key.lower())
+        out.append(key)
+    return out
+
+
+def _suffix(n: int) -> str:
+    s = ""
+    n += 1
+    while n:
+        n, r = divmod(n - 1, 26)
+        s = chr(97 + r) + s
+    return s
 
 
 def render(results: Mapping[str, Sequence[Recommendation]], fmt: str) -> str:
@@ -106,3 +142,83 @@ def render(results: Mapping[str, Sequence[Recommendation]], fmt: str) -> str:
     if fmt == "bibtex":
         return bibtex_all(results)
     return table(results)
+
+
+# ---------------------------------------------------------------------- audits
+def draft_keys(audit) -> set[str]:
+    """The citation keys an audited draft already uses (BibTeX keys of a LaTeX draft, else the
+    in-text markers)."""
+    return {str(r.get("bibkey") or r.get("cite") or "") for r in audit.reference_list} - {""}
+
+
+def audit_bibtex(audit) -> str:
+    """BibTeX entries of the missing papers, ready to paste: keys never collide with the draft's."""
+    keys = unique_keys(audit.missing, draft_keys(audit))
+    head = f"% mustcite audit of {audit.draft} (as of {audit.year}): {len(audit.missing)} missing papers\n"
+    return head + "\n".join(bibtex(r, k) for r, k in zip(audit.missing, keys))
+
+
+def _md(s: str) -> str:
+    return s.replace("|", "\\|").replace("\n", " ")
+
+
+def audit_markdown(audit) -> str:
+    """A Markdown report: the draft, what was read, the missing papers with tier, score and why."""
+    out = [f"# Must-cite audit: {_md(audit.title or audit.draft)}", "",
+           f"- draft: `{audit.draft}` (as of {audit.year}: only papers of {audit.year} or earlier)",
+           f"- references: {audit.references}, {audit.linked} linked to the pool; "
+           f"recommended and already cited: {len(audit.cited)}"]
+    if audit.notice:
+        out.append(f"- note: {audit.notice}")
+    msgs = audit.extraction.get("messages") or []
+    if msgs:
+        out.append(f"- extraction ({audit.extraction.get('status')}): " + "; ".join(_md(m) for m in msgs[:5]))
+    if audit.closest_bibliographies:
+        out += ["", "Labelled papers whose references are closest to yours:", ""]
+        out += [f"- {_md(c['title'])} ({c['shared']} shared references)" for c in audit.closest_bibliographies]
+    out += ["", f"## Missing must-cite papers ({len(audit.missing)})", ""]
+    if not audit.missing:
+        out.append("None found.")
+    else:
+        out += ["| # | tier | P(Type I) | score | paper | why |", "|---:|---|---:|---:|---|---|"]
+        for i, r in enumerate(audit.missing, 1):
+            link = f"[{_md(r.title)}]({r.url})" if r.url else _md(r.title)
+            paper = f"{link} ({r.venue or 'unknown venue'} {r.year or ''})".strip()
+            out.append(f"| {i} | {r.tier} | {r.tiers.get('type1', 0.0):.2f} | {r.score:.3f} | {paper} | "
+                       f"{_md('; '.join(reasons(r.evidence or {})))} |")
+    return "\n".join(out) + "\n"
+
+
+def audit_table(audit) -> str:
+    """The plain-text audit: a header and the missing papers as :func:`table` lays them out."""
+    head = (f"draft: {audit.draft}\ntitle: {audit.title}\nas of {audit.year}: only papers of {audit.year} or "
+            f"earlier (--year to change)\nreferences: {audit.references} ({audit.linked} linked to the pool); "
+            f"recommended and already cited: {len(audit.cited)}\n")
+    if audit.closest_bibliographies:
+        head += "closest bibliographies: " + "; ".join(
+            f"{c['title'][:60]} ({c['shared']} shared)" for c in audit.closest_bibliographies) + "\n"
+    return head + "\nmissing (recommended, not in the bibliography):\n" + table({audit.draft: audit.missing})
+
+
+GATE_TIERS = ("type1", "type2", "type3", "must_cite")
+
+
+def parse_gate(spec: str) -> tuple[str, float]:
+    """``"0.5"`` -> ("type1", 0.5); ``"type2:0.6"`` -> ("type2", 0.6); a UsageError otherwise."""
+    from ..errors import UsageError
+
+    tier, _, value = spec.rpartition(":")
+    tier = tier or "type1"
+    try:
+        p = float(value)
+    except ValueError:
+        p = float("nan")
+    if tier not in GATE_TIERS or not 0.0 <= p <= 1.0:
+        raise UsageError(f"--fail-on takes [TIER:]P with TIER one of {', '.join(GATE_TIERS)} and P in [0, 1], "
+                         f"got {spec!r}")
+    return tier, p
+
+
+def likely_missing(audit, threshold: float, tier: str = "type1") -> list:
+    """The missing papers whose P(``tier``) reaches ``threshold`` (for a CI check)."""
+    return [r for r in audit.missing if r.tiers.get(tier, 0.0) >= threshold]

@@ -152,17 +152,19 @@ class Recommender:
         return training_matrix(self, train, batch=batch)
 
     # ------------------------------------------------------------------ recommending
-    def score(self, queries: list[Any], exclude_self: bool = False, tiers: tuple[str, ...] | None = None):
+    def score(self, queries: list[Any], exclude_self: bool = False, tiers: tuple[str, ...] | None = None,
+              extra: list[list[str]] | None = None):
         """Parsed queries ``(doc, effective year)``, their candidates, feature matrices and per-tier
         probabilities (one array per tier (of ``tiers``, default all) over all candidates of all
         queries, in order). ``exclude_self``: a query that is a labelled paper is left out of its own
-        neighbours and counts (leave-one-out, as in training)."""
+        neighbours and counts (leave-one-out, as in training). ``extra``: more candidate ids per
+        query (:meth:`.candidates.CandidateGenerator.generate`)."""
         parsed = [(d, effective_year(y)) for d, y in (parse_query(q, i) for i, q in enumerate(queries))]
         docs = [d for d, _ in parsed]
         if len({d.id for d in docs}) != len(docs):
             raise MustciteError("duplicate query ids")
         exclude = [d.id for d in docs] if exclude_self else None
-        cands, _, _ = self.candidates.generate(docs, exclude=exclude, years=[y for _, y in parsed])
+        cands, _, _ = self.candidates.generate(docs, exclude=exclude, years=[y for _, y in parsed], extra=extra)
         feats = []
         for (d, year), cs in zip(parsed, cands):
             lab = self.nindex.by_id.get(d.id) if exclude_self else None
