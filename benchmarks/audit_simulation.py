@@ -48,14 +48,15 @@ from tqdm import tqdm  # noqa: E402
 from mustcite.benchmark.loader import Benchmark  # noqa: E402
 from mustcite.benchmark.significance import paired_ttest, randomisation_test  # noqa: E402
 from mustcite.config import Workspace  # noqa: E402
-from mustcite.recommend.audit import DEFAULT_WEIGHTS, AuditWeights, blend, missing_order, score_draft  # noqa: E402
+from mustcite.recommend.audit import (DEFAULT_WEIGHTS, AuditWeights, blend, context_text, missing_order,  # noqa: E402
+                                     score_draft)
 from mustcite.recommend.bibliography import bibliography_index  # noqa: E402
 from mustcite.recommend.method import Recommender, _top  # noqa: E402
 
 OUT = Path(__file__).parent / "results"
 DEPTH = 100
-GRID = {"cocite": (0.0, 0.25, 0.5, 1.0), "share": (0.0, 1.0, 2.0, 4.0), "coupling": (0.0, 0.5, 1.0, 2.0),
-        "coupled_k": (10, 30, 100)}
+GRID = {"cocite": (0.0, 0.25), "share": (0.0, 2.0, 4.0), "coupling": (2.0, 4.0, 8.0), "named": (0.0, 2.0, 4.0, 8.0, 16.0),
+        "coupled_k": (10, 30)}
 
 
 def removed_split(qid: str, must: list[str], fraction: float, seed: int) -> list[str]:
@@ -101,6 +102,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=13)
     ap.add_argument("--grid", action="store_true", help="try the weight grid (dev only)")
     ap.add_argument("--limit", type=int, default=0, help="first N queries (smoke runs)")
+    ap.add_argument("--refs", type=Path, default=None,
+                    help="the queries' reference files (default: the benchmark manifest's reference folder)")
     args = ap.parse_args(argv)
     if args.grid and args.split == "test":
         ap.error("--grid tunes: run it on dev, then read test once with the chosen weights")
@@ -114,12 +117,17 @@ def main(argv: list[str] | None = None) -> int:
     load_s = time.perf_counter() - t0
     bib = bibliography_index(rec)
     main_tier = rec.tiers.main
-    drafts = []
+    refs_dir = args.refs or Path(json.loads((bench.path / "manifest.json").read_text())["inputs"]["ref_dirs"][0])
+    drafts, texts = [], {}
     for q in queries:
         cited = sorted(p for p, rel in qrels["cited"].get(q["id"], {}).items() if rel > 0)
         must = sorted(p for p, rel in qrels["mustcite"][q["id"]].items() if rel > 0)
         removed = removed_split(q["id"], must, args.fraction, args.seed)
         drafts.append((q, [p for p in cited if p not in set(removed)], set(removed)))
+        # the draft's words around its remaining citations (the removed references' contexts and
+        # markers gone): what the audit reads from a real draft's extraction
+        ref_list = json.loads((refs_dir / f"{q['source']}.json").read_text(encoding="utf-8"))
+        texts[q["id"]] = context_text(ref_list, {r["cite"] for r in ref_list if r.get("paper_id") in set(removed)})
 
     # title + abstract alone: the recommender's own ranking, one batch
     t0 = time.perf_counter()
@@ -140,15 +148,15 @@ def main(argv: list[str] | None = None) -> int:
     scored = []
     widest = replace(DEFAULT_WEIGHTS, coupled_k=max(GRID["coupled_k"]))
     for q, keep, removed in tqdm(drafts, desc=f"audit {args.split}", unit="draft"):
-        ds, _ = score_draft(rec, {k: q[k] for k in ("id", "title", "abstract", "year") if k in q}, keep,
-                            weights=widest)
-        scored.append((q, keep, removed, ds))
+        ds, sig = score_draft(rec, {k: q[k] for k in ("id", "title", "abstract", "year") if k in q}, keep,
+                              text=texts[q["id"]], weights=widest)
+        scored.append((q, keep, removed, ds, sig.named))
     audit_s = time.perf_counter() - t0
 
     def run(weights: AuditWeights) -> dict[str, list[str]]:
         out = {}
-        for q, keep, removed, ds in scored:
-            sig = bib.signals(keep, ds.year, q["title"], coupled_k=weights.coupled_k)
+        for q, keep, removed, ds, named in scored:
+            sig = bib.signals(keep, ds.year, q["title"], coupled_k=weights.coupled_k, named=named)
             order = missing_order(ds, blend(ds, sig, weights), set(keep), DEPTH)
             out[q["id"]] = [ds.candidates[j].paper_id for j in order]
         return out
@@ -180,7 +188,9 @@ def main(argv: list[str] | None = None) -> int:
     result["weights"] = weights.to_dict()
     audit_eval = evaluate(run(weights))
     ceiling = {q["id"]: len(removed & {c.paper_id for c in ds.candidates}) / len(removed)
-               for q, _, removed, ds in scored}
+               for q, _, removed, ds, _ in scored}
+    result["removed_named_in_text"] = round(float(np.mean([len(removed & set(named)) / len(removed)
+                                                            for _, _, removed, _, named in scored])), 4)
     result["candidate_recall"] = round(float(np.mean(list(ceiling.values()))), 4)
     result.update(summarise({"title+abstract": base_eval, "audit": audit_eval}))
     path = OUT / f"audit_simulation_{args.split}.json"

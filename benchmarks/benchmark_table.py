@@ -23,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 from mustcite.benchmark.evaluate import per_query  # noqa: E402
 from mustcite.benchmark.loader import Benchmark  # noqa: E402
 from mustcite.benchmark.recipes import GROUND_TRUTHS  # noqa: E402
-from mustcite.benchmark.report import build_rows, render  # noqa: E402
+from mustcite.benchmark.report import build_rows, compare_with, render  # noqa: E402
 from mustcite.benchmark.trec import read_run  # noqa: E402
 from mustcite.config import Workspace  # noqa: E402
 
@@ -36,14 +36,19 @@ def main() -> None:
     ap.add_argument("--split", default="test")
     ap.add_argument("--run", action="append", required=True, help="NAME=FILE ({truth} is replaced)")
     ap.add_argument("--out", type=Path, default=OUT, help="path stem of the .md and .json written")
+    ap.add_argument("--versus", help="also test every row against this run (e.g. mustcite)")
     args = ap.parse_args()
     bench = Workspace.resolve().root / "benchmarks" / args.benchmark
     runs = [spec.split("=", 1) for spec in args.run]
     md, data = [], {"benchmark": str(bench), "split": args.split, "runs": dict(runs), "tables": {}}
     for gt, qrels in Benchmark.open(bench).qrels(args.split, GROUND_TRUTHS).items():
-        rows = build_rows([(name, per_query(read_run(path.replace("{truth}", gt)), qrels)) for name, path in runs])
-        md.append(render(rows, "markdown", title=f"{args.benchmark} {args.split}, {gt}"))
-        data["tables"][gt] = {r.method: {"values": r.values, "pvalues_vs_first": r.pvalues, "queries": r.queries}
+        pq = [(name, per_query(read_run(path.replace("{truth}", gt)), qrels)) for name, path in runs]
+        rows = build_rows(pq)
+        if args.versus:
+            compare_with(rows, pq, args.versus)
+        md.append(render(rows, "markdown", title=f"{args.benchmark} {args.split}, {gt}", versus=args.versus))
+        data["tables"][gt] = {r.method: {"values": r.values, "pvalues_vs_first": r.pvalues, "queries": r.queries,
+                                         **({f"pvalues_vs_{args.versus}": r.pvalues_vs} if args.versus else {})}
                               for r in rows}
     text = "\n\n".join(md)
     print(text)

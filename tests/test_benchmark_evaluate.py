@@ -12,7 +12,8 @@ import pytest
 from ir_measures import AP, RR, R, Success, nDCG
 
 from mustcite.benchmark.evaluate import METRICS, evaluate, hit_ratio, per_query
-from mustcite.benchmark.report import build_rows, render
+from mustcite.benchmark.report import build_rows, compare_with, render
+from mustcite.errors import UsageError
 from mustcite.benchmark.significance import paired_ttest, randomisation_test
 from mustcite.benchmark.trec import read_qrels, read_run, write_qrels, write_run
 from mustcite.errors import MustciteError
@@ -146,3 +147,12 @@ def test_significance(real_run):
     assert render(rows, "csv").splitlines()[1].startswith("BM25,")
     assert "\\begin{tabular}" in render(rows, "latex")
     assert json.loads(render(rows, "json"))["rows"][1]["pvalues_vs_first"]["MRR"] < 0.01
+    # a second reference row: the first run tested against the worse one, daggers in the table
+    three = [("BM25", per_query(run, qrels)), ("worse", per_query(worse, qrels)), ("same", per_query(run, qrels))]
+    rows = build_rows(three)
+    compare_with(rows, three, "worse")
+    assert rows[0].pvalues_vs["MRR"] < 0.01 and rows[1].pvalues_vs["MRR"] is None
+    md = render(rows, "markdown", versus="worse").splitlines()
+    assert "††" in md[2] and "††" not in md[3] and "vs worse" in md[-1]
+    with pytest.raises(UsageError):
+        compare_with(rows, three, "nope")

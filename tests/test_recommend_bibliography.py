@@ -80,7 +80,7 @@ def test_references_as_evidence_find_removed_citations_better_on_the_slice():
         assert not {r.paper_id for r in missing} & set(keep)          # never lists what the draft cites
         assert all(r.year <= p.year for r in missing)
         with_refs.append(len(removed & {r.paper_id for r in missing}) / len(removed))
-        alone, _, _ = audit_ranking(rec, q, keep, top=20, weights=AuditWeights(0.0, 0.0, 0.0, extra_k=0))
+        alone, _, _ = audit_ranking(rec, q, keep, top=20, weights=AuditWeights(cocite=0.0, share=0.0, coupling=0.0, named=0.0, extra_k=0))
         without.append(len(removed & {r.paper_id for r in alone}) / len(removed))
     assert np.mean(with_refs) > np.mean(without)
 
@@ -95,3 +95,32 @@ def test_without_references_the_audit_score_is_the_recommenders_probability():
     plain = rec.recommend_many([q], top=5)[q["id"]]
     assert [r.paper_id for r in missing] == [r.paper_id for r in plain]
     assert [r.score for r in missing] == pytest.approx([r.score for r in plain], abs=1e-5)
+
+
+def test_names_in_the_drafts_text_point_to_pool_papers():
+    from mustcite.recommend.bibliography import NameIndex
+    from mustcite.recommend.neighbours import year_array
+
+    pool = [{"paper_id": "lora", "title": "LoRA: Low-Rank Adaptation of Large Language Models", "year": 2021},
+            {"paper_id": "gpt4", "title": "GPT-4: Capabilities of a Model", "year": 2023},
+            {"paper_id": "late", "title": "NewNet: A Network From the Future", "year": 2030},
+            {"paper_id": "plain", "title": "Attention Is All You Need", "year": 2017},
+            {"paper_id": "s1", "title": "Survey: Things", "year": 2020}]
+    pool += [{"paper_id": f"amb{i}", "title": f"Mamba: Variant {i}", "year": 2020} for i in range(4)]
+    idx = NameIndex(pool)
+    years = year_array([p["year"] for p in pool])
+    text = "We fine-tune with LoRA and compare to GPT-4, Mamba and NewNet; see the survey."
+    assert idx.named(text, pool, years, 2024) == {"lora": "lora", "gpt4": "gpt-4"}   # later, ambiguous, generic: no
+    assert idx.named(text, pool, years, 2031)["late"] == "newnet"
+    assert idx.named("loraxyz and flora", pool, years, 2024) == {}                    # whole words only
+
+
+def test_context_text_drops_the_removed_references():
+    from mustcite.recommend.audit import context_text
+
+    refs = [{"cite": "Hu et al., 2021", "contexts": [{"section": "1", "context": "Only LoRA (Hu et al., 2021) here."}]},
+            {"cite": "Smith, 2020", "contexts": [{"section": "2", "context": "We use X (Smith, 2020) and LoRA "
+                                                                              "(Hu et al., 2021)."}]}]
+    text = context_text(refs, {"Hu et al., 2021"})
+    assert "Only LoRA" not in text and "We use X (Smith, 2020) and LoRA" in text and "Hu et al." not in text
+    assert context_text(refs).count("We use X") == 1

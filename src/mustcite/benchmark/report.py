@@ -1,7 +1,8 @@
 """Result tables in the layout of the paper's Tables 3-6: one row per method, one column per metric.
 
 Significance markers compare each run with the first (``*`` p < 0.05, ``**`` p < 0.01, paired test
-over per-query values); the best value of each column is bold (markdown/latex).
+over per-query values) and, when a second reference run is named (``versus``), with that one too
+(``†`` p < 0.05, ``††`` p < 0.01); the best value of each column is bold (markdown/latex).
 """
 
 from __future__ import annotations
@@ -24,6 +25,17 @@ class Row:
     values: dict[str, float]
     pvalues: dict[str, float | None] = field(default_factory=dict)
     queries: int = 0
+    pvalues_vs: dict[str, float | None] = field(default_factory=dict)   # vs the ``versus`` run
+
+
+def compare_with(rows: list[Row], per_query_by_run: list[tuple[str, dict[str, dict[str, float]]]], versus: str,
+                 metrics: tuple[str, ...] = METRICS, test: str = "ttest") -> None:
+    """Fill each row's ``pvalues_vs``: its paired test against the run named ``versus``."""
+    ref = dict(per_query_by_run).get(versus)
+    if ref is None:
+        raise UsageError(f"no run named {versus!r} to compare with")
+    for r, (name, pq) in zip(rows, per_query_by_run):
+        r.pvalues_vs = {m: (None if name == versus else pvalue(pq[m], ref[m], test)) for m in metrics}
 
 
 def build_rows(per_query_by_run: list[tuple[str, dict[str, dict[str, float]]]],
@@ -48,8 +60,12 @@ def _best(rows: list[Row], metrics) -> dict[str, float]:
     return {m: max(r.values[m] for r in rows) for m in metrics} if rows else {}
 
 
+def _dagger(p: float | None) -> str:
+    return "" if p is None else "††" if p < 0.01 else "†" if p < 0.05 else ""
+
+
 def render(rows: list[Row], fmt: str = "markdown", metrics: tuple[str, ...] = METRICS,
-           title: str = "") -> str:
+           title: str = "", versus: str | None = None) -> str:
     if fmt not in FORMATS:
         raise UsageError(f"unknown format {fmt!r}", hint=f"use one of {', '.join(FORMATS)}")
     if fmt == "json":
@@ -72,11 +88,13 @@ def render(rows: list[Row], fmt: str = "markdown", metrics: tuple[str, ...] = ME
         for r in rows:
             cells = []
             for m in metrics:
-                s = f"{r.values[m]:.4f}{_marker(r.pvalues.get(m))}"
+                s = f"{r.values[m]:.4f}{_marker(r.pvalues.get(m))}{_dagger(r.pvalues_vs.get(m))}"
                 cells.append(f"**{s}**" if len(rows) > 1 and r.values[m] == best[m] else s)
             lines.append(f"| {r.method} | " + " | ".join(cells) + " |")
         lines.append("")
-        lines.append("`*` p < 0.05, `**` p < 0.01 vs the first row (paired test over queries).")
+        lines.append("`*` p < 0.05, `**` p < 0.01 vs the first row" + (f"; `†` p < 0.05, `††` p < 0.01 vs {versus}"
+                                                                         if versus else "")
+                     + " (paired test over queries).")
         return "\n".join(lines) + "\n"
     # latex
     esc = lambda s: s.replace("_", r"\_").replace("&", r"\&").replace("%", r"\%")  # noqa: E731

@@ -90,7 +90,7 @@ def _resolve_pool(pool: Path | None, benchmark: str) -> Path:
 
 
 def _retriever(method: str, pool_file: Path, *, ann: str | None, batch_size: int, cache: bool,
-               max_seq_length: int = 256):
+               max_seq_length: int = 256, pooling: str | None = None):
     """A retriever indexed on the pool; BM25 indexes are cached under <work>/cache/bm25/."""
     import hashlib
 
@@ -108,14 +108,14 @@ def _retriever(method: str, pool_file: Path, *, ann: str | None, batch_size: int
         r.index(rows)
         r.save(d)
         return r, rows
-    r = make_retriever(method, ann=ann, batch_size=batch_size, max_seq_length=max_seq_length)
+    r = make_retriever(method, ann=ann, batch_size=batch_size, max_seq_length=max_seq_length, pooling=pooling)
     r.index(rows)
     return r, rows
 
 
 def retrieve_cmd(
     queries: Path = typer.Option(..., "--queries", help='JSONL, one {"id","title","abstract"} a line'),
-    method: str = typer.Option("bm25", "--method", help="bm25 | minilm | onnx-int8:minilm | static:minilm | <sentence-transformers model folder>"),
+    method: str = typer.Option("bm25", "--method", help="bm25 | minilm | onnx-int8:minilm | static:minilm | onnx:FOLDER | hf-cls:FOLDER | hf-mean:FOLDER | BASE+ADAPTER (SPECTER2) | colbert[:FOLDER] | colbert-rerank[:FOLDER] | ppr | gnn | rerank:FOLDER | <model folder>"),
     top: int = typer.Option(100, "--top", min=1, help="results per query"),
     fmt: str = typer.Option("json", "--format", help="trec | json"),
     pool: Path = typer.Option(None, "--pool", help="pool .parquet/.jsonl (default: the built benchmark's pool)"),
@@ -128,6 +128,8 @@ def retrieve_cmd(
                                "process) or ray (the batches on a Ray cluster; pip install 'mustcite[ray]')"),
     address: str = typer.Option(None, "--address", help="with --engine ray: the Ray cluster to join "
                                 "(default: start a local one)"),
+    pooling: str = typer.Option(None, "--pooling", help="dense only: cls | mean, forces the pooling of a model "
+                                "folder (default: chosen from the folder: CLS for SPECTER/SPECTER2/SciNCL, mean otherwise)"),
 ) -> None:
     """Top-K pool papers for each query (title + abstract)."""
     from ..benchmark.trec import format_run
@@ -142,7 +144,7 @@ def retrieve_cmd(
     qs = read_queries(queries)
     with use_engine(eng):
         retriever, rows = _retriever(method, _resolve_pool(pool, benchmark), ann=ann, batch_size=batch_size,
-                                      cache=True, max_seq_length=max_seq_length)
+                                      cache=True, max_seq_length=max_seq_length, pooling=pooling)
         results = retriever.search(qs, k=top)
     if fmt == "trec":
         text = format_run(results, tag=retriever.name.replace(" ", "_") or "mustcite")
@@ -196,7 +198,7 @@ def evaluate_cmd(
 
 @bench_app.command("run")
 def run_cmd(
-    method: str = typer.Option("bm25", "--method", help="bm25 | minilm | onnx-int8:minilm | static:minilm | <model folder>"),
+    method: str = typer.Option("bm25", "--method", help="bm25 | minilm | onnx-int8:minilm | static:minilm | onnx:FOLDER | hf-cls:FOLDER | hf-mean:FOLDER | BASE+ADAPTER (SPECTER2) | colbert[:FOLDER] | colbert-rerank[:FOLDER] | ppr | gnn | rerank:FOLDER | <model folder>"),
     benchmark: str = typer.Option("neurips-2024", "--benchmark"),
     split: str = typer.Option("test", "--split", help="train | dev | test"),
     top: int = typer.Option(100, "--top", min=1),
@@ -204,6 +206,8 @@ def run_cmd(
     tag: str = typer.Option(None, "--tag", help="run name (default: the method)"),
     fmt: str = typer.Option("markdown", "--format", help="table format"),
     max_seq_length: int = typer.Option(256, "--max-seq-length", min=16, help="dense only: tokens per text"),
+    pooling: str = typer.Option(None, "--pooling", help="dense only: cls | mean, forces the pooling of a model "
+                                "folder (default: chosen from the folder: CLS for SPECTER/SPECTER2/SciNCL, mean otherwise)"),
 ) -> None:
     """Retrieve for a split's queries, write <bench>/runs/<tag>.<split>.trec and print one table per ground truth."""
     from ..benchmark.evaluate import per_query
@@ -218,7 +222,7 @@ def run_cmd(
     qfile = bench.queries_file(split)
     t0 = time.time()
     retriever, _ = _retriever(method, bench.pool_file(), ann=ann, batch_size=32, cache=True,
-                              max_seq_length=max_seq_length)
+                              max_seq_length=max_seq_length, pooling=pooling)
     results = retriever.search(read_queries(qfile), k=top)
     tag = tag or re.sub(r"[^A-Za-z0-9._-]+", "-", Path(method).name)
     run_file = bench.path / "runs" / f"{tag}.{split}.trec"
@@ -262,3 +266,116 @@ def train_cmd(
                         data_note=f"{benchmark} train split, '{truth}' pairs ({bdir / 'manifest.json'})")
     typer.echo(f"trained on {card['pairs']} pairs, loss per epoch {card['loss_per_epoch']} in {card['seconds']} s "
                f"-> {out} (use --method {out})")
+
+
+@bench_app.command("train-colbert")
+def train_colbert_cmd(
+    name: str = typer.Option("colbert-ntx", "--name", help="model folder name under <work>/models/"),
+    benchmark: str = typer.Option("neurips-2024", "--benchmark"),
+    truth: str = typer.Option("mustcite", "--truth", help="ground truth whose pairs are positives"),
+    temperature: float = typer.Option(1.0, "--temperature", help="MaxSim scores / temperature (PyLate default 1)"),
+    epochs: int = typer.Option(1, "--epochs", min=1),
+    batch_size: int = typer.Option(16, "--batch-size", min=2),
+    lr: float = typer.Option(1e-3, "--lr", help="learning rate of the projection"),
+    dim: int = typer.Option(128, "--dim", min=8, help="token embedding size after the projection"),
+    seed: int = typer.Option(13, "--seed"),
+    max_pairs: int = typer.Option(3000, "--max-pairs", min=2, help="subsample pairs (CPU budget)"),
+    train_encoder: bool = typer.Option(False, "--train-encoder/--frozen-encoder",
+                                       help="also fine-tune MiniLM (slow on CPU; default: projection only)"),
+    query_length: int = typer.Option(128, "--query-length", min=8),
+    document_length: int = typer.Option(180, "--document-length", min=8),
+) -> None:
+    """ColBERT-NTX: PyLate contrastive (NT-Xent over MaxSim) training on the TRAIN queries' pairs
+    -> <work>/models/<name>/ (use --method colbert:FOLDER or colbert-rerank:FOLDER)."""
+    from ..retrieval.colbert import COLBERT_CONFIG, ColbertTrainConfig, train_colbert
+    from ..retrieval.ntxent import training_pairs
+
+    bdir = _bench_dir(benchmark)
+    pairs = training_pairs(bdir, split="train", truth=truth)
+    out = _work().dir("models") / name
+    if out.exists() and any(out.iterdir()) and not (out / COLBERT_CONFIG).exists():
+        raise MustciteError(f"{out} exists and is not a mustcite ColBERT model folder")
+    cfg = ColbertTrainConfig(temperature=temperature, epochs=epochs, batch_size=batch_size, lr=lr, dim=dim,
+                             seed=seed, max_pairs=max_pairs, train_encoder=train_encoder,
+                             query_length=query_length, document_length=document_length)
+    card = train_colbert(pairs, out, config=cfg,
+                         data_note=f"{benchmark} train split, '{truth}' pairs ({bdir / 'manifest.json'})")
+    typer.echo(f"trained on {card['pairs']} pairs ({card['steps']} steps), loss per epoch {card['loss_per_epoch']} "
+               f"in {card['seconds']} s -> {out} (use --method colbert:{out})")
+
+
+@bench_app.command("train-rerank")
+def train_rerank_cmd(
+    name: str = typer.Option("rerank-bm25-minilm", "--name", help="model folder name under <work>/models/"),
+    benchmark: str = typer.Option("neurips-2024", "--benchmark"),
+    first: str = typer.Option("bm25", "--first", help="the first stage that prefetches (any --method)"),
+    queries: int = typer.Option(600, "--queries", min=1, help="train queries sampled (seeded) for the pairs"),
+    top: int = typer.Option(16, "--top", min=1, help="first-stage candidates per train query made into pairs"),
+    prefetch: int = typer.Option(50, "--prefetch", min=1, help="candidates the cross-encoder re-orders at search time"),
+    epochs: int = typer.Option(1, "--epochs", min=1),
+    seed: int = typer.Option(0, "--seed"),
+) -> None:
+    """Prefetch and rerank (HAtten-RR family): train a MiniLM cross-encoder on the TRAIN queries'
+    first-stage candidates -> <work>/models/<name>/ (use --method rerank:FOLDER)."""
+    from ..retrieval.rerank import MODEL_FILE, train_rerank
+
+    out = _work().dir("models") / name
+    if out.exists() and any(out.iterdir()) and not (out / MODEL_FILE).exists():
+        raise MustciteError(f"{out} exists and is not a mustcite re-ranker folder")
+    card = train_rerank(_bench_dir(benchmark), out, first=first, queries=queries, top=top, prefetch=prefetch,
+                        epochs=epochs, seed=seed, log=typer.echo)
+    typer.echo(f"trained on {card['pairs']} pairs in {card['fit_seconds']} s -> {out} (use --method rerank:{out})")
+
+
+@bench_app.command("train-graph")
+def train_graph_cmd(
+    kind: str = typer.Option(..., "--kind", help="ppr (KTR-like personalised PageRank) | gnn (heterogeneous GNN)"),
+    name: str = typer.Option(None, "--name", help="model folder under <work>/models/ (default: graph-ppr / graph-gnn, "
+                             "what --method ppr / gnn load)"),
+    benchmark: str = typer.Option("neurips-2024", "--benchmark"),
+    refs: list[Path] = typer.Option(None, "--refs", help="labelled reference folder(s) of earlier years "
+                                    "(default: <work>/extract when it exists)"),
+    corpus: Path = typer.Option(None, "--corpus", help="papers.parquet with the authors (default: <work>/corpus/papers.parquet)"),
+    graph: Path = typer.Option(None, "--graph", help="reuse the graph of this graph model folder (skips building)"),
+    alpha: float = typer.Option(0.4, "--alpha", min=0.01, max=0.99, help="ppr: restart probability (0.4: chosen on dev)"),
+    seeds: int = typer.Option(20, "--seeds", min=1, help="ppr: nearest labelled papers the walk restarts from"),
+    pool_seeds: int = typer.Option(20, "--pool-seeds", min=0, help="ppr: nearest pool papers in the restart"),
+    pool_weight: float = typer.Option(0.0, "--pool-weight", min=0.0, max=1.0, help="ppr: their share of it"),
+    layers: int = typer.Option(2, "--layers", min=1, help="gnn: message-passing layers"),
+    hidden: int = typer.Option(64, "--hidden", min=8, help="gnn: hidden size"),
+    epochs: int = typer.Option(6, "--epochs", min=1, help="gnn: epochs"),
+    batch: int = typer.Option(512, "--batch", min=2, help="gnn: citing papers per step"),
+    negatives: int = typer.Option(2048, "--negatives", min=1, help="gnn: random pool papers per step"),
+    lr: float = typer.Option(2e-3, "--lr", help="gnn: Adam learning rate"),
+    similar_k: int = typer.Option(10, "--similar-k", min=1, help="gnn: text-kNN edges per paper (and query)"),
+    seed: int = typer.Option(13, "--seed"),
+) -> None:
+    """Graph methods: build the bibliographic graph from the TRAIN queries (+ earlier labelled papers)
+    and save a KTR-like PPR model or train the GNN -> <work>/models/<name>/ (use --method ppr|gnn|FOLDER)."""
+    from ..retrieval.graph import DEFAULT_MODELS, load_or_build_graph
+
+    if kind not in DEFAULT_MODELS:
+        raise UsageError(f"--kind must be ppr or gnn, got {kind!r}")
+    bdir = _bench_dir(benchmark)
+    if not refs:
+        default = _work().root / "extract"
+        refs = [default] if default.is_dir() else []
+    out = _work().dir("models") / (name or DEFAULT_MODELS[kind])
+    if out.exists() and any(out.iterdir()) and not (out / "graph_model.json").exists():
+        raise MustciteError(f"{out} exists and is not a mustcite graph model folder")
+    g = load_or_build_graph(bdir, list(refs), graph_dir=graph, corpus=corpus)
+    note = f"{benchmark} train queries + {len(refs)} labelled folder(s) of earlier years ({bdir / 'manifest.json'})"
+    if kind == "ppr":
+        from ..retrieval.ppr import PPRParams, train_ppr_model
+
+        card = train_ppr_model(g, PPRParams(alpha=alpha, seeds=seeds, pool_seeds=pool_seeds,
+                                            pool_weight=pool_weight), out, note=note)
+        typer.echo(f"graph {card['graph']} -> {out} (use --method ppr:{out})")
+    else:
+        from ..retrieval.gnn import GNNParams, train_gnn_model
+
+        card = train_gnn_model(g, GNNParams(hidden=hidden, layers=layers, similar_k=similar_k, epochs=epochs,
+                                            batch=batch, negatives=negatives, lr=lr, seed=seed),
+                                out, note=note)
+        typer.echo(f"trained on {card['train']['examples']} citing papers, loss per epoch "
+                   f"{card['train']['loss_per_epoch']} in {card['seconds']} s -> {out} (use --method gnn:{out})")

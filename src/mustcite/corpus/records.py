@@ -23,6 +23,18 @@ _WS = re.compile(r"\s+")
 _NON_ALNUM = re.compile(r"[^0-9a-z]+")
 
 
+_SHORT_NAME = re.compile(r"^\s*([^:]{2,40}?)\s*:\s+\S")
+
+
+def title_short_name(title: str | None) -> str:
+    """The method or dataset name a title starts with, lower-cased ("SqueezeLLM: Dense-and-Sparse
+    Quantization" -> "squeezellm"): the text before a colon when it is at most three words; else ""."""
+    m = _SHORT_NAME.match(title or "")
+    if not m or len(m.group(1).split()) > 3:
+        return ""
+    return m.group(1).strip().lower()
+
+
 def normalize_title(title: str | None) -> str:
     """Lower-case ASCII-folded title with punctuation and whitespace collapsed to single spaces.
 

@@ -9,7 +9,7 @@ similar bibliographies cite. Every scored paper the draft does not cite is repor
 evidence, best first.
 
 Score (:func:`blend`): ``logit(P(must-cite)) + cocite * log1p(cocited_by) + share *
-references_cocited / references + coupling * coupling_votes``, shown as a probability (the
+references_cocited / references + coupling * coupling_votes + named * [the draft's text names it]``, shown as a probability (the
 logistic of that sum: exactly P(must-cite) for a draft without linked references). The weights
 (:data:`DEFAULT_WEIGHTS`) were chosen on the benchmark's dev queries by removing a seeded 30% of
 each paper's must-cite references and asking the audit to find them again
@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import UsageError
-from .bibliography import BibliographySignals, bibliography_index
+from .bibliography import BibliographySignals, bibliography_index, name_index
 from .crossencoder import logit
 from .method import Recommender, _top
 from .query import parse_year
@@ -40,19 +40,22 @@ from .text import terms
 
 @dataclass(frozen=True)
 class AuditWeights:
-    """How much the draft's references move a paper's score (see the module doc)."""
+    """How much the draft's references and words move a paper's score (see the module doc)."""
 
-    cocite: float = 0.5
-    share: float = 2.0
-    coupling: float = 1.0
-    coupled_k: int = 30          # bibliographies that vote
-    extra_k: int = 150           # papers added as candidates by co-citation and by coupling, each
+    cocite: float = 0.0
+    share: float = 0.0
+    coupling: float = 8.0
+    named: float = 4.0           # the draft's text names the paper (its title's "Name: ...")
+    coupled_k: int = 10          # bibliographies that vote
+    extra_k: int = 150           # papers added as candidates by co-citation, coupling and names, each
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
 
-#: chosen on the neurips-2024 dev queries (``benchmarks/audit_simulation.py``)
+#: chosen on the neurips-2024 dev queries by recall@20 of the removed must-cite papers (180 settings,
+#: ``benchmarks/audit_simulation.py --grid``; results/audit_simulation_dev.json): the co-citation
+#: terms added nothing once coupling and names were in
 DEFAULT_WEIGHTS = AuditWeights()
 
 
@@ -93,14 +96,16 @@ class DraftScores:
     references: list[str]         # the draft's linked pool references
 
 
-def score_draft(rec: Recommender, query: dict[str, Any], references: list[str], *,
+def score_draft(rec: Recommender, query: dict[str, Any], references: list[str], *, text: str = "",
                 weights: AuditWeights = DEFAULT_WEIGHTS) -> tuple[DraftScores, BibliographySignals]:
     """Score the candidates of a draft ``query`` (``{"id","title","abstract","year"}``) citing
-    the pool papers ``references``; the papers its bibliography points to join the candidates."""
+    the pool papers ``references`` (``text``: the draft's words around its citations, searched for
+    the names of pool papers); the papers its bibliography and its text point to join the candidates."""
     year = rec.effective_year(parse_year(query.get("year")))
     bib = bibliography_index(rec)
     refs = list(dict.fromkeys(references))
-    signals = bib.signals(refs, year, query.get("title") or "", coupled_k=weights.coupled_k)
+    named = name_index(rec).named(text, rec.pool, rec.pool_years, year) if text else {}
+    signals = bib.signals(refs, year, query.get("title") or "", coupled_k=weights.coupled_k, named=named)
     extra = signals.best(weights.extra_k, set(refs))
     main = rec.tiers.main
     parsed, cands, feats, probs = rec.score([query], tiers=(main,), extra=[extra])
@@ -118,8 +123,9 @@ def score_draft(rec: Recommender, query: dict[str, Any], references: list[str], 
 
 def blend(ds: DraftScores, signals: BibliographySignals, weights: AuditWeights = DEFAULT_WEIGHTS) -> np.ndarray:
     """The audit score of every candidate (logit scale; see the module doc)."""
-    if not signals.references or not ds.candidates:
+    if not (signals.references or signals.named) or not ds.candidates:
         return ds.base.copy()
+    named = np.array([c.paper_id in signals.named for c in ds.candidates], dtype=np.float64)
     col = [signals.col.get(c.paper_id, -1) for c in ds.candidates]
     idx = np.array(col)
     has = idx >= 0
@@ -129,8 +135,8 @@ def blend(ds: DraftScores, signals: BibliographySignals, weights: AuditWeights =
         return np.where(has, a[take], 0.0)
 
     return (ds.base + weights.cocite * np.log1p(arr(signals.cocited_by))
-            + weights.share * arr(signals.references_cocited) / len(signals.references)
-            + weights.coupling * arr(signals.coupling))
+            + weights.share * arr(signals.references_cocited) / max(1, len(signals.references))
+            + weights.coupling * arr(signals.coupling) + weights.named * named)
 
 
 def missing_order(ds: DraftScores, score: np.ndarray, cited: set[str], top: int) -> list[int]:
@@ -144,17 +150,19 @@ def bibliography_evidence(signals: BibliographySignals, paper_id: str) -> dict[s
     return {"references_cocited": int(signals.value("references_cocited", paper_id)),
             "cocited_with_references_by": int(signals.value("cocited_by", paper_id)),
             "closest_bibliographies_type1": int(signals.value("coupled_type1", paper_id)),
-            "coupling_votes": round(signals.value("coupling", paper_id), 4)}
+            "coupling_votes": round(signals.value("coupling", paper_id), 4),
+            "named_in_text": signals.named.get(paper_id)}
 
 
-def audit_ranking(rec: Recommender, query: dict[str, Any], references: list[str], *, top: int = 50,
-                  min_score: float = 0.0, weights: AuditWeights = DEFAULT_WEIGHTS,
+def audit_ranking(rec: Recommender, query: dict[str, Any], references: list[str], *, text: str = "",
+                  top: int = 50, min_score: float = 0.0, weights: AuditWeights = DEFAULT_WEIGHTS,
                   ) -> tuple[Ranked, Ranked, BibliographySignals]:
     """(missing, recommended and already cited, signals) for a draft ``query`` citing the pool
-    papers ``references``; each result's ``score`` is the audit score as a probability."""
+    papers ``references`` with ``text`` around its citations; each result's ``score`` is the
+    audit score as a probability."""
     if min_score != min_score:   # NaN compares false with everything: it would silently list nothing
         raise UsageError("min_score must be a number, not NaN")
-    ds, signals = score_draft(rec, query, references, weights=weights)
+    ds, signals = score_draft(rec, query, references, text=text, weights=weights)
     if not ds.candidates:
         from .method import _empty_notice
 
@@ -188,6 +196,22 @@ def _title_index(rec: Recommender):
     return idx
 
 
+def context_text(refs: list[dict[str, Any]], drop: set[str] = frozenset()) -> str:
+    """The draft's words around its citations: every context of every reference, each once (the
+    contexts of the references whose ``cite`` is in ``drop`` left out, and those markers removed)."""
+    seen: dict[str, None] = {}
+    for r in refs:
+        if r.get("cite") in drop:
+            continue
+        for c in r.get("contexts") or ():
+            seen.setdefault(c.get("context") or "")
+    text = " ".join(seen)
+    for marker in drop:
+        if marker and not marker.isdigit():        # author-year markers; numbers carry no name
+            text = text.replace(marker, " ")
+    return text
+
+
 def _reference_rows(refs: list[dict[str, Any]]) -> list[dict[str, Any]]:
     keys = ("cite", "bibkey", "title", "year", "paper_id", "mentions")
     return [{k: r.get(k) for k in keys if r.get(k) is not None} for r in refs]
@@ -209,7 +233,8 @@ def audit_draft(rec: Recommender, path: str | Path, *, top: int = 50, min_score:
     refs = link_references(paper.to_reference_list(), _title_index(rec), citing_year=as_of)
     linked = [r["paper_id"] for r in refs if r.get("paper_id")]
     missing, have, signals = audit_ranking(rec, {"id": "draft", "title": title, "abstract": abstract, "year": year},
-                                           linked, top=top, min_score=min_score, weights=weights)
+                                           linked, text=context_text(refs), top=top, min_score=min_score,
+                                           weights=weights)
     return AuditResult(draft.path.name, draft.title, draft.abstract, len(refs), len(set(linked)), missing, have,
                        {"status": paper.status, "method": paper.method, "messages": list(paper.messages)},
                        getattr(missing, "year", as_of), getattr(missing, "notice", None),

@@ -77,6 +77,8 @@ def bibtex_all(results: Mapping[str, Sequence[Recommendation]]) -> str:
 def reasons(ev: Mapping) -> list[str]:
     """The evidence of one result in words, strongest first."""
     why = []
+    if ev.get("named_in_text"):
+        why.append(f"your text names it (\"{ev['named_in_text']}\") but does not cite it")
     if ev.get("references_cocited"):
         n = ev["references_cocited"]
         why.append(f"co-cited with {n} of your references" if n > 1 else "co-cited with one of your references")

@@ -134,28 +134,67 @@ def load_pool(path: str | Path, years: tuple[int, int] | None = None) -> list[di
 
 def make_retriever(method: str, **options: Any) -> Retriever:
     """``bm25``, ``minilm`` (the shipped MiniLM), ``onnx-int8:minilm`` (its int8 ONNX export),
-    ``static:minilm`` (its static model2vec distillation), ``mpnet`` (needs ``model_path``) or a
-    model folder."""
+    ``static:minilm`` (its static model2vec distillation), ``mpnet`` (needs ``model_path``),
+    ``onnx:FOLDER`` (a ready-made ONNX encoder, e.g. inCite's MiniLM), a model folder, or a
+    Hugging Face folder with its pooling (``hf:``/``hf-cls:``/``hf-mean:FOLDER``, ``BASE+ADAPTER``
+    for SPECTER2; see :mod:`mustcite.retrieval.hf_encoder`). ``pooling="cls"|"mean"`` forces the
+    pooling of a folder. ``ppr``/``gnn`` (or ``ppr:FOLDER``/``gnn:FOLDER``): the graph methods
+    of ``mustcite benchmark train-graph`` (:mod:`mustcite.retrieval.graph`). ``rerank:FOLDER`` (or a
+    folder with ``rerank_model.json``): prefetch and rerank with a cross-encoder of ``mustcite
+    benchmark train-rerank`` (:mod:`mustcite.retrieval.rerank`); ``prefetch=`` overrides its depth."""
     if method == "bm25":
         from .bm25 import BM25Retriever
 
         return BM25Retriever(**{k: v for k, v in options.items() if k in ("k1", "b")})
-    from .dense import DenseRetriever
+    if method in ("colbert", "colbert-rerank") or method.startswith(("colbert:", "colbert-rerank:")):
+        from .colbert import colbert_retriever  # late interaction via PyLate (mustcite.retrieval.colbert)
+
+        return colbert_retriever(method, **options)
+    if method in ("ppr", "gnn") or method.startswith(("ppr:", "gnn:")) \
+            or (Path(method).expanduser() / "graph_model.json").is_file():
+        from .graph import graph_retriever   # graph methods: ppr[:FOLDER], gnn[:FOLDER] (train-graph)
+
+        return graph_retriever(method, cache_dir=options.get("cache_dir"))
+    if method.startswith("rerank:") or (Path(method).expanduser() / "rerank_model.json").is_file():
+        from .rerank import PrefetchRerankRetriever   # prefetch and rerank (HAtten-RR family)
+
+        folder = Path(method.removeprefix("rerank:")).expanduser()
+        return PrefetchRerankRetriever.load(folder, prefetch=options.get("prefetch"))
+    from .dense import DenseRetriever, is_onnx_folder_spec, onnx_folder_file
 
     dense_opts = {k: v for k, v in options.items()
                   if k in ("batch_size", "max_seq_length", "device", "ann", "cache_dir", "model_path")}
-    if method == "minilm":
+    pooling = options.get("pooling") or None
+    if pooling not in (None, "cls", "mean"):
+        raise UsageError(f"unknown pooling {pooling!r}", hint="use cls or mean")
+    if method == "minilm" and not pooling:
         return DenseRetriever(**dense_opts)
-    if method.startswith(("onnx-int8:", "static:")):
+    if method == "minilm":
+        from .dense import default_model_path
+
+        method = "hf:" + default_model_path()
+    if method.startswith(("onnx-int8:", "static:")) and not pooling:
         dense_opts["model_path"] = method
         return DenseRetriever(**dense_opts)
+    if is_onnx_folder_spec(method):
+        dense_opts["model_path"] = method
+        return DenseRetriever(pooling=pooling, **dense_opts)
+    from .hf_encoder import hf_retriever_for
+
+    hf = hf_retriever_for(method, pooling=pooling, **dense_opts)
+    if hf is not None:
+        return hf
     if Path(method).expanduser().is_dir():
-        dense_opts["model_path"] = str(Path(method).expanduser())
+        folder = Path(method).expanduser()
+        if onnx_folder_file(folder):
+            return DenseRetriever(pooling=pooling, **{**dense_opts, "model_path": str(folder)})
+        dense_opts["model_path"] = str(folder)
         return DenseRetriever(**dense_opts)
     if method == "mpnet" and dense_opts.get("model_path"):
         return DenseRetriever(**dense_opts)
     raise UsageError(f"unknown retrieval method {method!r}",
-                     hint="use bm25, minilm, onnx-int8:minilm, static:minilm, or the path of a sentence-transformers model folder")
+                     hint="use bm25, minilm, onnx-int8:minilm, static:minilm, onnx:FOLDER, hf-cls:FOLDER, "
+                          "hf-mean:FOLDER, BASE+ADAPTER, or the path of a model folder")
 
 
 def write_meta(path: str | Path, meta: dict[str, Any]) -> None:

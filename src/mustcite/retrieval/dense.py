@@ -1,7 +1,11 @@
 """Dense retrieval with any sentence-transformers model (default: the shipped all-MiniLM-L6-v2),
 the same model exported to ONNX with int8 weights (``model_path="onnx-int8:minilm"``: ~1.5-2x
-faster on CPU, vectors within cos 0.99 of MiniLM's), or a static model2vec model distilled from it
-(``model_path="static:minilm"``, see :mod:`mustcite.retrieval.static`: ~100x faster, much weaker).
+faster on CPU, vectors within cos 0.99 of MiniLM's), a static model2vec model distilled from it
+(``model_path="static:minilm"``, see :mod:`mustcite.retrieval.static`: ~100x faster, much weaker),
+or a folder that already holds an ONNX encoder (``model_path="onnx:FOLDER"``, or the bare folder:
+``model.onnx`` + ``tokenizer.json``, run as it is, mean-pooled unless ``pooling="cls"``), such as
+inCite's citation-tuned MiniLM (``make incite-model``, then ``onnx:.models/incite-minilm-onnx``
+with ``max_seq_length=512`` as inCite encodes).
 
 Title + abstract are encoded (L2-normalised, so inner product = cosine) through the on-disk
 :class:`~mustcite.retrieval.embeddings.EmbeddingCache`, keyed by the model's content, so MiniLM
@@ -73,26 +77,45 @@ class DenseRetriever:
     ``model_path``: a sentence-transformers folder (default: the shipped MiniLM), a model2vec
     folder, a static spec such as ``static:minilm`` (distilled on first use into
     ``<cache>/static/``, about a minute on 2 CPU cores), or ``onnx-int8:minilm`` (exported and
-    quantised on first use into ``<cache>/onnx/``, a few seconds). ``max_seq_length`` and
-    ``batch_size`` default to 256 and 32 for transformers (256 for ONNX), 512 and 1024 for static."""
+    quantised on first use into ``<cache>/onnx/``, a few seconds), or ``onnx:FOLDER`` / a bare
+    folder holding ``model.onnx`` + ``tokenizer.json`` and no torch weights (run as it is, fp32;
+    ``pooling="mean"`` by default or ``"cls"``). ``max_seq_length`` and ``batch_size`` default to
+    256 and 32 for transformers (256 for ONNX), 512 and 1024 for static."""
 
     def __init__(self, model_path: str | None = None, *, batch_size: int | None = None,
                  max_seq_length: int | None = None, device: str | None = None, ann: str | None = None,
-                 cache_dir: str | Path | None = None):
+                 cache_dir: str | Path | None = None, pooling: str | None = None):
         if ann not in ANN:
             raise UsageError(f"unknown ANN index {ann!r}", hint="use hnsw or ivf")
         cache_root = Path(cache_dir) if cache_dir else _default_cache()
-        self.spec = str(model_path) if is_static_spec(model_path) or is_onnx_spec(model_path) else None
+        self.spec = (str(model_path) if is_static_spec(model_path) or is_onnx_spec(model_path)
+                     or is_onnx_folder_spec(model_path) else None)
         if is_static_spec(self.spec):
             self.model_path = str(ensure_static_model(self.spec, cache_root))
-        elif self.spec:
+        elif is_onnx_spec(self.spec):
             self.model_path = str(ensure_onnx_int8(_onnx_source(self.spec), cache_root))
+        elif self.spec:
+            self.model_path = onnx_folder_from_spec(self.spec)
         else:
             self.model_path = str(model_path or default_model_path())
         if not Path(self.model_path).is_dir():
             raise MustciteError("model folder not found", path=self.model_path)
         self.static = is_static_model(self.model_path)
-        self.onnx = is_onnx_model(self.model_path)
+        # an ONNX encoder folder used as it is (fp32, e.g. inCite's MiniLM); the int8 export has a manifest
+        self.onnx_file = (None if is_onnx_model(self.model_path)
+                          else onnx_folder_file(self.model_path, explicit=is_onnx_folder_spec(self.spec)))
+        if self.spec is None and self.onnx_file:
+            self.spec = ONNX_FOLDER_PREFIX + self.model_path
+        elif is_onnx_folder_spec(self.spec) and not self.onnx_file:
+            raise MustciteError("not an ONNX encoder folder: it needs model.onnx (or onnx/model.onnx) and "
+                                "tokenizer.json", path=self.model_path,
+                                hint="for inCite's MiniLM run `make incite-model`")
+        self.onnx = is_onnx_model(self.model_path) or bool(self.onnx_file)
+        if pooling not in (None, "mean", "cls"):
+            raise UsageError(f"unknown pooling {pooling!r}", hint="use cls or mean")
+        if pooling and not self.onnx_file and pooling != "mean":
+            raise UsageError(f"pooling {pooling!r} applies to ONNX folders and Hugging Face folders only")
+        self.pooling = pooling or "mean"
         if max_seq_length is None:
             max_seq_length = DEFAULT_MAX_TOKENS if self.static else 256
         if batch_size is None:
@@ -102,7 +125,12 @@ class DenseRetriever:
         self.name = model_name(self.model_path)
         info = {"model": self.name, "normalize": True, "max_seq_length": max_seq_length}
         if self.static or self.onnx:
-            info["encoder"] = "static" if self.static else "onnx-int8"
+            info["encoder"] = "static" if self.static else "onnx" if self.onnx_file else "onnx-int8"
+        if self.onnx_file:
+            # model_key reads the int8 file only: key the folder by its ONNX weights and pooling too
+            self.key = onnx_folder_key(self.model_path, self.onnx_file, max_seq_length=max_seq_length,
+                                       pooling=self.pooling)
+            info.update(onnx_file=self.onnx_file, pooling=self.pooling)
         self.cache = EmbeddingCache(cache_root, self.key, info=info)
         self._model = None
         self.engine = None             # None: mustcite.engine.current_engine()
@@ -122,7 +150,7 @@ class DenseRetriever:
     def spec_for_workers(self) -> "EncoderSpec":
         """What a worker process needs to encode like this retriever (pickles; no model inside)."""
         return EncoderSpec(self.model_path, self.static, self.onnx, self.max_seq_length, self.batch_size,
-                           self.device)
+                           self.device, self.onnx_file, self.pooling)
 
     def embed(self, texts: list[str], desc: str = "encoding") -> np.ndarray:
         """Vectors through the embedding cache; the missing ones are encoded here, or on the
@@ -160,6 +188,8 @@ class DenseRetriever:
         if self.static:
             # the spec lets a loader re-distil when the cached folder is gone (another machine)
             meta.update(encoder="static", spec=self.spec, static=read_static_manifest(self.model_path))
+        elif self.onnx_file:
+            meta.update(encoder="onnx", spec=self.spec, onnx_file=self.onnx_file, pooling=self.pooling)
         elif self.onnx:
             meta.update(encoder="onnx-int8", spec=self.spec, onnx=_read_json(Path(self.model_path) / ONNX_MANIFEST))
         return meta
@@ -176,7 +206,8 @@ class DenseRetriever:
         path = Path(path)
         meta = read_meta(path / "meta.json")
         ann = None if meta.get("search") == "exact" else meta.get("search")
-        r = cls(_saved_model(meta), max_seq_length=meta["max_seq_length"], ann=ann, cache_dir=cache_dir)
+        r = cls(_saved_model(meta), max_seq_length=meta["max_seq_length"], ann=ann, cache_dir=cache_dir,
+                pooling=meta.get("pooling"))
         r._ids = json.loads((path / "ids.json").read_text(encoding="utf-8"))
         r._vectors = np.load(path / "vectors.npy")
         r._index = build_faiss_index(r._vectors, ann)
@@ -197,12 +228,15 @@ class EncoderSpec:
     max_seq_length: int
     batch_size: int
     device: str | None = None
+    onnx_file: str | None = None       # an ONNX folder's model file (None: the int8 export's)
+    pooling: str = "mean"
 
     def load(self):
         if self.static:
             return StaticEncoder(self.model_path, max_length=self.max_seq_length)
         if self.onnx:
-            return OnnxEncoder(self.model_path, max_length=self.max_seq_length)
+            return OnnxEncoder(self.model_path, max_length=self.max_seq_length, onnx_file=self.onnx_file,
+                               pooling=self.pooling)
         from sentence_transformers import SentenceTransformer
 
         model = SentenceTransformer(self.model_path, device=self.device or ("cuda" if _cuda() else "cpu"))
@@ -227,6 +261,8 @@ def _saved_model(meta: dict[str, Any]) -> str | None:
     """The model a saved :meth:`DenseRetriever.metadata` names: its folder if still there, else its
     static spec (re-distilled from the shipped weights), else the folder (which then fails loudly)."""
     path = meta.get("model_path")
+    if is_onnx_folder_spec(meta.get("spec")) and path and Path(path).is_dir():
+        return meta["spec"]            # an ONNX folder run as such, even if it also holds torch weights
     if path and Path(path).is_dir():
         return path
     if is_static_spec(meta.get("spec")) or is_onnx_spec(meta.get("spec")):
@@ -245,6 +281,8 @@ def dense_from_meta(meta: dict[str, Any] | None, *, cache_dir: str | Path | None
         kw["model_path"] = model
     if meta.get("max_seq_length"):
         kw["max_seq_length"] = meta["max_seq_length"]
+    if meta.get("pooling") and meta.get("encoder") == "onnx":
+        kw["pooling"] = meta["pooling"]
     return DenseRetriever(**kw)
 
 
@@ -262,6 +300,55 @@ def is_onnx_spec(spec: Any) -> bool:
 
 def is_onnx_model(path: str | Path) -> bool:
     return (Path(path) / ONNX_MANIFEST).is_file() and (Path(path) / ONNX_FILE).is_file()
+
+
+ONNX_FOLDER_PREFIX = "onnx:"
+#: where an ONNX encoder folder keeps its model, in the order looked for (optimum and
+#: sentence-transformers exports use onnx/model.onnx)
+ONNX_FOLDER_FILES = ("model.onnx", "onnx/model.onnx")
+
+
+def is_onnx_folder_spec(spec: Any) -> bool:
+    return isinstance(spec, str) and spec.startswith(ONNX_FOLDER_PREFIX)
+
+
+def onnx_folder_from_spec(spec: str) -> str:
+    rest = spec[len(ONNX_FOLDER_PREFIX):].strip()
+    if not rest:
+        raise UsageError(f"ONNX model spec {spec!r} names no folder",
+                         hint="use onnx:FOLDER (a folder with model.onnx and tokenizer.json)")
+    path = Path(rest).expanduser()
+    if not path.is_dir():
+        hint = "run `make incite-model`" if "incite" in rest else "give a folder with model.onnx and tokenizer.json"
+        raise MustciteError("ONNX model folder not found", path=str(path), hint=hint)
+    return str(path)
+
+
+def onnx_folder_file(path: str | Path, *, explicit: bool = False) -> str | None:
+    """The ONNX file of a ready-made ONNX encoder folder (relative to it), or None if it is not one.
+    A folder that also holds torch weights (a sentence-transformers model shipping an ``onnx/``
+    export) counts only when asked for ``explicit``-ly (``onnx:FOLDER``)."""
+    path = Path(path)
+    if not (path / "tokenizer.json").is_file():
+        return None
+    if not explicit and any((path / w).is_file() for w in ("model.safetensors", "pytorch_model.bin")):
+        return None
+    return next((f for f in ONNX_FOLDER_FILES if (path / f).is_file()), None)
+
+
+def onnx_folder_key(path: str | Path, onnx_file: str, *, max_seq_length: int, pooling: str) -> str:
+    """Embedding-cache key of an ONNX encoder folder: its configs and tokenizer (as
+    :func:`~mustcite.retrieval.embeddings.model_key`), the size and first and last MiB of its ONNX
+    file, the pooling and the max length; same model and settings, same key on any machine."""
+    base = model_key(path, max_seq_length=max_seq_length, normalize=True)
+    f = Path(path) / onnx_file
+    size = f.stat().st_size
+    h = hashlib.sha256(f"{base};{onnx_file}:{size};pooling={pooling}".encode())
+    with open(f, "rb") as fh:
+        h.update(fh.read(1 << 20))
+        fh.seek(max(0, size - (1 << 20)))
+        h.update(fh.read(1 << 20))
+    return f"{base.rsplit('-', 1)[0]}-onnx-{h.hexdigest()[:12]}"
 
 
 def _onnx_source(spec: str) -> str:
@@ -335,16 +422,23 @@ def _export_onnx_int8(src: Path, dest: Path) -> None:
 
 
 class OnnxEncoder:
-    """Mean-pooled, L2-normalised sentence vectors from an int8 ONNX export (onnxruntime, CPU)."""
+    """Mean- (or CLS-) pooled, L2-normalised sentence vectors from an ONNX encoder (onnxruntime,
+    CPU): mustcite's int8 export (``onnx_file=None``) or a ready-made folder's ``model.onnx`` whose
+    first output is the last hidden state (or an already pooled ``[batch, dim]`` vector)."""
 
     SUB_BATCH = 32
 
-    def __init__(self, path: str | Path, *, max_length: int = 256):
+    def __init__(self, path: str | Path, *, max_length: int = 256, onnx_file: str | None = None,
+                 pooling: str = "mean"):
         import onnxruntime as ort
         from tokenizers import Tokenizer
 
         path = Path(path)
+        if pooling not in ("mean", "cls"):
+            raise UsageError(f"unknown pooling {pooling!r}", hint="use cls or mean")
+        self.pooling = pooling
         self.tokenizer = Tokenizer.from_file(str(path / "tokenizer.json"))
+        self.tokenizer.no_padding()
         self.tokenizer.enable_truncation(max_length)
         pad = self.tokenizer.token_to_id("[PAD]")
         self.tokenizer.enable_padding(pad_id=pad if pad is not None else 0, pad_token="[PAD]")
@@ -352,7 +446,11 @@ class OnnxEncoder:
         # onnxruntime's default counts physical cores (1 on a 2-vCPU VM); use every CPU we may run on,
         # as torch does
         options.intra_op_num_threads = _cpus()
-        self.session = ort.InferenceSession(str(path / ONNX_FILE), options, providers=["CPUExecutionProvider"])
+        try:
+            self.session = ort.InferenceSession(str(path / (onnx_file or ONNX_FILE)), options,
+                                                providers=["CPUExecutionProvider"])
+        except Exception as exc:       # onnxruntime raises its own exception types for a bad file
+            raise MustciteError(f"cannot load the ONNX model: {exc}", path=str(path / (onnx_file or ONNX_FILE))) from None
         self.inputs = {i.name for i in self.session.get_inputs()}
 
     def encode(self, texts: list[str]) -> np.ndarray:
@@ -365,14 +463,25 @@ class OnnxEncoder:
                     "attention_mask": np.array([e.attention_mask for e in enc], dtype=np.int64),
                     "token_type_ids": np.array([e.type_ids for e in enc], dtype=np.int64)}
             hidden = self.session.run(None, {k: v for k, v in feed.items() if k in self.inputs})[0]
-            mask = feed["attention_mask"][..., None].astype(np.float32)
-            vec = (hidden * mask).sum(1) / np.maximum(mask.sum(1), 1e-9)
+            vec = pool_hidden(hidden, feed["attention_mask"], self.pooling)
             vec /= np.maximum(np.linalg.norm(vec, axis=1, keepdims=True), 1e-12)
             for j, i in enumerate(idx):
                 out[i] = vec[j]
         if not texts:
             return np.zeros((0, int(self.session.get_outputs()[0].shape[-1] or 0)), dtype=np.float32)
         return np.stack(out).astype(np.float32)
+
+
+def pool_hidden(hidden: np.ndarray, attention_mask: np.ndarray, pooling: str = "mean") -> np.ndarray:
+    """Sentence vectors from token states ``[batch, seq, dim]``: the first ([CLS]) token's, or
+    the mean over the attention mask; ``[batch, dim]`` input is already pooled and passes through."""
+    hidden = np.asarray(hidden, dtype=np.float32)
+    if hidden.ndim == 2:
+        return hidden.copy()
+    if pooling == "cls":
+        return hidden[:, 0].copy()
+    mask = np.asarray(attention_mask)[..., None].astype(np.float32)
+    return (hidden * mask).sum(1) / np.maximum(mask.sum(1), 1e-9)
 
 
 def _cpus() -> int:

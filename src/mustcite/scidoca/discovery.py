@@ -31,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from ..corpus.records import title_short_name
 from ..errors import MustciteError
 from .floors import _MASK, _doc_text, _nowhere, _ParagraphBM25, _tokenizer
 from .formats import Answer, Example
@@ -51,16 +52,7 @@ def sentences_of(ex: Example) -> tuple[str, ...]:
     return tuple(s for s in out if s) or (" ".join(_MASK.sub(" ", ex.text).split()),)
 
 
-_NAME = re.compile(r"^\s*([^:]{2,40}?)\s*:\s+\S")
-
-
-def short_name(title: str) -> str:
-    """The method or dataset name a title starts with, lower-cased ("SqueezeLLM: Dense-and-Sparse
-    Quantization" -> "squeezellm"): the text before a colon when it is at most three words; else ""."""
-    m = _NAME.match(title or "")
-    if not m or len(m.group(1).split()) > 3:
-        return ""
-    return m.group(1).strip().lower()
+short_name = title_short_name    # the name a title starts with (shared with the audit's name signal)
 
 
 class CandidateFeaturizer:

@@ -1,0 +1,160 @@
+"""Prefetch and rerank (MasterSet's HAtten-RR family): a first stage prefetches ``prefetch``
+candidates per query, a cross-encoder trained here re-orders them.
+
+MasterSet's HAtten-RR prefetches with a hierarchical-attention encoder and re-ranks with SciBERT.
+Here the prefetch is BM25 over title + abstract (any method of :func:`.base.make_retriever` can be
+named instead) and the re-ranker is the project's MiniLM cross-encoder
+(:class:`.cross_encoder.CrossEncoderReranker`, the one implementation the recommender, the neural
+judge and SCIDOCA also use), trained by :func:`train_rerank` on the benchmark's TRAIN queries only:
+for a seeded sample of them, every candidate of the first stage's top ``top`` becomes a pair
+(query title + abstract, candidate title + abstract) with target 1 for a must-cite paper,
+``CITED_TARGET`` for one cited but not must-cite, and 0 otherwise: the kind of candidate it is
+asked about at test time.
+
+Search: the first ``prefetch`` hits are re-ordered by the cross-encoder's logit; hits beyond them
+(when ``k`` is larger) keep the first stage's order below them.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import time
+from pathlib import Path
+from typing import Any
+
+from ..errors import DataMissingError, MustciteError
+from ..io import atomic_write_json
+from .base import Doc, Results, as_docs
+from .cross_encoder import CITED_TARGET, CrossEncoderReranker
+
+MODEL_FILE = "rerank_model.json"
+
+
+class PrefetchRerankRetriever:
+    """``first`` (a method name, BM25 by default) prefetches, ``cross`` re-orders its top ``prefetch``."""
+
+    name = "rerank"
+
+    def __init__(self, cross: CrossEncoderReranker, *, first: str = "bm25", prefetch: int = 50,
+                 batch_size: int = 32, progress: bool = True):
+        if prefetch < 1:
+            raise MustciteError("prefetch must be at least 1")
+        self.cross, self.first_name, self.prefetch = cross, first, int(prefetch)
+        self.batch_size, self.progress = batch_size, progress
+        self.first = None
+        self._text: dict[str, str] = {}
+        self.info: dict[str, Any] = {}
+
+    def index(self, pool) -> None:
+        from .base import make_retriever
+
+        docs = as_docs(pool)
+        self.first = make_retriever(self.first_name)
+        self.first.index(docs)
+        self._text = {d.id: d.text for d in docs}
+
+    def search(self, queries, k: int = 100) -> Results:
+        from tqdm import tqdm
+
+        if self.first is None:
+            raise MustciteError("the re-ranker has no index: call index() first")
+        qs: list[Doc] = as_docs(queries, id_key="id")
+        hits = self.first.search(qs, k=max(k, self.prefetch))
+        out: Results = {}
+        for q in tqdm(qs, desc="re-ranking", unit="query", disable=not self.progress or len(qs) < 5):
+            ranked = hits.get(q.id, [])
+            head, tail = ranked[: self.prefetch], ranked[self.prefetch:]
+            if not head:
+                out[q.id] = []
+                continue
+            logits = self.cross.score([(q.text, self._text[pid]) for pid, _ in head], batch_size=self.batch_size)
+            order = sorted(range(len(head)), key=lambda j: (-float(logits[j]), head[j][0]))
+            res = [(head[j][0], float(logits[j])) for j in order]
+            floor = float(min(logits)) - 1.0
+            res += [(pid, floor - i * 1e-3) for i, (pid, _) in enumerate(tail)]
+            out[q.id] = res[:k]
+        return out
+
+    def metadata(self) -> dict[str, Any]:
+        return {"method": self.name, "first_stage": self.first_name, "prefetch": self.prefetch,
+                "cross_encoder": dict(self.cross.info), **self.info}
+
+    def save(self, path: str | Path) -> None:
+        path = Path(path)
+        self.cross.save(path / "cross_encoder")
+        atomic_write_json(path / MODEL_FILE, {"first": self.first_name, "prefetch": self.prefetch, **self.info})
+
+    @classmethod
+    def load(cls, path: str | Path, **kw: Any) -> "PrefetchRerankRetriever":
+        path = Path(path)
+        meta = path / MODEL_FILE
+        if not meta.is_file():
+            raise DataMissingError(f"{path}: not a prefetch-and-rerank model (no {MODEL_FILE})",
+                                   hint="train one: mustcite benchmark train-rerank --benchmark NAME")
+        try:
+            info = json.loads(meta.read_text(encoding="utf-8"))
+        except json.JSONDecodeError as exc:
+            raise MustciteError(f"malformed JSON: {exc.msg}", path=meta, line=exc.lineno) from None
+        rr = cls(CrossEncoderReranker.load(path / "cross_encoder"), first=info.get("first", "bm25"),
+                 prefetch=int(kw.pop("prefetch", None) or info.get("prefetch", 50)), **kw)
+        rr.info = {k: v for k, v in info.items() if k not in ("first", "prefetch")}
+        return rr
+
+
+def is_rerank_model(path: str | Path) -> bool:
+    return (Path(path) / MODEL_FILE).is_file()
+
+
+def training_pairs(first, queries: list[dict[str, Any]], labels: dict[str, dict[str, str]],
+                   pool_text: dict[str, str], top: int) -> tuple[list[tuple[str, str]], list[float]]:
+    """Pairs and targets from the first stage's top ``top`` of each query; ``labels``: qid ->
+    {paper_id: "must" | "cited"}."""
+    docs = as_docs(queries, id_key="id")
+    hits = first.search(docs, k=top)
+    pairs, targets = [], []
+    for q in docs:
+        lab = labels.get(q.id, {})
+        for pid, _ in hits.get(q.id, [])[:top]:
+            pairs.append((q.text, pool_text[pid]))
+            targets.append(1.0 if lab.get(pid) == "must" else CITED_TARGET if pid in lab else 0.0)
+    return pairs, targets
+
+
+def train_rerank(benchmark_dir: str | Path, out_dir: str | Path, *, first: str = "bm25", queries: int = 600,
+                 top: int = 16, prefetch: int = 50, epochs: int = 1, seed: int = 0, log=print) -> dict[str, Any]:
+    """Train the cross-encoder on a seeded sample of ``queries`` TRAIN queries of a built benchmark
+    and save a :class:`PrefetchRerankRetriever` to ``out_dir``; returns its training card."""
+    from ..benchmark.loader import Benchmark
+    from .base import make_retriever
+
+    bench = Benchmark.open(benchmark_dir)
+    train = bench.queries("train")
+    if not train:
+        raise DataMissingError(f"{bench.path}: no train queries")
+    sample = sorted(random.Random(seed).sample(train, min(queries, len(train))), key=lambda q: q["id"])
+    ids = {q["id"] for q in sample}
+    labels: dict[str, dict[str, str]] = {}
+    for row in bench.labels():
+        if row["qid"] in ids and row.get("cited"):
+            labels.setdefault(row["qid"], {})[row["paper_id"]] = "must" if row.get("mustcite") else "cited"
+    pool = bench.pool()
+    t0 = time.perf_counter()
+    stage = make_retriever(first)
+    stage.index(pool)
+    pool_text = {d.id: d.text for d in as_docs(pool)}
+    pairs, targets = training_pairs(stage, sample, labels, pool_text, top)
+    t_pairs = time.perf_counter() - t0
+    log(f"{len(pairs)} pairs from {len(sample)} train queries ({sum(t == 1 for t in targets)} must-cite, "
+        f"{sum(0 < t < 1 for t in targets)} cited) in {t_pairs:.0f} s")
+    ce = CrossEncoderReranker.new(seed=seed)
+    t0 = time.perf_counter()
+    ce.fit(pairs, targets, epochs=epochs, seed=seed)
+    card = {"benchmark": str(bench.path), "split": "train", "train_queries": len(sample), "first_stage": first,
+            "top": top, "prefetch": prefetch, "pairs": len(pairs), "epochs": epochs, "seed": seed,
+            "pair_seconds": round(t_pairs, 1), "fit_seconds": round(time.perf_counter() - t0, 1)}
+    ce.info.update(card)
+    rr = PrefetchRerankRetriever(ce, first=first, prefetch=prefetch)
+    rr.info = {"card": card}
+    rr.save(out_dir)
+    return card
