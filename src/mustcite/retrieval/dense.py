@@ -51,6 +51,15 @@ def _default_cache() -> Path:
     return Workspace.resolve().cache
 
 
+def save_index(path: str | Path, ids: list[str], vectors: np.ndarray, meta: dict[str, Any]) -> None:
+    """A dense index on disk: ``vectors.npy``, ``ids.json`` and ``meta.json`` (what ``load`` reads)."""
+    path = Path(path)
+    path.mkdir(parents=True, exist_ok=True)
+    np.save(path / "vectors.npy", vectors)
+    atomic_write_json(path / "ids.json", ids, indent=None)
+    atomic_write_json(path / "meta.json", meta)
+
+
 def build_faiss_index(vectors: np.ndarray, ann: str | None = None):
     import faiss
 
@@ -195,11 +204,7 @@ class DenseRetriever:
         return meta
 
     def save(self, path: str | Path) -> None:
-        path = Path(path)
-        path.mkdir(parents=True, exist_ok=True)
-        np.save(path / "vectors.npy", self._vectors)
-        atomic_write_json(path / "ids.json", self._ids, indent=None)
-        atomic_write_json(path / "meta.json", self.metadata())
+        save_index(path, self._ids, self._vectors, self.metadata())
 
     @classmethod
     def load(cls, path: str | Path, *, cache_dir: str | Path | None = None) -> "DenseRetriever":

@@ -313,14 +313,7 @@ class GNNRetriever:
         return self._encoder
 
     def index(self, pool) -> None:
-        ids = [d.id for d in as_docs(pool)]
-        node = self.graph.node_of()
-        missing = [i for i in ids if i not in node or node[i] >= self.graph.n_pool]
-        if missing:
-            raise MustciteError(f"{len(missing)} pool papers are not in the graph (e.g. {missing[0]!r}): the GNN "
-                                "was trained on another pool", path=self.model_dir,
-                                hint="retrain it with `mustcite benchmark train-graph --kind gnn` on this pool")
-        self.candidates = np.asarray(sorted(node[i] for i in ids), dtype=np.int64)
+        self.candidates = self.graph.pool_nodes(pool, self.model_dir, "mustcite benchmark train-graph --kind gnn")
 
     def search_vectors(self, ids: list[str], texts: list[str], qvecs: np.ndarray, years: list[int | None],
                        k: int = 100) -> Results:

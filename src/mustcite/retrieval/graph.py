@@ -90,6 +90,20 @@ class BiblioGraph:
     def node_of(self) -> dict[str, int]:
         return {pid: i for i, pid in enumerate(self.paper_ids)}
 
+    def pool_nodes(self, pool, model_dir: str | Path, command: str) -> np.ndarray:
+        """The sorted pool-paper nodes of ``pool`` (what a graph method ranks); a clear error when a
+        pool paper is not one (the model was built on another pool: ``command`` rebuilds it)."""
+        from .base import as_docs
+
+        ids = [d.id for d in as_docs(pool)]
+        node = self.node_of()
+        missing = [i for i in ids if i not in node or node[i] >= self.n_pool]
+        if missing:
+            raise MustciteError(f"{len(missing)} pool papers are not in the graph (e.g. {missing[0]!r}): the "
+                                "model was built for another pool", path=model_dir,
+                                hint=f"rebuild it with `{command}` on this pool")
+        return np.asarray(sorted(node[i] for i in ids), dtype=np.int64)
+
     def cites_of(self) -> dict[int, np.ndarray]:
         """Citing paper node -> the column indices of its ``cites`` edges."""
         src = self.edges["cites"][0]

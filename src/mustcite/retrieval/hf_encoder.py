@@ -41,7 +41,6 @@ from typing import Any
 import numpy as np
 
 from ..errors import MustciteError, UsageError
-from ..io import atomic_write_json
 from .base import Results, as_docs, read_meta
 from .embeddings import EmbeddingCache, model_key, model_name
 
@@ -471,11 +470,9 @@ class HFRetriever:
         return meta
 
     def save(self, path: str | Path) -> None:
-        path = Path(path)
-        path.mkdir(parents=True, exist_ok=True)
-        np.save(path / "vectors.npy", self._vectors)
-        atomic_write_json(path / "ids.json", self._ids, indent=None)
-        atomic_write_json(path / "meta.json", self.metadata())
+        from .dense import save_index
+
+        save_index(path, self._ids, self._vectors, self.metadata())
 
     @classmethod
     def load(cls, path: str | Path, *, cache_dir: str | Path | None = None) -> "HFRetriever":

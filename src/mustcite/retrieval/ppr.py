@@ -133,14 +133,7 @@ class PPRRetriever:
         self.seconds = 0.0
 
     def index(self, pool) -> None:
-        ids = [d.id for d in as_docs(pool)]
-        node = self.graph.node_of()
-        missing = [i for i in ids if i not in node or node[i] >= self.graph.n_pool]
-        if missing:
-            raise MustciteError(f"{len(missing)} pool papers are not in the graph (e.g. {missing[0]!r}): the graph "
-                                "model was built for another pool", path=self.model_dir,
-                                hint="rebuild it with `mustcite benchmark train-graph` on this pool")
-        self.candidates = np.asarray(sorted(node[i] for i in ids), dtype=np.int64)
+        self.candidates = self.graph.pool_nodes(pool, self.model_dir, "mustcite benchmark train-graph")
 
     def restart(self, qvecs: np.ndarray, years: list[int | None]) -> np.ndarray:
         """Restart distributions ``(nodes, queries)``: nearest labelled (and pool) papers."""
