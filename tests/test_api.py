@@ -132,6 +132,8 @@ def test_audit_a_real_markdown_draft(client):
     body = r.json()
     assert body["references"] > 10 and len(body["missing"]) == 8
     assert not {c.paper_id for c in held.cites} & {m["paper_id"] for m in body["missing"]}
+    assert len(body["reference_list"]) == body["references"] and "closest_bibliographies" in body
+    assert "references_cocited" in body["missing"][0]["evidence"]
     gz = client.post("/api/audit", files={"file": (f"{held.id}.md.gz", gzip.compress(data), "application/gzip")})
     assert gz.status_code == 200 and gz.json()["references"] == body["references"]
 

@@ -133,6 +133,11 @@ class AuditResponse(BaseModel):
     missing: list[Result]
     cited: list[Result]
     notice: str | None = Field(None, description="why no paper was recommended, when none was")
+    closest_bibliographies: list[dict[str, Any]] = Field(
+        default_factory=list, description="the labelled papers whose reference lists are closest to the draft's")
+    reference_list: list[dict[str, Any]] = Field(
+        default_factory=list, description="the draft's references as read (marker or BibTeX key, title, year, "
+                                          "linked pool paper, mentions)")
 
 
 def check_filename(name: str | None) -> str:

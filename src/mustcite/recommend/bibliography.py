@@ -67,7 +67,8 @@ class BibliographySignals:
         return 0.0 if j is None else float(getattr(self, name)[j])
 
     def best(self, k: int, exclude: set[str]) -> list[str]:
-        """Up to ``k`` pool papers by co-citation and up to ``k`` by coupling (ids not in ``exclude``)."""
+        """Up to ``k`` pool papers by co-citation, up to ``k`` by coupling and up to ``k`` named in the
+        text (ids not in ``exclude``)."""
         out: dict[str, None] = {}
         ids = list(self.col)
         for arr in (self.cocited_by, self.coupling):
