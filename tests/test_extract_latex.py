@@ -16,7 +16,6 @@ from mustcite.errors import MustciteError
 from mustcite.extract.latex import extract_latex, strip_comments
 from mustcite.extract.records import validate_reference_list
 
-CORPUS = Path(__file__).resolve().parents[1] / "mustcite-work" / "corpus" / "papers.parquet"
 
 BIB = r"""
 @inproceedings{vaswani2017attention,
@@ -336,13 +335,28 @@ def test_archives(tmp_path):
     assert list(by_key(extract_latex(single))) == ["vaswani2017attention"]
 
 
+#: real paper lists holding the papers AUTHOR_YEAR cites (BERT: NAACL 2019 in the ACL Anthology, DDPM:
+#: NeurIPS 2020, GAN: NeurIPS 2014, ResNet: CVPR 2016, the Transformer: NeurIPS 2017)
+LISTS = ("yhamidullah-acl-anthology/naacl2019_N19.jsonl.gz", "rajatmodi62-ai-conf-abstract-generator/nips2020.jsonl.gz",
+         "paperlists/nips2014.jsonl.gz", "paperlists/cvpr2016.jsonl.gz", "paperlists/nips2017.jsonl.gz")
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+
+
 @pytest.fixture(scope="module")
 def corpus_index():
-    if not CORPUS.is_file():
-        pytest.skip("the corpus store mustcite-work/corpus/papers.parquet is absent")
+    """A title + identifier index over two real paper lists, imported as `corpus build` reads them."""
+    from mustcite.corpus.importers import import_file
+    from mustcite.corpus.records import make_paper_id
     from mustcite.extract.link import TitleIndex
 
-    return TitleIndex.from_parquet(CORPUS)
+    pool = []
+    for rel in LISTS:
+        for r in import_file(DATA / "proceedings" / rel, DATA):
+            if not r.skip and r.title:
+                pool.append({"paper_id": make_paper_id(r.title, r.venue or "", r.year, r.source_id),
+                             "title": r.title, "year": r.year, "url": r.url, "pdf": r.pdf})
+    assert len(pool) > 1000
+    return TitleIndex.from_pool(pool)
 
 
 def test_references_link_to_the_corpus(tmp_path, corpus_index):
