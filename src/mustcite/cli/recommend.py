@@ -216,7 +216,7 @@ def recommend_cmd(
     title: str = typer.Option(None, "--title", help="query title"),
     abstract: str = typer.Option("", "--abstract", help="query abstract"),
     queries: Path = typer.Option(None, "--queries", help='JSONL, one {"id","title","abstract"[,"year"]} a line'),
-    draft: Path = typer.Option(None, "--draft", help="a draft (.pdf, .tei.xml, .md/.mmd[.gz]): its title + abstract"),
+    draft: Path = typer.Option(None, "--draft", help="a draft (.pdf, .tei.xml, .md/.mmd[.gz], or LaTeX: .tex, a project folder, .zip/.tar.gz/.tgz): its title + abstract"),
     fmt: str = typer.Option("table", "--format", help="table | json | bibtex | trec"),
     top: int = typer.Option(20, "--top", min=1, max=1000, help="results per query"),
     model: Path = typer.Option(None, "--model", help="model folder (default: <work>/models/recommender, else the demo's recommender-light)"),
