@@ -29,7 +29,7 @@ def main() -> None:
     from mustcite.collect.http import Fetcher
     from mustcite.collect.run import collect_venue_year
     from mustcite.config import find_data_dir
-    from mustcite.corpus.build import _keys, build_corpus, import_all, BuildReport
+    from mustcite.corpus.build import BuildReport, ListedPapers, build_corpus, import_all
     from mustcite.corpus.importers import import_collected
 
     data = find_data_dir()
@@ -50,11 +50,7 @@ def main() -> None:
     t_build = time.perf_counter() - t1
 
     # per venue-year new / merged / filled (same rule as build.import_collected_dir)
-    lists = import_all(data, BuildReport())
-    listed: dict = {}
-    for r in lists:
-        for k in _keys(r):
-            listed[k] = listed.get(k, False) or r.has_abstract
+    listed = ListedPapers(import_all(data, BuildReport()))
     per = {}
     for path in sorted((out_dir / "records").glob("*.jsonl")):
         row = {"main_track": 0, "new": 0, "merged": 0, "abstracts_filled": 0, "listed_with_abstract": 0,
@@ -64,12 +60,11 @@ def main() -> None:
                 continue
             row["main_track"] += 1
             row["collected_with_abstract"] += rec.has_abstract
-            hits = [k for k in _keys(rec) if k in listed]
-            if not hits:
+            had = listed.listed_abstract(rec)
+            if had is None:
                 row["new"] += 1
                 continue
             row["merged"] += 1
-            had = any(listed[k] for k in hits)
             row["listed_with_abstract"] += had
             row["abstracts_filled"] += rec.has_abstract and not had
         per[path.stem] = row

@@ -129,6 +129,23 @@ def _keys(r: ImportedRecord) -> list[tuple]:
     return keys
 
 
+class ListedPapers:
+    """The paper lists' records by venue-year + title / OpenReview id / Anthology id, to say of a
+    collected record whether it is new, merges with a listed paper, and fills a missing abstract."""
+
+    def __init__(self, lists: list[ImportedRecord]):
+        self._abstract: dict[tuple, bool] = {}
+        for r in lists:
+            for k in _keys(r):
+                self._abstract[k] = self._abstract.get(k, False) or r.has_abstract
+
+    def listed_abstract(self, rec: ImportedRecord) -> bool | None:
+        """None when ``rec`` is new; else whether the listed paper it merges with has an abstract
+        (if not and ``rec`` has one, collecting fills it)."""
+        hits = [k for k in _keys(rec) if k in self._abstract]
+        return any(self._abstract[k] for k in hits) if hits else None
+
+
 def default_collected_dir(work: str | Path | Workspace | None) -> Path:
     ws = work if isinstance(work, Workspace) else Workspace.resolve(work)
     return ws.root / "collect" / "records"
@@ -138,10 +155,7 @@ def import_collected_dir(records_dir: Path, report: BuildReport, lists: list[Imp
     """Read every collector record file; count, against the paper lists, which records are new,
     which merge with a listed paper and how many of those bring an abstract the lists lack."""
     files = list_collected_files(records_dir)
-    listed: dict[tuple, bool] = {}
-    for r in lists:
-        for k in _keys(r):
-            listed[k] = listed.get(k, False) or r.has_abstract
+    listed = ListedPapers(lists)
     out: list[ImportedRecord] = []
     st = {"dir": str(records_dir), "files": len(files), "records": 0, "main_track": 0, "skipped": 0,
           "new": 0, "merged": 0, "abstracts_filled": 0, "with_abstract": 0, "dropped_track": 0, "in_corpus": 0}
@@ -157,13 +171,12 @@ def import_collected_dir(records_dir: Path, report: BuildReport, lists: list[Imp
                 continue
             st["main_track"] += 1
             st["with_abstract"] += rec.has_abstract
-            hits = [k for k in _keys(rec) if k in listed]
-            if not hits:
+            had = listed.listed_abstract(rec)
+            if had is None:
                 st["new"] += 1
                 continue
             st["merged"] += 1
-            if rec.has_abstract and not any(listed[k] for k in hits):
-                st["abstracts_filled"] += 1
+            st["abstracts_filled"] += rec.has_abstract and not had
     report.collected = st
     return out
 
