@@ -237,6 +237,15 @@ def run_cmd(
     typer.echo(f"run -> {run_file}")
 
 
+def _model_folder(name: str, marker: str, what: str) -> Path:
+    """``<work>/models/<name>``: new, empty, or a folder this trainer wrote before (it holds
+    ``marker``); anything else is refused rather than overwritten."""
+    out = _work().dir("models") / name
+    if out.exists() and any(out.iterdir()) and not (out / marker).exists():
+        raise MustciteError(f"{out} exists and is not a mustcite {what} folder")
+    return out
+
+
 @bench_app.command("train-ntxent")
 def train_cmd(
     name: str = typer.Option(..., "--name", help="model folder name under <work>/models/"),
@@ -257,9 +266,7 @@ def train_cmd(
 
     bdir = _bench_dir(benchmark)
     pairs = training_pairs(bdir, split="train", truth=truth)
-    out = _work().dir("models") / name
-    if out.exists() and any(out.iterdir()) and not (out / "training_card.json").exists():
-        raise MustciteError(f"{out} exists and is not a mustcite model folder")
+    out = _model_folder(name, "training_card.json", "model")
     cfg = NTXentConfig(temperature=temperature, epochs=epochs, batch_size=batch_size, lr=lr, seed=seed,
                        max_pairs=max_pairs, max_seq_length=max_seq_length)
     card = train_ntxent(pairs, out, base_model=base_model, config=cfg,
@@ -292,9 +299,7 @@ def train_colbert_cmd(
 
     bdir = _bench_dir(benchmark)
     pairs = training_pairs(bdir, split="train", truth=truth)
-    out = _work().dir("models") / name
-    if out.exists() and any(out.iterdir()) and not (out / COLBERT_CONFIG).exists():
-        raise MustciteError(f"{out} exists and is not a mustcite ColBERT model folder")
+    out = _model_folder(name, COLBERT_CONFIG, "ColBERT model")
     cfg = ColbertTrainConfig(temperature=temperature, epochs=epochs, batch_size=batch_size, lr=lr, dim=dim,
                              seed=seed, max_pairs=max_pairs, train_encoder=train_encoder,
                              query_length=query_length, document_length=document_length)
@@ -319,9 +324,7 @@ def train_rerank_cmd(
     first-stage candidates -> <work>/models/<name>/ (use --method rerank:FOLDER)."""
     from ..retrieval.rerank import MODEL_FILE, train_rerank
 
-    out = _work().dir("models") / name
-    if out.exists() and any(out.iterdir()) and not (out / MODEL_FILE).exists():
-        raise MustciteError(f"{out} exists and is not a mustcite re-ranker folder")
+    out = _model_folder(name, MODEL_FILE, "re-ranker")
     card = train_rerank(_bench_dir(benchmark), out, first=first, queries=queries, top=top, prefetch=prefetch,
                         epochs=epochs, seed=seed, log=typer.echo)
     typer.echo(f"trained on {card['pairs']} pairs in {card['fit_seconds']} s -> {out} (use --method rerank:{out})")
@@ -360,9 +363,7 @@ def train_graph_cmd(
     if not refs:
         default = _work().root / "extract"
         refs = [default] if default.is_dir() else []
-    out = _work().dir("models") / (name or DEFAULT_MODELS[kind])
-    if out.exists() and any(out.iterdir()) and not (out / "graph_model.json").exists():
-        raise MustciteError(f"{out} exists and is not a mustcite graph model folder")
+    out = _model_folder(name or DEFAULT_MODELS[kind], "graph_model.json", "graph model")
     g = load_or_build_graph(bdir, list(refs), graph_dir=graph, corpus=corpus)
     note = f"{benchmark} train queries + {len(refs)} labelled folder(s) of earlier years ({bdir / 'manifest.json'})"
     if kind == "ppr":
