@@ -115,6 +115,12 @@ def test_hand_computed_tiny_case(tmp_path):
     assert got["exact_agreement"] == 0.75 and got["within_one"] == 1.0
     assert got["judge_accuracy"] == pytest.approx(2 / 3, abs=1e-4)   # B is a tie -> skipped
     assert got["judge_accuracy_ties_skipped"] == 1
+    # judge vs majority on A, C, D: judge 1,2,1 vs majority 1,2,2 -> po 2/3, pe 4/9 -> kappa 0.4
+    assert got["judge_kappa"] == pytest.approx(0.4, abs=1e-4)
+    # x: 1,1,2,2 vs judge 1,2,2,1 -> po .5, pe .5 -> 0; y: 1,2,2,2 -> po .75, pe .5 -> .5
+    # (two labels: the quadratic-weighted kappa equals the plain one)
+    assert got["judge_vs_raters"] == {"x": {"items": 4, "accuracy": 0.5, "kappa": 0.0, "weighted_kappa": 0.0},
+                                      "y": {"items": 4, "accuracy": 0.75, "kappa": 0.5, "weighted_kappa": 0.5}}
 
 
 def test_perfect_agreement_and_missing_ratings(tmp_path):
@@ -172,3 +178,21 @@ def test_sample_from_real_extraction(tmp_path):
     again = write_sample(tmp_path / "ext", tmp_path / "again.csv", n=40, seed=1, manifest=man)
     assert again["per_stratum"] == s["per_stratum"]
     assert (tmp_path / "again.csv").read_text() == out.read_text()
+
+    # a judge labels exactly the sample's instances; its file feeds --judge with --label type1/type2
+    from mustcite.cli.main import main
+    from mustcite.labels.agreement import read_judge, read_sample_instances
+    from mustcite.labels.offline import OfflineJudge
+
+    ids, insts = read_sample_instances(out)
+    assert ids == [r["item"] for r in rows] and all(i.contexts and i.cite for i in insts)
+    assert main(["agreement", "judge", str(out), "--backend", "offline", "--out", str(tmp_path / "j.csv")]) == 0
+    j1, j2 = read_judge(tmp_path / "j.csv", "type1"), read_judge(tmp_path / "j.csv", "type2")
+    want = OfflineJudge().judge_many(insts)
+    assert list(j1.values()) == [j.value for j in want["type1"]] and list(j2.values()) == [j.value for j in want["type2"]]
+    ratings = _write(tmp_path / "r.csv", [(i, r, (v + k) % 2) for k, r in enumerate(("a", "b")) for i, v in j1.items()],
+                     ("item", "rater", "type1"))
+    got = agreement_from_files(ratings, tmp_path / "j.csv", label="type1")
+    assert got["judge_vs_raters"]["a"]["accuracy"] == 1.0 and got["judge_vs_raters"]["b"]["accuracy"] == 0.0
+    with pytest.raises(MustciteError, match="missing column type3"):
+        read_judge(tmp_path / "j.csv", "type3")

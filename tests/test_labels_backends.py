@@ -337,7 +337,24 @@ def test_local_llama_reads_digit_from_logprobs(instances):
     judge = LocalLlamaJudge(n_threads=1)
     j = judge.judge(instances[0], "type1")
     assert j.value in (0, 1) and set(j.prob) <= {0, 1} and sum(j.prob.values()) == pytest.approx(1.0)
-    assert j.value == max(j.prob, key=j.prob.get) and j.input_tokens > 100
+    want = int(j.prob[1] >= judge.threshold) if judge.threshold is not None else max(j.prob, key=j.prob.get)
+    assert j.value == want and j.input_tokens > 100
+
+
+def test_local_threshold_calibration_and_quality_note():
+    from mustcite.labels.backends.local_llama import MIN_KAPPA, calibrate_threshold, quality_note, quality_note_for
+
+    # P(1) near 0.6 for every item (the skew that made the argmax rule answer 1 every time), but ranked
+    assert calibrate_threshold([0.55, 0.60, 0.62, 0.70], [0, 0, 1, 1]) == 0.62
+    # no separating threshold: the best kappa, ties going to the threshold nearest 0.5
+    assert calibrate_threshold([0.6, 0.6, 0.6, 0.6], [0, 1, 0, 1]) == 0.6
+    assert "no calibration" in quality_note(None)
+    weak = {"threshold": 0.6, "test": {"items": 200, "accuracy": 0.6, "cohen_kappa": MIN_KAPPA - 0.01}}
+    assert "not reliable" in quality_note(weak) and "offline" in quality_note(weak)
+    assert quality_note({**weak, "test": {**weak["test"], "cohen_kappa": 0.5}}) is None
+    # the shipped calibration of the shipped GGUF + prompt: measured on MultiCite, and too weak to trust
+    note = quality_note_for()
+    assert note is not None and "not reliable" in note
 
 
 def _tiny_wheel(folder: Path, i: int, payload: bytes, member: str | None = None) -> None:

@@ -111,3 +111,48 @@ def test_make_judge_and_cli(built, pairs, tmp_path, capsys):
     # no model in another workspace: exit 1 with the command to run
     assert main(["--work", str(tmp_path / "empty"), "judge", "--backend", "neural", "--in", str(src)]) == 1
     assert "train-judge" in capsys.readouterr().err
+
+
+def test_cascade_fit_judge_and_errors(built, pairs, tmp_path):
+    """The cascade judge: calibration on real dev items, LR everywhere and the neural judge averaged in
+    exactly where the LR is unsure, its label name, pickling, the CLI backend and its errors."""
+    import numpy as np
+
+    from mustcite.labels.cascade import BANDS, FILE, VERSION, CascadeJudge, combine, fit_cascade
+    from mustcite.labels.offline import OfflineJudge
+
+    work, folder, card = built
+    assert not (folder / FILE).exists()
+    with pytest.raises(MustciteError) as exc:
+        CascadeJudge(folder)
+    assert "fit-cascade" in str(exc.value.hint)
+    cal = fit_cascade(folder, limit=60)
+    assert (folder / FILE).is_file() and cal["band"] in BANDS and 0.2 <= cal["threshold"] <= 0.8
+    assert len(cal["dev"]["grid"]) == len(BANDS) and cal["dev"]["items"] == 60
+    best = max(r["accuracy"] for r in cal["dev"]["grid"])
+    assert cal["dev"]["chosen"]["accuracy"] == best
+    assert cal["band"] == min(r["band"] for r in cal["dev"]["grid"] if r["accuracy"] == best)
+    cj = CascadeJudge(folder)
+    insts = [inst for _, inst in pairs]
+    p_lr = np.array([a["p"] for a in OfflineJudge()._analyse_many(insts)])
+    p_nn = np.array([a["p"] for a in NeuralJudge(folder)._analyse_many(insts)])
+    want, sent = combine(p_lr, p_nn, OfflineJudge().model.threshold, cj.band)
+    got = cj.judge_many(insts, ("type1",))["type1"]
+    assert [j.prob[1] for j in got] == pytest.approx(list(want), abs=1e-6)
+    assert [j.value for j in got] == [int(p >= cj.threshold) for p in want]
+    assert cj.sent == int(sent.sum()) and cj.seen == len(insts)
+    assert judge_label(cj).startswith(f"{VERSION}/{card_id(card)}+")
+    clone = pickle.loads(pickle.dumps(cj))
+    assert [j.value for j in clone.judge_batch(insts, "type1")] == [j.value for j in got]
+    assert isinstance(make_judge("cascade", model=str(folder)), CascadeJudge) and "cascade" in BACKENDS
+    # a calibration fitted for another model is refused
+    other = json.loads((folder / FILE).read_text())
+    other["neural_model"] = "0000000000"
+    bad = tmp_path / "m"
+    bad.mkdir()
+    for f in folder.iterdir():
+        if f.is_file():
+            (bad / f.name).write_bytes(f.read_bytes())
+    (bad / FILE).write_text(json.dumps(other))
+    with pytest.raises(MustciteError, match="another neural model"):
+        CascadeJudge(bad)

@@ -33,8 +33,8 @@ def _parse_price(price: str | None, model: str | None) -> dict[str, tuple[float,
 
 def annotate_cmd(
     folder: Path = typer.Argument(..., help="extraction output folder (reference files <stem>.json)"),
-    backend: str = typer.Option("offline", "--backend", help="offline | neural | openai | gemini | local"),
-    model: str = typer.Option(None, "--model", help="model name (openai: $MUSTCITE_OPENAI_MODEL; gemini: gemini-2.5-flash; neural: model folder, default <work>/models/judge-neural)"),
+    backend: str = typer.Option("offline", "--backend", help="offline | neural | cascade | openai | gemini | local"),
+    model: str = typer.Option(None, "--model", help="model name (openai: $MUSTCITE_OPENAI_MODEL; gemini: gemini-2.5-flash; neural, cascade: the neural model folder, default <work>/models/judge-neural)"),
     prompts: Path = typer.Option(None, "--prompts", help="folder with your own type1*.txt / type2*.txt prompts"),
     concurrency: int = typer.Option(8, "--concurrency", help="calls in flight at once"),
     dry_run: bool = typer.Option(False, "--dry-run", help="count the calls (cache misses) and estimate cost; judge nothing"),
@@ -49,8 +49,16 @@ def annotate_cmd(
 ) -> None:
     """Judge every citation instance (Type I, Type II), add Type III, write DIR/labels/ and a summary.
     A rerun skips papers already labelled by the same judge (--force relabels them)."""
-    if backend not in ("offline", "neural", "openai", "gemini", "local"):
-        raise UsageError(f"unknown --backend {backend!r}: use offline, neural, openai, gemini or local")
+    from ..labels.backends import BACKENDS
+
+    if backend not in BACKENDS:
+        raise UsageError(f"unknown --backend {backend!r}: use {', '.join(BACKENDS)}")
+    if backend == "local":
+        from ..labels.backends.local_llama import quality_note_for
+
+        note = quality_note_for(str(prompts) if prompts else None)
+        if note:
+            typer.echo(f"warning: {note}", err=True)
     eng = make_engine(engine, address)
     summary = annotate_dir(folder, backend=backend, model=model, prompts_dir=str(prompts) if prompts else None,
                            concurrency=concurrency, dry_run=dry_run, mention_threshold=mention_threshold,

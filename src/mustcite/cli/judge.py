@@ -17,7 +17,7 @@ import typer
 
 from ..errors import UsageError
 
-BACKEND_HELP = "offline | neural | openai | gemini | local"
+BACKEND_HELP = "offline | neural | cascade | openai | gemini | local"
 
 
 def register(app: typer.Typer) -> None:
@@ -28,7 +28,7 @@ def judge_cmd(
     backend: str = typer.Option("offline", "--backend", help=BACKEND_HELP),
     in_path: Path = typer.Option(..., "--in", help="contexts JSONL: one {id, context, section, cite} a line"),
     out: Path = typer.Option(None, "--out", help="write the labels JSONL here (default: stdout)"),
-    model: str = typer.Option(None, "--model", help="model name (openai: $MUSTCITE_OPENAI_MODEL; gemini: gemini-2.5-flash; neural: model folder, default <work>/models/judge-neural)"),
+    model: str = typer.Option(None, "--model", help="model name (openai: $MUSTCITE_OPENAI_MODEL; gemini: gemini-2.5-flash; neural, cascade: the neural model folder, default <work>/models/judge-neural)"),
     prompts: Path = typer.Option(None, "--prompts", help="folder with your own type1*.txt / type2*.txt prompts"),
     concurrency: int = typer.Option(8, "--concurrency", min=1, help="LLM calls in flight at once"),
 ) -> None:
@@ -41,6 +41,12 @@ def judge_cmd(
         raise UsageError(f"unknown --backend {backend!r}: use {', '.join(BACKENDS)}")
     if out is not None:
         check_output_file(out)
+    if backend == "local":
+        from ..labels.backends.local_llama import quality_note_for
+
+        note = quality_note_for(str(prompts) if prompts else None)
+        if note:
+            typer.echo(f"warning: {note}", err=True)
     items = read_contexts(in_path)
     missing = [it for it in items if not cite_found(it)]
     if missing:

@@ -1,5 +1,6 @@
 """``mustcite agreement FILE... [--judge JUDGE.csv] [--label COL]``, ``mustcite rate SAMPLE.csv --out DIR``, ``mustcite agreement sample --refs DIR --n 200 --out S.csv``
-and ``mustcite labels stats DIR --out fig.png [--json]``, ``mustcite labels train-judge [--out DIR]`` (the neural judge, :mod:`mustcite.labels.neural`).
+and ``mustcite labels stats DIR --out fig.png [--json]``, ``mustcite labels train-judge [--out DIR]`` (the neural judge, :mod:`mustcite.labels.neural`),
+``mustcite labels fit-cascade`` (the cascade judge, :mod:`mustcite.labels.cascade`).
 
 ``rate`` serves the rater page for a sample on localhost (:mod:`mustcite.api.rate`).
 ``agreement`` prints Krippendorff's alpha, pairwise (weighted) Cohen's kappa, exact / within-one
@@ -28,12 +29,16 @@ def register(app: typer.Typer) -> None:
 
 
 def agreement_cmd(
-    targets: list[str] = typer.Argument(..., metavar="FILE... | sample",
+    targets: list[str] = typer.Argument(..., metavar="FILE... | sample | judge SAMPLE.csv",
                                         help="long-form ratings CSV(s) (item,rater,label; e.g. one per rater, as "
-                                             "`mustcite rate` writes them), or 'sample' to draw a sample"),
+                                             "`mustcite rate` writes them), 'sample' to draw a sample, or "
+                                             "'judge SAMPLE.csv' to label a sample with a judge"),
     label: str = typer.Option("label", "--label",
                               help="the label column of the ratings CSV(s); `mustcite rate` files: type1 or type2"),
-    judge: Path = typer.Option(None, "--judge", help="judge labels CSV (item,label)"),
+    judge: Path = typer.Option(None, "--judge", help="judge labels CSV (item and label, or item,type1,type2 as "
+                                                     "'agreement judge' writes it)"),
+    backend: str = typer.Option("offline", "--backend", help="(judge) offline | neural | cascade | openai | gemini | local"),
+    model: str = typer.Option(None, "--model", help="(judge) model name or neural model folder, as for `mustcite judge`"),
     refs: Path = typer.Option(None, "--refs", help="(sample) extraction folder with <stem>.json reference files"),
     n: int = typer.Option(200, "--n", help="(sample) number of citation instances"),
     out: Path = typer.Option(None, "--out", help="(sample) CSV to write"),
@@ -41,9 +46,27 @@ def agreement_cmd(
                                 help="(sample) papers.jsonl / manifest with venue and year per paper id"),
     seed: int = typer.Option(0, "--seed", help="(sample) random seed"),
 ) -> None:
-    """Inter-rater agreement of a ratings CSV (JSON to stdout), or 'agreement sample' to draw a
-    stratified validation sample."""
+    """Inter-rater agreement of a ratings CSV (JSON to stdout), 'agreement sample' to draw a
+    stratified validation sample, or 'agreement judge SAMPLE.csv --backend B --out J.csv' to label the
+    sample with a judge (columns item,type1,type2) for `--judge`."""
     from ..errors import UsageError
+
+    if targets[0] == "judge":
+        if len(targets) != 2 or out is None:
+            raise UsageError("usage: mustcite agreement judge SAMPLE.csv --backend B --out JUDGE.csv")
+        from ..io import atomic_write_text, check_output_file
+        from ..labels.agreement import read_sample_instances
+        from ..labels.backends import BACKENDS, make_judge
+        from ..labels.contract import judge_instances
+
+        if backend not in BACKENDS:
+            raise UsageError(f"unknown --backend {backend!r}: use {', '.join(BACKENDS)}")
+        check_output_file(out)
+        ids, insts = read_sample_instances(targets[1])
+        rows = judge_instances(ids, insts, make_judge(backend, model=model), progress=sys.stderr.isatty())
+        atomic_write_text(out, "item,type1,type2\n" + "".join(f"{r['id']},{r['type1']},{r['type2']}\n" for r in rows))
+        typer.echo(f"{len(rows)} sample items judged by {backend}; labels in {out}")
+        return
 
     if targets[0] == "sample":
         if len(targets) > 1:
@@ -178,3 +201,25 @@ def train_judge_cmd(
     typer.echo(f"neural judge in {folder}: {card['train_pairs']} training pairs, {epochs} epoch(s), "
                f"{card['fit_seconds']} s; dev accuracy {card['dev']['accuracy']} kappa {card['dev']['cohen_kappa']} "
                f"at threshold {card['threshold']}")
+
+
+@labels_app.command("fit-cascade")
+def fit_cascade_cmd(
+    model: Path = typer.Option(None, "--model", help="neural model folder (default: <work>/models/judge-neural)"),
+    as_json: bool = typer.Option(False, "--json", help="print the calibration as JSON"),
+) -> None:
+    """Calibrate the cascade judge (`--backend cascade`: the offline judge, with the neural judge
+    averaged in where the offline judge is unsure) on MultiCite dev; writes cascade.json beside the
+    neural model. Needs a model built by `mustcite labels train-judge`."""
+    import os
+
+    from ..labels.cascade import fit_cascade
+
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    cal = fit_cascade(model)
+    if as_json:
+        typer.echo(json.dumps(cal, indent=1))
+        return
+    c = cal["dev"]["chosen"]
+    typer.echo(f"cascade: band {cal['band']} (neural judge on {c['share_to_neural']:.0%} of dev items), "
+               f"threshold {cal['threshold']}; dev accuracy {c['accuracy']} kappa {c['cohen_kappa']}")

@@ -9,9 +9,14 @@ optionally, a judge CSV ``item,label``.  Statistics:
   fewer than 2 co-rated items or an undefined kappa (both raters constant) are left out;
 * ``exact_agreement``: share of items (with >= 2 ratings) where all raters gave the same label;
 * ``within_one``: share of items whose ratings span (max - min) at most 1;
-* with a judge: ``judge_accuracy`` against the human **majority** label (items with a tied
-  majority are skipped and counted) and ``judge_weighted_kappa`` (quadratic) against the human
-  **lower median** (``statistics.median_low``, always an observed label).
+* with a judge (MasterSet's form): ``judge_accuracy`` and ``judge_kappa`` (Cohen's) against the
+  human **majority** label (items with a tied majority are skipped and counted),
+  ``judge_weighted_kappa`` (quadratic) against the human **lower median** (``statistics.median_low``,
+  always an observed label), and ``judge_vs_raters``: accuracy, Cohen's kappa and quadratic-weighted
+  kappa of the judge against each rater on the items that rater labelled.
+
+The judge file is a CSV with an ``item`` column and the label column (``label``, or the column
+named like the ratings' label, e.g. ``type1``), as ``mustcite agreement judge`` writes it.
 """
 
 from __future__ import annotations
@@ -127,10 +132,16 @@ def read_ratings(path: str | Path | list[str | Path], *, min_raters: int = 2, la
     return ratings
 
 
-def read_judge(path: str | Path) -> dict[str, int]:
-    """Read a judge CSV ``item,label`` (one label per item)."""
+def read_judge(path: str | Path, label: str = "label") -> dict[str, int]:
+    """Read a judge CSV: ``item`` and ``label`` columns, or ``item`` and the column ``label`` names
+    (``type1`` / ``type2`` in the files ``mustcite agreement judge`` writes); one label per item."""
     path = Path(path)
-    fh, reader = _open_csv(path, ("item", "label"))
+    fh, reader = _open_csv(path, ("item",))
+    column = label if label in reader.fieldnames and "label" not in reader.fieldnames else "label"
+    if column not in reader.fieldnames:
+        fh.close()
+        raise MustciteError(f"missing column {label}; header is {reader.fieldnames}",
+                            path=path, line=1, hint=f"expected columns: item,{label}")
     out: dict[str, int] = {}
     with fh:
         for row in reader:
@@ -139,7 +150,7 @@ def read_judge(path: str | Path) -> dict[str, int]:
                 raise MustciteError("empty item", path=path, line=reader.line_num)
             if item in out:
                 raise MustciteError(f"item {item!r} appears twice", path=path, line=reader.line_num)
-            out[item] = _label(row.get("label"), path, reader.line_num)
+            out[item] = _label(row.get(column), path, reader.line_num, column)
     return out
 
 
@@ -215,17 +226,69 @@ def agreement(ratings: Ratings, judge: dict[str, int] | None = None, judge_path:
             "judge_items_missing": len(ratings.items) - len(common),
             "judge_accuracy": round(sum(judge[it] == maj[it] for it in acc_items) / len(acc_items), 4)
             if acc_items else None,
+            "judge_kappa": _kappa([maj[it] for it in acc_items], [judge[it] for it in acc_items]),
             "judge_accuracy_reference": "human majority label (ties skipped)",
             "judge_accuracy_ties_skipped": len(common) - len(acc_items),
             "judge_weighted_kappa": round(float(cohen_kappa_score(h, j, weights="quadratic", labels=labs)), 4)
             if len(labs) > 1 else None,
             "judge_weighted_kappa_reference": "human lower median label (statistics.median_low), quadratic weights",
+            "judge_vs_raters": judge_vs_raters(ratings, judge),
         })
     return out
+
+
+def _kappa(a: list[int], b: list[int], weights: str | None = None) -> float | None:
+    """Cohen's kappa (``weights="quadratic"``: weighted), None where undefined (one label in all)."""
+    labs = sorted({*a, *b})
+    if len(a) < 2 or len(labs) < 2:
+        return None
+    k = float(cohen_kappa_score(a, b, weights=weights, labels=labs))
+    return None if math.isnan(k) else round(k, 4)
+
+
+def judge_vs_raters(ratings: Ratings, judge: dict[str, int]) -> dict[str, dict[str, Any]]:
+    """The judge against each rater on the items both labelled: accuracy, Cohen's kappa and
+    quadratic-weighted kappa (meaningful for the 1-5 Type II scale)."""
+    out = {}
+    for r in ratings.raters:
+        pairs = [(v[r], judge[it]) for it, v in ratings.labels.items() if r in v and it in judge]
+        if not pairs:
+            continue
+        h, j = [x for x, _ in pairs], [y for _, y in pairs]
+        out[r] = {"items": len(pairs), "accuracy": round(sum(x == y for x, y in pairs) / len(pairs), 4),
+                  "kappa": _kappa(h, j), "weighted_kappa": _kappa(h, j, "quadratic")}
+    return out
+
+
+def read_sample_instances(path: str | Path) -> tuple[list[str], list[Any]]:
+    """The items of a sample CSV (``mustcite agreement sample``) as citation instances, so that a judge
+    labels exactly what the raters saw: its contexts with their sections, the cite marker, the cited
+    and citing titles.  Errors name the file, line and field (:func:`mustcite.labels.rating.load_sample`
+    checks the file)."""
+    from .judge import CitationInstance
+    from .rating import _split_contexts, load_sample
+
+    load_sample(path, abstracts={})          # validates columns, items and texts
+    ids, insts = [], []
+    with open(path, newline="", encoding="utf-8-sig") as fh:
+        for row in csv.DictReader(fh):
+            row = {(k or "").strip(): v for k, v in row.items()}
+            ctxs = tuple((c["section"], c["text"]) for c in _split_contexts(row.get("contexts") or ""))
+            try:
+                mentions = int(row.get("mentions") or len(ctxs))
+            except ValueError:
+                mentions = len(ctxs)
+            ids.append(row["item"].strip())
+            insts.append(CitationInstance(citing_id=row.get("citing") or "", citing_title=row.get("citing_title") or "",
+                                          citing_abstract="", ref_title=row.get("ref_title") or "",
+                                          ref_raw=row.get("cite") or "", cite=(row.get("cite") or "").strip(),
+                                          year=int(row["year"]) if (row.get("year") or "").isdigit() else None,
+                                          contexts=ctxs, mentions=mentions))
+    return ids, insts
 
 
 def agreement_from_files(ratings_csv: str | Path | list[str | Path], judge_csv: str | Path | None = None,
                          label: str = "label") -> dict[str, Any]:
     ratings = read_ratings(ratings_csv, label=label)
-    judge = read_judge(judge_csv) if judge_csv else None
+    judge = read_judge(judge_csv, label) if judge_csv else None
     return agreement(ratings, judge, str(judge_csv) if judge_csv else None)

@@ -161,12 +161,17 @@ def _valid(j: Judgement | None, task: str) -> str | None:
     return None
 
 
-def judge_contexts(items: Sequence[ContextItem], judge: Any, *, cache_path: str | Path | None = None,
-                   concurrency: int = 8, progress: bool = False, stats: dict | None = None,
-                   **engine_kw: Any) -> list[dict[str, Any]]:
-    """``[{"id", "type1", "type2"}]`` for ``items``, in input order.
+def judge_contexts(items: Sequence[ContextItem], judge: Any, **kw: Any) -> list[dict[str, Any]]:
+    """``[{"id", "type1", "type2"}]`` for ``items``, in input order (see :func:`judge_instances`)."""
+    return judge_instances([it.id for it in items], [to_instance(it) for it in items], judge, **kw)
 
-    A judge with ``judge_many`` and no ``render`` (the offline judge) is called once, vectorised;
+
+def judge_instances(ids: Sequence[Any], insts: Sequence[CitationInstance], judge: Any, *,
+                    cache_path: str | Path | None = None, concurrency: int = 8, progress: bool = False,
+                    stats: dict | None = None, **engine_kw: Any) -> list[dict[str, Any]]:
+    """``[{"id", "type1", "type2"}]`` for citation instances named by ``ids``, in input order.
+
+    A judge with ``judge_many`` and no ``render`` (offline, neural, cascade) is called once, vectorised;
     any other judge (the LLM backends) runs through :func:`mustcite.labels.engine.run` with retries,
     ``concurrency`` calls in flight and, for a prompted backend, the answer cache at ``cache_path``
     (default ``<work>/cache/judge.sqlite``, as for ``mustcite annotate``).  Raises
@@ -175,7 +180,6 @@ def judge_contexts(items: Sequence[ContextItem], judge: Any, *, cache_path: str 
     from .cache import JudgeCache
     from .engine import jobs_for, run
 
-    insts = [to_instance(it) for it in items]
     t0 = time.perf_counter()
     answers: dict[str, list[Judgement | None]] = {}
     calls = cached = 0
@@ -199,22 +203,22 @@ def judge_contexts(items: Sequence[ContextItem], judge: Any, *, cache_path: str 
         calls, cached = res.calls, res.cached
     out: list[dict[str, Any]] = []
     failures: list[tuple[Any, str, str]] = []
-    for i, item in enumerate(items):
-        row: dict[str, Any] = {"id": item.id}
+    for i, ident in enumerate(ids):
+        row: dict[str, Any] = {"id": ident}
         for t in ("type1", "type2"):
             j = answers[t][i]
             why = _valid(j, t)
             if why is not None:
-                failures.append((item.id, t, why))
+                failures.append((ident, t, why))
             else:
                 row[t] = int(j.value)
         out.append(row)
     if stats is not None:
         stats.update(seconds=time.perf_counter() - t0, calls=calls, cached=cached)
     if failures:
-        raise JudgeFailed(failures, len(items))
+        raise JudgeFailed(failures, len(ids))
     return out
 
 
 __all__ = ["FIELDS", "ContextItem", "JudgeFailed", "normalise_cite", "to_instance", "read_contexts",
-           "cite_found", "judge_contexts"]
+           "cite_found", "judge_contexts", "judge_instances"]

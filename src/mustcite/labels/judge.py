@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass
-from typing import Any, Iterable, Literal, Mapping, Protocol, runtime_checkable
+from typing import Any, Iterable, Literal, Mapping, Protocol, Sequence, runtime_checkable
 
 Task = Literal["type1", "type2"]
 TASKS: tuple[str, ...] = ("type1", "type2")
@@ -69,6 +69,40 @@ class Judge(Protocol):
     def judge(self, inst: CitationInstance, task: Task) -> Judgement: ...
 
 
+class ScoringJudge:
+    """Base of the judges that score every context of many instances at once (offline, neural,
+    cascade).  A subclass gives ``_analyse_many(insts) -> [analysis]`` (the per-instance probability
+    ``p`` and rule flags) and ``_decide(analysis, task) -> Judgement``; this class turns them into the
+    :class:`Judge` calls and the batched ``judge_batch`` / ``judge_many`` that ``annotate`` uses."""
+
+    chunk = 20000      # instances analysed per call of ``_analyse_many``
+
+    def _analyse_many(self, insts: Sequence[CitationInstance]) -> list[dict[str, Any]]:
+        raise NotImplementedError
+
+    def _decide(self, a: dict[str, Any], task: Task) -> Judgement:
+        raise NotImplementedError
+
+    def judge(self, inst: CitationInstance, task: Task) -> Judgement:
+        return self._decide(self._analyse_many([inst])[0], task)
+
+    def judge_batch(self, insts: Sequence[CitationInstance], task: Task, *,
+                    chunk: int | None = None) -> list[Judgement]:
+        """Same answers as :meth:`judge`, for many instances at once."""
+        return self.judge_many(insts, (task,), chunk=chunk)[task]
+
+    def judge_many(self, insts: Sequence[CitationInstance], tasks: Sequence[Task] = ("type1", "type2"), *,
+                   chunk: int | None = None) -> dict[str, list[Judgement]]:
+        """Every task for many instances, analysing each instance's contexts once."""
+        size = chunk or self.chunk
+        out: dict[str, list[Judgement]] = {t: [] for t in tasks}
+        for i in range(0, len(insts), size):
+            analyses = self._analyse_many(insts[i:i + size])
+            for t in tasks:
+                out[t] += [self._decide(a, t) for a in analyses]
+        return out
+
+
 def _as_int(value: Any) -> int | None:
     if isinstance(value, bool) or value is None:
         return None
@@ -111,5 +145,5 @@ def instances_from_reference_file(ref_list: Iterable[Mapping[str, Any]],
     return [instance_from_reference(item, citing_meta) for item in ref_list]
 
 
-__all__ = ["CitationInstance", "Judgement", "Judge", "Task", "TASKS",
+__all__ = ["CitationInstance", "Judgement", "Judge", "ScoringJudge", "Task", "TASKS",
            "instance_from_reference", "instances_from_reference_file"]

@@ -38,7 +38,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from mustcite.errors import MustciteError
-from mustcite.labels.judge import CitationInstance, Judgement, Task
+from mustcite.labels.judge import CitationInstance, Judgement, ScoringJudge, Task
 
 DEFAULT_VERSION = "neural-minilm-v1"
 CARD = "judge_card.json"
@@ -188,11 +188,13 @@ def card_id(card: dict[str, Any]) -> str:
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:10]
 
 
-class NeuralJudge:
+class NeuralJudge(ScoringJudge):
     """neural-minilm-v1: a MiniLM cross-encoder fine-tuned on MultiCite train; not an LLM.
     See the module docstring for the exact rules.  ``runtime``: ``"torch"``, ``"onnx-int8"``
     (needs an ``--onnx`` build) or ``"auto"`` (torch; the env var ``MUSTCITE_NEURAL_RUNTIME``
     overrides)."""
+
+    chunk = 4096
 
     def __init__(self, folder: str | Path | None = None, runtime: str = "auto", batch_size: int = 64):
         self.folder = Path(folder) if folder is not None else default_model_dir()
@@ -267,22 +269,6 @@ class NeuralJudge:
         from mustcite.labels.offline import decide
 
         return decide(a, task, self.threshold, self.type2_cuts)
-
-    def judge(self, inst: CitationInstance, task: Task) -> Judgement:
-        return self._decide(self._analyse_many([inst])[0], task)
-
-    def judge_batch(self, insts: Sequence[CitationInstance], task: Task, *, chunk: int = 4096) -> list[Judgement]:
-        return self.judge_many(insts, (task,), chunk=chunk)[task]
-
-    def judge_many(self, insts: Sequence[CitationInstance], tasks: Sequence[Task] = ("type1", "type2"), *,
-                   chunk: int = 4096) -> dict[str, list[Judgement]]:
-        """Every task for many instances: each instance's contexts scored once, in batches."""
-        out: dict[str, list[Judgement]] = {t: [] for t in tasks}
-        for i in range(0, len(insts), chunk):
-            analyses = self._analyse_many(insts[i:i + chunk])
-            for t in tasks:
-                out[t] += [self._decide(a, t) for a in analyses]
-        return out
 
     def clear_memo(self) -> None:
         self._memo.clear()

@@ -39,7 +39,7 @@ from sklearn.feature_extraction.text import CountVectorizer
 from sklearn.preprocessing import normalize
 
 from mustcite.errors import MustciteError
-from mustcite.labels.judge import CitationInstance, Judgement, Task
+from mustcite.labels.judge import CitationInstance, Judgement, ScoringJudge, Task
 
 DEFAULT_VERSION = "offline-lr-v1"
 MODEL_FILE = "offline_model.json"
@@ -251,7 +251,7 @@ def decide(a: dict[str, Any], task: Task, threshold: float, type2_cuts) -> Judge
     raise MustciteError(f"unknown judge task {task!r} (use 'type1' or 'type2')")
 
 
-class OfflineJudge:
+class OfflineJudge(ScoringJudge):
     """offline-lr-v1: logistic regression over citation-context cues, trained on MultiCite train;
     not an LLM.  See the module docstring for the exact rules."""
 
@@ -282,24 +282,6 @@ class OfflineJudge:
 
     def _decide(self, a: dict[str, Any], task: Task) -> Judgement:
         return decide(a, task, self.model.threshold, self.model.type2_cuts)
-
-    def judge(self, inst: CitationInstance, task: Task) -> Judgement:
-        return self._decide(self._analyse_many([inst])[0], task)
-
-    def judge_batch(self, insts: Sequence[CitationInstance], task: Task, *,
-                    chunk: int = 20000) -> list[Judgement]:
-        """Same answers as :meth:`judge`, for many instances at once (a vectorised classifier call)."""
-        return self.judge_many(insts, (task,), chunk=chunk)[task]
-
-    def judge_many(self, insts: Sequence[CitationInstance], tasks: Sequence[Task] = ("type1", "type2"), *,
-                   chunk: int = 20000) -> dict[str, list[Judgement]]:
-        """Every task for many instances, analysing each instance's contexts once."""
-        out: dict[str, list[Judgement]] = {t: [] for t in tasks}
-        for i in range(0, len(insts), chunk):
-            analyses = self._analyse_many(insts[i:i + chunk])
-            for t in tasks:
-                out[t] += [self._decide(a, t) for a in analyses]
-        return out
 
 
 def default_judge() -> OfflineJudge:

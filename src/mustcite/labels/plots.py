@@ -47,33 +47,51 @@ def label_counts(refs_dir: str | Path, config: LabelConfig = LabelConfig()) -> d
             "type3_threshold": config.n_mentions, "type2_threshold": config.type2_threshold}
 
 
-def plot_counts(counts: dict[str, Any], out: str | Path) -> Path:
-    """Write the 3-panel figure as PNG (matplotlib, Agg backend)."""
+def plot_counts(counts: dict[str, Any] | dict[str, dict[str, Any]], out: str | Path) -> Path:
+    """Write the 3-panel figure as PNG (matplotlib, Agg backend).  ``counts`` is one
+    :func:`label_counts` result, or several by name (e.g. before and after a relabelling): their
+    bars stand side by side, Type I and Type II as shares of each set's references."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    named = {"": counts} if "type1" in counts else dict(counts)
+    several = len(named) > 1
+    width = 0.8 / len(named)
+    colours = ["#5b8bd9", "#d9534f", "#5cb85c", "#f0ad4e"]
     fig, ax = plt.subplots(1, 3, figsize=(13, 3.8))
-    v1 = [counts["type1"].get("0", 0), counts["type1"].get("1", 0)]
-    ax[0].bar(["0", "1"], v1, color=["#9aa5b1", "#d9534f"])
+    first = next(iter(named.values()))
+    for i, (name, c) in enumerate(named.items()):
+        off = (i - (len(named) - 1) / 2) * width if several else 0.0
+        scale = 1.0 / max(1, c["references"]) if several else 1.0
+        colour = colours[i % len(colours)]
+        v1 = [c["type1"].get("0", 0) * scale, c["type1"].get("1", 0) * scale]
+        ax[0].bar([x + off for x in (0, 1)], v1, width=width if several else 0.8,
+                  color=colour if several else ["#9aa5b1", "#d9534f"], label=name or None)
+        v2 = [c["type2"].get(str(s), 0) * scale for s in range(1, 6)]
+        ax[1].bar([x + off for x in range(5)], v2, width=width if several else 0.8, color=colour, label=name or None)
+        hist: Counter = Counter()
+        for k, v in c["mentions"].items():
+            hist[min(int(k), TRUNCATE)] += v
+        xs = list(range(0, TRUNCATE + 1))
+        ax[2].bar([x + off for x in xs], [hist.get(x, 0) * scale for x in xs], width=width if several else 0.8,
+                  color=colour if several else "#5cb85c", label=name or None)
+    ax[0].set_xticks([0, 1], ["0", "1"])
     ax[0].set_title("(a) Type I: experimental baseline")
-    ax[0].set_ylabel("references")
-    v2 = [counts["type2"].get(str(s), 0) for s in range(1, 6)]
-    ax[1].bar([str(s) for s in range(1, 6)], v2, color="#5b8bd9")
-    ax[1].axvline(counts["type2_threshold"] - 1.5, ls="--", color="k")
-    ax[1].set_title(f"(b) Type II: core relevance (must-cite >= {counts['type2_threshold']})")
-    hist: Counter = Counter()
-    for k, v in counts["mentions"].items():
-        hist[min(int(k), TRUNCATE)] += v
-    xs = list(range(0, TRUNCATE + 1))
-    ax[2].bar(xs, [hist.get(x, 0) for x in xs], color="#5cb85c")
-    ax[2].axvline(counts["type3_threshold"] - 0.5, ls="--", color="k")
-    ax[2].set_title(f"(c) Type III: mentions (>= {counts['type3_threshold']}; {TRUNCATE} = {TRUNCATE}+)")
+    ax[0].set_ylabel("share of references" if several else "references")
+    ax[1].set_xticks(range(5), [str(s) for s in range(1, 6)])
+    ax[1].axvline(first["type2_threshold"] - 1.5, ls="--", color="k")
+    ax[1].set_title(f"(b) Type II: core relevance (must-cite >= {first['type2_threshold']})")
+    ax[2].axvline(first["type3_threshold"] - 0.5, ls="--", color="k")
+    ax[2].set_title(f"(c) Type III: mentions (>= {first['type3_threshold']}; {TRUNCATE} = {TRUNCATE}+)")
     ax[2].set_xticks(range(0, TRUNCATE + 1, 3))
     ax[2].set_xlabel("in-text mentions")
     for a in ax:
         a.spines[["top", "right"]].set_visible(False)
-    fig.suptitle(f"{counts['references']} references in {counts['files']} papers", fontsize=10)
+    if several:
+        ax[0].legend(fontsize=8)
+    fig.suptitle(" | ".join(f"{name + ': ' if name else ''}{c['references']} references in {c['files']} papers"
+                            for name, c in named.items()), fontsize=10)
     fig.tight_layout()
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)

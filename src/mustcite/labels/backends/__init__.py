@@ -20,7 +20,7 @@ from ...errors import MustciteError
 from ..judge import CitationInstance, Judgement
 from ..prompting import PromptTemplate, RenderedPrompt, load_prompt, parse_answer, render
 
-BACKENDS = ("offline", "neural", "openai", "gemini", "local")
+BACKENDS = ("offline", "neural", "cascade", "openai", "gemini", "local")
 
 
 class TransientError(Exception):
@@ -81,8 +81,8 @@ class PromptedBackend:
 
 def make_judge(backend: str = "offline", *, model: str | None = None, prompts_dir: str | None = None,
                prices: dict[str, tuple[float, float]] | None = None, **kw: Any):
-    """The judge for a backend name (``offline``, ``neural``, ``openai``, ``gemini``, ``local``).
-    For ``neural``, ``model`` is the model folder (default ``<work>/models/judge-neural``)."""
+    """The judge for a backend name (``offline``, ``neural``, ``cascade``, ``openai``, ``gemini``, ``local``).
+    For ``neural`` and ``cascade``, ``model`` is the neural model folder (default ``<work>/models/judge-neural``)."""
     if backend == "offline":
         from .. import offline
         factory = getattr(offline, "default_judge", None) or getattr(offline, "OfflineJudge")
@@ -90,6 +90,9 @@ def make_judge(backend: str = "offline", *, model: str | None = None, prompts_di
     if backend == "neural":
         from ..neural import NeuralJudge
         return NeuralJudge(model) if model else NeuralJudge()
+    if backend == "cascade":
+        from ..cascade import CascadeJudge
+        return CascadeJudge(model)
     if backend == "openai":
         from .openai_compat import OpenAICompatJudge
         return OpenAICompatJudge(model=model, prompts_dir=prompts_dir, prices=prices, **kw)

