@@ -33,8 +33,11 @@ browser-deps:
 	  else sudo apt-get update -q && sudo apt-get install -y -q chromium; fi; \
 	fi
 
+# JUDGE=cascade (or neural) labels with the neural judge too: about 25 minutes more to build it once,
+# and about 20 more to label (see the README); the default is the offline judge.
+JUDGE ?= offline
 demo: venv
-	bash scripts/demo.sh
+	MUSTCITE_JUDGE=$(JUDGE) bash scripts/demo.sh
 
 test: venv browser-deps
 	$(PY) -m pytest -q -m "not slow" tests

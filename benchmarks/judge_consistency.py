@@ -5,7 +5,7 @@ The vectorised judges (offline, neural in both runtimes, cascade) judge the whol
 split twice; the local LLM judge (greedy decoding, temperature 0) judges ``--llm-n`` items twice
 without the answer cache, its P(1) compared too, because llama.cpp's prompt cache changes which
 tokens are evaluated in a batch.  The hosted judges (Gemini, OpenAI-compatible) cannot be called
-from this machine; for them the same script gives the agreement between two runs of a sampling API.
+from this machine and are not measured.
 Writes ``benchmarks/results/judge_consistency.json``.
 
     MUSTCITE_LOCAL_MODELS=DIR python benchmarks/judge_consistency.py [--llm-n 30] [--no-llm]

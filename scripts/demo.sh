@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `make demo`: the main job end to end on the real data in ../shared/data.
-#   corpus -> extract + link -> labels (offline judge) -> neurips-2024 benchmark -> BM25 baseline
-#   -> recommender (train, recommend, audit of a real draft)
+#   corpus -> extract + link -> labels (offline judge; MUSTCITE_JUDGE=cascade|neural for the others)
+#   -> neurips-2024 benchmark -> BM25 baseline -> recommender (train, recommend, audit of a real draft)
 # Every step caches its output: a rerun skips what is already done.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -11,6 +11,7 @@ export MUSTCITE_WORK="$WORK"
 DATA="$(.venv/bin/python -c 'from mustcite.config import find_data_dir; print(find_data_dir())')"
 EXTRACT="$WORK/extract"
 BENCH="$WORK/benchmarks/neurips-2024"
+JUDGE="${MUSTCITE_JUDGE:-offline}"
 step() { printf '\n\033[1m== %s\033[0m  (%d s so far)\n' "$*" "$((SECONDS - t0))"; }
 t0=$SECONDS
 
@@ -26,16 +27,24 @@ $MC extract "$DATA/neurips/fulltext_2024" "$DATA/neurips/fulltext_2023" "$DATA/n
 step "3/7 link every reference to the corpus"
 $MC link "$EXTRACT"
 
-step "4/7 must-cite labels (offline judge: Type I, Type II; Type III from mention counts)"
-$MC annotate "$EXTRACT"
+step "4/7 must-cite labels ($JUDGE judge: Type I, Type II; Type III from mention counts)"
+if [ "$JUDGE" = cascade ] || [ "$JUDGE" = neural ]; then
+  # the neural judge is built here from the shipped MiniLM weights (about 25 minutes), once
+  [ -f "$WORK/models/judge-neural/judge_card.json" ] || $MC labels train-judge --onnx
+  [ "$JUDGE" = neural ] || [ -f "$WORK/models/judge-neural/cascade.json" ] || $MC labels fit-cascade
+  export MUSTCITE_NEURAL_RUNTIME=onnx-int8
+fi
+$MC annotate "$EXTRACT" --backend "$JUDGE"
 $MC labels stats "$EXTRACT/labels" --out "$WORK/figures/label_distributions.png"
 
 step "5/7 benchmark neurips-2024 v2 (queries NeurIPS 2024, pool 2018-2023) and the BM25 baseline on test"
-.venv/bin/python - "$BENCH/manifest.json" <<'PY' || $MC benchmark build --recipe neurips-2024 --refs "$EXTRACT"
+# rebuilt when missing, of an older recipe, or built on labels of another judge
+.venv/bin/python - "$BENCH/manifest.json" "$EXTRACT/labels_summary.json" <<'PY' || $MC benchmark build --recipe neurips-2024 --refs "$EXTRACT"
 import json, sys
 from pathlib import Path
-m = Path(sys.argv[1])
-sys.exit(not (m.exists() and json.loads(m.read_text()).get("version") == "v2"))
+m, labels = Path(sys.argv[1]), json.loads(Path(sys.argv[2]).read_text())
+sys.exit(not (m.exists() and json.loads(m.read_text()).get("version") == "v2"
+              and json.loads(m.read_text())["labels"]["version"] == labels["judge"]))
 PY
 $MC benchmark run --method bm25 --split test
 
@@ -47,12 +56,16 @@ step "6/7 train the recommender on every labelled paper, then recommend for a re
 # fit on 1,500 of the labelled papers (every labelled paper still votes as a neighbour); --no-refit
 # keeps the model fit without its 10% hold-out (the hold-out scores the card) instead of fitting
 # it again on all. The light model (no dense encoder): mustcite train --no-dense --out models/recommender-light
-.venv/bin/python - "$WORK/models/recommender" <<'PY' || $MC train --no-refit --fit-queries 1500
+# (and retrained when the labels now come from another judge than the one it learned from)
+.venv/bin/python - "$WORK/models/recommender" "$EXTRACT/labels_summary.json" <<'PY' || { $MC train --no-refit --fit-queries 1500 && cp "$EXTRACT/labels_summary.json" "$WORK/models/recommender/labels_summary.json"; }
 import json, sys
 from pathlib import Path
 from mustcite.recommend.method import FORMAT_VERSION
-config = Path(sys.argv[1]) / "config.json"
-sys.exit(not (config.exists() and json.loads(config.read_text())["format"] == FORMAT_VERSION))
+model, labels = Path(sys.argv[1]), json.loads(Path(sys.argv[2]).read_text())
+config, learned = model / "config.json", model / "labels_summary.json"
+judge = json.loads(learned.read_text())["judge"] if learned.exists() else "offline-lr-v1"  # older demos: offline
+sys.exit(not (config.exists() and json.loads(config.read_text())["format"] == FORMAT_VERSION
+              and judge == labels["judge"]))
 PY
 $MC recommend --title "VASA-1: Lifelike Audio-Driven Talking Faces Generated in Real Time" \
   --abstract "We introduce VASA, a framework for generating lifelike talking faces with appealing visual affective skills given a single static image and a speech audio clip." \

@@ -239,8 +239,7 @@ class NeuralJudge(ScoringJudge):
         return 1.0 / (1.0 + np.exp(-z))
 
     def _analyse_many(self, insts: Sequence[CitationInstance]) -> list[dict[str, Any]]:
-        from mustcite.labels.offline import (MARK, _INTRO_RW, _RULE_DATASET, _RULE_EVAL, _RULE_EXTENDS,
-                                             citing_sentences, mark_context)
+        from mustcite.labels.offline import analysis, mark_context
 
         todo = [inst for inst in {inst.key(): inst for inst in insts if inst.key() not in self._memo}.values()]
         per = [[(s, c) for s, c in inst.contexts if c and c.strip()] for inst in todo]
@@ -251,18 +250,9 @@ class NeuralJudge(ScoringJudge):
             self._memo.clear()
         at = 0
         for inst, ctxs in zip(todo, per):
-            if not ctxs:
-                a = {"p": 0.0, "dataset": False, "extends": False, "intro_only": False, "n": 0}
-            else:
-                p = float(probs[at:at + len(ctxs)].max())
-                at += len(ctxs)
-                sents = [citing_sentences(mark_context(c, inst.cite)) for _, c in ctxs]
-                a = {"p": p,
-                     "dataset": any(bool(_RULE_DATASET.search(x) and _RULE_EVAL.search(x)) and MARK in x for x in sents),
-                     "extends": any(bool(_RULE_EXTENDS.search(x)) for x in sents),
-                     "intro_only": all(bool(sec.strip() and _INTRO_RW.search(sec)) for sec, _ in ctxs),
-                     "n": len(ctxs)}
-            self._memo[inst.key()] = a
+            p = float(probs[at:at + len(ctxs)].max()) if ctxs else 0.0
+            at += len(ctxs)
+            self._memo[inst.key()] = analysis(p, ctxs, [mark_context(c, inst.cite) for _, c in ctxs])
         return [self._memo[inst.key()] for inst in insts]
 
     def _decide(self, a: dict[str, Any], task: Task) -> Judgement:

@@ -251,6 +251,19 @@ def decide(a: dict[str, Any], task: Task, threshold: float, type2_cuts) -> Judge
     raise MustciteError(f"unknown judge task {task!r} (use 'type1' or 'type2')")
 
 
+def analysis(p: float, ctxs: Sequence[tuple[str, str]], marked: Sequence[str]) -> dict[str, Any]:
+    """What :func:`decide` needs of one instance: its Type I probability ``p`` and the rule flags of its
+    (section, context) pairs ``ctxs``, whose texts ``marked`` carry the target citation as ``MARK``."""
+    if not ctxs:
+        return {"p": 0.0, "dataset": False, "extends": False, "intro_only": False, "n": 0}
+    sents = [citing_sentences(m) for m in marked]
+    return {"p": p,
+            "dataset": any(bool(_RULE_DATASET.search(x) and _RULE_EVAL.search(x)) and MARK in x for x in sents),
+            "extends": any(bool(_RULE_EXTENDS.search(x)) for x in sents),
+            "intro_only": all(bool(sec.strip() and _INTRO_RW.search(sec)) for sec, _ in ctxs),
+            "n": len(ctxs)}
+
+
 class OfflineJudge(ScoringJudge):
     """offline-lr-v1: logistic regression over citation-context cues, trained on MultiCite train;
     not an LLM.  See the module docstring for the exact rules."""
@@ -267,17 +280,9 @@ class OfflineJudge(ScoringJudge):
         probs = self.model.proba(flat) if flat else np.zeros(0)
         out, at = [], 0
         for ctxs, ms in zip(per, marked):
-            if not ctxs:
-                out.append({"p": 0.0, "dataset": False, "extends": False, "intro_only": False, "n": 0})
-                continue
-            p = float(probs[at:at + len(ms)].max())
+            p = float(probs[at:at + len(ms)].max()) if ms else 0.0
             at += len(ms)
-            sents = [citing_sentences(m) for m in ms]
-            dataset = any(_RULE_DATASET.search(x) and _RULE_EVAL.search(x) and MARK in x for x in sents)
-            extends = any(_RULE_EXTENDS.search(x) for x in sents)
-            intro_only = all(sec.strip() and _INTRO_RW.search(sec) for sec, _ in ctxs)
-            out.append({"p": p, "dataset": bool(dataset), "extends": bool(extends),
-                        "intro_only": bool(intro_only), "n": len(ctxs)})
+            out.append(analysis(p, ctxs, ms))
         return out
 
     def _decide(self, a: dict[str, Any], task: Task) -> Judgement:
