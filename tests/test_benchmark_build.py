@@ -231,6 +231,7 @@ def test_cli_build_run_and_training_pairs(built, tmp_path, capsys):
     assert len({x.split()[0] for x in run}) == 5 and len(run) == 500
     meta = json.loads((bdir / "runs" / "bm25.test.meta.json").read_text())
     assert (meta["k1"], meta["b"], meta["split"]) == (1.5, 0.75, "test")
+    assert meta["seconds"] > 0 and 50 < meta["peak_rss_mb"] < 24 * 1024   # this process's peak, in MiB
     pairs = training_pairs(bdir, split="train")
     assert len(pairs) == built["manifest"]["counts"]["train"]["mustcite"]["pairs"]
     assert all(q and d for q, d in pairs)

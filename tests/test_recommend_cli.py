@@ -122,6 +122,7 @@ def test_train_writes_model_and_card(capsys, tmp_path):
     dev = card["metrics"]["dev"]["cited"]
     assert dev["queries"] == card["data"]["dev_papers"] and 0 < dev["R@100"] <= 1
     assert card["features"][0] == "bm25_score" and card["ranked_by"] == "cited"
+    assert card["train_seconds"] > 0 and card["train_peak_rss_mb"] > 50
     assert card["metrics"]["dev_bm25_baseline"]["cited"]["queries"] == dev["queries"]
     assert json.loads(stdout)["model"] == str(out)
 

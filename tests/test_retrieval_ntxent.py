@@ -31,6 +31,7 @@ def test_train_saves_model_and_card(tmp_path):
     assert card["pairs"] == 24 and card["batches_per_epoch"] == [3, 3]
     assert len(card["loss_per_epoch"]) == 2 and all(np.isfinite(card["loss_per_epoch"]))
     assert card["config"]["temperature"] == 0.05
+    assert card["seconds"] > 0 and card["peak_rss_mb"] > 100      # a loaded MiniLM is never under 100 MiB
     assert json.loads((tmp_path / "m" / "training_card.json").read_text())["loss_per_epoch"] == card["loss_per_epoch"]
     tuned = DenseRetriever(str(tmp_path / "m"), cache_dir=tmp_path / "cache", max_seq_length=64)
     base = DenseRetriever(cache_dir=tmp_path / "cache", max_seq_length=64)

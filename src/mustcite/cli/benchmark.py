@@ -216,7 +216,7 @@ def run_cmd(
     from ..benchmark.report import build_rows, render
     from ..benchmark.trec import write_run
     from ..io import atomic_write_json
-    from ..retrieval.base import read_queries
+    from ..retrieval.base import peak_rss_mb, read_queries
 
     bench = Benchmark.open(_bench_dir(benchmark))
     qfile = bench.queries_file(split)
@@ -228,7 +228,8 @@ def run_cmd(
     run_file = bench.path / "runs" / f"{tag}.{split}.trec"
     write_run(run_file, results, tag=tag.replace(" ", "_"))
     atomic_write_json(run_file.with_suffix(".meta.json"),
-                      {**retriever.metadata(), "split": split, "top": top, "seconds": round(time.time() - t0, 2)})
+                      {**retriever.metadata(), "split": split, "top": top, "seconds": round(time.time() - t0, 2),
+                       "peak_rss_mb": peak_rss_mb()})
     run = {q: dict(h) for q, h in results.items()}
     for gt, qr in bench.qrels(split, GROUND_TRUTHS).items():
         if not qr:

@@ -9,6 +9,7 @@ from typing import Any
 
 from .. import __version__
 from ..io import atomic_write_json
+from ..retrieval.base import peak_rss_mb
 from .labelled import TIER_NAMES
 from .rerank import FEATURES
 
@@ -33,6 +34,7 @@ def write_card(folder: str | Path, *, rec, data: dict[str, Any], metrics: dict[s
         "metrics": metrics,
         "seed": seed,
         "train_seconds": round(seconds, 1),
+        "train_peak_rss_mb": peak_rss_mb(),
         "intended_use": "suggest papers a draft should cite; a tool for diligence, not a substitute for judgement",
     }
     atomic_write_json(Path(folder) / "card.json", card)

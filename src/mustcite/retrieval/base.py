@@ -9,6 +9,7 @@ A :class:`Retriever` indexes a candidate pool (``Paper`` objects or dicts with `
 from __future__ import annotations
 
 import json
+import resource
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -30,6 +31,11 @@ class Doc:
     @property
     def text(self) -> str:
         return doc_text(self.title, self.abstract)
+
+
+def peak_rss_mb() -> float:
+    """This process's peak resident memory so far, in MiB (recorded in run metas and training cards)."""
+    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
 
 
 def doc_text(title: str, abstract: str) -> str:

@@ -44,7 +44,7 @@ import numpy as np
 
 from ..errors import DataMissingError, MustciteError, UsageError
 from ..io import atomic_write_json
-from .base import Results, as_docs, read_meta
+from .base import Results, as_docs, peak_rss_mb, read_meta
 
 PYLATE_HINT = ("pip install --no-deps pylate==1.6.0 && pip install ujson==5.12.0 voyager==2.1.0 "
                "datasets==5.2.0 (mustcite[colbert]; never a plain `pip install pylate`: it pulls CUDA torch)")
@@ -688,7 +688,8 @@ def train_colbert(pairs: list[tuple[str, str]], out_dir: str | Path, *, config: 
             "config": asdict(cfg), "pairs": len(pairs), "batches_per_epoch": [len(b) for b in epoch_batches],
             "steps": total, "loss_per_epoch": losses_per_epoch,
             "weight_change_l2": float((dense.linear.weight.detach() - before).norm()),
-            "encode_seconds": round(enc_s, 2), "seconds": round(time.time() - t0, 2), "data": data_note,
+            "encode_seconds": round(enc_s, 2), "seconds": round(time.time() - t0, 2), "peak_rss_mb": peak_rss_mb(),
+            "data": data_note,
             "created_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
     atomic_write_json(out / "training_card.json", card)
     return card

@@ -35,7 +35,7 @@ import numpy as np
 
 from ..errors import MustciteError
 from ..io import atomic_write_json
-from .base import Results, as_docs
+from .base import Results, as_docs, peak_rss_mb
 from .graph import BiblioGraph, encoder_for, text_neighbours
 from .ppr import MODEL_FILE, query_year, read_model
 
@@ -384,8 +384,6 @@ def read_card(folder: str | Path) -> dict[str, Any]:
 def train_gnn_model(graph: BiblioGraph, params: GNNParams, out: str | Path, *, note: str = "",
                     progress: bool = True) -> dict[str, Any]:
     """Train the GNN on ``graph`` and save it with its card (returned)."""
-    import resource
-
     t0 = time.perf_counter()
     similar = knn_edges(graph, params.similar_k)
     tensors = GraphTensors(graph, similar)
@@ -393,6 +391,6 @@ def train_gnn_model(graph: BiblioGraph, params: GNNParams, out: str | Path, *, n
     card = {"method": "AR-GNN/LitFM-like heterogeneous GNN (SeHGNN-style metapath aggregation)", "trained_on": note or graph.info.get("benchmark", ""),
             "graph": graph.sizes(), "similar_edges": int(similar.shape[1]), "params": asdict(params),
             "train": asdict(result), "seconds": round(time.perf_counter() - t0, 1),
-            "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)}
+            "peak_rss_mb": peak_rss_mb()}
     save_gnn(model, graph, tensors, params, out, card)
     return card

@@ -21,7 +21,7 @@ from typing import Any
 
 from ..errors import MustciteError
 from ..io import atomic_write_json
-from .base import doc_text
+from .base import doc_text, peak_rss_mb
 
 
 @dataclass
@@ -141,7 +141,7 @@ def train_ntxent(pairs: list[tuple[str, str]], out_dir: str | Path, *, base_mode
                       "cosine similarity, in-batch negatives, query->document)",
             "base_model": base_model, "config": asdict(cfg), "device": device, "pairs": len(pairs),
             "batches_per_epoch": [len(b) for b in epoch_batches], "loss_per_epoch": losses,
-            "seconds": round(time.time() - t0, 2), "data": data_note,
+            "seconds": round(time.time() - t0, 2), "peak_rss_mb": peak_rss_mb(), "data": data_note,
             "created_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
     atomic_write_json(out / "training_card.json", card)
     return card

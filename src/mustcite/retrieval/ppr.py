@@ -24,7 +24,7 @@ import numpy as np
 
 from ..errors import DataMissingError, MustciteError, UsageError
 from ..io import atomic_write_json
-from .base import Results, as_docs
+from .base import Results, as_docs, peak_rss_mb
 from .graph import EDGE_TYPES, BiblioGraph, encoder_for, text_neighbours
 
 MODEL_FILE = "graph_model.json"
@@ -232,10 +232,9 @@ def save_ppr(graph: BiblioGraph, params: PPRParams, folder: str | Path, card: di
 
 def train_ppr_model(graph: BiblioGraph, params: PPRParams, out: str | Path, *, note: str = "") -> dict[str, Any]:
     """Save the KTR-like model (the graph + the walk's parameters); returns its card."""
-    import resource
 
     card = {"method": "KTR-like personalised PageRank", "trained_on": note or graph.info.get("benchmark", ""),
             "graph": graph.sizes(), "graph_seconds": graph.info.get("seconds"), "params": asdict(params),
-            "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)}
+            "peak_rss_mb": peak_rss_mb()}
     save_ppr(graph, params, out, card)
     return card

@@ -25,7 +25,7 @@ from typing import Any
 
 from ..errors import DataMissingError, MustciteError
 from ..io import atomic_write_json
-from .base import Doc, Results, as_docs
+from .base import Doc, Results, as_docs, peak_rss_mb
 from .cross_encoder import CITED_TARGET, CrossEncoderReranker
 
 MODEL_FILE = "rerank_model.json"
@@ -152,7 +152,8 @@ def train_rerank(benchmark_dir: str | Path, out_dir: str | Path, *, first: str =
     ce.fit(pairs, targets, epochs=epochs, seed=seed)
     card = {"benchmark": str(bench.path), "split": "train", "train_queries": len(sample), "first_stage": first,
             "top": top, "prefetch": prefetch, "pairs": len(pairs), "epochs": epochs, "seed": seed,
-            "pair_seconds": round(t_pairs, 1), "fit_seconds": round(time.perf_counter() - t0, 1)}
+            "pair_seconds": round(t_pairs, 1), "fit_seconds": round(time.perf_counter() - t0, 1),
+            "peak_rss_mb": peak_rss_mb()}
     ce.info.update(card)
     rr = PrefetchRerankRetriever(ce, first=first, prefetch=prefetch)
     rr.info = {"card": card}
