@@ -76,8 +76,8 @@ def _card_training(card: Path, seconds_keys: tuple, rss_keys: tuple | None = ("p
             "source": "; ".join(x["source"] for x in (seconds, rss) if x) or None}
 
 
-# name, run tag, `benchmark run` method spec (None: measured another way), max tokens,
-# pool encoder spec for the uncached sample (None: not a bi-encoder), training figures
+# per method: display name, run tag, `benchmark run` spec (None: measured another way), max tokens,
+# the encoder for the uncached pool sample (bi-encoders only), where its training figures come from
 METHODS = [
     {"name": "BM25", "tag": "bm25", "method": "bm25", "training": None},
     {"name": "MiniLM (int8, 64 tok)", "tag": "minilm-int8-64", "method": "onnx-int8:minilm", "max_len": 64,
@@ -131,7 +131,8 @@ def _child(argv: list[str], log: Path) -> dict:
         proc = subprocess.Popen(argv, cwd=ROOT, stdout=fh, stderr=subprocess.STDOUT)
         _, status, usage = os.wait4(proc.pid, 0)
     return {"seconds": round(time.perf_counter() - t0, 1), "peak_rss_mb": round(usage.ru_maxrss / 1024, 1),
-            "rc": os.waitstatus_to_exitcode(status), "load_1min_after": round(os.getloadavg()[0], 2), "command": " ".join(argv[2:] if argv[:2] == CLI[:2] else argv)}
+            "rc": os.waitstatus_to_exitcode(status), "load_1min_after": round(os.getloadavg()[0], 2),
+            "command": " ".join(argv[2:] if argv[:2] == CLI[:2] else argv)}
 
 
 def _test_run(m: dict, logs: Path) -> dict | None:
