@@ -45,7 +45,10 @@ class Stub:
                 pass
 
             def do_POST(self):
-                body = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))) or b"{}")
+                raw = self.rfile.read(int(self.headers.get("content-length", 0)))
+                if not raw:     # a client closed before sending its body (a crashed run): not a call
+                    return
+                body = json.loads(raw)
                 with stub.lock:
                     stub.requests.append((self.path, body))
                     action = stub.script.pop(0) if stub.script else None
