@@ -237,6 +237,31 @@ def test_cli_build_run_and_training_pairs(built, tmp_path, capsys):
     assert all(q and d for q, d in pairs)
 
 
+def test_cli_trains_a_listwise_reranker_on_train_queries_and_runs_it(built, tmp_path, capsys):
+    from mustcite.cli.main import main
+
+    work = tmp_path / "work"
+    assert main(["--work", str(work), "benchmark", "build", "--recipe", "neurips-2024-v1", "--refs",
+                 str(built["refs"]), "--corpus", str(built["root"] / "papers.parquet")]) == 0
+    assert main(["--work", str(work), "benchmark", "train-rerank", "--benchmark", "neurips-2024-v1", "--name", "rr",
+                 "--queries", "3", "--per-query", "2", "--negatives", "3", "--max-length", "32",
+                 "--prefetch", "10"]) == 0
+    out = capsys.readouterr().out
+    assert "groups" in out and "use --method rerank:" in out
+    model = work / "models" / "rr"
+    card = json.loads((model / "rerank_model.json").read_text())["card"]
+    assert (card["objective"], card["split"], card["train_queries"], card["negatives"]) == ("listwise", "train", 3, 3)
+    assert 1 <= card["groups"] <= 6 and card["pairs"] == 4 * card["groups"] and card["max_length"] == 32
+    ce = json.loads((model / "cross_encoder" / "mustcite_cross_encoder.json").read_text())
+    assert ce["head"] == "segment-cosine" and ce["objective"] == "listwise" and ce["frozen_embeddings"]
+    assert main(["--work", str(work), "benchmark", "run", "--benchmark", "neurips-2024-v1", "--method",
+                 f"rerank:{model}", "--split", "test", "--tag", "rr"]) == 0
+    run = (work / "benchmarks" / "neurips-2024-v1" / "runs" / "rr.test.trec").read_text().splitlines()
+    assert len({x.split()[0] for x in run}) == 5
+    assert main(["--work", str(work), "benchmark", "train-rerank", "--benchmark", "neurips-2024-v1", "--name", "rr2",
+                 "--head", "mean"]) == 2
+
+
 def test_second_file_of_a_paper_is_skipped(built, tmp_path):
     import shutil
 

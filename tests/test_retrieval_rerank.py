@@ -11,7 +11,7 @@ from mustcite.errors import DataMissingError
 from mustcite.retrieval.base import as_docs
 from mustcite.retrieval.bm25 import BM25Retriever
 from mustcite.retrieval.cross_encoder import CITED_TARGET, CrossEncoderReranker
-from mustcite.retrieval.rerank import PrefetchRerankRetriever, training_pairs
+from mustcite.retrieval.rerank import PrefetchRerankRetriever, training_groups, training_pairs
 
 pytestmark = pytest.mark.skipif(not S.have_data(), reason="shared/data proceedings absent")
 
@@ -73,3 +73,70 @@ def test_save_load_round_trip(tmp_path):
     assert again.metadata()["prefetch"] == 8 and again.metadata()["first_stage"] == "bm25"
     with pytest.raises(DataMissingError, match="not a prefetch-and-rerank model"):
         PrefetchRerankRetriever.load(tmp_path)
+
+
+def test_training_groups_take_positives_and_negatives_from_the_first_stage_hits():
+    pool = _pool()
+    bm = BM25Retriever()
+    bm.index(pool)
+    qs = [{"id": f"q{j}", "title": pool[i]["title"], "abstract": pool[i]["abstract"]} for j, i in enumerate((3, 40))]
+    hits = bm.search(qs, k=12)
+    text = {d.id: d.text for d in as_docs(pool)}
+    top = [p for p, _ in hits["q0"]]
+    far = next(d.id for d in as_docs(pool) if d.id not in set(top))
+    labels = {"q0": {top[0]: "must", top[4]: "must", top[2]: "cited", far: "must", "not-in-pool": "must"}}
+    groups = training_groups(bm, qs, labels, text, top=12, negatives=5, per_query=3, seed=4)
+    assert len(groups) == 3          # q1 cites nothing; a cited paper outside the top 12 makes no group
+    qtext = as_docs(qs, id_key="id")[0].text
+    uncited = {text[p] for p in top} - {text[top[0]], text[top[2]], text[top[4]]}
+    for query, texts, targets in groups:
+        assert query == qtext and len(texts) == 6 and targets[1:] == [0.0] * 5
+        assert set(texts[1:]) <= uncited and len(set(texts[1:])) == 5   # uncited first-stage hits, no repeats
+    assert [g[2][0] for g in groups] == [1.0, 1.0, CITED_TARGET]     # must-cite papers first
+    assert {g[1][0] for g in groups[:2]} == {text[top[0]], text[top[4]]} and groups[2][1][0] == text[top[2]]
+    assert training_groups(bm, qs, labels, text, top=12, negatives=5, per_query=3, seed=4) == groups   # seeded
+    assert len(training_groups(bm, qs, labels, text, top=12, negatives=5, per_query=1, seed=4)) == 1
+    assert training_groups(bm, qs, labels, text, top=1, negatives=5, per_query=3, seed=4) == []    # no negative
+
+
+def test_listwise_training_learns_to_put_the_positive_first():
+    """Each group: a query, its own text (the positive) and 5 other papers; a few epochs on 10
+    groups must move the positive to the top of most groups from an untrained head."""
+    pool = [p for p in _pool(80)]
+    text = [f"{p['title']}. {p['abstract']}" for p in pool]
+    groups = [(pool[i]["title"], [text[i]] + [text[j] for j in range(20 + 5 * i, 25 + 5 * i)], [1.0] + [0.0] * 5)
+              for i in range(10)]
+    ce = CrossEncoderReranker.new(max_length=40, seed=0).freeze_embeddings()
+
+    def top1():
+        return np.mean([int(np.argmax(ce.score([(q, t) for t in texts])) == 0) for q, texts, _ in groups])
+
+    before = top1()
+    ce.fit_listwise(groups, epochs=4, groups_per_batch=2, seed=0, progress=False)
+    assert top1() >= max(0.8, before + 0.3)
+    assert ce.info["objective"] == "listwise" and ce.info["trained_groups"] == 10 and ce.info["frozen_embeddings"]
+    with pytest.raises(ValueError, match="group 0"):
+        ce.fit_listwise([("q", ["a", "b"], [0.0, 0.0])], progress=False)
+    with pytest.raises(ValueError, match="group 1"):
+        ce.fit_listwise([("q", ["a", "b"], [1.0, 0.0]), ("q", ["a"], [1.0])], progress=False)
+
+
+def test_segment_cosine_head_ranks_before_training_and_round_trips(tmp_path):
+    """The segment-cosine head scores a paper's own abstract above other papers' before any
+    training (it is the shipped encoder's cosine), a saved model scores the same after loading,
+    and the rerank card records the head."""
+    pool = _pool(40)
+    ce = CrossEncoderReranker.new(max_length=96, seed=0, head="segment-cosine")
+    pairs = [(p["title"], p["abstract"]) for p in pool[:12]]
+    own = ce.score(pairs)
+    other = ce.score([(pairs[i][0], pairs[(i + 5) % 12][1]) for i in range(12)])
+    assert (own > other).mean() >= 0.75 and own.mean() > other.mean() + 0.5     # 10 of 12 here
+    ce.info["note"] = "kept"
+    ce.save(tmp_path / "ce")
+    again = CrossEncoderReranker.load(tmp_path / "ce")
+    assert again.info["head"] == "segment-cosine" and again.info["note"] == "kept"
+    assert np.allclose(again.score(pairs), own, atol=1e-4)
+    with pytest.raises(ValueError, match="unknown head"):
+        CrossEncoderReranker.new(head="mean")
+    # the classifier head is still the default
+    assert CrossEncoderReranker.new(max_length=32).info["head"] == "classifier"

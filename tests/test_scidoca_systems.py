@@ -12,6 +12,8 @@ import pytest
 from mustcite.errors import MustciteError
 from mustcite.scidoca import Candidate, Example, evaluate, write_examples
 from mustcite.scidoca.discovery import FEATURES, CandidateFeaturizer, DiscoveryModel, SetRule, tune_rule, weighted_f1
+from mustcite.scidoca.cross import gold_ids, paragraph_text
+from mustcite.scidoca.floors import BM25TopK
 from mustcite.scidoca.formats import sample_examples
 from mustcite.scidoca.sentences import SentenceCitationModel, SentenceRule, tune
 
@@ -210,3 +212,30 @@ def test_masked_system_over_a_task1_system(discovery, tmp_path):
     model.save(tmp_path / "m2")
     again = MaskedCitationModel.load(tmp_path / "m2")
     assert again.discovery is not None and again.predict(test) == model.predict(test)
+
+
+def test_listwise_groups_pair_each_gold_with_bm25_hard_negatives():
+    from mustcite.scidoca.cross import candidate_text, training_groups
+
+    exs = paragraphs(6, 1, seed=3) + paragraphs(3, 3, seed=4)
+    groups = training_groups(exs, positives=2, negatives=3, hard=2, hard_pool=2, seed=1)
+    by_text = {candidate_text(c): c.id for c in CANDS}
+    assert groups == training_groups(exs, positives=2, negatives=3, hard=2, hard_pool=2, seed=1)   # seeded
+    n = 0
+    for ex in exs:
+        gold = set(gold_ids(ex))
+        mine = [g for g in groups if g[0] == paragraph_text(ex)]
+        assert len(mine) == min(2, len(gold))
+        for _, texts, targets in mine:
+            ids = [by_text[t] for t in texts]
+            assert ids[0] in gold and not set(ids[1:]) & gold and len(set(ids)) == len(ids)
+            assert targets == [1.0] + [0.0] * (len(ids) - 1) and len(ids) == 1 + min(3, len(CANDS) - len(gold))
+        n += len(mine)
+    assert n == len(groups)
+    # the 2 hard negatives are BM25's top 2 non-gold candidates of the paragraph
+    ex = exs[0]
+    plain = Example(ex.id, 1, paragraph_text(ex), ex.candidates, gold_ids(ex))
+    s = BM25TopK(1).score([plain])[0]
+    ranked = [c.id for i, c in sorted(enumerate(ex.candidates), key=lambda t: -s[t[0]]) if c.id not in set(ex.gold)]
+    for _, texts, _ in [g for g in groups if g[0] == plain.text]:
+        assert {by_text[t] for t in texts[1:]} >= set(ranked[:2])

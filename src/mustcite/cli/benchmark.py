@@ -316,8 +316,13 @@ def train_rerank_cmd(
     benchmark: str = typer.Option("neurips-2024", "--benchmark"),
     first: str = typer.Option("bm25", "--first", help="the first stage that prefetches (any --method)"),
     queries: int = typer.Option(600, "--queries", min=1, help="train queries sampled (seeded) for the pairs"),
-    top: int = typer.Option(16, "--top", min=1, help="first-stage candidates per train query made into pairs"),
+    top: int = typer.Option(50, "--top", min=1, help="first-stage candidates per train query the groups (or pairs) come from"),
     prefetch: int = typer.Option(50, "--prefetch", min=1, help="candidates the cross-encoder re-orders at search time"),
+    objective: str = typer.Option("listwise", "--objective", help="listwise (one cited paper + negatives a group) | pointwise (BCE on pairs)"),
+    negatives: int = typer.Option(7, "--negatives", min=1, help="listwise: uncited first-stage hits per group"),
+    per_query: int = typer.Option(4, "--per-query", min=1, help="listwise: groups (cited papers) per train query"),
+    max_length: int = typer.Option(128, "--max-length", min=16, help="tokens per (query, candidate) pair"),
+    head: str = typer.Option("segment-cosine", "--head", help="segment-cosine (scaled cosine of the two texts' mean token vectors) | classifier (new layer on [CLS])"),
     epochs: int = typer.Option(1, "--epochs", min=1),
     seed: int = typer.Option(0, "--seed"),
 ) -> None:
@@ -325,9 +330,16 @@ def train_rerank_cmd(
     first-stage candidates -> <work>/models/<name>/ (use --method rerank:FOLDER)."""
     from ..retrieval.rerank import MODEL_FILE, train_rerank
 
+    from ..retrieval.cross_encoder import HEADS
+
+    if objective not in ("listwise", "pointwise"):
+        raise typer.BadParameter("listwise or pointwise", param_hint="--objective")
+    if head not in HEADS:
+        raise typer.BadParameter(" or ".join(HEADS), param_hint="--head")
     out = _model_folder(name, MODEL_FILE, "re-ranker")
     card = train_rerank(_bench_dir(benchmark), out, first=first, queries=queries, top=top, prefetch=prefetch,
-                        epochs=epochs, seed=seed, log=typer.echo)
+                        epochs=epochs, seed=seed, objective=objective, negatives=negatives, per_query=per_query,
+                        max_length=max_length, head=head, log=typer.echo)
     typer.echo(f"trained on {card['pairs']} pairs in {card['fit_seconds']} s -> {out} (use --method rerank:{out})")
 
 

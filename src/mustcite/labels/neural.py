@@ -332,8 +332,7 @@ def train_judge(out: str | Path | None = None, *, epochs: int = 1, max_length: i
     y_tr = np.concatenate(ys)
     ce = CrossEncoderReranker.new(max_length=max_length, seed=seed)
     if freeze_embeddings:
-        for prm in ce.model.model.base_model.embeddings.parameters():
-            prm.requires_grad = False
+        ce.freeze_embeddings()
     t_fit = time.time()
     ce.fit(pairs, y_tr, epochs=epochs, batch_size=batch_size, lr=lr, seed=seed, progress=progress)
     fit_seconds = time.time() - t_fit
