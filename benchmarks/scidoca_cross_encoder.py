@@ -17,6 +17,7 @@ for the cross-encoder and for BM25's own scores on the same candidates. Writes t
     python benchmarks/scidoca_cross_encoder.py [--paragraphs 1400] [--objective listwise]
         [--head segment-cosine] [--dev 400] [--out DIR] [--suffix NAME]
     python benchmarks/scidoca_cross_encoder.py --evaluate DIR     # the dev check of a saved model
+    python benchmarks/scidoca_cross_encoder.py --untrained [--head H] [--bi-encoder-length 96]
 
 Then ``python benchmarks/scidoca_systems.py --task 1 --dense --cross-encoder DIR`` chooses its
 weight on dev. (``mustcite scidoca train --task 1 --train-cross-encoder N`` trains one the same
@@ -53,8 +54,23 @@ def auc(pos: np.ndarray, neg: np.ndarray) -> float | None:
     return float((diff > 0).mean() + 0.5 * (diff == 0).mean())
 
 
-def dev_check(ce, examples: list[Example], top: int) -> dict:
-    """AUC and top-1 precision of the cross-encoder and of BM25 among BM25's ``top`` candidates."""
+def bi_encoder_scores(pairs: list[tuple[str, str]], max_length: int) -> np.ndarray:
+    """The shipped MiniLM's cosine with each text encoded alone (the bi-encoder the heads start from)."""
+    from sentence_transformers import SentenceTransformer
+
+    from mustcite.retrieval.dense import default_model_path
+
+    model = SentenceTransformer(str(default_model_path()), device="cpu")
+    model.max_seq_length = max_length
+    texts = sorted({t for pair in pairs for t in pair})
+    vecs = model.encode(texts, batch_size=32, normalize_embeddings=True, show_progress_bar=True)
+    at = {t: i for i, t in enumerate(texts)}
+    return np.array([float(vecs[at[a]] @ vecs[at[b]]) for a, b in pairs])
+
+
+def dev_check(ce, examples: list[Example], top: int, bi_encoder_length: int = 0) -> dict:
+    """AUC and top-1 precision of the cross-encoder and of BM25 among BM25's ``top`` candidates
+    (and of the untrained bi-encoder, each text cut to ``bi_encoder_length`` tokens, when given)."""
     plain = [Example(e.id, 1, paragraph_text(e), e.candidates, gold_ids(e)) for e in examples]
     bm25 = BM25TopK(1).score(plain)
     heads = [np.argsort(-s, kind="stable")[:top] for s in bm25]
@@ -62,9 +78,12 @@ def dev_check(ce, examples: list[Example], top: int) -> dict:
     t0 = time.perf_counter()
     cross = ce.score(pairs, batch_size=32, progress=True)
     rate = len(pairs) / (time.perf_counter() - t0)
-    cross = np.split(cross, np.cumsum([len(h) for h in heads])[:-1])
+    cuts = np.cumsum([len(h) for h in heads])[:-1]
     out: dict = {"paragraphs": len(plain), "top": top, "pairs": len(pairs), "score_pairs_per_s": round(rate, 1)}
-    for name, per in (("cross_encoder", cross), ("bm25", [s[h] for s, h in zip(bm25, heads)])):
+    rows = [("cross_encoder", np.split(cross, cuts)), ("bm25", [s[h] for s, h in zip(bm25, heads)])]
+    if bi_encoder_length:
+        rows.append((f"minilm_bi_encoder_{bi_encoder_length}", np.split(bi_encoder_scores(pairs, bi_encoder_length), cuts)))
+    for name, per in rows:
         pos, neg, paras, hit = [], [], [], []
         for ex, h, sc in zip(plain, heads, per):
             y = np.array([ex.candidates[i].id in set(ex.gold) for i in h])
@@ -95,6 +114,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--top", type=int, default=8, help="BM25 candidates per dev paragraph in the check")
     ap.add_argument("--out", type=Path, help="model folder (default: <work>/models/scidoca-cross)")
     ap.add_argument("--evaluate", type=Path, help="only the dev check of the model saved here")
+    ap.add_argument("--untrained", action="store_true", help="only the dev check of a new --head, untrained")
+    ap.add_argument("--bi-encoder-length", type=int, default=0,
+                    help="also check the untrained MiniLM bi-encoder, each text cut to this many tokens")
     ap.add_argument("--suffix", default="")
     args = ap.parse_args(argv)
     work = Workspace.resolve().root
@@ -102,6 +124,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.evaluate:
         ce = CrossEncoderReranker.load(args.evaluate)
         report: dict = {"model": str(args.evaluate), "cross_encoder": dict(ce.info)}
+    elif args.untrained:
+        ce = CrossEncoderReranker.new(max_length=args.max_length, seed=args.seed, head=args.head)
+        report = {"model": "untrained", "cross_encoder": dict(ce.info)}
     else:
         t0 = time.perf_counter()
         examples = sample_examples(split_file(data, "train", 1), args.paragraphs, seed=args.sample_seed, task=1)
@@ -113,7 +138,8 @@ def main(argv: list[str] | None = None) -> int:
         report = {"model": str(out), "cross_encoder": dict(ce.info)}
         print(json.dumps(ce.info))
     if args.dev:
-        report["dev"] = dev_check(ce, sample_examples(split_file(data, "dev", 1), args.dev, seed=0, task=1), args.top)
+        report["dev"] = dev_check(ce, sample_examples(split_file(data, "dev", 1), args.dev, seed=0, task=1), args.top,
+                                  args.bi_encoder_length)
         print(json.dumps(report["dev"], indent=1))
     atomic_write_json(RESULTS / f"scidoca_cross_encoder{args.suffix}.json", report)
     return 0
