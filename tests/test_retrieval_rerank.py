@@ -45,14 +45,19 @@ def test_only_the_prefetched_head_is_reordered():
     assert rr.search([q], k=5)["q"] == got[:5]
 
 
-def test_training_pairs_take_graded_targets_from_the_labels():
+def _bm25_and_two_queries():
+    """BM25 over the pool, two queries made of pool papers 3 and 40, and every pool text by id."""
     pool = _pool()
     bm = BM25Retriever()
     bm.index(pool)
     qs = [{"id": f"q{j}", "title": pool[i]["title"], "abstract": pool[i]["abstract"]} for j, i in enumerate((3, 40))]
+    return pool, bm, qs, {d.id: d.text for d in as_docs(pool)}
+
+
+def test_training_pairs_take_graded_targets_from_the_labels():
+    _, bm, qs, text = _bm25_and_two_queries()
     hits = bm.search(qs, k=5)
     labels = {"q0": {hits["q0"][0][0]: "must", hits["q0"][1][0]: "cited"}}
-    text = {d.id: d.text for d in as_docs(pool)}
     pairs, targets = training_pairs(bm, qs, labels, text, top=5)
     assert len(pairs) == 10 and targets[:2] == [1.0, CITED_TARGET] and targets[2:] == [0.0] * 8
     assert pairs[0] == (as_docs(qs, id_key="id")[0].text, text[hits["q0"][0][0]])
@@ -76,12 +81,8 @@ def test_save_load_round_trip(tmp_path):
 
 
 def test_training_groups_take_positives_and_negatives_from_the_first_stage_hits():
-    pool = _pool()
-    bm = BM25Retriever()
-    bm.index(pool)
-    qs = [{"id": f"q{j}", "title": pool[i]["title"], "abstract": pool[i]["abstract"]} for j, i in enumerate((3, 40))]
+    pool, bm, qs, text = _bm25_and_two_queries()
     hits = bm.search(qs, k=12)
-    text = {d.id: d.text for d in as_docs(pool)}
     top = [p for p, _ in hits["q0"]]
     far = next(d.id for d in as_docs(pool) if d.id not in set(top))
     labels = {"q0": {top[0]: "must", top[4]: "must", top[2]: "cited", far: "must", "not-in-pool": "must"}}
