@@ -38,6 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 from mustcite.io import atomic_write_json  # noqa: E402
 from mustcite.retrieval.base import peak_rss_mb  # noqa: E402
+from mustcite.retrieval.cross_encoder import HEADS  # noqa: E402
 from mustcite.scidoca.cross import candidate_text, gold_ids, paragraph_text, train_cross_encoder  # noqa: E402
 from mustcite.scidoca.floors import BM25TopK  # noqa: E402
 from mustcite.scidoca.formats import Example, sample_examples  # noqa: E402
@@ -106,7 +107,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--data", type=Path, help="SCIDOCA task data (default: <work>/scidoca)")
     ap.add_argument("--paragraphs", type=int, default=1400)
     ap.add_argument("--objective", choices=("listwise", "pointwise"), default="listwise")
-    ap.add_argument("--head", choices=("segment-cosine", "classifier"), default="segment-cosine")
+    ap.add_argument("--head", choices=HEADS, default="segment-cosine")
     ap.add_argument("--max-length", type=int, default=192)
     ap.add_argument("--sample-seed", type=int, default=1)
     ap.add_argument("--seed", type=int, default=0, help="training seed")

@@ -141,3 +141,29 @@ def test_segment_cosine_head_ranks_before_training_and_round_trips(tmp_path):
         CrossEncoderReranker.new(head="mean")
     # the classifier head is still the default
     assert CrossEncoderReranker.new(max_length=32).info["head"] == "classifier"
+
+
+def test_late_cross_with_every_layer_blocked_is_the_bi_encoder(tmp_path):
+    """Attention kept inside each text in all 6 layers, each text with its own [CLS] and positions,
+    gives exactly the shipped bi-encoder's cosine; the late-cross head (4 layers blocked) lies
+    between it and the joint pass, and keeps its setting through save/load."""
+    from sentence_transformers import SentenceTransformer
+
+    from mustcite.retrieval.cross_encoder import LATE_CROSS_BLOCKED, _base_model_path
+    from mustcite.retrieval.segment_cosine import INITIAL_SCALE, SegmentCosinePairModel
+
+    pool = _pool(40)
+    pairs = [(pool[i]["title"], pool[j]["title"]) for i in range(4) for j in range(20, 24)]
+    st = SentenceTransformer(_base_model_path(), device="cpu")
+    a = st.encode([p for p, _ in pairs], normalize_embeddings=True)
+    b = st.encode([c for _, c in pairs], normalize_embeddings=True)
+    alone = SegmentCosinePairModel.from_folder(_base_model_path(), 128, blocked_layers=6)
+    assert np.allclose(alone.predict(pairs) / INITIAL_SCALE, (a * b).sum(1), atol=2e-3)
+    ce = CrossEncoderReranker.new(max_length=128, head="late-cross")
+    assert ce.model.blocked_layers == LATE_CROSS_BLOCKED == 4 and ce.info["head"] == "late-cross"
+    late = ce.score(pairs)
+    joint = CrossEncoderReranker.new(max_length=128, head="segment-cosine").score(pairs)
+    assert not np.allclose(late, joint, atol=1e-2) and not np.allclose(late, alone.predict(pairs), atol=1e-2)
+    ce.save(tmp_path / "lc")
+    again = CrossEncoderReranker.load(tmp_path / "lc")
+    assert again.model.blocked_layers == 4 and np.allclose(again.score(pairs), late, atol=1e-4)

@@ -322,7 +322,7 @@ def train_rerank_cmd(
     negatives: int = typer.Option(7, "--negatives", min=1, help="listwise: uncited first-stage hits per group"),
     per_query: int = typer.Option(4, "--per-query", min=1, help="listwise: groups (cited papers) per train query"),
     max_length: int = typer.Option(128, "--max-length", min=16, help="tokens per (query, candidate) pair"),
-    head: str = typer.Option("segment-cosine", "--head", help="segment-cosine (scaled cosine of the two texts' mean token vectors) | classifier (new layer on [CLS])"),
+    head: str = typer.Option("segment-cosine", "--head", help="segment-cosine (scaled cosine of the two texts' mean token vectors) | late-cross (the same, attention inside each text in the lower 4 layers: starts as the bi-encoder) | classifier (new layer on [CLS])"),
     epochs: int = typer.Option(1, "--epochs", min=1),
     seed: int = typer.Option(0, "--seed"),
 ) -> None:

