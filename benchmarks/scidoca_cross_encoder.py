@@ -84,10 +84,11 @@ def dev_check(ce, examples: list[Example], top: int, bi_encoder_length: int = 0)
     rows = [("cross_encoder", np.split(cross, cuts)), ("bm25", [s[h] for s, h in zip(bm25, heads)])]
     if bi_encoder_length:
         rows.append((f"minilm_bi_encoder_{bi_encoder_length}", np.split(bi_encoder_scores(pairs, bi_encoder_length), cuts)))
+    cited = [np.array([ex.candidates[i].id in gold for i in h])
+             for ex, h in zip(plain, heads) for gold in [set(ex.gold)]]
     for name, per in rows:
         pos, neg, paras, hit = [], [], [], []
-        for ex, h, sc in zip(plain, heads, per):
-            y = np.array([ex.candidates[i].id in set(ex.gold) for i in h])
+        for y, sc in zip(cited, per):
             pos.append(sc[y])
             neg.append(sc[~y])
             if y.any() and (~y).any():
