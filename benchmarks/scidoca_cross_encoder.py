@@ -55,13 +55,14 @@ def auc(pos: np.ndarray, neg: np.ndarray) -> float | None:
     return float((diff > 0).mean() + 0.5 * (diff == 0).mean())
 
 
-def bi_encoder_scores(pairs: list[tuple[str, str]], max_length: int) -> np.ndarray:
-    """The shipped MiniLM's cosine with each text encoded alone (the bi-encoder the heads start from)."""
+def bi_encoder_scores(pairs: list[tuple[str, str]], max_length: int, model_path: str | Path | None = None) -> np.ndarray:
+    """A bi-encoder's cosine with each text encoded alone, cut to ``max_length`` tokens: the shipped
+    MiniLM (the one the heads start from) or a fine-tuned folder."""
     from sentence_transformers import SentenceTransformer
 
     from mustcite.retrieval.dense import default_model_path
 
-    model = SentenceTransformer(str(default_model_path()), device="cpu")
+    model = SentenceTransformer(str(model_path or default_model_path()), device="cpu")
     model.max_seq_length = max_length
     texts = sorted({t for pair in pairs for t in pair})
     vecs = model.encode(texts, batch_size=32, normalize_embeddings=True, show_progress_bar=True)
@@ -69,24 +70,23 @@ def bi_encoder_scores(pairs: list[tuple[str, str]], max_length: int) -> np.ndarr
     return np.array([float(vecs[at[a]] @ vecs[at[b]]) for a, b in pairs])
 
 
-def dev_check(ce, examples: list[Example], top: int, bi_encoder_length: int = 0) -> dict:
-    """AUC and top-1 precision of the cross-encoder and of BM25 among BM25's ``top`` candidates
-    (and of the untrained bi-encoder, each text cut to ``bi_encoder_length`` tokens, when given)."""
+def dev_check(scorers: dict, examples: list[Example], top: int) -> dict:
+    """AUC and top-1 precision of each scorer (name -> function of ``(paragraph, candidate text)``
+    pairs returning scores) and of BM25, among BM25's ``top`` candidates of each paragraph."""
     plain = [Example(e.id, 1, paragraph_text(e), e.candidates, gold_ids(e)) for e in examples]
     bm25 = BM25TopK(1).score(plain)
     heads = [np.argsort(-s, kind="stable")[:top] for s in bm25]
     pairs = [(ex.text, candidate_text(ex.candidates[i])) for ex, h in zip(plain, heads) for i in h]
-    t0 = time.perf_counter()
-    cross = ce.score(pairs, batch_size=32, progress=True)
-    rate = len(pairs) / (time.perf_counter() - t0)
     cuts = np.cumsum([len(h) for h in heads])[:-1]
-    out: dict = {"paragraphs": len(plain), "top": top, "pairs": len(pairs), "score_pairs_per_s": round(rate, 1)}
-    rows = [("cross_encoder", np.split(cross, cuts)), ("bm25", [s[h] for s, h in zip(bm25, heads)])]
-    if bi_encoder_length:
-        rows.append((f"minilm_bi_encoder_{bi_encoder_length}", np.split(bi_encoder_scores(pairs, bi_encoder_length), cuts)))
+    out: dict = {"paragraphs": len(plain), "top": top, "pairs": len(pairs)}
+    rows = []
+    for name, score in scorers.items():
+        t0 = time.perf_counter()
+        rows.append((name, np.split(np.asarray(score(pairs)), cuts), round(len(pairs) / (time.perf_counter() - t0), 1)))
+    rows.append(("bm25", [s[h] for s, h in zip(bm25, heads)], None))
     cited = [np.array([ex.candidates[i].id in gold for i in h])
              for ex, h in zip(plain, heads) for gold in [set(ex.gold)]]
-    for name, per in rows:
+    for name, per, rate in rows:
         pos, neg, paras, hit = [], [], [], []
         for y, sc in zip(cited, per):
             pos.append(sc[y])
@@ -96,7 +96,8 @@ def dev_check(ce, examples: list[Example], top: int, bi_encoder_length: int = 0)
                 hit.append(float(y[int(np.argmax(sc))]))
         pooled = auc(np.concatenate(pos), np.concatenate(neg))
         out[name] = {"auc_pooled": round(pooled, 4), "auc_per_paragraph": round(float(np.mean(paras)), 4),
-                     "top1_cited": round(float(np.mean(hit)), 4), "paragraphs_with_both": len(paras)}
+                     "top1_cited": round(float(np.mean(hit)), 4), "paragraphs_with_both": len(paras),
+                     **({"score_pairs_per_s": rate} if rate is not None else {})}
     return out
 
 
@@ -140,8 +141,11 @@ def main(argv: list[str] | None = None) -> int:
         report = {"model": str(out), "cross_encoder": dict(ce.info)}
         print(json.dumps(ce.info))
     if args.dev:
-        report["dev"] = dev_check(ce, sample_examples(split_file(data, "dev", 1), args.dev, seed=0, task=1), args.top,
-                                  args.bi_encoder_length)
+        scorers = {"cross_encoder": lambda pairs: ce.score(pairs, batch_size=32, progress=True)}
+        if args.bi_encoder_length:
+            scorers[f"minilm_bi_encoder_{args.bi_encoder_length}"] = \
+                lambda pairs: bi_encoder_scores(pairs, args.bi_encoder_length)
+        report["dev"] = dev_check(scorers, sample_examples(split_file(data, "dev", 1), args.dev, seed=0, task=1), args.top)
         print(json.dumps(report["dev"], indent=1))
     atomic_write_json(RESULTS / f"scidoca_cross_encoder{args.suffix}.json", report)
     return 0

@@ -11,7 +11,7 @@ each paragraph's summed sentence F1 over its citing sentences) and throughput (p
 get no citation) and with the need gate off (every sentence answered, as the floors do). Writes ``benchmarks/results/scidoca_task<N>[<suffix>].json``.
 
     python benchmarks/scidoca_systems.py --task 1 [--limit 4000] [--dev-limit 1000] [--dense]
-        [--cross-encoder DIR] [--no-test] [--model DIR] [--suffix NAME]
+        [--encoder DIR] [--cross-encoder DIR] [--compare NAME=DIR] [--no-test] [--model DIR] [--suffix NAME]
     python benchmarks/scidoca_systems.py --task 3 --discovery DIR [--limit 3000]
 """
 
@@ -57,7 +57,9 @@ def per_paragraph(task: int, gold, answers) -> dict[str, float]:
     return out
 
 
-def compare(task: int, examples, systems: dict, *, skip: tuple[str, ...] = ()) -> dict:
+def compare(task: int, examples, systems: dict, *, skip: tuple[str, ...] = (), versus: tuple[str, ...] = ()) -> dict:
+    """Each system's official scores; each learned system against the better floor, and the
+    ``learned`` system against each system named in ``versus`` (paired randomisation test)."""
     gold = [e.answer() for e in examples]
     rows, per = {}, {}
     for name, system in systems.items():
@@ -76,6 +78,11 @@ def compare(task: int, examples, systems: dict, *, skip: tuple[str, ...] = ()) -
             "floor": floor, "ratio": round(rows[name]["f1"] / rows[floor]["f1"], 3),
             "points": round(100 * (rows[name]["f1"] - rows[floor]["f1"]), 1),
             "p_randomisation": randomisation_test(per[name], per[floor])}
+    for other in [n for n in versus if "learned" in rows and n in rows]:
+        rows[f"learned_vs_{other}"] = {
+            "ratio": round(rows["learned"]["f1"] / rows[other]["f1"], 3),
+            "points": round(100 * (rows["learned"]["f1"] - rows[other]["f1"]), 1),
+            "p_randomisation": randomisation_test(per["learned"], per[other])}
     return rows
 
 
@@ -105,6 +112,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--dev-limit", type=int, default=1000)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--dense", action="store_true", help="Task 1: dense features too (int8 MiniLM)")
+    ap.add_argument("--encoder", type=Path, help="Task 1: dense features from this fine-tuned encoder "
+                    "(`mustcite scidoca train-encoder`; implies --dense; its paragraphs are skipped)")
+    ap.add_argument("--compare", action="append", default=[], metavar="NAME=DIR",
+                    help="also score this trained Task 1 model on the same paragraphs (repeatable)")
     ap.add_argument("--cross-encoder", type=Path, help="Task 1: a trained cross-encoder folder")
     ap.add_argument("--discovery", type=Path, help="Task 3: the Task 1 model (default: <work>/models/scidoca-task1)")
     ap.add_argument("--model", type=Path, help="score this trained model instead of training one")
@@ -121,8 +132,6 @@ def main(argv: list[str] | None = None) -> int:
     if args.model:
         model = tr.load_learned(task, args.model)
     elif task == 1:
-        from mustcite.scidoca.masked import DEFAULT_ENCODER
-
         ce = None
         if args.cross_encoder:
             from mustcite.recommend.crossencoder import CrossEncoderReranker
@@ -130,8 +139,10 @@ def main(argv: list[str] | None = None) -> int:
             ce = CrossEncoderReranker.load(args.cross_encoder)
         model, ids, report = tr.train_discovery(train_file, dev_file, limit=args.limit or 4000,
                                                 dev_limit=args.dev_limit, seed=args.seed,
-                                                encoder=dict(DEFAULT_ENCODER) if args.dense else None,
-                                                cross_encoder=ce)
+                                                encoder=tr.encoder_settings(args.encoder)
+                                                if args.dense or args.encoder else None,
+                                                cross_encoder=ce,
+                                                exclude=tr.read_train_ids(args.encoder) if args.encoder else ())
     else:
         model, ids, report = tr.train_sentences(train_file, dev_file, args.discovery or tr.default_model_dir(work, 1),
                                                 limit=args.limit or 3000, dev_limit=args.dev_limit, seed=args.seed)
@@ -141,16 +152,21 @@ def main(argv: list[str] | None = None) -> int:
         model.save(dest)
         tr.write_train_ids(dest, ids)
     systems = {"learned": model, "all": AllCandidates(task), "bm25": BM25TopK(task)}
+    for spec in args.compare:
+        name, _, folder = spec.partition("=")
+        systems[f"learned_{name}"] = tr.load_learned(task, Path(folder))
     if task == 3:
         systems["learned_ungated"] = Ungated(model)
+    versus = tuple(f"learned_{spec.partition('=')[0]}" for spec in args.compare)
     # a system tuned here was scored on the dev sample while tuning (report["best"]): not again
     tuned = report is not None and task == 1
     dev = compare(task, sample_examples(dev_file, args.dev_limit, seed=args.seed, task=task), systems,
-                  skip=("learned",) if tuned else ())
+                  skip=("learned",) if tuned else (), versus=versus)
     if tuned:
         dev["learned"] = {"f1": report["best"]["f1"], "scored_while_tuning": True}
     print("dev", json.dumps(dev), file=sys.stderr)
-    test = None if args.no_test else compare(task, read_examples(tr.split_file(data, "test", task), task=task), systems)
+    test = None if args.no_test else compare(task, read_examples(tr.split_file(data, "test", task), task=task), systems,
+                                             versus=versus)
     print("test", json.dumps(test), file=sys.stderr)
     target = {1: "better floor + 10 points on test (BM25 k=8: 0.426 -> 0.526)",
               3: "better floor + 10 points on test (BM25 k=1: 0.365 -> 0.465), no-citation accuracy beside"}[task]

@@ -12,8 +12,8 @@ import pytest
 
 from mustcite.errors import DataMissingError, MustciteError
 from mustcite.retrieval.base import make_retriever
-from mustcite.retrieval.colbert import (ColbertRetriever, ColbertTrainConfig, TokenCache, load_colbert, maxsim,
-                                        require_pylate, train_colbert)
+from mustcite.retrieval.colbert import (ColbertRetriever, ColbertTrainConfig, FlatTokenIndex, TokenCache, load_colbert,
+                                        maxsim, require_pylate, train_colbert)
 from test_retrieval_bm25 import real_slice
 
 
@@ -34,6 +34,26 @@ def test_maxsim_equals_hand_computation():
     d2 = np.array([[0.0, 1.0]], dtype=np.float32)     # one token, padded to three in the batch
     # d1 - q1: max(0, 1, .8) = 1; q2: max(.8, .6, .48 + .48) = .96 -> 1.96.  d2: 0 + .8 = .8
     assert np.allclose(maxsim(q, [d1, d2]), [1.96, 0.8], atol=1e-6)
+
+
+def test_exhaustive_maxsim_equals_hand_computation_in_any_blocking():
+    q1 = np.array([[1.0, 0.0], [0.6, 0.8]], dtype=np.float32)
+    q2 = np.array([[0.0, -1.0]], dtype=np.float32)
+    d1 = np.array([[0.0, 1.0], [1.0, 0.0], [0.8, 0.6]], dtype=np.float32)
+    d2 = np.array([[0.0, 1.0]], dtype=np.float32)
+    d3 = np.zeros((0, 2), dtype=np.float32)                     # an empty document never ranks
+    d4 = np.array([[-0.6, 0.8], [0.0, 1.0]], dtype=np.float32)
+    flat = FlatTokenIndex([d1, d2, d3, d4], dim=2)
+    # q1: d1 1 + .96 = 1.96; d2 0 + .8 = .8; d4 0 + max(-.36 + .64, .8) = .8.
+    # q2 (all similarities negative): true MaxSim, no padding zeros: d1 max(-1, 0, -.6) = 0, d2 -1, d4 -.8
+    want = np.array([[1.96, 0.8, -np.inf, 0.8], [0.0, -1.0, -np.inf, -0.8]], dtype=np.float32)
+    for block, chunk in ((131072, 2048), (1, 1), (3, 2), (4, 3)):
+        got = flat.scores([q1, q2, np.zeros((0, 2), np.float32)], block_tokens=block, chunk_tokens=chunk)
+        assert np.allclose(got[:2], want, atol=1e-3) and np.isneginf(got[2]).all(), (block, chunk)
+    hits = flat.search([q1, q2], k=3)
+    assert [i for i, _ in hits[0]] == [0, 1, 3]                  # the 0.8 tie: earlier document first
+    assert [i for i, _ in hits[1]] == [0, 3, 1]
+    assert flat.nbytes == 6 * 2 * 2 + 5 * 8
 
 
 def test_token_cache_roundtrip(tmp_path):
@@ -72,6 +92,16 @@ def test_planted_paper_ranked_first_and_roundtrip(sample, indexed):
     res3 = rr.search([query], k=5)
     assert res3["q"][0][0] == target["paper_id"]
     assert abs(res3["q"][0][1] - res["q"][0][1]) < 1e-3
+    # the exhaustive mode scores every paper: its best is the index's best, and it round-trips
+    ex = make_retriever("colbert-exact", cache_dir=d / "cache")
+    ex.progress = False
+    ex.index(sample)
+    res4 = ex.search([query], k=5)
+    assert res4["q"][0][0] == target["paper_id"] and abs(res4["q"][0][1] - res["q"][0][1]) < 1e-2
+    assert ex.metadata()["mode"] == "exact" and ex.metadata()["token_vectors"] > len(sample)
+    ex.save(d / "saved-exact")
+    res5 = ColbertRetriever.load(d / "saved-exact", cache_dir=d / "cache").search([query], k=5)
+    assert [p for p, _ in res5["q"]] == [p for p, _ in res4["q"]]
 
 
 def test_training_changes_the_projection_and_loads(sample, indexed, tmp_path):

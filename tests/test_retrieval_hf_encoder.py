@@ -360,3 +360,13 @@ def test_onnx_folder_errors(tmp_path):
     (d / "config.json").write_text("{}")
     with pytest.raises(MustciteError, match="not an ONNX encoder folder"):
         make_retriever(f"onnx:{d}", cache_dir=tmp_path)
+
+
+def test_pooling_read_from_both_sentence_transformers_layouts():
+    from mustcite.retrieval.hf_encoder import st_pooling_mode
+
+    assert st_pooling_mode({"embedding_dimension": 384, "pooling_mode": "mean", "include_prompt": True}) == "mean"
+    assert st_pooling_mode({"pooling_mode": "cls"}) == "cls"
+    assert st_pooling_mode({"pooling_mode_cls_token": True, "pooling_mode_mean_tokens": False}) == "cls"
+    assert st_pooling_mode({"pooling_mode_cls_token": False, "pooling_mode_mean_tokens": True}) == "mean"
+    assert st_pooling_mode({"pooling_mode_max_tokens": True}) == "max"

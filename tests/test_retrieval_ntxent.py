@@ -7,6 +7,7 @@ import json
 import numpy as np
 import pytest
 
+from mustcite.errors import MustciteError
 from mustcite.retrieval.dense import DenseRetriever
 from mustcite.retrieval.ntxent import NTXentConfig, _batches, train_ntxent
 from test_retrieval_bm25 import real_slice
@@ -19,6 +20,32 @@ def test_batches_never_repeat_a_document():
     batches = _batches(pairs, 8, random.Random(0))
     assert all(len({d for _, d in b}) == len(b) for b in batches)
     assert sum(len(b) for b in batches) <= 40 and max(len(b) for b in batches) <= 7
+
+
+def test_batches_keep_every_text_of_a_triplet_apart():
+    import random
+
+    # the hard negative of one item is the positive of another: they may never share a batch
+    triplets = [(f"q{i}", f"d{i % 9}", f"d{(i + 1) % 9}") for i in range(60)]
+    batches = _batches(triplets, 6, random.Random(1))
+    for b in batches:
+        texts = [t for item in b for t in item]
+        assert len(set(texts)) == len(texts)
+    assert max(len(b) for b in batches) <= 4        # 9 documents, 2 per item
+
+
+def test_mixed_pairs_and_triplets_are_refused(tmp_path):
+    with pytest.raises(MustciteError, match="pairs or all triplets"):
+        train_ntxent([("q", "d"), ("q2", "d2", "n2")], tmp_path / "m", progress=False)
+
+
+def test_triplets_train_with_their_hard_negatives(tmp_path):
+    papers = real_slice(5000)[:9]
+    triplets = [(p["title"], p["abstract"], n["abstract"]) for p, n in zip(papers[:8], papers[1:])]
+    cfg = NTXentConfig(epochs=1, batch_size=4, seed=2, max_seq_length=32)
+    card = train_ntxent(triplets, tmp_path / "m", config=cfg, device="cpu", progress=False)
+    assert card["hard_negatives"] is True and card["pairs"] == 8
+    assert sum(card["batches_per_epoch"]) >= 2 and np.isfinite(card["loss_per_epoch"]).all()
 
 
 @pytest.mark.slow

@@ -200,6 +200,38 @@ def test_cli_trains_tasks_1_3_and_2_from_a_data_folder(tmp_path):
                      "--in", str(data / "test" / "task1.jsonl"), "--out", str(tmp_path / "x.jsonl")]) == 1
 
 
+def test_cli_fine_tuned_encoder_feeds_stage_one_and_its_paragraphs_are_not_reused(tmp_path):
+    import dataclasses
+    import json
+
+    from mustcite.cli.main import main
+
+    data = tmp_path / "data"
+    for split, seed in (("train", 0), ("dev", 1), ("test", 2)):
+        (data / split).mkdir(parents=True)
+        for task in (1, 3):     # one paragraph id in every task's file, as `scidoca build` writes them
+            exs = [dataclasses.replace(e, id=f"{split}-{i}") for i, e in enumerate(paragraphs(40, task, seed))]
+            write_examples(data / split / f"task{task}.jsonl", exs)
+    w = ["--work", str(tmp_path / "w")]
+    enc = tmp_path / "w" / "models" / "scidoca-encoder"
+    assert main(w + ["scidoca", "train-encoder", "--data", str(data), "--limit", "12"]) == 0
+    card = json.loads((enc / "training_card.json").read_text())
+    enc_ids = set((enc / "train_ids.txt").read_text().split())
+    assert card["hard_negatives"] is True and card["pairs"] == 24 and len(enc_ids) == 12
+    assert main(w + ["scidoca", "train", "--task", "1", "--data", str(data), "--limit", "40", "--dev-limit", "10",
+                     "--encoder", str(enc)]) == 0
+    model = tmp_path / "w" / "models" / "scidoca-task1"
+    cfg = json.loads((model / "config.json").read_text())
+    assert cfg["encoder"]["spec"] == f"onnx-int8:{enc.resolve()}" and "p_cos" in cfg["features"]
+    # stage 1 trained on the 28 train paragraphs the encoder did not see; both are the system's
+    assert cfg["train_paragraphs"] == 40 - 12
+    assert set((model / "train_ids.txt").read_text().split()) == {f"train-{i}" for i in range(40)}
+    pred = tmp_path / "p.jsonl"
+    assert main(w + ["scidoca", "predict", "--task", "1", "--method", "learned",
+                     "--in", str(data / "test" / "task1.jsonl"), "--out", str(pred)]) == 0
+    assert main(w + ["scidoca", "train", "--task", "1", "--data", str(data), "--encoder", str(tmp_path)]) == 1
+
+
 def test_masked_system_over_a_task1_system(discovery, tmp_path):
     """Task 2 with the Task 1 system's paragraph-level P as three more features, saved with it."""
     from mustcite.scidoca.masked import DISCOVERY_FEATURES, FEATURES as MASK_FEATURES, MaskedCitationModel
@@ -239,3 +271,25 @@ def test_listwise_groups_pair_each_gold_with_bm25_hard_negatives():
     ranked = [c.id for i, c in sorted(enumerate(ex.candidates), key=lambda t: -s[t[0]]) if c.id not in set(ex.gold)]
     for _, texts, _ in [g for g in groups if g[0] == plain.text]:
         assert {by_text[t] for t in texts[1:]} >= set(ranked[:2])
+
+
+def test_bi_encoder_triplets_teach_paragraphs_and_citing_sentences():
+    from mustcite.retrieval.base import doc_text
+    from mustcite.scidoca.dense import training_triplets
+    from mustcite.scidoca.discovery import sentences_of
+
+    exs = paragraphs(8, 3, seed=5)
+    by_text = {doc_text(c.title, c.abstract): c.id for c in CANDS}
+    triplets = training_triplets(exs, positives=1, sentences=1, hard_pool=2, seed=1)
+    assert triplets == training_triplets(exs, positives=1, sentences=1, hard_pool=2, seed=1)   # seeded
+    assert len(triplets) == 2 * len(exs)            # one paragraph and one citing sentence each
+    for ex, para, sent in zip(exs, triplets[::2], triplets[1::2]):     # in example order
+        gold = set(gold_ids(ex))
+        plain = Example(ex.id, 1, paragraph_text(ex), ex.candidates, tuple(gold))
+        s = BM25TopK(1).score([plain])[0]
+        hard = [c.id for i, c in sorted(enumerate(ex.candidates), key=lambda t: -s[t[0]]) if c.id not in gold][:2]
+        assert para[0] == plain.text and by_text[para[1]] in gold and by_text[para[2]] in hard
+        cites = {sent: set(ids) for sent, ids in zip(sentences_of(ex), ex.gold) if ids}   # markers removed
+        assert sent[0] in cites and by_text[sent[1]] in cites[sent[0]] and by_text[sent[2]] in hard
+    # a Task 1 paragraph has no per-sentence gold: paragraph triplets only
+    assert len(training_triplets(paragraphs(4, 1, seed=6), seed=1)) == 4

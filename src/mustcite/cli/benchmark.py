@@ -115,7 +115,7 @@ def _retriever(method: str, pool_file: Path, *, ann: str | None, batch_size: int
 
 def retrieve_cmd(
     queries: Path = typer.Option(..., "--queries", help='JSONL, one {"id","title","abstract"} a line'),
-    method: str = typer.Option("bm25", "--method", help="bm25 | minilm | onnx-int8:minilm | static:minilm | onnx:FOLDER | hf-cls:FOLDER | hf-mean:FOLDER | BASE+ADAPTER (SPECTER2) | colbert[:FOLDER] | colbert-rerank[:FOLDER] | ppr | gnn | rerank:FOLDER | <model folder>"),
+    method: str = typer.Option("bm25", "--method", help="bm25 | minilm | onnx-int8:minilm | static:minilm | onnx:FOLDER | hf-cls:FOLDER | hf-mean:FOLDER | BASE+ADAPTER (SPECTER2) | colbert[:FOLDER] | colbert-exact[:FOLDER] | colbert-rerank[:FOLDER] | ppr | gnn | rerank:FOLDER | <model folder>"),
     top: int = typer.Option(100, "--top", min=1, help="results per query"),
     fmt: str = typer.Option("json", "--format", help="trec | json"),
     pool: Path = typer.Option(None, "--pool", help="pool .parquet/.jsonl (default: the built benchmark's pool)"),
@@ -198,7 +198,7 @@ def evaluate_cmd(
 
 @bench_app.command("run")
 def run_cmd(
-    method: str = typer.Option("bm25", "--method", help="bm25 | minilm | onnx-int8:minilm | static:minilm | onnx:FOLDER | hf-cls:FOLDER | hf-mean:FOLDER | BASE+ADAPTER (SPECTER2) | colbert[:FOLDER] | colbert-rerank[:FOLDER] | ppr | gnn | rerank:FOLDER | <model folder>"),
+    method: str = typer.Option("bm25", "--method", help="bm25 | minilm | onnx-int8:minilm | static:minilm | onnx:FOLDER | hf-cls:FOLDER | hf-mean:FOLDER | BASE+ADAPTER (SPECTER2) | colbert[:FOLDER] | colbert-exact[:FOLDER] | colbert-rerank[:FOLDER] | ppr | gnn | rerank:FOLDER | <model folder>"),
     benchmark: str = typer.Option("neurips-2024", "--benchmark"),
     split: str = typer.Option("test", "--split", help="train | dev | test"),
     top: int = typer.Option(100, "--top", min=1),
@@ -294,7 +294,7 @@ def train_colbert_cmd(
     document_length: int = typer.Option(180, "--document-length", min=8),
 ) -> None:
     """ColBERT-NTX: PyLate contrastive (NT-Xent over MaxSim) training on the TRAIN queries' pairs
-    -> <work>/models/<name>/ (use --method colbert:FOLDER or colbert-rerank:FOLDER)."""
+    -> <work>/models/<name>/ (use --method colbert:FOLDER, colbert-exact:FOLDER or colbert-rerank:FOLDER)."""
     from ..retrieval.colbert import COLBERT_CONFIG, ColbertTrainConfig, train_colbert
     from ..retrieval.ntxent import training_pairs
 

@@ -102,6 +102,27 @@ def predict_cmd(
                            "elapsed_s": round(time.perf_counter() - start, 3)}))
 
 
+@scidoca_app.command("train-encoder")
+def train_encoder_cmd(
+    data: Path = typer.Option(None, "--data", help="task data from `scidoca build` (default: <work>/scidoca): "
+                              "trains on train/task3 only"),
+    out: Path = typer.Option(None, "--out", help="model folder (default: <work>/models/scidoca-encoder)"),
+    limit: int = typer.Option(3000, "--limit", min=1, help="training paragraphs (a seeded uniform sample of train)"),
+    seed: int = typer.Option(0, "--seed"),
+) -> None:
+    """Fine-tune MiniLM on train paragraphs and their citing sentences -> cited candidates (NT-Xent
+    with a BM25-hard negative of the same paragraph); use it with `scidoca train --encoder DIR`."""
+    from ..config import Workspace
+    from ..scidoca import training as tr
+
+    root = Workspace.resolve().root
+    data = data or root / "scidoca"
+    dest = check_output_dir(out or root / "models" / "scidoca-encoder")
+    card = tr.train_encoder(tr.split_file(data, "train", 3), dest, limit=limit, seed=seed)
+    typer.echo(json.dumps({"out": str(dest), "triplets": card["pairs"], "loss_per_epoch": card["loss_per_epoch"],
+                           "seconds": card["seconds"]}))
+
+
 @scidoca_app.command("train")
 def train_cmd(
     task: int = typer.Option(..., "--task", min=1, max=3, help="subtask: 1 discovery | 2 masked | 3 sentence"),
@@ -112,6 +133,8 @@ def train_cmd(
     dev_limit: int = typer.Option(1000, "--dev-limit", min=1, help="dev paragraphs for the tuned settings (Tasks 1, 3)"),
     seed: int = typer.Option(0, "--seed"),
     dense: bool = typer.Option(False, "--dense/--no-dense", help="Tasks 1, 2: add the dense features (int8 MiniLM)"),
+    encoder: Path = typer.Option(None, "--encoder", help="Tasks 1, 2: the dense features from this fine-tuned encoder "
+                                 "(`scidoca train-encoder`; implies --dense; its paragraphs are not trained on again)"),
     cross_encoder: Path = typer.Option(None, "--cross-encoder", help="Task 1: a trained cross-encoder folder to "
                                        "re-score the stage-1 top candidates (its weight is chosen on dev)"),
     cross_train: int = typer.Option(0, "--train-cross-encoder", min=0, help="Task 1: train a cross-encoder on N other "
@@ -127,11 +150,10 @@ def train_cmd(
     root = Workspace.resolve().root
     data = data or root / "scidoca"
     dest = check_output_dir(out or tr.default_model_dir(root, task))
-    enc = None
-    if dense and task in (1, 2):
-        from ..scidoca.masked import DEFAULT_ENCODER
-
-        enc = dict(DEFAULT_ENCODER)
+    enc, skip = None, []
+    if (dense or encoder is not None) and task in (1, 2):
+        enc = tr.encoder_settings(encoder)
+        skip = tr.read_train_ids(encoder) if encoder is not None else []
     report = None
     if task == 1:
         ce = None
@@ -141,10 +163,10 @@ def train_cmd(
             ce = CrossEncoderReranker.load(cross_encoder)
         model, ids, report = tr.train_discovery(tr.split_file(data, "train", 1), tr.split_file(data, "dev", 1),
                                                 limit=limit, dev_limit=dev_limit, seed=seed, encoder=enc,
-                                                cross_encoder=ce, cross_train=cross_train)
+                                                cross_encoder=ce, cross_train=cross_train, exclude=skip)
     elif task == 2:
         model, ids = tr.train_masked(tr.split_file(data, "train", 2), limit=limit, seed=seed, encoder=enc,
-                                     discovery_dir=discovery)
+                                     discovery_dir=discovery, exclude=skip)
     else:
         model, ids, report = tr.train_sentences(tr.split_file(data, "train", 3), tr.split_file(data, "dev", 3),
                                                 discovery or tr.default_model_dir(root, 1), limit=limit,

@@ -152,7 +152,7 @@ def make_retriever(method: str, **options: Any) -> Retriever:
         from .bm25 import BM25Retriever
 
         return BM25Retriever(**{k: v for k, v in options.items() if k in ("k1", "b")})
-    if method in ("colbert", "colbert-rerank") or method.startswith(("colbert:", "colbert-rerank:")):
+    if method.partition(":")[0] in ("colbert", "colbert-exact", "colbert-rerank"):
         from .colbert import colbert_retriever  # late interaction via PyLate (mustcite.retrieval.colbert)
 
         return colbert_retriever(method, **options)

@@ -16,11 +16,15 @@ normalised MiniLM token embeddings are encoded ONCE into an on-disk cache (:clas
 float16, keyed by the transformer's content, the length limits and each text's sha256) and every
 projection is applied on the fly. A trained transformer gets its own cache key.
 
-Search, two modes (``mode``):
+Search, three modes (``mode``):
 
 * ``index``: the pool's token embeddings in PyLate's Voyager HNSW index (``indexes.Voyager``,
   cosine, float32, M=64, ef 200; fast-plaid/PLAID is not installable here), candidate generation
   by token kNN and exact MaxSim re-scoring with ``retrieve.ColBERT`` -- a full-index run;
+* ``exact`` (``colbert-exact[:FOLDER]``): exhaustive MaxSim of every query against every pool
+  paper (:class:`FlatTokenIndex`: the projected token vectors in one float16 matrix, scored in
+  blocks) -- a full-index run with no approximation and no build step beyond the token cache
+  (Voyager's HNSW build costs ~151 s per 1,000 papers here, ~1.5 h for the benchmark pool);
 * ``rerank``: BM25 top-``rerank_k`` per query re-scored by exact MaxSim (``pylate.rank.rerank``)
   -- a re-ranking run: its recall@K equals BM25's at ``rerank_k``.
 
@@ -51,7 +55,7 @@ PYLATE_HINT = ("pip install --no-deps pylate==1.6.0 && pip install ujson==5.12.0
 COLBERT_CONFIG = "colbert.json"
 DENSE_DIR = "1_Dense"
 TRANSFORMER_DIR = "0_Transformer"
-MODES = ("index", "rerank")
+MODES = ("index", "exact", "rerank")
 
 
 def require_pylate():
@@ -314,6 +318,13 @@ class TokenEncoder:
     def raw(self, texts: list[str], *, is_query: bool, desc: str = "ColBERT encoding",
             progress: bool = True) -> list[np.ndarray]:
         """Normalised transformer token vectors (identity projection), float32, one array per text."""
+        keys = self.ensure(texts, is_query=is_query, desc=desc, progress=progress)
+        cache = self.caches["query" if is_query else "doc"]
+        return [cache.get(k) for k in keys]
+
+    def ensure(self, texts: list[str], *, is_query: bool, desc: str = "ColBERT encoding",
+               progress: bool = True) -> list[str]:
+        """Encode the texts missing from the cache (progress bar); returns every text's cache key."""
         from tqdm.auto import tqdm
 
         cache = self.caches["query" if is_query else "doc"]
@@ -341,7 +352,7 @@ class TokenEncoder:
             bar.close()
             self.stats.encoded += len(items)
             self.stats.seconds += time.perf_counter() - t0
-        return [cache.get(k) for k in keys]
+        return keys
 
     def encode(self, texts: list[str], *, is_query: bool, desc: str = "ColBERT encoding",
                progress: bool = True) -> list[np.ndarray]:
@@ -398,6 +409,92 @@ def rerank_candidates(query_vecs: list[np.ndarray], candidates: list[list[str]],
     return out
 
 
+class FlatTokenIndex:
+    """Every document's token vectors in one float16 matrix with row offsets: exhaustive MaxSim.
+
+    MaxSim here is the true one: the best doc token per query token over the document's real tokens
+    (no padding positions), summed over the query's tokens. Documents are scored in blocks of about
+    ``block_tokens`` token rows against chunks of about ``chunk_tokens`` query token rows, so memory
+    stays at the matrix plus one (chunk x block) float32 product."""
+
+    def __init__(self, arrays: list[np.ndarray], dim: int):
+        lens = np.array([len(a) for a in arrays], dtype=np.int64)
+        self.offsets = np.concatenate([[0], np.cumsum(lens)]).astype(np.int64)
+        self.matrix = np.empty((int(self.offsets[-1]), dim), dtype=np.float16)
+        for i, a in enumerate(arrays):
+            self.matrix[self.offsets[i]:self.offsets[i + 1]] = a
+
+    @classmethod
+    def from_chunks(cls, chunks, dim: int) -> "FlatTokenIndex":
+        """Build from an iterable of lists of arrays (the lists are dropped as they are copied)."""
+        arrays: list[np.ndarray] = []
+        for part in chunks:
+            arrays += [np.asarray(a, dtype=np.float16) for a in part]
+        return cls(arrays, dim)
+
+    def __len__(self) -> int:
+        return len(self.offsets) - 1
+
+    @property
+    def nbytes(self) -> int:
+        return int(self.matrix.nbytes + self.offsets.nbytes)
+
+    def scores(self, query_vecs: list[np.ndarray], *, block_tokens: int = 131072, chunk_tokens: int = 2048,
+               progress: bool = False) -> np.ndarray:
+        """(queries, documents) MaxSim scores; an empty query or document scores minus infinity."""
+        import torch
+        from tqdm.auto import tqdm
+
+        n_docs = len(self)
+        out = np.full((len(query_vecs), n_docs), -np.inf, dtype=np.float32)
+        chunks: list[list[int]] = []
+        size = 0
+        for i, q in enumerate(query_vecs):
+            if len(q) == 0:
+                continue
+            if chunks and chunks[-1] and size + len(q) <= chunk_tokens:
+                chunks[-1].append(i)
+                size += len(q)
+            else:
+                chunks.append([i])
+                size = len(q)
+        stacked = []
+        for idx in chunks:
+            lens = [len(query_vecs[i]) for i in idx]
+            q = torch.from_numpy(np.concatenate([np.asarray(query_vecs[i], dtype=np.float32) for i in idx]))
+            stacked.append((np.array(idx), q, np.concatenate([[0], np.cumsum(lens)[:-1]]).astype(np.int64)))
+        lens = np.diff(self.offsets)
+        bar = tqdm(total=n_docs, desc="ColBERT exhaustive MaxSim", unit="doc", disable=not progress)
+        d0 = 0
+        while d0 < n_docs:
+            d1 = int(np.searchsorted(self.offsets, self.offsets[d0] + block_tokens, side="right")) - 1
+            d1 = min(max(d1, d0 + 1), n_docs)
+            docs = d0 + np.nonzero(lens[d0:d1] > 0)[0]
+            if len(docs):
+                t0 = self.offsets[d0]
+                block = torch.from_numpy(self.matrix[t0:self.offsets[d1]].astype(np.float32))
+                starts = self.offsets[docs] - t0
+                for idx, q, qstarts in stacked:
+                    sims = (q @ block.T).numpy()                              # (query tokens, doc tokens)
+                    best = np.maximum.reduceat(sims, starts, axis=1)          # best doc token per query token
+                    out[np.ix_(idx, docs)] = np.add.reduceat(best, qstarts, axis=0)
+            bar.update(d1 - d0)
+            d0 = d1
+        bar.close()
+        return out
+
+    def search(self, query_vecs: list[np.ndarray], k: int, **kw) -> list[list[tuple[int, float]]]:
+        """Top ``k`` (document row, score) per query, best first."""
+        scores = self.scores(query_vecs, **kw)
+        k = max(1, min(int(k), len(self)))
+        out = []
+        for row in scores:
+            top = np.argpartition(-row, k - 1)[:k]
+            top = top[np.lexsort((top, -row[top]))]                      # ties: earlier document first
+            out.append([(int(i), float(row[i])) for i in top if np.isfinite(row[i])])
+        return out
+
+
 # ------------------------------------------------------------------------------ retriever
 
 
@@ -419,10 +516,11 @@ class ColbertRetriever:
         self.cache_root = Path(cache_dir) if cache_dir else _default_cache()
         self.encoder = TokenEncoder(self.model, self.cache_root)
         self.index_dir = Path(index_dir) if index_dir else None
-        self.name = self.model.name + ("-rerank" if mode == "rerank" else "")
+        self.name = self.model.name + ("" if mode == "index" else f"-{mode}")
         self._docs: dict[str, str] = {}
         self._ids: list[str] = []
         self._voyager = None
+        self._flat: FlatTokenIndex | None = None
         self._bm25 = None
         self.timings: dict[str, float] = {}
 
@@ -440,12 +538,24 @@ class ColbertRetriever:
             self._bm25.index(docs)
             return
         t0 = time.perf_counter()
+        if self.mode == "exact":
+            self._flat = self._build_flat([d.text for d in docs])
+            self.timings["encode_s"] = time.perf_counter() - t0
+            return
         vecs = self.encoder.encode([d.text for d in docs], is_query=False,
                                    desc=f"ColBERT token embeddings ({self.model.name})", progress=self.progress)
         self.timings["encode_s"] = time.perf_counter() - t0
         t0 = time.perf_counter()
         self._voyager = self._build_voyager(self._ids, vecs)
         self.timings["index_s"] = time.perf_counter() - t0
+
+    def _build_flat(self, texts: list[str], step: int = 2000) -> FlatTokenIndex:
+        """Encode what the cache lacks, then copy the projected vectors into one float16 matrix."""
+        self.encoder.ensure(texts, is_query=False, desc=f"ColBERT token embeddings ({self.model.name})",
+                            progress=self.progress)
+        parts = (self.encoder.encode(texts[i:i + step], is_query=False, progress=False)
+                 for i in range(0, len(texts), step))
+        return FlatTokenIndex.from_chunks(parts, self.model.dim)
 
     def _voyager_dir(self) -> Path:
         if self.index_dir is None:
@@ -475,6 +585,9 @@ class ColbertRetriever:
         if self.mode == "rerank":
             first = self._bm25.search(qs, k=max(k, self.rerank_k))
             return self.rerank(qs, qv, {q.id: [pid for pid, _ in first.get(q.id, [])] for q in qs}, k)
+        if self.mode == "exact":
+            hits = self._flat.search(qv, k, progress=self.progress)
+            return {q.id: [(self._ids[i], s) for i, s in h] for q, h in zip(qs, hits)}
         from pylate import retrieve
 
         ret = retrieve.ColBERT(index=self._voyager)
@@ -494,10 +607,14 @@ class ColbertRetriever:
     def metadata(self) -> dict[str, Any]:
         return {"method": self.name, "library": f"pylate {_pylate_version()}", "mode": self.mode,
                 "rerank_k": self.rerank_k if self.mode == "rerank" else None,
-                "first_stage": "bm25" if self.mode == "rerank" else "voyager token kNN (HNSW, cosine)",
+                "first_stage": {"rerank": "bm25", "exact": "none (exhaustive MaxSim over every document)",
+                                "index": "voyager token kNN (HNSW, cosine)"}[self.mode],
                 "model_folder": self.model.folder, "transformer": self.model.transformer_path,
                 "dim": self.model.dim, "settings": asdict(self.model.settings), "similarity": "MaxSim",
-                "token_cache_key": self.model.cache_key(), "fields": "title + abstract", "docs": len(self._ids)}
+                "token_cache_key": self.model.cache_key(), "fields": "title + abstract", "docs": len(self._ids),
+                **({"token_vectors": int(self._flat.offsets[-1]), "index_bytes": self._flat.nbytes,
+                    "storage": "float16 matrix in memory, built from the on-disk token cache"}
+                   if self._flat is not None else {})}
 
     def save(self, path: str | Path) -> None:
         path = Path(path)
@@ -523,7 +640,9 @@ class ColbertRetriever:
                 cache_dir=cache_dir, index_dir=path)
         r._ids = json.loads((path / "ids.json").read_text(encoding="utf-8"))
         r._docs = json.loads((path / "docs.json").read_text(encoding="utf-8"))
-        if r.mode == "index":
+        if r.mode == "exact":
+            r._flat = r._build_flat([r._docs[i] for i in r._ids])
+        elif r.mode == "index":
             from pylate import indexes
 
             r._voyager = indexes.Voyager(index_folder=str(path), index_name="voyager", override=False,
@@ -535,12 +654,17 @@ class ColbertRetriever:
         return r
 
 
+METHOD_MODES = {"colbert": "index", "colbert-exact": "exact", "colbert-rerank": "rerank"}
+
+
 def colbert_retriever(method: str, **options: Any) -> ColbertRetriever:
-    """``colbert`` | ``colbert:FOLDER`` (full Voyager index) | ``colbert-rerank[:FOLDER]`` (BM25 top-K)."""
+    """``colbert[:FOLDER]`` (Voyager index) | ``colbert-exact[:FOLDER]`` (exhaustive MaxSim over the
+    pool) | ``colbert-rerank[:FOLDER]`` (BM25 top-K)."""
     head, _, folder = method.partition(":")
-    mode = "rerank" if head == "colbert-rerank" else "index"
-    if head not in ("colbert", "colbert-rerank"):
-        raise UsageError(f"unknown ColBERT method {method!r}", hint="use colbert, colbert:FOLDER, colbert-rerank[:FOLDER]")
+    if head not in METHOD_MODES:
+        raise UsageError(f"unknown ColBERT method {method!r}",
+                         hint="use colbert[:FOLDER], colbert-exact[:FOLDER] or colbert-rerank[:FOLDER]")
+    mode = METHOD_MODES[head]
     folder = folder.strip() or None
     if folder and not Path(folder).expanduser().is_dir():
         raise DataMissingError(f"ColBERT model folder {folder} not found",

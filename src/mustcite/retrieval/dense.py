@@ -389,8 +389,10 @@ def _export_onnx_int8(src: Path, dest: Path) -> None:
     except ImportError as exc:
         raise MustciteError(f"the ONNX int8 encoder needs {exc.name}",
                             hint="pip install onnx onnxruntime torch transformers (mustcite[dense])") from None
+    from .hf_encoder import st_pooling_mode
+
     pooling = _read_json(src / "1_Pooling" / "config.json")
-    if pooling and not pooling.get("pooling_mode_mean_tokens", False):
+    if pooling and st_pooling_mode(pooling) != "mean":
         raise MustciteError("the ONNX int8 encoder supports mean-pooled models only", path=str(src))
     t0 = time.perf_counter()
     tok = AutoTokenizer.from_pretrained(str(src), local_files_only=True)

@@ -97,6 +97,18 @@ def _known(folder: Path) -> tuple[str, str, str] | None:
     return None
 
 
+def st_pooling_mode(config: dict[str, Any]) -> str:
+    """The pooling a sentence-transformers ``1_Pooling/config.json`` names, in either layout:
+    ``{"pooling_mode": "mean"}`` (sentence-transformers 6) or ``{"pooling_mode_mean_tokens": true}``."""
+    if isinstance(config.get("pooling_mode"), str):
+        return config["pooling_mode"]
+    for mode in ("cls_token", "mean_tokens", "max_tokens", "mean_sqrt_len_tokens", "weightedmean_tokens",
+                 "lasttoken"):
+        if config.get(f"pooling_mode_{mode}"):
+            return {"cls_token": "cls", "mean_tokens": "mean", "max_tokens": "max"}.get(mode, mode)
+    return "mean"
+
+
 def detect_pooling(base: str | Path, adapter: str | Path | None = None) -> tuple[str, str, str]:
     """``(pooling, text format, reason)`` chosen from the folder(s) alone."""
     base = Path(base)
@@ -106,7 +118,7 @@ def detect_pooling(base: str | Path, adapter: str | Path | None = None) -> tuple
         return "cls", "sep", f"adapter folder (base {name or 'unknown'}): SPECTER2 uses the [CLS] vector"
     st_pool = _json(base / "1_Pooling" / "config.json")
     if (base / "modules.json").is_file() and st_pool:
-        mode = "cls" if st_pool.get("pooling_mode_cls_token") else "mean"
+        mode = "cls" if st_pooling_mode(st_pool) == "cls" else "mean"
         return mode, "plain", f"sentence-transformers folder: 1_Pooling says {mode}"
     known = _known(base)
     if known:

@@ -52,20 +52,20 @@ def training_pairs(benchmark_dir: str | Path, *, split: str = "train", truth: st
     return pairs
 
 
-def _batches(pairs: list[tuple[str, str]], size: int, rng: random.Random) -> list[list[tuple[str, str]]]:
-    """Shuffled batches with no document (nor query) twice in a batch."""
+def _batches(pairs: list[tuple[str, ...]], size: int, rng: random.Random) -> list[list[tuple[str, ...]]]:
+    """Shuffled batches in which no text (query, document or hard negative) appears twice."""
     todo = pairs[:]
     rng.shuffle(todo)
-    batches: list[list[tuple[str, str]]] = []
+    batches: list[list[tuple[str, ...]]] = []
     open_batches: list[tuple[list, set]] = []
-    for q, d in todo:
+    for item in todo:
         for batch, seen in open_batches:
-            if len(batch) < size and d not in seen and q not in seen:
-                batch.append((q, d))
-                seen.update((q, d))
+            if len(batch) < size and seen.isdisjoint(item):
+                batch.append(item)
+                seen.update(item)
                 break
         else:
-            open_batches.append(([(q, d)], {q, d}))
+            open_batches.append(([item], set(item)))
         full = [b for b in open_batches if len(b[0]) >= size]
         for b in full:
             batches.append(b[0])
@@ -75,10 +75,13 @@ def _batches(pairs: list[tuple[str, str]], size: int, rng: random.Random) -> lis
     return batches
 
 
-def train_ntxent(pairs: list[tuple[str, str]], out_dir: str | Path, *, base_model: str | None = None,
+def train_ntxent(pairs: list[tuple[str, ...]], out_dir: str | Path, *, base_model: str | None = None,
                  config: NTXentConfig | None = None, device: str | None = None,
                  data_note: str = "", progress: bool = True) -> dict[str, Any]:
-    """Fine-tune ``base_model`` (default: shipped MiniLM) on the pairs; saves model + card, returns the card."""
+    """Fine-tune ``base_model`` (default: shipped MiniLM) on the pairs; saves model + card, returns the card.
+
+    Items are ``(query, document)`` pairs or ``(query, document, hard negative)`` triplets (all of
+    one shape); a triplet's negative joins the batch's documents as one more negative of every query."""
     import numpy as np
     import torch
     from sentence_transformers import SentenceTransformer
@@ -93,6 +96,9 @@ def train_ntxent(pairs: list[tuple[str, str]], out_dir: str | Path, *, base_mode
     cfg = config or NTXentConfig()
     if cfg.temperature <= 0:
         raise MustciteError("temperature must be > 0")
+    width = {len(p) for p in pairs}
+    if not width <= {2} and not width <= {3}:
+        raise MustciteError(f"training items must all be pairs or all triplets, got lengths {sorted(width)}")
     base_model = str(base_model or default_model_path())
     rng = random.Random(cfg.seed)
     random.seed(cfg.seed)
@@ -119,7 +125,7 @@ def train_ntxent(pairs: list[tuple[str, str]], out_dir: str | Path, *, base_mode
         run = 0.0
         for batch in batches:
             feats = []
-            for texts in ([q for q, _ in batch], [d for _, d in batch]):
+            for texts in zip(*batch):                  # queries, documents[, hard negatives]
                 f = (model.preprocess if hasattr(model, "preprocess") else model.tokenize)(texts)
                 feats.append({k: (v.to(model.device) if hasattr(v, "to") else v) for k, v in f.items()})
             loss = loss_fn(feats, None)
@@ -140,6 +146,7 @@ def train_ntxent(pairs: list[tuple[str, str]], out_dir: str | Path, *, base_mode
     card = {"method": "NT-Xent (sentence-transformers MultipleNegativesRankingLoss, scale = 1/temperature, "
                       "cosine similarity, in-batch negatives, query->document)",
             "base_model": base_model, "config": asdict(cfg), "device": device, "pairs": len(pairs),
+            "hard_negatives": bool(pairs) and len(pairs[0]) == 3,
             "batches_per_epoch": [len(b) for b in epoch_batches], "loss_per_epoch": losses,
             "seconds": round(time.time() - t0, 2), "peak_rss_mb": peak_rss_mb(), "data": data_note,
             "created_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}

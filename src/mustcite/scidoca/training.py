@@ -5,6 +5,9 @@ Training paragraphs are a seeded uniform sample of the train split
 (:func:`~.formats.sample_examples`); settings are chosen on a seeded sample of dev; test is never
 read here.
 
+* The dense encoder (:func:`train_encoder`, optional): MiniLM fine-tuned on ``limit`` Task 3
+  train paragraphs (:mod:`.dense`); a system using it trains on other paragraphs and lists the
+  encoder's paragraphs among its own training ids.
 * Task 1 (:func:`train_discovery`): stage 1 on ``limit`` train paragraphs; optionally a
   cross-encoder (:mod:`.cross`, trained on other train paragraphs, or one given); then the set
   rule and the cross-encoder weight on dev.
@@ -47,18 +50,43 @@ def read_train_ids(folder: Path) -> list[str]:
     return path.read_text().split() if path.is_file() else []
 
 
+def train_encoder(train: Path, out: Path, *, limit: int = 3000, seed: int = 0, progress: bool = True) -> dict[str, Any]:
+    """Fine-tune the dense encoder on ``limit`` paragraphs of a Task 3 train file (:mod:`.dense`);
+    saves it with its ``train_ids.txt`` in ``out`` and returns its training card."""
+    from .dense import train_bi_encoder
+
+    examples = sample_examples(train, limit, seed=seed + 3, task=3)
+    card = train_bi_encoder(examples, out, seed=seed, progress=progress)
+    write_train_ids(out, [e.id for e in examples])
+    return card
+
+
+def encoder_settings(folder: Path | None) -> dict[str, Any]:
+    """Stage 1's dense encoder: the shipped MiniLM, or a :func:`train_encoder` folder, int8 ONNX."""
+    from .masked import DEFAULT_ENCODER
+
+    if folder is None:
+        return dict(DEFAULT_ENCODER)
+    if not (Path(folder) / TRAIN_IDS).is_file():
+        raise DataMissingError(f"{folder} is not a trained SCIDOCA encoder (no {TRAIN_IDS})",
+                               hint="train one with `mustcite scidoca train-encoder`")
+    return {**DEFAULT_ENCODER, "spec": f"onnx-int8:{Path(folder).resolve()}"}
+
+
 def train_discovery(train: Path, dev: Path, *, limit: int = 4000, dev_limit: int = 1000, seed: int = 0,
                     encoder: dict[str, Any] | None = None, cross_encoder: Any = None, cross_train: int = 0,
-                    cross_top: int = 8, progress: bool = True):
+                    cross_top: int = 8, exclude: list[str] | tuple[str, ...] = (), progress: bool = True):
     """The Task 1 system and its dev report. ``cross_encoder``: a trained
     :class:`~mustcite.recommend.crossencoder.CrossEncoderReranker` to use; ``cross_train``: else
-    train one on that many other train paragraphs (about an hour per 1,400 on two CPU cores)."""
+    train one on that many other train paragraphs (about an hour per 1,400 on two CPU cores).
+    ``exclude``: paragraphs another part of the system was trained on (a fine-tuned encoder's);
+    they are skipped here and listed in the returned ids."""
     from .cross import train_cross_encoder
     from .discovery import CROSS_DEFAULT_TOP, DiscoveryModel, tune_rule
 
-    examples = sample_examples(train, limit, seed=seed, task=1)
+    examples = sample_examples(train, limit, seed=seed, task=1, exclude=exclude)
     model = DiscoveryModel(encoder=encoder).fit(examples, progress=progress)
-    ids = [e.id for e in examples]
+    ids = list(dict.fromkeys([e.id for e in examples] + list(exclude)))
     del examples
     if cross_encoder is None and cross_train:
         others = sample_examples(train, cross_train, seed=seed + 1, task=1, exclude=ids)
@@ -75,17 +103,18 @@ def train_discovery(train: Path, dev: Path, *, limit: int = 4000, dev_limit: int
 
 
 def train_masked(train: Path, *, limit: int = 4000, seed: int = 0, encoder: dict[str, Any] | None = None,
-                 discovery_dir: Path | None = None, progress: bool = True):
+                 discovery_dir: Path | None = None, exclude: list[str] | tuple[str, ...] = (), progress: bool = True):
     """The Task 2 system; with ``discovery_dir`` the Task 1 system there adds its paragraph-level P
-    (trained on paragraphs other than those of its ``train_ids.txt``)."""
+    (trained on paragraphs other than those of its ``train_ids.txt``); ``exclude`` as in
+    :func:`train_discovery`."""
     from .discovery import DiscoveryModel
     from .masked import MaskedCitationModel
 
     discovery = DiscoveryModel.load(discovery_dir) if discovery_dir else None
-    skip = read_train_ids(discovery_dir) if discovery_dir else []
+    skip = list(dict.fromkeys((read_train_ids(discovery_dir) if discovery_dir else []) + list(exclude)))
     examples = sample_examples(train, limit, seed=seed, task=2, exclude=skip)
     model = MaskedCitationModel(encoder=encoder, discovery=discovery).fit(examples, progress=progress)
-    return model, [e.id for e in examples]
+    return model, list(dict.fromkeys([e.id for e in examples] + list(exclude)))
 
 
 def train_sentences(train: Path, dev: Path, discovery_dir: Path, *, limit: int = 3000, dev_limit: int = 1000,
