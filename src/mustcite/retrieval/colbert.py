@@ -426,7 +426,8 @@ class FlatTokenIndex:
 
     @classmethod
     def from_chunks(cls, chunks, dim: int) -> "FlatTokenIndex":
-        """Build from an iterable of lists of arrays (the lists are dropped as they are copied)."""
+        """Build from an iterable of lists of arrays, each kept as float16 until the matrix is filled
+        (peak memory while building: about twice the matrix)."""
         arrays: list[np.ndarray] = []
         for part in chunks:
             arrays += [np.asarray(a, dtype=np.float16) for a in part]
