@@ -43,7 +43,7 @@ def test_exhaustive_maxsim_equals_hand_computation_in_any_blocking():
     d2 = np.array([[0.0, 1.0]], dtype=np.float32)
     d3 = np.zeros((0, 2), dtype=np.float32)                     # an empty document never ranks
     d4 = np.array([[-0.6, 0.8], [0.0, 1.0]], dtype=np.float32)
-    flat = FlatTokenIndex([d1, d2, d3, d4], dim=2)
+    flat = FlatTokenIndex.from_arrays([d1, d2, d3, d4], dim=2)
     # q1: d1 1 + .96 = 1.96; d2 0 + .8 = .8; d4 0 + max(-.36 + .64, .8) = .8.
     # q2 (all similarities negative): true MaxSim, no padding zeros: d1 max(-1, 0, -.6) = 0, d2 -1, d4 -.8
     want = np.array([[1.96, 0.8, -np.inf, 0.8], [0.0, -1.0, -np.inf, -0.8]], dtype=np.float32)
@@ -54,6 +54,8 @@ def test_exhaustive_maxsim_equals_hand_computation_in_any_blocking():
     assert [i for i, _ in hits[0]] == [0, 1, 3]                  # the 0.8 tie: earlier document first
     assert [i for i, _ in hits[1]] == [0, 3, 1]
     assert flat.nbytes == 6 * 2 * 2 + 5 * 8
+    with pytest.raises(ValueError, match="document 1"):
+        flat.put(1, [d1])                                          # document 1 has one token, not three
 
 
 def test_token_cache_roundtrip(tmp_path):
@@ -61,7 +63,7 @@ def test_token_cache_roundtrip(tmp_path):
     a, b = np.random.default_rng(0).normal(size=(3, 384)), np.ones((5, 384))
     c.add(["0" * 64, "1" * 64], [a, b])
     c2 = TokenCache(tmp_path, "k", "doc")       # reread from disk
-    assert len(c2) == 2 and c2.get("1" * 64).shape == (5, 384)
+    assert len(c2) == 2 and c2.get("1" * 64).shape == (5, 384) and c2.length("1" * 64) == 5
     assert np.allclose(c2.get("0" * 64), a, atol=1e-2)   # float16 storage
 
 

@@ -269,6 +269,16 @@ class TokenCache:
                                np.load(self.dir / f"shard-{s:05d}.vecs.npy", mmap_mode="r"))
         return self._shards[s]
 
+    def release(self) -> None:
+        """Unmap the shards read so far (their pages stop counting in this process's memory)."""
+        self._shards.clear()
+
+    def length(self, key: str) -> int:
+        """The number of token vectors of a cached text (read from the offsets only)."""
+        s, row = self._index[key]
+        off, _ = self._shard(s)
+        return int(off[row + 1] - off[row])
+
     def get(self, key: str) -> np.ndarray:
         s, row = self._index[key]
         off, vecs = self._shard(s)
@@ -417,21 +427,23 @@ class FlatTokenIndex:
     ``block_tokens`` token rows against chunks of about ``chunk_tokens`` query token rows, so memory
     stays at the matrix plus one (chunk x block) float32 product."""
 
-    def __init__(self, arrays: list[np.ndarray], dim: int):
-        lens = np.array([len(a) for a in arrays], dtype=np.int64)
-        self.offsets = np.concatenate([[0], np.cumsum(lens)]).astype(np.int64)
-        self.matrix = np.empty((int(self.offsets[-1]), dim), dtype=np.float16)
-        for i, a in enumerate(arrays):
+    def __init__(self, lengths: list[int] | np.ndarray, dim: int):
+        """An empty index for documents of these token counts; fill it with :meth:`put`."""
+        self.offsets = np.concatenate([[0], np.cumsum(np.asarray(lengths, dtype=np.int64))]).astype(np.int64)
+        self.matrix = np.zeros((int(self.offsets[-1]), dim), dtype=np.float16)
+
+    def put(self, first: int, arrays: list[np.ndarray]) -> None:
+        """The token vectors of documents ``first, first + 1, ...``."""
+        for i, a in enumerate(arrays, first):
+            if len(a) != self.offsets[i + 1] - self.offsets[i]:
+                raise ValueError(f"document {i}: {len(a)} token vectors, {self.offsets[i + 1] - self.offsets[i]} expected")
             self.matrix[self.offsets[i]:self.offsets[i + 1]] = a
 
     @classmethod
-    def from_chunks(cls, chunks, dim: int) -> "FlatTokenIndex":
-        """Build from an iterable of lists of arrays, each kept as float16 until the matrix is filled
-        (peak memory while building: about twice the matrix)."""
-        arrays: list[np.ndarray] = []
-        for part in chunks:
-            arrays += [np.asarray(a, dtype=np.float16) for a in part]
-        return cls(arrays, dim)
+    def from_arrays(cls, arrays: list[np.ndarray], dim: int) -> "FlatTokenIndex":
+        index = cls([len(a) for a in arrays], dim)
+        index.put(0, arrays)
+        return index
 
     def __len__(self) -> int:
         return len(self.offsets) - 1
@@ -551,12 +563,16 @@ class ColbertRetriever:
         self.timings["index_s"] = time.perf_counter() - t0
 
     def _build_flat(self, texts: list[str], step: int = 2000) -> FlatTokenIndex:
-        """Encode what the cache lacks, then copy the projected vectors into one float16 matrix."""
-        self.encoder.ensure(texts, is_query=False, desc=f"ColBERT token embeddings ({self.model.name})",
-                            progress=self.progress)
-        parts = (self.encoder.encode(texts[i:i + step], is_query=False, progress=False)
-                 for i in range(0, len(texts), step))
-        return FlatTokenIndex.from_chunks(parts, self.model.dim)
+        """Encode what the cache lacks, then copy the projected vectors into one float16 matrix,
+        ``step`` documents at a time (memory: the matrix plus one step)."""
+        keys = self.encoder.ensure(texts, is_query=False, desc=f"ColBERT token embeddings ({self.model.name})",
+                                   progress=self.progress)
+        cache = self.encoder.caches["doc"]
+        flat = FlatTokenIndex([cache.length(k) for k in keys], self.model.dim)
+        for i in range(0, len(keys), step):
+            flat.put(i, [self.model.project(cache.get(k)) for k in keys[i:i + step]])
+        cache.release()
+        return flat
 
     def _voyager_dir(self) -> Path:
         if self.index_dir is None:
