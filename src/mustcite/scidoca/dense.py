@@ -41,6 +41,7 @@ def training_triplets(examples: Sequence[Example], *, positives: int = 1, senten
                       hard_pool: int = 10, seed: int = 0) -> list[tuple[str, str, str]]:
     """Triplets of Task 3 examples (see the module doc); other tasks give paragraph triplets only."""
     rng = random.Random(seed)
+    text = lambda c: doc_text(c.title, c.abstract)  # noqa: E731 - the text stage 1 encodes
     out: list[tuple[str, str, str]] = []
     for (ex, s), orig in zip(_with_bm25(examples), examples):
         gold = set(ex.gold)
@@ -49,7 +50,6 @@ def training_triplets(examples: Sequence[Example], *, positives: int = 1, senten
                 if ex.candidates[i].id not in gold][:hard_pool]
         if not gold or not hard:
             continue
-        text = lambda c: doc_text(c.title, c.abstract)  # noqa: E731 - the text the features encode
         for cid in rng.sample(sorted(gold), min(positives, len(gold))):
             out.append((ex.text, text(by_id[cid]), text(rng.choice(hard))))
         if orig.task == 3 and sentences:
