@@ -24,7 +24,8 @@ Search, three modes (``mode``):
 * ``exact`` (``colbert-exact[:FOLDER]``): exhaustive MaxSim of every query against every pool
   paper (:class:`FlatTokenIndex`: the projected token vectors in one float16 matrix, scored in
   blocks) -- a full-index run with no approximation and no build step beyond the token cache
-  (Voyager's HNSW build costs ~151 s per 1,000 papers here, ~1.5 h for the benchmark pool);
+  (Voyager's HNSW build took 28-82 s per 1,000 papers here at 128-384 dimensions, 0.3-0.9 h for
+  the benchmark pool, and its queries 0.4-1.3 s each: ``benchmarks/results/colbert.json``);
 * ``rerank``: BM25 top-``rerank_k`` per query re-scored by exact MaxSim (``pylate.rank.rerank``)
   -- a re-ranking run: its recall@K equals BM25's at ``rerank_k``.
 
