@@ -34,6 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 import numpy as np  # noqa: E402
+import torch  # noqa: E402
 
 from mustcite.benchmark.loader import Benchmark  # noqa: E402
 from mustcite.benchmark.trec import read_run, write_run  # noqa: E402
@@ -154,7 +155,7 @@ def main() -> None:
             "index_bytes": meta["index_bytes"], "storage": meta["storage"],
             "load_from_cache_s": round(build_s, 1), "rss_growth_mb": round(rss1 - rss0, 1),
             "search_s_all_queries": round(search_s, 1), "search_s_per_query": round(search_s / len(queries), 2),
-            "torch_threads": __import__("torch").get_num_threads()}
+            "torch_threads": torch.get_num_threads()}
         del r
 
     # encoding rate: measured by whichever run encoded (first run); keep the earlier figure on a cached rerun

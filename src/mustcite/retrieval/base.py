@@ -152,10 +152,11 @@ def make_retriever(method: str, **options: Any) -> Retriever:
         from .bm25 import BM25Retriever
 
         return BM25Retriever(**{k: v for k, v in options.items() if k in ("k1", "b")})
-    if method.partition(":")[0] in ("colbert", "colbert-exact", "colbert-rerank"):
-        from .colbert import colbert_retriever  # late interaction via PyLate (mustcite.retrieval.colbert)
+    if method.startswith("colbert"):
+        from .colbert import METHOD_MODES, colbert_retriever  # late interaction via PyLate (.colbert)
 
-        return colbert_retriever(method, **options)
+        if method.partition(":")[0] in METHOD_MODES:
+            return colbert_retriever(method, **options)
     if method in ("ppr", "gnn") or method.startswith(("ppr:", "gnn:")) \
             or (Path(method).expanduser() / "graph_model.json").is_file():
         from .graph import graph_retriever   # graph methods: ppr[:FOLDER], gnn[:FOLDER] (train-graph)

@@ -466,7 +466,7 @@ class FlatTokenIndex:
         for i, q in enumerate(query_vecs):
             if len(q) == 0:
                 continue
-            if chunks and chunks[-1] and size + len(q) <= chunk_tokens:
+            if chunks and size + len(q) <= chunk_tokens:
                 chunks[-1].append(i)
                 size += len(q)
             else:
