@@ -30,10 +30,8 @@ import zipfile
 from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from recommend_latency import _summary  # noqa: E402
+from common import latency_summary  # noqa: E402
 
 N_REFS = 60
 _SPECIAL = re.compile(r"([%&#_$])")
@@ -157,7 +155,7 @@ def main(argv: list[str] | None = None) -> int:
     report = {
         "model": rec.describe(), "projects": len(archives), "references_per_project": N_REFS,
         "read_and_linked": found[: len(archives)], "load_s": round(load_s, 2),
-        "python_warm": _summary(py), "rest_api": _summary(rest), "cli_process": _summary(cli),
+        "python_warm": latency_summary(py), "rest_api": latency_summary(rest), "cli_process": latency_summary(cli),
         "machine": {"python": platform.python_version(), "cpus": os.cpu_count(),
                     "load_average_1min_at_end": round(os.getloadavg()[0], 2)},
     }

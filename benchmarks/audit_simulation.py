@@ -40,7 +40,6 @@ from dataclasses import replace
 from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 import numpy as np  # noqa: E402
 from tqdm import tqdm  # noqa: E402
@@ -51,7 +50,8 @@ from mustcite.config import Workspace  # noqa: E402
 from mustcite.recommend.audit import (DEFAULT_WEIGHTS, AuditWeights, blend, context_text, missing_order,  # noqa: E402
                                      score_draft)
 from mustcite.recommend.bibliography import bibliography_index  # noqa: E402
-from mustcite.recommend.method import Recommender, _top  # noqa: E402
+from mustcite.recommend.method import Recommender  # noqa: E402
+from mustcite.recommend.ranking import top_indices  # noqa: E402
 
 OUT = Path(__file__).parent / "results"
 DEPTH = 100
@@ -139,7 +139,7 @@ def main(argv: list[str] | None = None) -> int:
         p = probs[main_tier][start:start + len(cs)]
         start += len(cs)
         have = set(keep)
-        order = [cs[j].paper_id for j in _top(p, cs, DEPTH + len(have)) if cs[j].paper_id not in have][:DEPTH]
+        order = [cs[j].paper_id for j in top_indices(p, cs, DEPTH + len(have)) if cs[j].paper_id not in have][:DEPTH]
         base_runs[q["id"]] = order
     base_s = time.perf_counter() - t0
 

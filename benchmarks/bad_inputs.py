@@ -30,7 +30,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
 import bad_inputs as B  # noqa: E402
-import test_recommend_support as S  # noqa: E402
+from helpers import recommender as S  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results"
 MAX_UPLOAD = 2 * 2**20
@@ -96,7 +96,7 @@ def _main(tmp: Path) -> int:
     work = tmp / "work"
     # in a child: a Linux child's ru_maxrss starts at its parent's RSS when it forked, so this
     # process must stay small for the children's peaks to be their own
-    subprocess.run([sys.executable, "-c", "import shutil, sys, test_recommend_support as S; "
+    subprocess.run([sys.executable, "-c", "import shutil, sys; from helpers import recommender as S; "
                     "shutil.copytree(S.model_dir(), sys.argv[1])", str(work / "models" / "recommender")],
                    check=True, cwd=ROOT / "tests", env=dict(os.environ, PYTHONPATH=str(ROOT / "src")))
     env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", MUSTCITE_WORK=str(work),

@@ -28,7 +28,6 @@ import time
 from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 import numpy as np  # noqa: E402
 
@@ -36,8 +35,10 @@ from mustcite.benchmark.evaluate import mean, per_query  # noqa: E402
 from mustcite.benchmark.loader import Benchmark  # noqa: E402
 from mustcite.benchmark.significance import randomisation_test  # noqa: E402
 from mustcite.config import Workspace  # noqa: E402
-from mustcite.recommend.crossencoder import CrossEncoderReranker, combine  # noqa: E402
-from mustcite.recommend.method import Recommender, _top  # noqa: E402
+from mustcite.recommend.rescore import combine  # noqa: E402
+from mustcite.retrieval.cross_encoder import CrossEncoderReranker  # noqa: E402
+from mustcite.recommend.method import Recommender  # noqa: E402
+from mustcite.recommend.ranking import top_indices  # noqa: E402
 from mustcite.recommend.train import TIER_OF_TRUTH, benchmark_train_papers, fit_cross_encoder  # noqa: E402
 
 METRICS = ("MAP", "MRR", "nDCG@10", "R@50", "R@100")
@@ -74,7 +75,7 @@ def dev(args) -> None:
         sl = slice(start, start + len(cs))
         start += len(cs)
         p = {t: probs[t][sl] for t in tiers}
-        need = sorted({j for t in tiers for j in _top(p[t], cs, max(ks))})
+        need = sorted({j for t in tiers for j in top_indices(p[t], cs, max(ks))})
         pairs = [(d.text, rec.paper_text(cs[j].row)) for j in need]
         logits = dict(zip(need, ce.score(pairs, batch_size=64).tolist()))
         n_pairs += len(need)
@@ -89,9 +90,9 @@ def dev(args) -> None:
             for t in tiers:
                 s = p[t]
                 if k and w:
-                    top = _top(s, cs, k)
+                    top = top_indices(s, cs, k)
                     s = combine(s, np.array([logits[j] for j in top]), np.array(top), w)
-                out[t][qid] = [cs[j].paper_id for j in _top(s, cs, 100)]
+                out[t][qid] = [cs[j].paper_id for j in top_indices(s, cs, 100)]
         return out
 
     def scores(ranked) -> dict[str, dict[str, dict[str, float]]]:

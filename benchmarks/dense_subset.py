@@ -22,24 +22,21 @@ speed) and prints the paper-style tables.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import os
-import random
-import sys
 import time
 from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
+from common import SUBSET_TRUTHS, benchmark_subset  # noqa: E402
 from mustcite.benchmark.evaluate import per_query  # noqa: E402
-from mustcite.benchmark.loader import Benchmark  # noqa: E402
 from mustcite.benchmark.report import build_rows, render  # noqa: E402
 from mustcite.config import Workspace  # noqa: E402
-from mustcite.retrieval.base import Doc, make_retriever  # noqa: E402
+from mustcite.retrieval.base import Doc  # noqa: E402
+from mustcite.retrieval.registry import make_retriever  # noqa: E402
 
-TRUTHS = ("type1", "type2", "type3", "mustcite")
+TRUTHS = SUBSET_TRUTHS
 OUT = Path(__file__).parent / "results" / "dense_subset.json"
 
 
@@ -50,28 +47,6 @@ def _compact(pq: dict[str, dict[str, float]], qids: list[str]) -> dict[str, list
 
 def _expand(compact: dict[str, list[float | None]], qids: list[str]) -> dict[str, dict[str, float]]:
     return {m: {q: x for q, x in zip(qids, vals) if x is not None} for m, vals in compact.items()}
-
-
-def subset(bench: Path, split: str, n_queries: int, n_random: int, seed: int):
-    rng = random.Random(seed)
-    b = Benchmark.open(bench)
-    queries = b.queries(split)
-    queries = sorted(rng.sample(queries, min(n_queries, len(queries))), key=lambda q: str(q["id"]))
-    qids = {str(q["id"]) for q in queries}
-    qrels = {gt: {q: d for q, d in t.items() if q in qids} for gt, t in b.qrels(split, TRUTHS).items()}
-    relevant = sorted({pid for d in qrels["mustcite"].values() for pid in d})
-    pool = b.pool()
-    rel = set(relevant)
-    others = sorted(p["paper_id"] for p in pool if p["paper_id"] not in rel)
-    keep = rel | set(rng.sample(others, min(n_random, len(others))))
-    sub = [p for p in pool if p["paper_id"] in keep]
-    qrels = {gt: {q: {p: r for p, r in d.items() if p in keep} for q, d in t.items()} for gt, t in qrels.items()}
-    qrels = {gt: {q: d for q, d in t.items() if d} for gt, t in qrels.items()}
-    digest = hashlib.sha256("\n".join(sorted(keep) + sorted(qids)).encode()).hexdigest()[:16]
-    manifest = {"benchmark": str(bench), "split": split, "seed": seed, "queries": len(queries),
-                "pool": len(sub), "relevant_mustcite": len(relevant), "random_fill": len(sub) - len(relevant),
-                "digest": digest, "qrels_pairs": {gt: sum(len(d) for d in t.values()) for gt, t in qrels.items()}}
-    return queries, sub, qrels, manifest
 
 
 def main() -> None:
@@ -87,7 +62,7 @@ def main() -> None:
     args = ap.parse_args()
     work = Workspace.resolve()
     bench = work.root / "benchmarks" / args.benchmark
-    queries, pool, qrels, manifest = subset(bench, args.split, args.queries, args.random, args.seed)
+    queries, pool, qrels, manifest = benchmark_subset(bench, args.split, args.queries, args.random, args.seed)
     print(json.dumps(manifest), flush=True)
     qdocs = [Doc(str(q["id"]), q["title"], q.get("abstract") or "") for q in queries]
     qids = [d.id for d in qdocs]

@@ -30,18 +30,16 @@ import json
 import os
 import platform
 import resource
-import sys
 import time
 from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "src"))
-sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from mustcite.config import Workspace  # noqa: E402
-from mustcite.retrieval.base import as_docs, make_retriever  # noqa: E402
+from mustcite.retrieval.base import as_docs  # noqa: E402
+from mustcite.retrieval.registry import make_retriever  # noqa: E402
 
 OUT = ROOT / "benchmarks" / "results" / "encoders_incite.json"
 SUBSET = "neurips-2024-sub100"
@@ -71,13 +69,13 @@ def cmd_subset(args) -> None:
 
     import pyarrow as pa
     import pyarrow.parquet as pq
-    from dense_subset import subset
+    from common import benchmark_subset
 
     from mustcite.benchmark.loader import Benchmark
 
     work = Workspace.resolve()
     bench = work.root / "benchmarks" / args.benchmark
-    queries, pool, qrels, manifest = subset(bench, "test", args.queries, args.random, args.seed)
+    queries, pool, qrels, manifest = benchmark_subset(bench, "test", args.queries, args.random, args.seed)
     keep = {p["paper_id"] for p in pool}
     qids = {str(q["id"]) for q in queries}
     cited = {q: {p: r for p, r in d.items() if p in keep}

@@ -18,19 +18,17 @@ import argparse
 import copy
 import json
 import resource
-import sys
 import time
 from dataclasses import asdict
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 from mustcite.benchmark.loader import Benchmark  # noqa: E402
+from mustcite.benchmark.retrieval_training import graph_from_benchmark  # noqa: E402
 from mustcite.benchmark.trec import write_run  # noqa: E402
 from mustcite.config import Workspace  # noqa: E402
 from mustcite.io import atomic_write_json  # noqa: E402
 from mustcite.retrieval.gnn import GNNParams, GNNRetriever, GraphTensors, knn_edges, save_gnn, train_gnn  # noqa: E402
-from mustcite.retrieval.graph import graph_from_benchmark  # noqa: E402
 from mustcite.retrieval.ppr import PPRParams, PPRRetriever, save_ppr  # noqa: E402
 
 OUT = Path(__file__).parent / "results" / "graph_methods.json"

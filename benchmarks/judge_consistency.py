@@ -15,12 +15,10 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 import time
 from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 from mustcite.io import atomic_write_json  # noqa: E402
 from mustcite.labels.multicite import iter_instances  # noqa: E402

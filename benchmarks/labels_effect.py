@@ -17,10 +17,8 @@ Writes ``benchmarks/results/labels_effect.{json,md}``.
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 from mustcite.benchmark.evaluate import per_query  # noqa: E402
 from mustcite.benchmark.loader import Benchmark  # noqa: E402

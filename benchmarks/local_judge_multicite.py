@@ -30,7 +30,6 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "src"))
 
 from mustcite.config import find_data_dir  # noqa: E402
 from mustcite.io import atomic_write_json  # noqa: E402

@@ -28,7 +28,6 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "src"))
 
 from mustcite.benchmark.evaluate import mean, per_query  # noqa: E402
 from mustcite.benchmark.loader import Benchmark  # noqa: E402

@@ -195,7 +195,8 @@ def main() -> None:
         rows = pq.read_table(corpus, columns=["title", "abstract"]).slice(0, args.texts).to_pylist()
         texts = [f"{r['title']}. {r['abstract'] or ''}" for r in rows]
         onnx = scratch / "onnx"
-        from mustcite.retrieval.dense import default_model_path, ensure_onnx_int8
+        from mustcite.retrieval.onnx_export import ensure_onnx_int8
+        from mustcite.retrieval.vectors import default_model_path
 
         src = work.cache / "onnx"
         if src.is_dir():

@@ -20,17 +20,17 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import sys
 import time
 from dataclasses import replace
 from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
+from common import parse_set  # noqa: E402
 from mustcite.config import Workspace  # noqa: E402
 from mustcite.recommend.method import ABLATABLE, RecommenderConfig  # noqa: E402
-from mustcite.recommend.train import benchmark_data, build_benchmark_model, evaluate, evaluate_bm25  # noqa: E402
+from mustcite.benchmark.training import benchmark_data
+from mustcite.recommend.train import build_benchmark_model, evaluate, evaluate_bm25  # noqa: E402
 
 OUT = Path(__file__).parent / "results" / "recommend_ablation.json"
 VARIANTS = ("full", "-contexts", "-cocitation", "-refs", "-dense", "-bm25", "-neighbours", "-citers", "+popularity", "-metadata", "-tiers")
@@ -53,24 +53,6 @@ def variant_config(name: str, base: RecommenderConfig) -> tuple[RecommenderConfi
         return replace(base, disable=tuple(d for d in base.disable if d != signal)), True
     return replace(base, disable=tuple(base.disable) + (signal,)), True
 
-
-def parse_set(pairs: list[str]) -> dict:
-    """``KEY=VALUE`` overrides of :class:`RecommenderConfig` (``disable=a+b``; true/false for flags)."""
-    defaults = RecommenderConfig()
-    out: dict = {}
-    for kv in pairs:
-        k, sep, v = kv.partition("=")
-        if not sep or not hasattr(defaults, k):
-            raise SystemExit(f"--set takes KEY=VALUE with a RecommenderConfig field as KEY, got {kv!r}")
-        if k == "disable":
-            out[k] = tuple(x for x in v.split("+") if x)
-        elif isinstance(getattr(defaults, k), bool):      # bool("False") is True: parse it
-            if v.lower() not in ("true", "false", "1", "0"):
-                raise SystemExit(f"--set {k}= takes true or false, got {v!r}")
-            out[k] = v.lower() in ("true", "1")
-        else:
-            out[k] = type(getattr(defaults, k))(v)
-    return out
 
 
 def main() -> None:

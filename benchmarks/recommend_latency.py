@@ -15,20 +15,11 @@ from __future__ import annotations
 import argparse
 import json
 import platform
-import statistics
 import sys
 import time
 from pathlib import Path
 
-
-def _pct(values: list[float], q: float) -> float:
-    s = sorted(values)
-    return s[min(len(s) - 1, int(round(q * (len(s) - 1))))]
-
-
-def _summary(ms: list[float]) -> dict:
-    return {"n": len(ms), "median_ms": round(statistics.median(ms), 1), "p95_ms": round(_pct(ms, 0.95), 1),
-            "mean_ms": round(statistics.fmean(ms), 1), "max_ms": round(max(ms), 1)}
+from common import latency_summary
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -50,7 +41,7 @@ def main(argv: list[str] | None = None) -> int:
     rec = load_default(model=args.model)
     load_s = time.perf_counter() - t0
     if args.queries:
-        from mustcite.retrieval.base import read_queries
+        from mustcite.retrieval.queries import read_queries
 
         queries = [{"id": d.id, "title": d.title, "abstract": d.abstract} for d in read_queries(args.queries)]
     else:
@@ -84,7 +75,7 @@ def main(argv: list[str] | None = None) -> int:
 
     report = {
         "model": rec.describe(), "top": args.top, "queries": len(queries), "load_s": round(load_s, 2),
-        "python_warm": _summary(py), "rest_api": _summary(rest),
+        "python_warm": latency_summary(py), "rest_api": latency_summary(rest),
         "batch": {"queries": len(queries), "seconds": round(batch_s, 2), "qps": round(len(queries) / batch_s, 2)},
         "machine": {"python": platform.python_version(), "cpus": __import__("os").cpu_count(),
                     # > 1 means other jobs competed for the cores while measuring

@@ -28,12 +28,12 @@ from pathlib import Path
 import numpy as np
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 from mustcite.config import Workspace  # noqa: E402
-from mustcite.recommend.labelled import TIERS  # noqa: E402
+from mustcite.labels.papers import TIERS  # noqa: E402
 from mustcite.recommend.method import Recommender, RecommenderConfig  # noqa: E402
-from mustcite.recommend.train import TIER_OF_TRUTH, benchmark_data, ranking_metrics  # noqa: E402
+from mustcite.benchmark.training import benchmark_data
+from mustcite.recommend.train import TIER_OF_TRUTH, ranking_metrics  # noqa: E402
 
 OUT = Path(__file__).parent / "results" / "recommend_learners.json"
 

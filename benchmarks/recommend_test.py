@@ -24,7 +24,6 @@ import time
 from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 from mustcite.benchmark.evaluate import mean, per_query  # noqa: E402
 from mustcite.benchmark.loader import Benchmark  # noqa: E402
@@ -84,8 +83,7 @@ def main(argv: list[str] | None = None) -> int:
         from mustcite.recommend.method import RecommenderConfig
         from mustcite.recommend.train import train_benchmark
 
-        sys.path.insert(0, str(Path(__file__).parent))
-        from recommend_ablation import parse_set  # the same KEY=VALUE parsing as the ablations
+        from common import parse_set  # the same KEY=VALUE parsing as the ablations
 
         config = RecommenderConfig(**parse_set(args.set))
         model = Workspace.resolve().root / "models" / f"bench-{args.benchmark}"

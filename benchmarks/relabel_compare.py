@@ -28,10 +28,10 @@ from collections import Counter
 from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 from mustcite.io import atomic_write_json  # noqa: E402
-from mustcite.labels.annotate import LABELS_DIR, SUMMARY_NAME, annotate_dir  # noqa: E402
+from mustcite.extract.run import LABELS_SUBDIR  # noqa: E402
+from mustcite.labels.annotate import SUMMARY_NAME, annotate_dir  # noqa: E402
 from mustcite.labels.plots import label_counts, plot_counts  # noqa: E402
 
 RESULTS = Path(__file__).parent / "results"
@@ -108,8 +108,8 @@ def main() -> None:
                               "judge": summary["judge"], "cpu_count": os.cpu_count()}
     summary = json.loads((args.view / SUMMARY_NAME).read_text("utf-8"))
     old_summary = json.loads((args.refs / SUMMARY_NAME).read_text("utf-8"))
-    before = label_counts(args.refs / LABELS_DIR)
-    after = label_counts(args.view / LABELS_DIR)
+    before = label_counts(args.refs / LABELS_SUBDIR)
+    after = label_counts(args.view / LABELS_SUBDIR)
     for c in (before, after):
         c["type1_positive_share"] = round(c["type1"].get("1", 0) / max(1, c["references"]), 4)
         c["type2_must_cite_share"] = round(sum(v for k, v in c["type2"].items() if k in ("4", "5"))
@@ -119,7 +119,7 @@ def main() -> None:
     names = (old_summary["judge"].split("/")[0], summary["judge"].split("/")[0])
     result["judges"] = {"before": old_summary["judge"], "after": summary["judge"]}
     result["paper_type1_positive_share"] = PAPER_TYPE1_SHARE
-    result["agreement_before_after"] = compare(args.refs / LABELS_DIR, args.view / LABELS_DIR)
+    result["agreement_before_after"] = compare(args.refs / LABELS_SUBDIR, args.view / LABELS_SUBDIR)
     fig = plot_counts({names[0]: before, names[1]: after}, args.figure)
     after.pop("mentions")           # the same extraction: the mention counts do not change
     result["before"], result["after"] = before, after

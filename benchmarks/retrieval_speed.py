@@ -27,7 +27,6 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 
 def _pct(values: list[float], q: float) -> float:
@@ -52,12 +51,12 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
 
     import numpy as np
-    import pyarrow.parquet as pq
 
     from mustcite.config import Workspace
-    from mustcite.retrieval.base import load_pool
+    from mustcite.corpus.pool import load_pool
     from mustcite.retrieval.bm25 import BM25Retriever
-    from mustcite.retrieval.dense import DenseRetriever, build_faiss_index
+    from mustcite.retrieval.dense import DenseRetriever
+    from mustcite.retrieval.vectors import build_faiss_index
 
     work = Workspace.resolve()
     args.ntx = args.ntx or work.root / "models" / "minilm-ntx"
@@ -122,7 +121,7 @@ def main(argv=None) -> int:
     # (MiniLM zero-shot at 256 tokens, MiniLM-NTX at 128): index build from the cache, then per query
     # a fresh encode (the query text is never taken from the cache) plus exact search
     from mustcite.retrieval.base import Doc
-    from mustcite.retrieval.dense import default_model_path
+    from mustcite.retrieval.vectors import default_model_path
     models = {"minilm": (default_model_path(), 256)}
     if args.ntx and Path(args.ntx).is_dir():
         models["minilm-ntx"] = (str(args.ntx), args.ntx_seq)

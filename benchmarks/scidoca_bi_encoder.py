@@ -24,11 +24,9 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
-sys.path.insert(0, str(Path(__file__).parent))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-from scidoca_cross_encoder import bi_encoder_scores, dev_check  # noqa: E402
+from common import bi_encoder_scores, scidoca_dev_check  # noqa: E402
 
 from mustcite.config import Workspace  # noqa: E402
 from mustcite.io import atomic_write_json  # noqa: E402
@@ -61,7 +59,7 @@ def main(argv: list[str] | None = None) -> int:
     else:
         report["training"] = json.loads((folder / "training_card.json").read_text(encoding="utf-8"))
     examples = sample_examples(tr.split_file(data, "dev", 1), args.dev, seed=0, task=1)
-    report["dev"] = dev_check({f"fine_tuned_bi_encoder_{MAX_SEQ_LENGTH}": lambda p: bi_encoder_scores(p, MAX_SEQ_LENGTH, folder),
+    report["dev"] = scidoca_dev_check({f"fine_tuned_bi_encoder_{MAX_SEQ_LENGTH}": lambda p: bi_encoder_scores(p, MAX_SEQ_LENGTH, folder),
                                f"minilm_bi_encoder_{MAX_SEQ_LENGTH}": lambda p: bi_encoder_scores(p, MAX_SEQ_LENGTH)},
                               examples, args.top)
     print(json.dumps(report["dev"], indent=1))

@@ -17,11 +17,9 @@ from __future__ import annotations
 import argparse
 import json
 import random
-import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 from mustcite.io import iter_jsonl  # noqa: E402
 from mustcite.scidoca.evaluate import evaluate  # noqa: E402

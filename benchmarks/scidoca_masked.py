@@ -21,7 +21,6 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 from mustcite.benchmark.significance import randomisation_test  # noqa: E402
 from mustcite.io import atomic_write_json  # noqa: E402

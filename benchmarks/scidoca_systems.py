@@ -24,7 +24,6 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 from mustcite.benchmark.significance import randomisation_test  # noqa: E402
 from mustcite.io import atomic_write_json  # noqa: E402
@@ -134,7 +133,7 @@ def main(argv: list[str] | None = None) -> int:
     elif task == 1:
         ce = None
         if args.cross_encoder:
-            from mustcite.recommend.crossencoder import CrossEncoderReranker
+            from mustcite.retrieval.cross_encoder import CrossEncoderReranker
 
             ce = CrossEncoderReranker.load(args.cross_encoder)
         model, ids, report = tr.train_discovery(train_file, dev_file, limit=args.limit or 4000,

@@ -31,9 +31,9 @@ import time
 from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from mustcite.recommend.train import default_model, load_refs, qrels_of, ranking_metrics, split_dev  # noqa: E402
+from mustcite.labels.papers import load_reference_dirs
+from mustcite.recommend.train import default_model, qrels_of, ranking_metrics, split_dev  # noqa: E402
 
 OUT = Path(__file__).parent / "results" / "unseen_contract.json"
 TRUTHS = ("cited", "mustcite", "type1", "type2", "type3")
@@ -67,7 +67,7 @@ def main(argv: list[str] | None = None) -> int:
     pool_path = Path(model) / "pool.parquet"
     pool = pq.read_table(pool_path, columns=["paper_id", "year"]).to_pylist()
     year_of = {p["paper_id"]: p["year"] for p in pool}
-    labelled = load_refs(data["reference_folders"], set(year_of))
+    labelled = load_reference_dirs(data["reference_folders"], set(year_of))
     _, holdout = split_dev(labelled, data["dev_fraction"], card.get("seed", 0))
     queries = [p for p in holdout if p.year == args.year]
     if args.n:

@@ -18,7 +18,6 @@ import sys
 from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 OUT = Path(__file__).parent / "results" / "web_screenshot.png"
 
@@ -30,7 +29,7 @@ def main() -> int:
     from mustcite.api.app import create_app
     from mustcite.config import Workspace
     from mustcite.recommend import load_default
-    from mustcite.retrieval.base import read_queries
+    from mustcite.retrieval.queries import read_queries
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--model", type=Path)

@@ -21,7 +21,6 @@ import tempfile
 from collections import Counter
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 from mustcite.benchmark.loader import Benchmark  # noqa: E402
 from mustcite.config import Workspace  # noqa: E402

@@ -163,7 +163,8 @@ def main(argv: list[str] | None = None) -> int:
 
         minilm = str(get_model_path())
     if args.ntxent_benchmark:
-        from mustcite.retrieval.ntxent import NTXentConfig, train_ntxent, training_pairs
+        from mustcite.benchmark.retrieval_training import training_pairs
+        from mustcite.retrieval.ntxent import NTXentConfig, train_ntxent
 
         pairs = training_pairs(args.ntxent_benchmark, split="train")
         out_model = args.ntxent_out or args.out / "models" / "minilm-ntx"

@@ -6,9 +6,9 @@ import gzip
 
 import pytest
 
-import test_recommend_support as S
+from helpers import recommender as S
 
-pytestmark = pytest.mark.skipif(not S.have_data(), reason="shared/data proceedings or NeurIPS 2023 full texts absent")
+pytestmark = pytest.mark.data          # every test asks the slice recommender (helpers.recommender)
 
 
 @pytest.fixture(scope="module")

@@ -12,9 +12,9 @@ import time
 
 import pytest
 
-import test_recommend_support as S
+from helpers import recommender as S
 
-pytestmark = pytest.mark.skipif(not S.have_data(), reason="shared/data proceedings or NeurIPS 2023 full texts absent")
+# the tests that serve the slice recommender (helpers.recommender) are marked data
 
 
 def _client(**kw):
@@ -39,6 +39,7 @@ def _chunks(total: int, size: int = 64 * 1024):
         yield b" " * n
 
 
+@pytest.mark.data
 def test_chunked_body_is_capped_as_it_arrives(client):
     # no Content-Length: the body is counted while it arrives and refused past the cap
     r = client.post("/api/recommend", content=_chunks(5 * 2**20), headers={"Content-Type": "application/json"})
@@ -49,6 +50,7 @@ def test_chunked_body_is_capped_as_it_arrives(client):
     assert client.get("/api/health").status_code == 200
 
 
+@pytest.mark.data
 def test_small_chunked_body_still_works(client):
     q = S.held_out_queries()[0]
     body = json.dumps({"title": q["title"], "abstract": q["abstract"], "top": 3}).encode()
@@ -56,6 +58,7 @@ def test_small_chunked_body_still_works(client):
     assert r.status_code == 200 and len(r.json()["results"]) == 3
 
 
+@pytest.mark.data
 def test_security_headers_on_page_api_and_errors(client):
     for r in (client.get("/"), client.get("/api/health"), client.post("/api/recommend", json={"title": ""})):
         assert r.headers["x-content-type-options"] == "nosniff"
@@ -64,6 +67,7 @@ def test_security_headers_on_page_api_and_errors(client):
         assert "script-src 'self'" in r.headers["content-security-policy"]
 
 
+@pytest.mark.data
 def test_cross_site_browser_posts_are_refused(client):
     q = {"title": "graph neural networks"}
     r = client.post("/api/recommend", json=q, headers={"Origin": "https://evil.example"})
@@ -76,12 +80,14 @@ def test_cross_site_browser_posts_are_refused(client):
     assert client.post("/api/recommend", json=q).status_code == 200
 
 
+@pytest.mark.data
 def test_host_allow_list():
     with _client(allowed_hosts=["127.0.0.1", "localhost"]) as c:
         assert c.get("/api/health", headers={"Host": "rebind.attacker.example"}).status_code == 400
         assert c.get("/api/health", headers={"Host": "localhost:8000"}).status_code == 200
 
 
+@pytest.mark.data
 def test_api_key():
     with _client(api_key="s3cret") as c:
         q = {"title": "graph neural networks"}
@@ -94,6 +100,7 @@ def test_api_key():
         assert c.get("/").status_code == 200                 # the page asks for the key
 
 
+@pytest.mark.data
 def test_full_queue_answers_503_with_retry_after():
     """One slot, one queue place: with both taken, the next request gets 503 + Retry-After at once
     instead of waiting; once they are free it is served."""
@@ -113,6 +120,7 @@ def test_full_queue_answers_503_with_retry_after():
         assert c.post("/api/recommend", json={"title": "graph neural networks"}).status_code == 200
 
 
+@pytest.mark.data
 def test_worker_pool_serves_the_same_answers():
     """Two worker processes, each loading the model once: the same results as in-process, errors
     from a worker still name the upload, and /api/health reports the workers."""
@@ -142,6 +150,7 @@ def test_worker_pool_serves_the_same_answers():
         backend.close()
 
 
+@pytest.mark.data
 def test_upload_errors_name_the_upload_not_the_server_path(client):
     bomb = gzip.compress(b"a" * 9_000_000)      # 9 MB of text in ~9 KB: past the 8 M character cap
     r = client.post("/api/audit", files={"file": ("draft.md.gz", bomb, "application/gzip")})
@@ -152,6 +161,7 @@ def test_upload_errors_name_the_upload_not_the_server_path(client):
     assert r.status_code == 422 and "mustcite-upload" not in r.json()["error"]
 
 
+@pytest.mark.data
 def test_unicode_file_names_are_accepted(client):
     held = S.split()[1][0]
     data = S.fulltext(held.id).encode("utf-8")
@@ -160,6 +170,7 @@ def test_unicode_file_names_are_accepted(client):
     assert r.json()["draft"] == "entwürfe ä.md"
 
 
+@pytest.mark.data
 def test_stopword_only_query_says_why_it_is_empty(client):
     r = client.post("/api/recommend", json={"title": "the of and", "abstract": "is it to be"})
     assert r.status_code == 200

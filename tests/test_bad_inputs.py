@@ -14,30 +14,30 @@ import shutil
 import pytest
 
 import bad_inputs as B
-import test_recommend_support as S
+from helpers import recommender as S
 from mustcite.cli.main import main
 
-pytestmark = pytest.mark.skipif(not (S.have_data() and B.have_data()),
-                                reason="shared/data proceedings, NeurIPS full texts or a PDF absent")
+# every cell reads inputs built from real files (a NeurIPS 2024 full text, a PDF) and the slice recommender
+pytestmark = pytest.mark.data("neurips/fulltext_2024", "neurips/fulltext_2023", "pdfs")
 
 CELLS = B.cells()
 MAX_UPLOAD = 2 * 2**20
 
 
 @pytest.fixture(scope="module")
-def inputs(tmp_path_factory):
+def inputs(data_dir, tmp_path_factory):
     return B.build(tmp_path_factory.mktemp("bad-inputs"))
 
 
 @pytest.fixture(scope="module")
-def work(tmp_path_factory):
+def work(data_dir, tmp_path_factory):
     w = tmp_path_factory.mktemp("work")
     shutil.copytree(S.model_dir(), w / "models" / "recommender")
     return w
 
 
 @pytest.fixture(scope="module")
-def client():
+def client(data_dir):
     from fastapi.testclient import TestClient
 
     from mustcite.api.app import create_app

@@ -9,13 +9,10 @@ other stages is not part of these tests.
 
 from __future__ import annotations
 
-import gzip
 import hashlib
 import json
-import re
 from pathlib import Path
 
-import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
@@ -25,95 +22,10 @@ from mustcite.benchmark.trec import read_qrels
 from mustcite.corpus.records import make_paper_id, normalize_title
 from mustcite.errors import MustciteError, UsageError
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
-LISTS = DATA / "proceedings" / "paperlists"
-FT24 = DATA / "neurips" / "fulltext_2024"
-FT23 = DATA / "neurips" / "fulltext_2023"
-VENUE = {"nips": "NeurIPS", "icml": "ICML", "iclr": "ICLR", "cvpr": "CVPR", "acl": "ACL"}
-FILES = ([f"nips{y}" for y in range(2017, 2025)] + [f"icml{y}" for y in range(2019, 2024)]
-         + [f"iclr{y}" for y in range(2020, 2024)] + ["cvpr2019", "acl2022"])
+# the `built` fixture (a benchmark built from real papers, once per session): conftest.py and helpers/benchmark.py
 
 
-def _corpus_rows() -> list[dict]:
-    rows = []
-    for f in FILES:
-        venue, year = VENUE[re.match(r"[a-z]+", f).group()], int(f[-4:])
-        with gzip.open(LISTS / f"{f}.jsonl.gz", "rt", encoding="utf-8") as fh:
-            for line in fh:
-                r = json.loads(line)
-                rows.append({"paper_id": make_paper_id(r["title"], venue, year, r.get("id") or ""), "title": r["title"],
-                             "abstract": r.get("abstract") or "", "authors": [], "venue": venue, "year": year,
-                             "source": "paperlists", "source_id": r.get("id") or "", "url": "", "pdf": "", "track": "main",
-                             "source_ids": [f"paperlists:{r.get('id') or ''}"]})
-    return rows
-
-
-def _abstract(text: str) -> str:
-    m = re.search(r"#+\s*Abstract\s*\n(.*?)\n#", text, re.S)
-    return " ".join(m.group(1).split()) if m else ""
-
-
-def _reference_file(text: str, index: dict[str, list[dict]]) -> list[dict]:
-    """The real reference lines of a full text; those naming a corpus title are linked to it."""
-    refs = []
-    lines = [ln for ln in text[text.rfind("## References"):].split("\n") if ln.startswith("*")]
-    for line in lines:
-        words = normalize_title(line).split()
-        hit = None
-        for j in range(len(words) - 2):
-            for cand in index.get(" ".join(words[j:j + 3]), []):
-                n = cand["norm"].split()
-                if words[j:j + len(n)] == n and (hit is None or len(n) > len(hit["norm"].split())):
-                    hit = cand
-        years = [int(y) for y in re.findall(r"\b(19\d\d|20[0-2]\d)\b", line)]
-        ref = {"target": len(refs) + 1, "title": hit["title"] if hit else line[:80], "year": max(years or [2000]),
-               "cite": str(len(refs) + 1), "contexts": [], "raw": line, "mentions": 1}
-        if hit:
-            i = sum(1 for r in refs if r.get("paper_id"))
-            ref.update(paper_id=hit["paper_id"], link_score=1.0)
-            rule = i % 5            # the hand rule: 0 baseline, 1 core (4), 2 three mentions, else none
-            ref.update(type1=int(rule == 0), type2={0: 5, 1: 4, 2: 2}.get(rule, 2),
-                       mentions=3 if rule == 2 else 1, type3=int(rule == 2), judge="hand-rule-v1")
-            ref["must_cite"] = bool(ref["type1"] or ref["type2"] >= 4 or ref["type3"])
-        refs.append(ref)
-    return refs
-
-
-@pytest.fixture(scope="module")
-def built(tmp_path_factory):
-    root = tmp_path_factory.mktemp("bench")
-    rows = _corpus_rows()
-    pq.write_table(pa.Table.from_pylist(rows), root / "papers.parquet")
-    index: dict[str, list[dict]] = {}
-    for r in rows:
-        norm = normalize_title(r["title"])
-        if len(norm.split()) >= 4 and r["year"] <= 2023:
-            index.setdefault(" ".join(norm.split()[:3]), []).append({**r, "norm": norm})
-    manifest24 = {}
-    for line in (FT24 / "manifest.jsonl").read_text(encoding="utf-8").split("\n"):
-        if line.strip():
-            m = json.loads(line)
-            manifest24[m["id"]] = m
-    refs_dir = root / "refs"
-    refs_dir.mkdir()
-    stems = sorted(manifest24)[:24]
-    for ft, stem, year in [(FT24, s, 2024) for s in stems] + [(FT23, s, 2023) for s in
-                                                                sorted(p.name[:-6] for p in FT23.glob("*.md.gz"))[:4]]:
-        text = gzip.open(ft / f"{stem}.md.gz", "rt", encoding="utf-8").read()
-        refs = _reference_file(text, index)
-        if stem == stems[5]:                    # one query whose linked references are all background
-            for r in refs:
-                r.update(type1=0, type2=1, type3=0, mentions=1, must_cite=False) if r.get("paper_id") else None
-        (refs_dir / f"{stem}.json").write_text(json.dumps(refs))
-        title = manifest24[stem]["title"] if year == 2024 else text.split("\n", 1)[0].lstrip("# ").strip()
-        (refs_dir / f"{stem}.meta.json").write_text(json.dumps(
-            {"paper": stem, "title": title, "abstract": _abstract(text), "year": year, "venue": f"NeurIPS {year}"}))
-    out = root / "out"
-    manifest = build_benchmark(get_recipe("neurips-2024-v1"), corpus_path=root / "papers.parquet",
-                               ref_dirs=[refs_dir], out_dir=out)
-    return {"root": root, "out": out, "manifest": manifest, "rows": rows, "stems": stems, "refs": refs_dir}
-
-
+@pytest.mark.data
 def test_pool_is_core_set_in_pool_years(built):
     m, out = built["manifest"], built["out"]
     pool = pq.read_table(out / "pool.parquet").to_pylist()
@@ -135,6 +47,7 @@ def test_pool_is_core_set_in_pool_years(built):
     assert m["pool"]["snapshot_sha256"] == hashlib.sha256("\n".join(sorted(r["paper_id"] for r in pool)).encode()).hexdigest()
 
 
+@pytest.mark.data
 def test_queries_split_and_qrels(built):
     m, out = built["manifest"], built["out"]
     n = m["queries"]["total"]
@@ -162,6 +75,7 @@ def test_queries_split_and_qrels(built):
     assert with_abs >= n - 2                     # abstracts come from the full texts
 
 
+@pytest.mark.data
 def test_labels_follow_the_hand_rule(built):
     out = built["out"]
     labels = [json.loads(x) for x in (out / "labels.jsonl").read_text().splitlines()]
@@ -177,6 +91,7 @@ def test_labels_follow_the_hand_rule(built):
     assert total == len(labels)
 
 
+@pytest.mark.data
 def test_manifest_checksums_and_determinism(built, tmp_path):
     out, m = built["out"], built["manifest"]
     for name, sha in m["files"].items():
@@ -197,6 +112,7 @@ def test_split_is_seeded():
     assert a != split_queries(ids, (0.6, 0.2, 0.2), 14)
 
 
+@pytest.mark.data
 def test_bad_inputs(built, tmp_path):
     with pytest.raises(UsageError):
         get_recipe("nope")
@@ -211,9 +127,10 @@ def test_bad_inputs(built, tmp_path):
     assert "x.json" in str(err.value) and "0/year" in str(err.value)
 
 
+@pytest.mark.data
 def test_cli_build_run_and_training_pairs(built, tmp_path, capsys):
     from mustcite.cli.main import main
-    from mustcite.retrieval.ntxent import training_pairs
+    from mustcite.benchmark.retrieval_training import training_pairs
 
     work = tmp_path / "work"
     assert main(["--work", str(work), "benchmark", "build", "--recipe", "neurips-2024-v1", "--refs",
@@ -237,6 +154,7 @@ def test_cli_build_run_and_training_pairs(built, tmp_path, capsys):
     assert all(q and d for q, d in pairs)
 
 
+@pytest.mark.data
 def test_cli_trains_a_listwise_reranker_on_train_queries_and_runs_it(built, tmp_path, capsys):
     from mustcite.cli.main import main
 
@@ -262,6 +180,7 @@ def test_cli_trains_a_listwise_reranker_on_train_queries_and_runs_it(built, tmp_
                  "--head", "mean"]) == 2
 
 
+@pytest.mark.data
 def test_second_file_of_a_paper_is_skipped(built, tmp_path):
     import shutil
 
@@ -326,6 +245,7 @@ def _query_splits(out: Path) -> dict[str, str]:
             for x in (out / "queries" / f"{s}.jsonl").read_text().splitlines()}
 
 
+@pytest.mark.data
 def test_v2_manifest_names_its_rules(built_v2):
     m = built_v2["manifest"]
     assert m["version"] == "v2" and m["recipe"]["pool_rule"] == "no-heldout" and m["splits"]["rule"] == "hash"
@@ -336,6 +256,7 @@ def test_v2_manifest_names_its_rules(built_v2):
                                           "failed_pages_unknown": 1}
 
 
+@pytest.mark.data
 def test_v2_pool_never_depends_on_dev_or_test_citations(built, built_v2, tmp_path):
     """Add a citation of an otherwise uncited ACL 2022 paper to a dev or test query: v2's pool is
     unchanged, v1's takes it (so this test fails if the pool depends on held-out citations)."""
@@ -365,6 +286,7 @@ def test_v2_pool_never_depends_on_dev_or_test_citations(built, built_v2, tmp_pat
     assert v2b["pool"]["snapshot_sha256"] == built_v2["manifest"]["pool"]["snapshot_sha256"]
 
 
+@pytest.mark.data
 def test_v2_other_venue_pool_papers_come_from_earlier_or_train_papers(built_v2):
     allowed: set[str] = set()
     for f in built_v2["refs"].glob("*.meta.json"):
@@ -378,6 +300,7 @@ def test_v2_other_venue_pool_papers_come_from_earlier_or_train_papers(built_v2):
     assert other and other <= allowed
 
 
+@pytest.mark.data
 def test_v2_lossy_full_texts_are_train_queries_only(built, built_v2):
     splits = _query_splits(built_v2["out"])
     for stem in built_v2["lossy"]:

@@ -7,11 +7,13 @@ import json
 import pytest
 
 from mustcite.cli.main import main
-from test_retrieval_bm25 import real_slice
+from helpers import real_slice
+
+pytestmark = pytest.mark.data          # every test reads a pool cut from the real paper lists
 
 
 @pytest.fixture(scope="module")
-def files(tmp_path_factory):
+def files(data_dir, tmp_path_factory):
     d = tmp_path_factory.mktemp("cli")
     pool = real_slice(3000)
     (d / "pool.jsonl").write_text("\n".join(json.dumps(p) for p in pool) + "\n")

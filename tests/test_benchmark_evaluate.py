@@ -5,7 +5,6 @@ from __future__ import annotations
 import gzip
 import json
 import math
-from pathlib import Path
 
 import ir_measures
 import pytest
@@ -19,7 +18,8 @@ from mustcite.benchmark.trec import read_qrels, read_run, write_qrels, write_run
 from mustcite.errors import MustciteError
 from mustcite.retrieval.bm25 import BM25Retriever
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+from helpers import DATA
+
 NIPS2018 = DATA / "proceedings" / "paperlists" / "nips2018.jsonl.gz"
 
 
@@ -35,7 +35,7 @@ def _nips2018():
 
 
 @pytest.fixture(scope="module")
-def real_run():
+def real_run(data_dir):
     """A real-shaped run: BM25 over NeurIPS 2018, queries = 60 papers' abstracts, relevant = the
     other NeurIPS 2018 papers sharing an author with the query paper."""
     papers = _nips2018()
@@ -60,6 +60,7 @@ def real_run():
     return run, qrels
 
 
+@pytest.mark.data
 def test_metrics_match_ir_measures(real_run):
     run, qrels = real_run
     ours = evaluate(run, qrels)
@@ -73,6 +74,7 @@ def test_metrics_match_ir_measures(real_run):
     assert ours["MAP"] > 0.01                      # co-authored papers are found by BM25 at all
 
 
+@pytest.mark.data
 def test_hit_ratio_matches_success_per_query(real_run):
     run, qrels = real_run
     for k in (1, 10, 20):
@@ -97,6 +99,7 @@ def test_hand_computed_map_mrr_hr():
     assert hit_ratio({"q": {"a": 2.0, "b": 1.0}}, {"q": {"b": 1}}, 1) == {"q": 0.0}
 
 
+@pytest.mark.data
 def test_trec_round_trip(tmp_path, real_run):
     run, qrels = real_run
     results = {q: sorted(d.items(), key=lambda x: -x[1]) for q, d in run.items()}
@@ -125,6 +128,7 @@ def test_bad_trec_lines_name_file_and_line(tmp_path, text, reader, line):
     assert f"bad.txt:{line}:" in str(err.value)
 
 
+@pytest.mark.data
 def test_significance(real_run):
     run, qrels = real_run
     # a worse run: the same rankings with the first hit of every query pushed to the end

@@ -1,5 +1,5 @@
-"""The benchmark loader (``Benchmark.open``) on the small real benchmark of test_benchmark_build,
-and the readers built on it (train-only recommender data, NT-Xent pairs)."""
+"""The benchmark loader (``Benchmark.open``) on the small real benchmark of test_benchmark_build (the
+``built`` fixture of conftest.py), and the readers built on it (train-only recommender data, NT-Xent pairs)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,8 @@ from mustcite.benchmark.evaluate import evaluate
 from mustcite.benchmark.loader import Benchmark
 from mustcite.benchmark.trec import read_qrels
 from mustcite.errors import DataMissingError
-from test_benchmark_build import built  # noqa: F401  (the fixture: a benchmark built from real papers)
+
+pytestmark = pytest.mark.data          # every test reads the `built` benchmark (conftest.py)
 
 GTS = ["cited", "mustcite", "type1", "type2", "type3"]
 HINT = "run `mustcite benchmark build` first"
@@ -77,8 +78,8 @@ def test_missing_files_raise_data_missing_naming_them(built, tmp_path):
 
 
 def test_recommender_data_and_ntxent_pairs_read_through_the_loader(built, tmp_path):
-    from mustcite.recommend.train import benchmark_data
-    from mustcite.retrieval.ntxent import training_pairs
+    from mustcite.benchmark.training import benchmark_data
+    from mustcite.benchmark.retrieval_training import training_pairs
 
     b = Benchmark.open(built["out"])
     data = benchmark_data(built["out"])

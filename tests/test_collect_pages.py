@@ -7,7 +7,6 @@ a live run takes (parsers see page content only).
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
@@ -17,15 +16,14 @@ from mustcite.collect.acl import parse_paper_page
 from mustcite.collect.http import Fetcher
 from mustcite.collect.run import collect_venue_year
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
-if not DATA.is_dir():
-    DATA = Path("/work/shared/data")
+from helpers import DATA
+
 VP = DATA / "venue_pages"
-pytestmark = pytest.mark.skipif(not (VP / "README.md").is_file(), reason="venue_pages not present")
+pytestmark = pytest.mark.data("venue_pages/README.md")    # every test reads the recorded pages
 
 
 @pytest.fixture(scope="module")
-def fetch():
+def fetch(data_dir):
     return Fetcher(offline=VP)
 
 

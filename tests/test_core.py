@@ -14,9 +14,10 @@ from mustcite.errors import MustciteError
 from mustcite.extract.records import Context, Reference, validate_reference_file, validate_reference_list
 from mustcite.io import atomic_write_json, iter_jsonl
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+from helpers import DATA
 
 
+@pytest.mark.data
 def test_iter_jsonl_survives_unicode_line_separators():
     # The data README: some files hold U+2028/U+0085 inside JSON strings; splitlines() breaks them.
     path = DATA / "proceedings" / "paperlists" / "nips2012.jsonl.gz"

@@ -20,15 +20,13 @@ from mustcite.corpus.importers import import_file, openreview_id, parse_authors
 from mustcite.corpus.venues import is_main_track, parse_file_name
 from mustcite.errors import DataMissingError, MustciteError, UsageError
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
-if not DATA.is_dir():
-    DATA = Path("/work/shared/data")
+from helpers import DATA
+
 MANIFEST = DATA / "proceedings" / "manifest.json"
-pytestmark = pytest.mark.skipif(not MANIFEST.is_file(), reason="shared data not present")
 
 
 @pytest.fixture(scope="module")
-def built(tmp_path_factory):
+def built(data_dir, tmp_path_factory):
     work = tmp_path_factory.mktemp("corpus-work")
     report = build_corpus(DATA, work)
     return work, report
@@ -38,6 +36,7 @@ def built(tmp_path_factory):
 
 
 @pytest.mark.slow
+@pytest.mark.data
 def test_every_file_read_with_manifest_counts(built):
     _, report = built
     m = json.loads(MANIFEST.read_text())
@@ -53,6 +52,7 @@ def test_every_file_read_with_manifest_counts(built):
 
 
 @pytest.mark.slow
+@pytest.mark.data
 def test_totals(built):
     _, report = built
     assert report.records_read == 183_844           # data README: all 183,844 records parse
@@ -74,6 +74,7 @@ def test_totals(built):
 
 
 @pytest.mark.slow
+@pytest.mark.data
 def test_acl_family_main_track_filter(built):
     _, report = built
     assert report.dropped_tracks["Bhavyashah20-acl-anthology"] == {
@@ -98,6 +99,7 @@ def test_acl_family_main_track_filter(built):
 
 
 @pytest.mark.slow
+@pytest.mark.data
 def test_stats_match_store(built):
     work, report = built
     stats = corpus_stats(work)
@@ -117,6 +119,7 @@ def test_stats_match_store(built):
 
 
 @pytest.mark.slow
+@pytest.mark.data
 def test_neurips_oral_in_three_sources_is_one_paper(built):
     work, _ = built
     with CorpusStore(work) as store:
@@ -132,6 +135,7 @@ def test_neurips_oral_in_three_sources_is_one_paper(built):
 
 
 @pytest.mark.slow
+@pytest.mark.data
 def test_iclr_oral_mangled_title_merges_and_keeps_real_title(built):
     work, _ = built
     with CorpusStore(work) as store:
@@ -145,6 +149,7 @@ def test_iclr_oral_mangled_title_merges_and_keeps_real_title(built):
 
 
 @pytest.mark.slow
+@pytest.mark.data
 def test_store_columns_and_filters(built):
     work, report = built
     path = work / "corpus" / "papers.parquet"
@@ -173,6 +178,7 @@ def test_store_columns_and_filters(built):
 
 
 @pytest.mark.slow
+@pytest.mark.data
 def test_cli_stats_json_and_exit_codes(built, capsys, tmp_path):
     work, report = built
     assert main(["--work", str(work), "corpus", "stats", "--json"]) == 0
@@ -345,6 +351,7 @@ def test_file_names_and_tracks():
     assert openreview_id("12345678") == "" and openreview_id("/paper/8296-x") == ""
 
 
+@pytest.mark.data
 def test_import_file_reads_real_iclr_oral():
     recs = list(import_file(DATA / "proceedings" / "ICLR-Oral" / "iclr2023.jsonl.gz", DATA))
     assert len(recs) == 247

@@ -12,11 +12,7 @@ from mustcite.cli.main import main
 from mustcite.datasets import DATASETS, check, dataset_files, get_dataset, require
 from mustcite.errors import DataMissingError, UsageError
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
-if not DATA.is_dir():
-    DATA = Path("/work/shared/data")
-pytestmark = pytest.mark.skipif(not (DATA / "proceedings" / "manifest.json").is_file(),
-                                reason="shared data not present")
+from helpers import DATA
 
 
 def test_registry_ids():
@@ -29,6 +25,7 @@ def test_registry_ids():
         get_dataset("nope")
 
 
+@pytest.mark.data
 def test_proceedings_files_from_manifest():
     files = dataset_files("proceedings", DATA)
     data_files = [f for f in files if f.path.endswith(".jsonl.gz")]
@@ -42,6 +39,7 @@ def test_proceedings_files_from_manifest():
                                                               "proceedings/PROVENANCE.md"]
 
 
+@pytest.mark.data
 def test_neurips_fulltext_files():
     files = dataset_files("neurips-fulltext-2024", DATA)
     texts = [f for f in files if f.path.endswith(".md.gz")]
@@ -49,6 +47,7 @@ def test_neurips_fulltext_files():
     assert len([f for f in dataset_files("neurips-fulltext-2023", DATA) if f.path.endswith(".md.gz")]) == 1400
 
 
+@pytest.mark.data
 def test_check_real_data_all_ok():
     for ds_id in ("proceedings", "s2orc-doc2json", "multicite", "scidoca", "venue-pages"):
         res = check(ds_id, DATA)
@@ -78,6 +77,7 @@ def _copy_proceedings(tmp_path: Path, n_files: int = 2) -> Path:
     return data
 
 
+@pytest.mark.data
 def test_check_detects_mismatch_and_missing(tmp_path):
     data = _copy_proceedings(tmp_path)
     assert check("proceedings", data).ok
@@ -90,6 +90,7 @@ def test_check_detects_mismatch_and_missing(tmp_path):
     assert res.missing == ["proceedings/" + second["file"]]
 
 
+@pytest.mark.data
 def test_cli_data_exit_codes(tmp_path, capsys):
     data = _copy_proceedings(tmp_path)
     assert main(["--data", str(data), "data", "check", "proceedings"]) == 0

@@ -339,11 +339,11 @@ def test_archives(tmp_path):
 #: NeurIPS 2020, GAN: NeurIPS 2014, ResNet: CVPR 2016, the Transformer: NeurIPS 2017)
 LISTS = ("yhamidullah-acl-anthology/naacl2019_N19.jsonl.gz", "rajatmodi62-ai-conf-abstract-generator/nips2020.jsonl.gz",
          "paperlists/nips2014.jsonl.gz", "paperlists/cvpr2016.jsonl.gz", "paperlists/nips2017.jsonl.gz")
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+from helpers import DATA  # noqa: E402
 
 
 @pytest.fixture(scope="module")
-def corpus_index():
+def corpus_index(data_dir):
     """A title + identifier index over two real paper lists, imported as `corpus build` reads them."""
     from mustcite.corpus.importers import import_file
     from mustcite.corpus.records import make_paper_id
@@ -359,6 +359,7 @@ def corpus_index():
     return TitleIndex.from_pool(pool)
 
 
+@pytest.mark.data
 def test_references_link_to_the_corpus(tmp_path, corpus_index):
     from mustcite.extract.link import link_references
 
@@ -457,7 +458,7 @@ def test_read_draft_accepts_latex(tmp_path):
 
 
 def _cli_project(tmp_path):
-    import test_recommend_support as S
+    from helpers import recommender as S
 
     q = S.held_out_queries()[0]
     pool = S.pool()
@@ -470,19 +471,11 @@ def _cli_project(tmp_path):
     return _zip_project({"main.tex": main, "refs.bib": bib}, tmp_path / "project.zip"), (a, b)
 
 
-def _have_slice():
-    try:
-        import test_recommend_support as S
-    except ImportError:
-        return False
-    return S.have_data()
-
-
-@pytest.mark.skipif(not _have_slice(), reason="shared/data slice absent")
+@pytest.mark.data
 def test_cli_audit_of_a_zip_project(capsys, tmp_path):
     import shutil
 
-    import test_recommend_support as S
+    from helpers import recommender as S
     from mustcite.cli.main import main
 
     work = tmp_path / "work"

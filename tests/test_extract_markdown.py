@@ -21,7 +21,7 @@ def _text(year: int, pid: str) -> str:
 
 
 @pytest.fixture(scope="module")
-def vasa():       # VASA-1, NeurIPS 2024 oral: numeric, entries "* (1)".."* (21)" then "* [22]".."* [77]"
+def vasa(data_dir):       # VASA-1, NeurIPS 2024 oral: numeric, entries "* (1)".."* (21)" then "* [22]".."* [77]"
     return extract_markdown(_text(2024, "5zSCSE0k41"), "5zSCSE0k41.md.gz")
 
 
@@ -29,6 +29,7 @@ def _by_cite(paper, cite):
     return next(r for r in paper.references if r.cite == cite)
 
 
+@pytest.mark.data
 def test_numeric_paper_reference_list(vasa):
     assert vasa.status == "ok" and vasa.failure_modes == []
     assert vasa.stats["citation_style"] == "numeric"
@@ -41,6 +42,7 @@ def test_numeric_paper_reference_list(vasa):
     assert r.authors[0] == "Ahmed A Abdelrahman"
 
 
+@pytest.mark.data
 def test_numeric_group_resolves_each_member_with_section(vasa):
     sentence = "promising accuracy obtained [39, 61]."
     for cite, title in (("39", "A lip sync expert is all you need"), ("61", "Lipformer")):
@@ -54,6 +56,7 @@ def test_numeric_group_resolves_each_member_with_section(vasa):
                    for c in ctx)
 
 
+@pytest.mark.data
 def test_checklist_author_block_and_captions_give_no_context(vasa):
     texts = [c.context for r in vasa.references for c in r.contexts]
     assert texts and not any("Justification:" in t or "Guidelines:" in t for t in texts)
@@ -64,6 +67,7 @@ def test_checklist_author_block_and_captions_give_no_context(vasa):
         "1 Introduction", "2 Related Work", "3 Method", "4 Experiments", "5 Conclusion"}
 
 
+@pytest.mark.data
 def test_contexts_deduplicated_and_mentions_counted(vasa):
     for r in vasa.references:
         keys = [(c.section, c.context) for c in r.contexts]
@@ -72,10 +76,12 @@ def test_contexts_deduplicated_and_mentions_counted(vasa):
     assert vasa.stats["mentions_resolved"] == vasa.stats["mentions_total"] > 100
 
 
+@pytest.mark.data
 def test_reference_file_follows_schema(vasa):
     validate_reference_list(vasa.to_reference_list())
 
 
+@pytest.mark.data
 def test_semicolon_groups_resolve():
     p = extract_markdown(_text(2023, "009LK0vLcY"))
     s = "independence between the treatment group and pre-treatment covariates [14; 21]."
@@ -84,6 +90,7 @@ def test_semicolon_groups_resolve():
     assert len(p.references) == 35
 
 
+@pytest.mark.data
 def test_author_year_paper_resolves_mentions():
     p = extract_markdown(_text(2024, "4NJBV6Wp0h"))
     assert p.stats["citation_style"] == "author-year" and p.status == "ok"
@@ -95,6 +102,7 @@ def test_author_year_paper_resolves_mentions():
     assert _by_cite(p, "Bai et al., 2024").title.startswith("Benchmarking foundation models")
 
 
+@pytest.mark.data
 def test_unlabelled_list_with_numeric_body_resolves_by_number():
     # entries are "* Abramowitz and Stegun [1964] ..." at first, the body cites [n]
     p = extract_markdown(_text(2023, "0Wp3VHX0Gm"))
@@ -103,12 +111,14 @@ def test_unlabelled_list_with_numeric_body_resolves_by_number():
     assert _by_cite(p, "39").raw.startswith("[39] Yang Song, Jascha Sohl-Dickstein")
 
 
+@pytest.mark.data
 def test_alpha_tag_list_with_numeric_body_is_flagged():
     p = extract_markdown(_text(2023, "1GxKVprbwM"))
     assert p.status == "flagged" and "alpha_numeric_mismatch" in p.failure_modes
     assert p.references[1].cite == "ACG+16" and p.references[1].year == 2016
 
 
+@pytest.mark.data
 def test_random_real_papers_are_schema_valid_and_keys_match():
     files = sorted((Path(find_data_dir()) / "neurips" / "fulltext_2024").glob("*.md.gz"))
     for path in random.Random(7).sample(files, 8):
@@ -173,6 +183,7 @@ def test_ocr_digit_keys_repaired_and_recorded():
     assert ten.mentions == 1 and ten.contexts[0].section == "2 Related Work"
 
 
+@pytest.mark.data
 def test_checklist_before_references_is_skipped_not_the_end():
     # kD1kpLtrmX puts "### NeurIPS paper checklist" before "## References" (82 entries)
     p = extract_markdown(_text(2024, "kD1kpLtrmX"))
@@ -182,6 +193,7 @@ def test_checklist_before_references_is_skipped_not_the_end():
     assert {c.section for r in p.references for c in r.contexts} >= {"1 Introduction"}
 
 
+@pytest.mark.data
 def test_restarted_list_later_labels_win():
     # 08hStXdT1s: Nougat wrote [1]..[47] (24..47 made up, e.g. "[30] T. Lin ... Feature pyramid"),
     # then re-read the page from "[24] T.-Y. Lin, M. Maire ..." (COCO) to [54]
@@ -194,6 +206,7 @@ def test_restarted_list_later_labels_win():
     assert len({r.cite for r in p.references}) == 54
 
 
+@pytest.mark.data
 def test_second_reference_list_is_not_mixed_in():
     # lD8xaUWw24 has the paper's list [1]..[63] and a supplement's own list after it; its title is
     # a "##" heading and its abstract has no heading
@@ -210,6 +223,7 @@ def test_second_reference_list_is_not_mixed_in():
 @pytest.mark.parametrize("stem,near", [("02HWT9c4Lp", True),    # the page before the reference heading failed
                                        ("0bfWpiwPLZ", True),    # the page right after the last entry failed
                                        ("0KseSacluJ", False)])  # an appendix page well after the list
+@pytest.mark.data
 def test_failed_ocr_pages_near_the_references_are_flagged(stem, near):
     path = Path(find_data_dir()) / "neurips" / "fulltext_2024_partial" / f"{stem}.md.gz"
     with gzip.open(path, "rt", encoding="utf-8") as fh:
@@ -224,6 +238,7 @@ def test_failed_ocr_pages_near_the_references_are_flagged(stem, near):
         assert paper.status == "flagged" and any("failed in OCR" in m for m in paper.messages)
 
 
+@pytest.mark.data
 def test_whole_full_texts_have_no_failed_page():
     for path in sorted((Path(find_data_dir()) / "neurips" / "fulltext_2024").glob("*.md.gz"))[:5]:
         with gzip.open(path, "rt", encoding="utf-8") as fh:

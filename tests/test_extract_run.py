@@ -14,7 +14,8 @@ import pytest
 from mustcite.extract.records import validate_reference_file
 from mustcite.extract.run import discover, extract_paths, stem_of
 
-from test_extract_tei_pdf import DATA, LITGRAPH, PDF_DIR, _Stub, grobid_stub  # noqa: F401 (fixture)
+from helpers import DATA
+from helpers.pdfs import LITGRAPH, PDF_DIR, GrobidStub
 
 FULLTEXT = DATA / "neurips" / "fulltext_2024"
 REAL = sorted(FULLTEXT.glob("*.md.gz"))[:20]
@@ -34,7 +35,7 @@ def _text_pdf(path: Path, with_refs: bool) -> Path:
 
 
 @pytest.fixture()
-def bad_dir(tmp_path: Path) -> Path:
+def bad_dir(data_dir, tmp_path: Path) -> Path:
     d = tmp_path / "bad"
     d.mkdir()
     (d / "empty.md").write_bytes(b"")
@@ -67,6 +68,7 @@ def test_stems_and_discovery(tmp_path):
     assert [f.name for f in found] == ["p.md.gz", "q.tei.xml"]
 
 
+@pytest.mark.data
 def test_runner_real_markdown_and_bad_files(tmp_path, bad_dir):
     out = tmp_path / "out"
     s = extract_paths([*REAL, bad_dir], out, workers=2, progress=False)
@@ -106,6 +108,7 @@ def test_runner_real_markdown_and_bad_files(tmp_path, bad_dir):
     assert papers[0]["title"] == manifest[stem_of(REAL[0])]["title"]
 
 
+@pytest.mark.data
 def test_runner_is_resumable(tmp_path):
     out = tmp_path / "out"
     files = REAL[:4]
@@ -125,23 +128,25 @@ def test_runner_is_resumable(tmp_path):
     assert extract_paths([copy], out, workers=1, force=True, progress=False).skipped == 0
 
 
-def test_flagged_pdf_goes_to_grobid(tmp_path, grobid_stub):  # noqa: F811
+@pytest.mark.data
+def test_flagged_pdf_goes_to_grobid(tmp_path, grobid_stub):
     pdf = _text_pdf(tmp_path / "paper.pdf", with_refs=False)
     alone = extract_paths([pdf], tmp_path / "a", workers=1, progress=False).rows[0]
     assert alone["status"] == "flagged" and alone["path"] == "pdf" and "no_references" in alone["failure_modes"]
     routed = extract_paths([pdf], tmp_path / "b", workers=1, grobid_url=grobid_stub, progress=False).rows[0]
     assert routed["path"] == "pdf>grobid" and routed["method"] == "grobid"
     assert routed["status"] == "ok" and routed["references"] == 27  # the stub's TEI
-    assert len(_Stub.seen) == 1
+    assert len(GrobidStub.seen) == 1
     # a scanned PDF never goes to GROBID (it needs a text layer too)
     doc = pymupdf.open()
     doc.new_page()
     doc.save(tmp_path / "blank.pdf")
     blank = extract_paths([tmp_path / "blank.pdf"], tmp_path / "c", workers=1, grobid_url=grobid_stub,
                           progress=False).rows[0]
-    assert blank["path"] == "pdf" and blank["status"] == "failed" and len(_Stub.seen) == 1
+    assert blank["path"] == "pdf" and blank["status"] == "failed" and len(GrobidStub.seen) == 1
 
 
+@pytest.mark.data
 def test_cli_extract_exit_codes(tmp_path, capsys):
     from mustcite.cli.main import main
 

@@ -3,10 +3,6 @@ s2orc-doc2json fixtures (shared/data/pdfs/s2orc-doc2json/pdf: 2 PDFs with GROBID
 
 from __future__ import annotations
 
-import http.server
-import threading
-from pathlib import Path
-
 import pymupdf
 import pytest
 
@@ -16,11 +12,7 @@ from mustcite.extract.pdf import extract_pdf, join_lines
 from mustcite.extract.records import validate_reference_list
 from mustcite.extract.tei import parse_tei
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
-if not DATA.is_dir():
-    DATA = Path("/work/shared/data")
-PDF_DIR = DATA / "pdfs" / "s2orc-doc2json" / "pdf"
-SPECTER, LITGRAPH = "2020.acl-main.207", "N18-3011"
+from helpers.pdfs import LITGRAPH, PDF_DIR, SPECTER, GrobidStub
 
 
 def _tei(stem: str):
@@ -29,6 +21,7 @@ def _tei(stem: str):
 
 # ---- TEI -----------------------------------------------------------------------------------
 
+@pytest.mark.data
 def test_tei_reference_counts_match_listbibl():
     # PROVENANCE.md: listBibl holds 27 (N18-3011) and 57 (SPECTER) biblStructs, every one dated
     lit, spec = _tei(LITGRAPH), _tei(SPECTER)
@@ -41,6 +34,7 @@ def test_tei_reference_counts_match_listbibl():
     validate_reference_list(spec.to_reference_list())
 
 
+@pytest.mark.data
 def test_tei_mentions_are_the_resolved_callouts():
     # <ref type="bibr" target="#b.."> callouts: 20 in N18-3011, 62 in SPECTER (counted with grep);
     # untargeted callouts (8 and 17) cannot be attributed and are counted separately
@@ -49,6 +43,7 @@ def test_tei_mentions_are_the_resolved_callouts():
     assert spec.stats["mentions"] == 62 and spec.stats["callouts_unresolved"] == 17
 
 
+@pytest.mark.data
 def test_tei_entry_fields_sections_and_contexts():
     lit = _tei(LITGRAPH)
     first = lit.references[0]
@@ -67,6 +62,7 @@ def test_tei_entry_fields_sections_and_contexts():
         assert len(texts) == len(set(texts))
 
 
+@pytest.mark.data
 def test_tei_drops_entries_without_year_and_reports_bad_xml():
     xml = (PDF_DIR / f"{LITGRAPH}.tei.xml").read_text(encoding="utf-8")
     undated = xml.replace('<date type="published" when="2017" />', "<date/>", 1)
@@ -82,53 +78,23 @@ def test_tei_drops_entries_without_year_and_reports_bad_xml():
 
 # ---- GROBID client against a stub server ------------------------------------------------------
 
-class _Stub(http.server.BaseHTTPRequestHandler):
-    script: list[int] = []
-    seen: list[tuple[str, int]] = []
+# the GROBID stub: helpers.pdfs.GrobidStub, served by the `grobid_stub` fixture of conftest.py
 
-    def do_POST(self):  # noqa: N802
-        length = int(self.headers.get("Content-Length", 0))
-        body = self.rfile.read(length)
-        type(self).seen.append((self.path, len(body)))
-        code = type(self).script.pop(0) if type(self).script else 200
-        if self.path != "/api/processFulltextDocument":
-            code = 404
-        payload = (PDF_DIR / f"{LITGRAPH}.tei.xml").read_bytes() if code == 200 else b"busy"
-        self.send_response(code)
-        self.send_header("Content-Type", "application/xml")
-        self.send_header("Content-Length", str(len(payload)))
-        self.end_headers()
-        self.wfile.write(payload)
-
-    def log_message(self, *args):  # keep test output quiet
-        pass
-
-
-@pytest.fixture()
-def grobid_stub():
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Stub)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    _Stub.script, _Stub.seen = [], []
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
-    server.server_close()
-
-
+@pytest.mark.data
 def test_grobid_client_posts_pdf_and_retries_503(grobid_stub):
-    _Stub.script = [503, 503, 200]
+    GrobidStub.script = [503, 503, 200]
     client = GrobidClient(grobid_stub, retries=3, backoff=0.0, timeout=10)
     tei = client.process_pdf(PDF_DIR / f"{LITGRAPH}.pdf")
-    assert len(_Stub.seen) == 3 and all(p == "/api/processFulltextDocument" for p, _ in _Stub.seen)
-    assert _Stub.seen[0][1] > (PDF_DIR / f"{LITGRAPH}.pdf").stat().st_size  # multipart with the PDF
+    assert len(GrobidStub.seen) == 3 and all(p == "/api/processFulltextDocument" for p, _ in GrobidStub.seen)
+    assert GrobidStub.seen[0][1] > (PDF_DIR / f"{LITGRAPH}.pdf").stat().st_size  # multipart with the PDF
     assert len(parse_tei(tei).references) == 27
 
 
 def test_grobid_client_errors_are_clear(grobid_stub):
-    _Stub.script = [503] * 5
+    GrobidStub.script = [503] * 5
     with pytest.raises(MustciteError, match="failed after 2 attempts: server busy"):
         GrobidClient(grobid_stub, retries=1, backoff=0.0).process_pdf(b"%PDF-1.4", name="x.pdf")
-    _Stub.script = [500]
+    GrobidStub.script = [500]
     with pytest.raises(MustciteError, match="answered HTTP 500"):
         GrobidClient(grobid_stub, retries=3, backoff=0.0).process_pdf(b"%PDF-1.4", name="x.pdf")
     with pytest.raises(MustciteError, match="cannot connect") as exc:
@@ -138,6 +104,7 @@ def test_grobid_client_errors_are_clear(grobid_stub):
 
 # ---- built-in PDF path -----------------------------------------------------------------------
 
+@pytest.mark.data
 def test_pdf_author_year_hanging_entries():
     p = extract_pdf(PDF_DIR / f"{LITGRAPH}.pdf")
     assert p.status == "ok" and p.method == "pdf"
@@ -156,6 +123,7 @@ def test_pdf_author_year_hanging_entries():
     validate_reference_list(p.to_reference_list())
 
 
+@pytest.mark.data
 def test_pdf_uses_internal_links_to_the_bibliography():
     p = extract_pdf(PDF_DIR / f"{SPECTER}.pdf")
     assert p.status == "ok" and p.stats["citation_source"] == "links"

@@ -16,11 +16,11 @@ from mustcite.labels.contract import (ContextItem, JudgeFailed, cite_found, judg
 from mustcite.labels.multicite import iter_instances
 from mustcite.labels.offline import MARK, OfflineJudge, mark_context
 
-from test_labels_backends import Stub  # noqa: F401
+from helpers.judges import Stub
 
 
 @pytest.fixture(scope="module")
-def multicite():
+def multicite(data_dir):
     """30 real MultiCite test items with a citation marker (3-sentence contexts, fixed seed):
     (item, instance) pairs."""
     return [p for p in iter_instances("test", "3", n=40, seed=7) if p[0].cite][:30]
@@ -47,6 +47,7 @@ def _out(capsys):
     return [json.loads(line) for line in cap.out.splitlines()], cap.err
 
 
+@pytest.mark.data
 def test_offline_end_to_end_on_multicite(multicite, judge, tmp_path, capsys):
     rows = _rows(multicite)
     src = _write(tmp_path / "ctx.jsonl", rows)
@@ -69,6 +70,7 @@ def test_offline_end_to_end_on_multicite(multicite, judge, tmp_path, capsys):
     assert "30 contexts judged by offline-lr-v1" in err
 
 
+@pytest.mark.data
 def test_library_functions(multicite, judge, tmp_path):
     src = _write(tmp_path / "ctx.jsonl", _rows(multicite[:5]))
     items = read_contexts(src)
@@ -216,6 +218,7 @@ def stub():
     s.close()
 
 
+@pytest.mark.data
 def test_openai_backend_through_the_contract(multicite, stub, tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("MUSTCITE_OPENAI_BASE_URL", stub.url + "/v1")
     monkeypatch.setenv("OPENAI_API_KEY", "k")

@@ -30,7 +30,7 @@ def _write(path: Path, rows: list[tuple], header=("item", "rater", "label")) -> 
 
 
 @pytest.fixture(scope="module")
-def multicite_raters(tmp_path_factory):
+def multicite_raters(data_dir, tmp_path_factory):
     """300 real MultiCite test items; 6 simulated raters who each give the real label (Type I proxy
     and Type II proxy) with prob. 0.75, else a perturbed one; each item rated by 2-6 raters."""
     items = load_split("test", "3")[:300]
@@ -61,6 +61,7 @@ def _reference_stats(rows):
 
 
 @pytest.mark.parametrize("which", [0, 1])
+@pytest.mark.data
 def test_alpha_and_kappa_match_libraries_on_multicite(multicite_raters, which):
     path, rows = multicite_raters[which], multicite_raters[2 + which]
     got = agreement_from_files(path)
@@ -87,6 +88,7 @@ def test_alpha_and_kappa_match_libraries_on_multicite(multicite_raters, which):
     assert 0.2 < got["alpha_nominal"] < 0.9
 
 
+@pytest.mark.data
 def test_judge_vs_majority_and_median_on_multicite(multicite_raters, tmp_path):
     path2, rows2 = multicite_raters[1], multicite_raters[3]
     items = load_split("test", "3")[:300]
@@ -144,6 +146,7 @@ def test_bad_csv_names_file_and_line(tmp_path, rows, header, msg, line):
     assert msg in str(e.value) and e.value.path == str(p) and e.value.line == line
 
 
+@pytest.mark.data
 def test_cli_agreement_prints_json(multicite_raters, capsys):
     from mustcite.cli.main import main
     assert main(["agreement", str(multicite_raters[0])]) == 0
@@ -158,6 +161,7 @@ def test_allocate_proportional_with_floor():
     assert allocate({"x": 3, "y": 2}, 10) == {"x": 3, "y": 2}
 
 
+@pytest.mark.data
 def test_sample_from_real_extraction(tmp_path):
     from mustcite.extract.run import extract_paths
     from mustcite.config import find_data_dir

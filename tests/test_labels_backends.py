@@ -5,9 +5,7 @@ failures, cache hits, crash-resume.  Inputs are real MultiCite test items (3-sen
 from __future__ import annotations
 
 import json
-import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -20,99 +18,13 @@ from mustcite.labels.engine import RetryPolicy, cache_key, dry_run, jobs_for, ru
 from mustcite.labels.multicite import iter_instances
 from mustcite.labels.prompting import load_prompt, parse_answer, render
 
-FAST = RetryPolicy(max_retries=4, base_delay=0.01, max_delay=2.0)
+from helpers.judges import FAST, gemini_judge, openai_judge   # the server: the `stub` fixture (conftest.py)
 
 
 @pytest.fixture(scope="module")
-def instances():
+def instances(data_dir):
     """10 real MultiCite test items (fixed seed) as citation instances."""
     return [inst for _, inst in iter_instances("test", "3", n=10, seed=3)]
-
-
-class Stub:
-    """A threaded HTTP server on 127.0.0.1.  ``script`` holds actions for the next requests:
-    ("status", code, headers), ("sleep", seconds) or ("text", answer); afterwards it answers "1"
-    for Type I prompts and "4" for Type II prompts, in the format the path asks for."""
-
-    def __init__(self):
-        self.script: list[tuple] = []
-        self.requests: list[tuple[str, dict]] = []
-        self.lock = threading.Lock()
-        stub = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *a):  # keep pytest output clean
-                pass
-
-            def do_POST(self):
-                raw = self.rfile.read(int(self.headers.get("content-length", 0)))
-                if not raw:     # a client closed before sending its body (a crashed run): not a call
-                    return
-                body = json.loads(raw)
-                with stub.lock:
-                    stub.requests.append((self.path, body))
-                    action = stub.script.pop(0) if stub.script else None
-                if action and action[0] == "status":
-                    self.send_response(action[1])
-                    for k, v in (action[2] if len(action) > 2 else {}).items():
-                        self.send_header(k, v)
-                    payload = json.dumps({"error": {"code": action[1], "message": "stub", "status": "X"}}).encode()
-                    self.send_header("content-type", "application/json")
-                    self.send_header("content-length", str(len(payload)))
-                    self.end_headers()
-                    self.wfile.write(payload)
-                    return
-                if action and action[0] == "sleep":
-                    time.sleep(action[1])
-                text = action[1] if action and action[0] == "text" else stub.default(body)
-                if self.path.endswith("/chat/completions"):
-                    out = {"id": "x", "object": "chat.completion", "model": body.get("model"),
-                           "choices": [{"index": 0, "finish_reason": "stop",
-                                        "message": {"role": "assistant", "content": text}}],
-                           "usage": {"prompt_tokens": 700, "completion_tokens": 1, "total_tokens": 701}}
-                else:
-                    out = {"candidates": [{"content": {"role": "model", "parts": [{"text": text}]},
-                                           "finishReason": "STOP", "index": 0}],
-                           "usageMetadata": {"promptTokenCount": 650, "candidatesTokenCount": 1,
-                                             "totalTokenCount": 651}, "modelVersion": "gemini-2.5-flash"}
-                payload = json.dumps(out).encode()
-                try:
-                    self.send_response(200)
-                    self.send_header("content-type", "application/json")
-                    self.send_header("content-length", str(len(payload)))
-                    self.end_headers()
-                    self.wfile.write(payload)
-                except (BrokenPipeError, ConnectionResetError):
-                    pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    @staticmethod
-    def default(body: dict) -> str:
-        blob = json.dumps(body)
-        return "1" if "0 or 1" in blob else "4"
-
-    def close(self):
-        self.server.shutdown()
-        self.server.server_close()
-
-
-@pytest.fixture()
-def stub():
-    s = Stub()
-    yield s
-    s.close()
-
-
-def openai_judge(stub: Stub, **kw) -> OpenAICompatJudge:
-    return OpenAICompatJudge(model="gpt-4o-mini", base_url=stub.url + "/v1", api_key="test-key", timeout=0.5, **kw)
-
-
-def gemini_judge(stub: Stub, **kw):
-    return make_judge("gemini", model="gemini-2.5-flash", api_key="test-key", base_url=stub.url, timeout=0.5, **kw)
 
 
 # ---------------------------------------------------------------- prompts and parsing
@@ -128,6 +40,7 @@ def test_parse_answer_rejects_non_digits():
     assert parse_answer("0", "type2")[0] is None
 
 
+@pytest.mark.data
 def test_prompts_carry_appendix_e_rules(instances):
     t1, t2 = load_prompt("type1"), load_prompt("type2")
     p1, p2 = render(t1, instances[0]), render(t2, instances[0])
@@ -137,6 +50,7 @@ def test_prompts_carry_appendix_e_rules(instances):
     assert t1.version.startswith("type1.v1.txt@") and t1.version != t2.version
 
 
+@pytest.mark.data
 def test_user_prompt_dir_changes_version(tmp_path, instances):
     src = Path(load_prompt("type1").path).parent
     for name in ("type1.v1.txt", "type2.v1.txt", "anchors.v1.json"):
@@ -157,6 +71,7 @@ def test_retry_after_header_forms():
 
 # ---------------------------------------------------------------- OpenAI-compatible
 
+@pytest.mark.data
 def test_openai_request_and_answer(stub, instances):
     j = openai_judge(stub).judge(instances[0], "type1")
     assert j.value == 1 and j.error is None and j.input_tokens == 700 and j.output_tokens == 1
@@ -168,6 +83,7 @@ def test_openai_request_and_answer(stub, instances):
     assert instances[0].cite in body["messages"][1]["content"]
 
 
+@pytest.mark.data
 def test_openai_env_config(stub, instances, monkeypatch):
     monkeypatch.setenv("MUSTCITE_OPENAI_BASE_URL", stub.url + "/v1")
     monkeypatch.setenv("MUSTCITE_OPENAI_MODEL", "qwen2.5:1.5b")
@@ -177,6 +93,7 @@ def test_openai_env_config(stub, instances, monkeypatch):
     assert stub.requests[0][1]["model"] == "qwen2.5:1.5b"
 
 
+@pytest.mark.data
 def test_openai_retries_429_5xx_timeout(stub, instances, tmp_path):
     stub.script = [("status", 429, {"Retry-After": "0.3"}), ("status", 503), ("sleep", 1.5), ("status", 500)]
     judge = openai_judge(stub)
@@ -188,6 +105,7 @@ def test_openai_retries_429_5xx_timeout(stub, instances, tmp_path):
     assert list(res.judgements.values())[0].value == 1
 
 
+@pytest.mark.data
 def test_openai_gives_up_after_retries_and_does_not_cache(stub, instances, tmp_path):
     stub.script = [("status", 502)] * 3
     judge = openai_judge(stub)
@@ -203,6 +121,7 @@ def test_openai_gives_up_after_retries_and_does_not_cache(stub, instances, tmp_p
     assert res2.judgements[(instances[0].key(), "type1")].value == 1
 
 
+@pytest.mark.data
 def test_openai_client_error_is_not_retried(stub, instances):
     stub.script = [("status", 401)]
     with pytest.raises(MustciteError, match="401"):
@@ -210,6 +129,7 @@ def test_openai_client_error_is_not_retried(stub, instances):
     assert len(stub.requests) == 1
 
 
+@pytest.mark.data
 def test_parse_failures_counted_and_cached(stub, instances, tmp_path):
     stub.script = [("text", "maybe"), ("text", ""), ("text", "7")]
     judge = openai_judge(stub)
@@ -224,6 +144,7 @@ def test_parse_failures_counted_and_cached(stub, instances, tmp_path):
     assert len(stub.requests) == 3 and res2.cached == 3 and res2.parse_failures == 3
 
 
+@pytest.mark.data
 def test_cache_hits_make_no_http_calls(stub, instances, tmp_path):
     judge = openai_judge(stub)
     jobs = jobs_for(instances)
@@ -247,6 +168,7 @@ class Crash(RuntimeError):
 
 
 @pytest.mark.parametrize("concurrency", [1, 4])
+@pytest.mark.data
 def test_crash_resume_repeats_no_call(stub, instances, tmp_path, concurrency):
     judge = openai_judge(stub)
     jobs = jobs_for(instances)
@@ -275,6 +197,7 @@ def test_crash_resume_repeats_no_call(stub, instances, tmp_path, concurrency):
 
 # ---------------------------------------------------------------- Gemini (google-genai)
 
+@pytest.mark.data
 def test_gemini_request_and_answer(stub, instances):
     j = gemini_judge(stub).judge(instances[0], "type2")
     assert j.value == 4 and j.input_tokens == 650 and j.output_tokens == 1
@@ -289,6 +212,7 @@ def test_gemini_request_and_answer(stub, instances):
     assert instances[0].cite in body["contents"][0]["parts"][0]["text"]
 
 
+@pytest.mark.data
 def test_gemini_retries_and_parse_failures(stub, instances, tmp_path):
     stub.script = [("status", 429, {"Retry-After": "0.2"}), ("status", 500), ("sleep", 1.5),
                    ("text", "maybe"), ("text", "7")]
@@ -332,6 +256,7 @@ def _local_ready() -> str | None:
 
 
 @pytest.mark.slow
+@pytest.mark.data
 def test_local_llama_reads_digit_from_logprobs(instances):
     reason = _local_ready()
     if reason:

@@ -18,14 +18,14 @@ from mustcite.labels.costs import CostLedger, cost_usd, price_for
 from mustcite.labels.engine import jobs_for, judge_label, run
 from mustcite.labels.judge import Judgement, instances_from_reference_file
 
-from test_labels_backends import FAST, Stub, openai_judge, stub  # noqa: F401 (fixture)
+from helpers import DATA
+from helpers.judges import FAST, Stub, openai_judge  # noqa: F401  (the server: the `stub` fixture of conftest.py)
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 PAPERS = sorted((DATA / "neurips" / "fulltext_2024").glob("*.md.gz"))[:2]
 
 
 @pytest.fixture(scope="module")
-def extracted(tmp_path_factory) -> Path:
+def extracted(data_dir, tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("extract") / "ex"
     extract_paths(PAPERS, out, workers=1, progress=False)
     return out
@@ -43,12 +43,14 @@ def _refs(folder: Path) -> dict[str, list[dict]]:
             if not p.name.endswith(".meta.json") and p.name not in ("summary.json", "labels_summary.json")}
 
 
+@pytest.mark.data
 def test_extraction_fixture_is_real(ex):
     refs = _refs(ex)
     assert sorted(refs) == ["01XV5Za56k", "01lhHg8H9p"]
     assert sum(len(v) for v in refs.values()) == 116
 
 
+@pytest.mark.data
 def test_annotate_offline_writes_labels_and_summary(ex):
     before = {p.name: p.read_bytes() for p in ex.glob("*.json")}
     s = annotate_dir(ex, progress=False)
@@ -69,12 +71,14 @@ def test_annotate_offline_writes_labels_and_summary(ex):
     assert json.loads((ex / "labels_summary.json").read_text())["instances"] == 116
 
 
+@pytest.mark.data
 def test_mention_threshold_moves_type3(ex):
     s1 = annotate_dir(ex, mention_threshold=1, progress=False)
     s5 = annotate_dir(ex, mention_threshold=5, progress=False)
     assert s1["counts"]["type3"].get("1", 0) > s5["counts"]["type3"].get("1", 0)
 
 
+@pytest.mark.data
 def test_annotate_openai_cached_rerun_and_cost(ex, stub, tmp_path):
     judge = openai_judge(stub)
     db = tmp_path / "cache" / "judge.sqlite"
@@ -96,12 +100,14 @@ def test_annotate_openai_cached_rerun_and_cost(ex, stub, tmp_path):
     assert json.loads((ex / "labels" / "01XV5Za56k.json").read_text())[0]["judge"] == judge_label(judge)
 
 
+@pytest.mark.data
 def test_annotate_parse_failures_are_null_labels(ex, stub, tmp_path):
     stub.script = [("text", "maybe")] * 5
     s = annotate_dir(ex, judge=openai_judge(stub), cache_path=tmp_path / "j.sqlite", concurrency=1, progress=False)
     assert s["parse_failures"]["type1"] == 5 and s["counts"]["type1"].get("null") == 5
 
 
+@pytest.mark.data
 def test_cli_annotate_dry_run_json(ex, stub, tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("MUSTCITE_OPENAI_BASE_URL", stub.url + "/v1")
     monkeypatch.setenv("OPENAI_API_KEY", "k")
@@ -117,6 +123,7 @@ def test_cli_annotate_dry_run_json(ex, stub, tmp_path, monkeypatch, capsys):
     assert rc == 0 and out2["est_cost_usd"] == pytest.approx((out2["est_input_tokens"] * 1 + 232 * 4 * 2) / 1e6)
 
 
+@pytest.mark.data
 def test_cli_annotate_errors(ex, tmp_path, capsys):
     assert main(["annotate", str(tmp_path / "nope")]) == 1
     assert "not found" in capsys.readouterr().err
@@ -131,6 +138,7 @@ def test_cli_annotate_errors(ex, tmp_path, capsys):
     assert "01XV5Za56k.json" in err and "schema" in err
 
 
+@pytest.mark.data
 def test_engine_dedupes_and_stops_on_judge_error(extracted):
     refs = json.loads((extracted / "01lhHg8H9p.json").read_text())
     insts = instances_from_reference_file(refs, {"paper_id": "01lhHg8H9p"})

@@ -23,7 +23,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 
 @pytest.fixture(scope="module")
-def built(tmp_path_factory):
+def built(data_dir, tmp_path_factory):
     """A workspace with a neural judge trained on 32 real MultiCite train items (2 steps),
     threshold and cuts from 24 dev items."""
     work = tmp_path_factory.mktemp("work")
@@ -34,10 +34,11 @@ def built(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def pairs():
+def pairs(data_dir):
     return [p for p in iter_instances("test", "3", n=40, seed=3) if p[0].cite][:8]
 
 
+@pytest.mark.data
 def test_card_records_the_build(built):
     _, folder, card = built
     assert (folder / CARD).is_file() and read_card(folder) == card
@@ -48,6 +49,7 @@ def test_card_records_the_build(built):
     assert {"accuracy", "cohen_kappa"} <= set(card["dev"])
 
 
+@pytest.mark.data
 def test_save_load_round_trip_and_judge_many(built, pairs):
     work, folder, card = built
     insts = [inst for _, inst in pairs]
@@ -70,6 +72,7 @@ def test_save_load_round_trip_and_judge_many(built, pairs):
     assert clone.judge_many(insts[:3], ("type1",))["type1"][0].prob[1] == pytest.approx(out["type1"][0].prob[1], abs=1e-6)
 
 
+@pytest.mark.data
 def test_name_and_version_in_labels(built):
     _, folder, card = built
     judge = NeuralJudge(folder)
@@ -77,6 +80,7 @@ def test_name_and_version_in_labels(built):
     assert judge_label(judge) == f"{DEFAULT_VERSION}/{card_id(card)}"
 
 
+@pytest.mark.data
 def test_rules_and_empty_contexts(built):
     _, folder, _ = built
     judge = NeuralJudge(folder)
@@ -98,6 +102,7 @@ def test_missing_model_is_a_clear_error(tmp_path):
     assert "neural" in BACKENDS
 
 
+@pytest.mark.data
 def test_make_judge_and_cli(built, pairs, tmp_path, capsys):
     work, folder, card = built
     assert isinstance(make_judge("neural", model=str(folder)), NeuralJudge)
@@ -113,6 +118,7 @@ def test_make_judge_and_cli(built, pairs, tmp_path, capsys):
     assert "train-judge" in capsys.readouterr().err
 
 
+@pytest.mark.data
 def test_cascade_fit_judge_and_errors(built, pairs, tmp_path):
     """The cascade judge: calibration on real dev items, LR everywhere and the neural judge averaged in
     exactly where the LR is unsure, its label name, pickling, the CLI backend and its errors."""

@@ -24,6 +24,7 @@ def judge():
     return OfflineJudge()
 
 
+@pytest.mark.data
 def test_multicite_splits_and_proxy():
     test = load_split("test", "3")
     assert len(test) == 3313 and len(load_split("train", "gold")) == 5491 and len(load_split("dev", "1")) == 2447
@@ -75,6 +76,7 @@ def test_hand_cases(judge):
         judge.judge(comp, "type3")
 
 
+@pytest.mark.data
 def test_accuracy_on_multicite_test_sample(judge):
     r = evaluate_judge(judge, "test", "3", n=400, seed=7)
     t1 = r["type1"]["any"]
@@ -99,6 +101,7 @@ def _real_instances():
     return single + multi + [_inst([])]
 
 
+@pytest.mark.data
 def test_judge_batch_gives_the_same_answers_as_judge():
     from mustcite.labels.offline import default_judge
 
@@ -111,6 +114,7 @@ def test_judge_batch_gives_the_same_answers_as_judge():
         assert [b.raw for b in batch] == [s.raw for s in single]
 
 
+@pytest.mark.data
 def test_batches_judged_in_worker_processes_give_the_same_answers(monkeypatch):
     """annotate's vectorised pass split into batches over a process pool = one pass in-process."""
     import mustcite.labels.annotate as annotate

@@ -18,7 +18,7 @@ PAPER = "01lhHg8H9p"   # NeurIPS 2024 "GLBench", 65 references
 
 
 @pytest.fixture(scope="module")
-def ext(tmp_path_factory):
+def ext(data_dir, tmp_path_factory):
     from mustcite.extract.run import extract_paths
     d = tmp_path_factory.mktemp("ext")
     files = [find_data_dir() / "neurips" / "fulltext_2024" / f"{PAPER}.md.gz",
@@ -42,6 +42,7 @@ def test_must_cite_rule():
         apply_labels({"mentions": 1}, 2, 3, "x")
 
 
+@pytest.mark.data
 def test_instances_from_real_reference_file(ext):
     refs, meta = _load(ext)
     insts = instances_from_reference_file(refs, meta)
@@ -54,6 +55,7 @@ def test_instances_from_real_reference_file(ext):
     assert len(keys) == 65 and insts[0].key() == instances_from_reference_file(refs, meta)[0].key()
 
 
+@pytest.mark.data
 def test_type3_follows_mentions_and_threshold(ext):
     refs, _ = _load(ext)
     out3 = add_type3(refs)
@@ -71,6 +73,7 @@ class _FixedJudge:
                                                               (2 if task == "type2" else 0)))
 
 
+@pytest.mark.data
 def test_label_references_schema_and_combination(ext):
     refs, meta = _load(ext)
     out = label_references(refs, _FixedJudge(), meta)
@@ -82,6 +85,7 @@ def test_label_references_schema_and_combination(ext):
         assert r["must_cite"] == bool(r["type1"] == 1 or r["type3"] == 1)
 
 
+@pytest.mark.data
 def test_offline_judge_labels_real_paper(ext):
     from mustcite.labels.offline import OfflineJudge
     refs, meta = _load(ext, "009LK0vLcY")
@@ -93,6 +97,7 @@ def test_offline_judge_labels_real_paper(ext):
     assert out == label_references(refs, OfflineJudge(), meta)   # deterministic
 
 
+@pytest.mark.data
 def test_labels_stats_cli(ext, tmp_path, capsys):
     from mustcite.cli.main import main
     lab = tmp_path / "lab"

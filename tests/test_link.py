@@ -16,14 +16,17 @@ from mustcite.extract.link import TitleIndex, link_dir, link_references
 from mustcite.extract.run import extract_paths
 from mustcite.extract.tei import parse_tei
 
-from test_extract_tei_pdf import DATA, PDF_DIR, SPECTER
+from helpers import DATA
+from helpers.pdfs import PDF_DIR, SPECTER
+
+pytestmark = pytest.mark.data          # every test links SPECTER's real references against real paper lists
 
 LISTS = [("nips2017", "NeurIPS", 2017), ("iclr2017", "ICLR", 2017), ("icml2019", "ICML", 2019),
          ("nips2019", "NeurIPS", 2019)]
 
 
 @pytest.fixture(scope="module")
-def corpus(tmp_path_factory) -> Path:
+def corpus(data_dir, tmp_path_factory) -> Path:
     cols: dict[str, list] = {"paper_id": [], "title": [], "abstract": [], "authors": [], "venue": [], "year": []}
     for name, venue, year in LISTS:
         path = DATA / "proceedings" / "paperlists" / f"{name}.jsonl.gz"

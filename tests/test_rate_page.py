@@ -16,23 +16,21 @@ from mustcite.errors import MustciteError
 from mustcite.labels.agreement import agreement_from_files
 from mustcite.labels.rating import RatingStore, cite_spans, load_sample, segments
 
+from helpers import DATA
+
 CHROMIUM = Path("/usr/bin/chromium")
 N = 8
 
 
 def _data_files() -> list[Path]:
-    try:
-        from mustcite.config import find_data_dir
-        return sorted((find_data_dir() / "neurips" / "fulltext_2024").glob("*.md.gz"))[1:2]
-    except MustciteError:
-        return []
+    return sorted((DATA / "neurips" / "fulltext_2024").glob("*.md.gz"))[1:2]
 
 
-needs_data = pytest.mark.skipif(not _data_files(), reason="shared/data NeurIPS 2024 full texts absent")
+needs_data = pytest.mark.data("neurips/fulltext_2024")      # the tests on the real sample
 
 
 @pytest.fixture(scope="module")
-def sample(tmp_path_factory) -> Path:
+def sample(data_dir, tmp_path_factory) -> Path:
     """A stratified sample of N real citation instances (`agreement sample` on one real paper)."""
     from mustcite.extract.run import extract_paths
     from mustcite.labels.sample import write_sample

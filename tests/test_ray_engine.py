@@ -26,20 +26,19 @@ from mustcite.runs import read_run_state
 if importlib.util.find_spec("ray") is None:    # `make test` installs the `ray` extra: run, never skip
     raise ImportError("the Ray engine tests need ray: pip install -e '.[ray]' (make test does)")
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
-if not DATA.is_dir():
-    DATA = Path("/work/shared/data")
+from helpers import DATA  # noqa: E402
+
 PAPERS = sorted((DATA / "neurips" / "fulltext_2024").glob("*.md.gz"))[:16]
 LISTS = [("nips2017", "NeurIPS", 2017), ("iclr2017", "ICLR", 2017), ("icml2019", "ICML", 2019),
          ("nips2019", "NeurIPS", 2019)]
 #: run files with timings in them (compared without their timing fields)
 TIMED = {"summary.json", "labels_summary.json"}
 
-pytestmark = pytest.mark.skipif(len(PAPERS) < 16, reason="needs the NeurIPS 2024 full texts in shared/data")
+# the tests on the 16 real papers are marked data; the others need no data
 
 
 @pytest.fixture(scope="module")
-def corpus(tmp_path_factory) -> Path:
+def corpus(data_dir, tmp_path_factory) -> Path:
     """A small real corpus store: the 3,090 titles of the NeurIPS/ICLR/ICML paper lists test_link uses."""
     import gzip
 
@@ -90,7 +89,7 @@ def _summary(folder: Path, name: str = "summary.json") -> dict:
 
 
 @pytest.fixture(scope="module")
-def local_run(tmp_path_factory, corpus) -> Path:
+def local_run(data_dir, tmp_path_factory, corpus) -> Path:
     """The reference: extract + link + annotate on the local engine (a 2-process pool)."""
     out = tmp_path_factory.mktemp("local") / "ex"
     extract_paths(PAPERS, out, progress=False, engine=LocalEngine(2))
@@ -99,6 +98,7 @@ def local_run(tmp_path_factory, corpus) -> Path:
     return out
 
 
+@pytest.mark.data
 def test_extract_link_annotate_byte_identical(cluster, local_run, corpus, tmp_path):
     out = tmp_path / "ex"
     s = extract_paths(PAPERS, out, progress=False, engine=cluster)
@@ -133,6 +133,7 @@ def _killing(victim: str) -> RayEngine:
     return Killing(num_cpus=2, batch_size=4)
 
 
+@pytest.mark.data
 def test_worker_killed_mid_extract_loses_nothing(cluster, local_run, corpus, tmp_path):
     victim = PAPERS[5].name.split(".")[0]
     out = tmp_path / "ex"
@@ -158,6 +159,7 @@ def test_worker_killed_mid_extract_loses_nothing(cluster, local_run, corpus, tmp
     assert {k: v for k, v in ref.items() if not k.startswith("labels/")} == final
 
 
+@pytest.mark.data
 def test_worker_killed_mid_annotate_rerun_relabels_only_the_lost(cluster, local_run, tmp_path):
     out = tmp_path / "ex"
     shutil.copytree(local_run, out)
@@ -175,11 +177,14 @@ def test_worker_killed_mid_annotate_rerun_relabels_only_the_lost(cluster, local_
     assert _files(out) == ref
 
 
+@pytest.mark.data
 def test_encoding_byte_identical(cluster, local_run, tmp_path_factory):
     """Pool encoding (int8 ONNX MiniLM, as `mustcite train` uses): the batches encoded on Ray
     workers give the same embedding-cache shard, byte for byte, as encoding in this process."""
     pytest.importorskip("onnxruntime")
-    from mustcite.retrieval.dense import DenseRetriever, default_model_path, ensure_onnx_int8
+    from mustcite.retrieval.dense import DenseRetriever
+    from mustcite.retrieval.onnx_export import ensure_onnx_int8
+    from mustcite.retrieval.vectors import default_model_path
 
     shared = tmp_path_factory.mktemp("onnx")
     ensure_onnx_int8(default_model_path(), shared)
@@ -209,6 +214,7 @@ def test_an_error_raised_by_the_function_ends_the_map_as_in_process(cluster):
     assert list(RayEngine(batch_size=3).map(abs, [-3, 2, -1, 0, 5])) == [3, 2, 1, 0, 5]   # input order
 
 
+@pytest.mark.data
 def test_cli_engine_ray_prints_rate(cluster, tmp_path, capsys):
     out = tmp_path / "ex"
     assert main(["extract", *map(str, PAPERS[:4]), "-o", str(out), "--engine", "ray", "--json"]) == 0
@@ -216,6 +222,7 @@ def test_cli_engine_ray_prints_rate(cluster, tmp_path, capsys):
     assert doc["engine"] == "ray" and doc["papers"] == 4 and doc["papers_per_s"] > 0
 
 
+@pytest.mark.data
 def test_engine_ray_without_ray_is_a_usage_error(monkeypatch, tmp_path, capsys):
     monkeypatch.setitem(sys.modules, "ray", None)          # as if Ray were not installed
     with pytest.raises(UsageError, match=r"mustcite\[ray\]"):

@@ -7,16 +7,17 @@ import json
 
 import pytest
 
-import test_recommend_support as S
+from helpers import recommender as S
 from mustcite.errors import DataMissingError, MustciteError, UsageError
 from mustcite.recommend import Recommender, RecommenderConfig
 from mustcite.recommend.fusion import rrf
-from mustcite.recommend.labelled import CitedPaper, from_qrels
+from mustcite.labels.papers import CitedPaper, from_qrels
 from mustcite.retrieval.base import Doc
 
-pytestmark = pytest.mark.skipif(not S.have_data(), reason="shared/data proceedings or NeurIPS 2023 full texts absent")
+# the tests on the slice (helpers.recommender) are marked data
 
 
+@pytest.mark.data
 def test_slice_is_real_and_linked():
     pool = S.pool()
     assert len(pool) == 8493                      # NeurIPS 2019 (paperquest) + 2020-2022 (rajatmodi62)
@@ -50,6 +51,7 @@ def test_from_qrels_fills_negatives_of_known_ground_truths():
     assert by["p2"]["type1"] == 0 and by["p2"]["must_cite"] == 0 and by["p2"]["type2"] is None
 
 
+@pytest.mark.data
 def test_learned_recommender_beats_bm25_on_held_out_papers():
     rec = S.trained()
     _, held = S.split()
@@ -69,6 +71,7 @@ def test_learned_recommender_beats_bm25_on_held_out_papers():
     assert {"cited", "must_cite", "type3"} <= set(rec.tiers.models)
 
 
+@pytest.mark.data
 def test_results_are_ranked_deterministic_and_explained():
     rec = S.trained()
     q = S.held_out_queries()[0]
@@ -91,6 +94,7 @@ def test_results_are_ranked_deterministic_and_explained():
     assert any(r.evidence["matched_terms"] for r in a)
 
 
+@pytest.mark.data
 def test_leave_one_out_never_votes_with_itself():
     rec = S.trained()
     p = rec.labelled[0]
@@ -107,6 +111,7 @@ def test_leave_one_out_never_votes_with_itself():
     assert unexcluded[0][0] == p.id and unexcluded[0][1] == pytest.approx(1.0)
 
 
+@pytest.mark.data
 def test_save_load_round_trip(tmp_path):
     rec = S.trained()
     loaded = Recommender.load(S.model_dir())
@@ -123,6 +128,7 @@ def test_missing_model_says_how_to_build_it(tmp_path):
     assert "mustcite train" in str(e.value)
 
 
+@pytest.mark.data
 def test_bad_queries_raise_clear_errors():
     rec = S.trained()
     with pytest.raises(MustciteError, match="neither a title nor an abstract"):
@@ -135,6 +141,7 @@ def test_bad_queries_raise_clear_errors():
         rec.recommend_many([{"id": "a", "title": "x"}, {"id": "a", "title": "y"}])
 
 
+@pytest.mark.data
 def test_build_rejects_unlinked_labels():
     pool = S.pool()[:50]
     train = copy.deepcopy(S.split()[0])
@@ -145,6 +152,7 @@ def test_build_rejects_unlinked_labels():
 
 
 @pytest.mark.slow
+@pytest.mark.data
 def test_dense_fusion_path(tmp_path):
     """BM25 + MiniLM on a 400-paper pool: dense hits join the candidates, save/load keeps the vectors."""
     lab = copy.deepcopy(S.labelled())
@@ -183,6 +191,7 @@ def test_same_paper_title_catches_truncated_and_noisy_titles():
     assert not same_paper_title("Attention", "Attention Is All You Need")              # too short to be a truncation
 
 
+@pytest.mark.data
 def test_rank_by_orders_results_by_that_tier():
     rec = S.trained()
     q = S.held_out_queries()[2]
@@ -196,6 +205,7 @@ def test_rank_by_orders_results_by_that_tier():
         rec.recommend_many([q], rank_by="type9")
 
 
+@pytest.mark.data
 def test_citer_similarity_is_the_closest_citing_labelled_paper():
     rec = S.trained()
     p = rec.labelled[3]
@@ -212,6 +222,7 @@ def test_citer_similarity_is_the_closest_citing_labelled_paper():
     assert rec.nindex.citer_similarity(sims, "not-cited-by-anyone") == (0.0, 0.0, 0.0)
 
 
+@pytest.mark.data
 def test_cocitation_counts_labelled_papers_citing_candidate_and_seeds():
     rec = S.trained()
     nx = rec.nindex
@@ -241,9 +252,10 @@ def test_cocitation_counts_labelled_papers_citing_candidate_and_seeds():
     assert nx.cocitation(["not-cited-by-anyone"], sims) == {}
 
 
+@pytest.mark.data
 def test_ablation_switches_remove_a_signal():
     from mustcite.recommend.method import ABLATABLE
-    from mustcite.recommend.rerank import FEATURES
+    from mustcite.recommend.features import FEATURES
 
     with pytest.raises(UsageError, match="unknown signal"):
         RecommenderConfig(disable=("magic",))
@@ -261,6 +273,7 @@ def test_ablation_switches_remove_a_signal():
     assert X[:, FEATURES.index("bm25_score")].max() > 0
 
 
+@pytest.mark.data
 def test_fit_sample_is_a_fixed_subset_whatever_the_order():
     from mustcite.recommend.train import fit_sample
 

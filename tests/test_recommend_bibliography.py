@@ -9,10 +9,10 @@ import random
 import numpy as np
 import pytest
 
-import test_recommend_support as S
+from helpers import recommender as S
 from mustcite.recommend.audit import AuditWeights, audit_ranking, blend, score_draft
 from mustcite.recommend.bibliography import BibliographyIndex
-from mustcite.recommend.labelled import CitedPaper, LabelledPaper
+from mustcite.labels.papers import CitedPaper, LabelledPaper
 from mustcite.recommend.neighbours import NeighbourIndex
 
 
@@ -63,7 +63,7 @@ def test_time_order_and_own_paper():
     assert bib.signals([], 2024).references == []
 
 
-@pytest.mark.skipif(not S.have_data(), reason="shared/data proceedings or NeurIPS 2023 full texts absent")
+@pytest.mark.data
 def test_references_as_evidence_find_removed_citations_better_on_the_slice():
     # the slice's labelled papers are linked, not labelled: the removed 30% are any citations
     rec = S.trained()
@@ -85,7 +85,7 @@ def test_references_as_evidence_find_removed_citations_better_on_the_slice():
     assert np.mean(with_refs) > np.mean(without)
 
 
-@pytest.mark.skipif(not S.have_data(), reason="shared/data proceedings or NeurIPS 2023 full texts absent")
+@pytest.mark.data
 def test_without_references_the_audit_score_is_the_recommenders_probability():
     rec = S.trained()
     q = S.held_out_queries()[0]

@@ -7,14 +7,14 @@ import shutil
 
 import pytest
 
-import test_recommend_support as S
+from helpers import recommender as S
 from mustcite.cli.main import main
 
-pytestmark = pytest.mark.skipif(not S.have_data(), reason="shared/data proceedings or NeurIPS 2023 full texts absent")
+# the tests on the slice recommender (helpers.recommender) are marked data
 
 
 @pytest.fixture(scope="module")
-def work(tmp_path_factory):
+def work(data_dir, tmp_path_factory):
     """A work dir whose default model folder holds the slice recommender."""
     w = tmp_path_factory.mktemp("work")
     shutil.copytree(S.model_dir(), w / "models" / "recommender")
@@ -31,6 +31,7 @@ def _query():
     return S.held_out_queries()[0]
 
 
+@pytest.mark.data
 def test_json_format(capsys, work):
     q = _query()
     code, out, _ = run(capsys, work, "recommend", "--title", q["title"], "--abstract", q["abstract"],
@@ -42,6 +43,7 @@ def test_json_format(capsys, work):
     assert {"paper_id", "title", "year", "venue", "score", "tier", "evidence"} <= set(r)
 
 
+@pytest.mark.data
 def test_trec_format_from_queries_file(capsys, work, tmp_path):
     qs = S.held_out_queries()[:3]
     f = tmp_path / "q.jsonl"
@@ -58,6 +60,7 @@ def test_trec_format_from_queries_file(capsys, work, tmp_path):
     assert scores == sorted(scores, reverse=True)
 
 
+@pytest.mark.data
 def test_bibtex_and_table_formats(capsys, work):
     q = _query()
     code, out, _ = run(capsys, work, "recommend", "--title", q["title"], "--abstract", q["abstract"],
@@ -68,6 +71,7 @@ def test_bibtex_and_table_formats(capsys, work):
     assert code == 0 and out.startswith("# query") and len(out.strip().splitlines()) == 5
 
 
+@pytest.mark.data
 def test_draft_input_and_audit(capsys, work, tmp_path):
     held = S.split()[1][0]
     draft = tmp_path / f"{held.id}.md"
@@ -86,6 +90,7 @@ def test_draft_input_and_audit(capsys, work, tmp_path):
     assert code == 0 and "missing (recommended, not in the bibliography)" in out
 
 
+@pytest.mark.data
 def test_usage_and_data_errors(capsys, work, tmp_path):
     code, _, err = run(capsys, work, "recommend", "--title", "x", "--queries", "q.jsonl")
     assert code == 2 and "exactly one" in err
@@ -104,6 +109,7 @@ def test_usage_and_data_errors(capsys, work, tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.data
 def test_train_writes_model_and_card(capsys, tmp_path):
     import pyarrow as pa
     import pyarrow.parquet as pq
@@ -128,6 +134,7 @@ def test_train_writes_model_and_card(capsys, tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.data
 def test_train_benchmark_mode_is_train_only(capsys, tmp_path):
     """A benchmark folder in the layout of ``mustcite benchmark build`` made from the slice."""
     import pyarrow as pa
@@ -157,11 +164,13 @@ def test_train_benchmark_mode_is_train_only(capsys, tmp_path):
     assert card["metrics"]["dev"]["cited"]["queries"] == 13 and card["metrics"]["dev"]["cited"]["R@100"] > 0.3
 
 
+@pytest.mark.data
 def test_serve_without_a_model_fails_fast(capsys, tmp_path):
     code, _, err = run(capsys, tmp_path, "serve", "--port", "8765")
     assert code == 1 and "mustcite train" in err
 
 
+@pytest.mark.data
 def test_serve_with_a_corrupt_model_names_the_file(capsys, tmp_path):
     bad = tmp_path / "model"
     bad.mkdir()
@@ -172,6 +181,7 @@ def test_serve_with_a_corrupt_model_names_the_file(capsys, tmp_path):
     assert code == 1 and "config.json" in err
 
 
+@pytest.mark.data
 def test_out_is_checked_before_any_work(capsys, work, tmp_path):
     # a folder (or a path in an unwritable place) as --out: a usage error before the model loads
     code, _, err = run(capsys, work, "recommend", "--title", "graph networks", "--out", str(tmp_path))
@@ -181,6 +191,7 @@ def test_out_is_checked_before_any_work(capsys, work, tmp_path):
     assert code == 2 and "cannot write" in err
 
 
+@pytest.mark.data
 def test_audit_names_the_draft_and_never_a_sibling(capsys, work, tmp_path):
     """A draft whose Markdown holds no title/abstract is reported as such, even with a readable
     sibling .tei.xml/.pdf of another paper beside it (a corpus run would fall back; a draft never)."""
@@ -198,6 +209,7 @@ def test_audit_names_the_draft_and_never_a_sibling(capsys, work, tmp_path):
     assert code == 2 and "NaN" in err
 
 
+@pytest.mark.data
 def test_rank_by_a_tier(capsys, work):
     q = _query()
     code, out, _ = run(capsys, work, "recommend", "--title", q["title"], "--abstract", q["abstract"],
@@ -210,6 +222,7 @@ def test_rank_by_a_tier(capsys, work):
     assert code == 2 and "rank_by" in err
 
 
+@pytest.mark.data
 def test_default_model_falls_back_to_the_demo_light_model(capsys, tmp_path):
     q = _query()
     args = ("recommend", "--title", q["title"], "--abstract", q["abstract"], "--format", "json", "--top", "3")
@@ -227,6 +240,7 @@ def test_default_model_falls_back_to_the_demo_light_model(capsys, tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.data
 def test_train_as_of_a_year_keeps_later_papers_out(capsys, tmp_path):
     import shutil
 
@@ -257,6 +271,7 @@ def test_train_as_of_a_year_keeps_later_papers_out(capsys, tmp_path):
     assert code == 2
 
 
+@pytest.mark.data
 def test_audit_reports_bibtex_markdown_and_ci_exit(capsys, work, tmp_path):
     held = S.split()[1][1]
     draft = tmp_path / f"{held.id}.md"

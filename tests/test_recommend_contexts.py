@@ -1,4 +1,4 @@
-"""Citation-context evidence (recommend/contexts.py) on the real slice of test_recommend_support:
+"""Citation-context evidence (recommend/contexts.py) on the real slice of helpers.recommender:
 a query finds a pool paper through the words labelled papers use where they cite it, never through
 its own contexts (leave-one-out) or those of a later paper (time order)."""
 
@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import copy
 
+import pytest
+
 from mustcite.recommend.contexts import ContextIndex
-from mustcite.recommend.labelled import contexts_from_references
+from mustcite.labels.papers import contexts_from_references
 from mustcite.retrieval.base import Doc
 
-import test_recommend_support as S
+from helpers import recommender as S
 
 
 def _query_of_context(p):
@@ -27,6 +29,7 @@ def test_contexts_come_from_the_reference_file():
     assert contexts_from_references(refs, {"b"}) == {}
 
 
+@pytest.mark.data
 def test_a_context_finds_its_cited_paper_but_never_its_own_paper():
     lab = [p for p in copy.deepcopy(S.labelled()) if p.contexts]
     index = ContextIndex(lab)
@@ -41,6 +44,7 @@ def test_a_context_finds_its_cited_paper_but_never_its_own_paper():
     assert all(m.rank >= 1 for m in loo.values())
 
 
+@pytest.mark.data
 def test_contexts_of_later_papers_never_count():
     lab = [p for p in copy.deepcopy(S.labelled()) if p.contexts]
     for i, p in enumerate(lab):

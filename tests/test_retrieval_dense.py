@@ -7,15 +7,16 @@ import pytest
 
 from mustcite.retrieval.dense import DenseRetriever
 from mustcite.retrieval.embeddings import EmbeddingCache, text_key
-from test_retrieval_bm25 import real_slice
+from helpers import real_slice
 
 
 @pytest.fixture(scope="module")
-def pool():
+def pool(data_dir):
     rows = real_slice(5000)
     return rows[::100]          # 50 papers from the four venues
 
 
+@pytest.mark.data
 def test_dense_search_and_cache_hit(pool, tmp_path):
     queries = [{"id": f"q{i}", "title": p["title"], "abstract": ""} for i, p in enumerate(pool[:10])]
     r = DenseRetriever(cache_dir=tmp_path)

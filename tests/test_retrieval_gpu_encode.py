@@ -12,12 +12,13 @@ import pyarrow.parquet as pq
 import pytest
 
 from mustcite.retrieval.dense import DenseRetriever
-from test_retrieval_bm25 import real_slice
+from helpers import real_slice
 
 SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "gpu_encode.py"
 
 
 @pytest.mark.slow
+@pytest.mark.data
 def test_gpu_encode_writes_the_cache_format(tmp_path):
     rows = real_slice(5000)[::25]                     # 200 papers, four venues
     pq.write_table(pa.Table.from_pylist(rows), tmp_path / "pool.parquet")

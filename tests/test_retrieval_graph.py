@@ -13,11 +13,11 @@ import pytest
 import torch_geometric  # noqa: F401  (a missing install must fail here)
 
 from mustcite.errors import MustciteError
-from mustcite.recommend.labelled import CitedPaper, LabelledPaper
-from mustcite.retrieval.base import make_retriever
+from mustcite.labels.papers import CitedPaper, LabelledPaper
 from mustcite.retrieval.gnn import GNNParams, GNNRetriever, GraphTensors, knn_edges, save_gnn, train_gnn
 from mustcite.retrieval.graph import BiblioGraph, GraphConfig, build_graph, text_neighbours
 from mustcite.retrieval.ppr import PPRParams, PPRRetriever, save_ppr
+from mustcite.retrieval.registry import make_retriever
 
 DIM = 16
 TOPICS = ["graph neural message passing", "diffusion image generation", "bandit regret exploration",
@@ -213,7 +213,7 @@ class FakeEncoder:
 
 
 def test_held_out_queries_never_enter_the_graph(tmp_path, monkeypatch):
-    from mustcite.retrieval import graph as graph_mod
+    from mustcite.benchmark import retrieval_training as graph_mod
 
     pool, _, labelled, *_ = world()
     splits = {"train": labelled[:30], "dev": labelled[30:40], "test": labelled[40:]}

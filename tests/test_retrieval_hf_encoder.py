@@ -13,9 +13,10 @@ torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
 from mustcite.errors import MustciteError, UsageError  # noqa: E402
-from mustcite.retrieval.base import Doc, make_retriever  # noqa: E402
+from mustcite.retrieval.base import Doc  # noqa: E402
 from mustcite.retrieval.hf_encoder import (HFRetriever, detect_pooling, hf_retriever_for,  # noqa: E402
                                            parse_hf_method)
+from mustcite.retrieval.registry import make_retriever  # noqa: E402
 
 WORDS = ("graph neural network attention transformer diffusion model image text citation retrieval "
          "language vision reinforcement learning policy reward robot protein molecule kernel bayesian "

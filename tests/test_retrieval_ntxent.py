@@ -10,7 +10,7 @@ import pytest
 from mustcite.errors import MustciteError
 from mustcite.retrieval.dense import DenseRetriever
 from mustcite.retrieval.ntxent import NTXentConfig, _batches, train_ntxent
-from test_retrieval_bm25 import real_slice
+from helpers import real_slice
 
 
 def test_batches_never_repeat_a_document():
@@ -39,6 +39,7 @@ def test_mixed_pairs_and_triplets_are_refused(tmp_path):
         train_ntxent([("q", "d"), ("q2", "d2", "n2")], tmp_path / "m", progress=False)
 
 
+@pytest.mark.data
 def test_triplets_train_with_their_hard_negatives(tmp_path):
     papers = real_slice(5000)[:9]
     triplets = [(p["title"], p["abstract"], n["abstract"]) for p, n in zip(papers[:8], papers[1:])]
@@ -49,6 +50,7 @@ def test_triplets_train_with_their_hard_negatives(tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.data
 def test_train_saves_model_and_card(tmp_path):
     # real pairs: a NeurIPS 2018 paper's title -> its own abstract (a title/abstract matching task)
     papers = real_slice(5000)[:24]

@@ -6,14 +6,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import test_recommend_support as S
+from helpers import recommender as S
 from mustcite.errors import DataMissingError
 from mustcite.retrieval.base import as_docs
 from mustcite.retrieval.bm25 import BM25Retriever
 from mustcite.retrieval.cross_encoder import CITED_TARGET, CrossEncoderReranker
-from mustcite.retrieval.rerank import PrefetchRerankRetriever, training_groups, training_pairs
+from mustcite.retrieval.prefetch_rerank import PrefetchRerankRetriever, training_groups, training_pairs
 
-pytestmark = pytest.mark.skipif(not S.have_data(), reason="shared/data proceedings absent")
+pytestmark = pytest.mark.data          # every test reranks papers of the slice pool (helpers.recommender)
 
 
 class ByLength:

@@ -14,12 +14,14 @@ import numpy as np
 import pytest
 
 from mustcite.errors import MustciteError, UsageError
-from mustcite.retrieval.dense import DenseRetriever, default_model_path, dense_from_meta, is_onnx_model
+from mustcite.retrieval.dense import DenseRetriever, dense_from_meta
+from mustcite.retrieval.onnx_export import is_onnx_model
 from mustcite.retrieval.static import (DEFAULT_PCA_DIMS, MANIFEST, StaticEncoder, StaticSpec, ensure_static_model,
                                        is_static_model, is_static_spec, parse_static_spec, static_key,
                                        static_model_dir)
+from mustcite.retrieval.vectors import default_model_path
 
-from test_retrieval_bm25 import LISTS, real_slice
+from helpers import real_slice
 
 model2vec = pytest.importorskip("model2vec")
 
@@ -161,10 +163,9 @@ def test_distil_offline_and_cache(static_cache, no_network):
 
 
 @pytest.mark.slow
+@pytest.mark.data
 def test_real_titles_similar_above_unrelated(static_cache, tmp_path, no_network):
     root, path, _ = static_cache
-    if not LISTS.is_dir():
-        pytest.skip("shared/data proceedings lists absent")
     r = DenseRetriever("static:minilm", cache_dir=root)
     assert r.model_path == str(path) and r.static
     minilm = DenseRetriever(cache_dir=root)
@@ -218,11 +219,10 @@ def test_saved_spec_redistils_when_folder_gone(static_cache, tmp_path, no_networ
 
 
 @pytest.mark.slow
+@pytest.mark.data
 def test_onnx_int8_close_to_minilm(tmp_path, no_network):
     pytest.importorskip("onnx")
     pytest.importorskip("onnxruntime")
-    if not LISTS.is_dir():
-        pytest.skip("shared/data proceedings lists absent")
     rows = real_slice(5000)[::250]
     texts = [f"{r['title']}. {r['abstract']}" for r in rows] + ["", "x"]
     onnx = DenseRetriever("onnx-int8:minilm", cache_dir=tmp_path, max_seq_length=128)

@@ -22,15 +22,14 @@ from mustcite.extract.run import extract_paths
 from mustcite.labels.annotate import annotate_dir
 from mustcite.runs import marker_path, read_run_state, run_marker, warn_if_partial
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
-if not DATA.is_dir():
-    DATA = Path("/work/shared/data")
+from helpers import DATA
+
 PAPERS = sorted((DATA / "neurips" / "fulltext_2024").glob("*.md.gz"))[:40]
 SRC = Path(__file__).resolve().parents[1] / "src"
 
 
 @pytest.fixture(scope="module")
-def extracted(tmp_path_factory) -> Path:
+def extracted(data_dir, tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("runs") / "ex"
     extract_paths(PAPERS, out, workers=1, progress=False)
     return out
@@ -129,6 +128,7 @@ def test_corrupt_marker_names_the_file(tmp_path):
 
 # ---- annotate: resume ----------------------------------------------------------------------
 
+@pytest.mark.data
 def test_annotate_resumes_and_labels_match_a_fresh_run(ex, fresh_labels):
     s1 = annotate_dir(ex, progress=False, chunk=500)              # several chunks
     assert s1["skipped"] == 0 and s1["papers"] == 40 and _labels(ex) == fresh_labels
@@ -164,6 +164,7 @@ def test_annotate_resumes_and_labels_match_a_fresh_run(ex, fresh_labels):
     assert s6["skipped"] == 0 and s6["calls"] == 2 * s1["instances"] and _labels(ex) == fresh_labels
 
 
+@pytest.mark.data
 def test_annotate_warns_on_a_partial_extraction_folder(ex, capsys):
     st = read_run_state(ex, "extract")
     assert st.complete and st.counts["papers"] == 40 and st.expected == 40
@@ -174,6 +175,7 @@ def test_annotate_warns_on_a_partial_extraction_folder(ex, capsys):
     assert s["papers"] == 40 and read_run_state(ex / "labels").complete
 
 
+@pytest.mark.data
 def test_link_marks_its_run(ex, tmp_path, monkeypatch, capsys):
     import mustcite.extract.link as link
 
@@ -195,6 +197,7 @@ def test_link_marks_its_run(ex, tmp_path, monkeypatch, capsys):
 
 # ---- labels stats on a partial folder ------------------------------------------------------
 
+@pytest.mark.data
 def test_labels_stats_refuses_a_partial_folder(ex, capsys):
     annotate_dir(ex, progress=False)
     labels = ex / "labels"
@@ -219,6 +222,7 @@ def test_labels_stats_refuses_a_partial_folder(ex, capsys):
 
 # ---- a real kill -9 ------------------------------------------------------------------------
 
+@pytest.mark.data
 def test_kill_9_during_annotate_then_resume(ex, fresh_labels, capsys):
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(SRC), os.environ.get("PYTHONPATH")])))
     proc = subprocess.Popen([sys.executable, "-m", "mustcite", "annotate", str(ex), "--chunk", "50"],
@@ -246,6 +250,7 @@ def test_kill_9_during_annotate_then_resume(ex, fresh_labels, capsys):
     assert main(["labels", "stats", str(labels)]) == 0
 
 
+@pytest.mark.data
 def test_readers_of_a_partial_labels_folder_warn(ex, capsys):
     """Benchmark build and training read labels through iter_reference_files: a labels folder
     whose annotate run was interrupted is reported once on stderr (they still read what is there)."""

@@ -28,7 +28,8 @@ from mustcite.io import iter_jsonl, read_text
 from mustcite.scidoca.build import (PaperJob, build_task_data, collect_paper, replace_spans)
 from mustcite.scidoca.formats import read_examples
 
-DATA = Path(find_data_dir())
+from helpers import DATA
+
 PAPERS = {  # paper id -> folder of shared/data/neurips
     "kj33zJ9Vue": "fulltext_2023", "gMjIUZBKH8": "fulltext_2023", "LDhhi8HBO3": "fulltext_2023",
     "LnySNEJAQt": "fulltext_2023_rest", "VRRvJnxgQe": "fulltext_2024",            # numeric
@@ -42,7 +43,7 @@ LISTS = [(f"nips{y}", "NeurIPS", y) for y in range(2012, 2020)] + \
 
 
 @pytest.fixture(scope="module")
-def inputs(tmp_path_factory):
+def inputs(data_dir, tmp_path_factory):
     """(full-text folders, linked extraction folder, corpus parquet) for the nine papers."""
     root = tmp_path_factory.mktemp("scidoca_in")
     dirs = []
@@ -93,7 +94,7 @@ def _paper(example_id: str) -> str:
 
 
 @pytest.fixture(scope="module")
-def views():
+def views(data_dir):
     return {pid: paragraph_view(read_text(DATA / "neurips" / folder / f"{pid}.md.gz"))
             for pid, folder in PAPERS.items()}
 
@@ -110,6 +111,7 @@ def links(inputs):
 
 # ---- the paragraph view ------------------------------------------------------------------------
 
+@pytest.mark.data
 def test_view_spans_point_at_markers_and_match_extraction(inputs, views):
     _, extract, _ = inputs
     for pid, view in views.items():
@@ -151,6 +153,7 @@ def test_replace_spans_tidies_removed_markers():
 
 # ---- the three tasks ---------------------------------------------------------------------------
 
+@pytest.mark.data
 def test_files_read_back_in_the_seed_shape(built):
     out, manifest = built
     for split in ("train", "dev", "test"):
@@ -163,6 +166,7 @@ def test_files_read_back_in_the_seed_shape(built):
     assert sum(manifest["statistics"][s]["paragraphs"] for s in ("train", "dev", "test")) > 50
 
 
+@pytest.mark.data
 def test_masks_replace_exactly_the_markers(built, views, links):
     out, _ = built
     linked, with_abstract = links
@@ -193,6 +197,7 @@ def test_masks_replace_exactly_the_markers(built, views, links):
     assert n > 50
 
 
+@pytest.mark.data
 def test_gold_and_distractors(built, views, links):
     out, _ = built
     linked, with_abstract = links
@@ -219,6 +224,7 @@ def test_gold_and_distractors(built, views, links):
     assert unabstracted > 0      # the rule was exercised: linked papers without abstract are no gold
 
 
+@pytest.mark.data
 def test_task3_sentences_carry_the_gold(built):
     out, manifest = built
     for split in ("train", "dev", "test"):
@@ -235,6 +241,7 @@ def test_task3_sentences_carry_the_gold(built):
 
 # ---- splits ------------------------------------------------------------------------------------
 
+@pytest.mark.data
 def test_split_by_paper_and_one_test_paragraph_per_paper(built):
     out, manifest = built
     papers = {s: {_paper(r["id"]) for r in _rows(out, s, 1)} for s in ("train", "dev", "test")}
@@ -246,6 +253,7 @@ def test_split_by_paper_and_one_test_paragraph_per_paper(built):
     assert manifest["statistics"]["test"]["paragraphs"] == manifest["statistics"]["test"]["papers"]
 
 
+@pytest.mark.data
 def test_everything_to_test_keeps_one_paragraph_each(inputs, tmp_path):
     m = _build(inputs, tmp_path, seed=0, fractions=(0.0, 0.0, 1.0))
     test = [_paper(r["id"]) for r in _rows(tmp_path, "test", 1)]
@@ -256,6 +264,7 @@ def test_everything_to_test_keeps_one_paragraph_each(inputs, tmp_path):
     assert m["counts"]["test_paragraphs_dropped_one_per_paper"] > 0
 
 
+@pytest.mark.data
 def test_deterministic_under_the_seed(inputs, built, tmp_path):
     out, manifest = built
     again = _build(inputs, tmp_path / "again", seed=0, fractions=(0.5, 0.25, 0.25), workers=2)
@@ -268,6 +277,7 @@ def test_deterministic_under_the_seed(inputs, built, tmp_path):
     assert other["files"] != manifest["files"]
 
 
+@pytest.mark.data
 def test_stale_extraction_is_skipped(inputs, tmp_path):
     dirs, extract, _ = inputs
     pid = "gMjIUZBKH8"

@@ -14,7 +14,9 @@ from mustcite.scidoca import (Answer, Candidate, Example, read_answers, read_exa
                               write_examples, write_official)
 from mustcite.scidoca.formats import detect_shape, read_official_dir
 
-REAL = Path("/work/shared/data/scidoca/task1_example_from_trieuhoangan.json")
+from helpers import DATA
+
+REAL = DATA / "scidoca" / "task1_example_from_trieuhoangan.json"
 
 V, D, B, R = "[Vaswani et al. 2017]", "[Devlin et al. 2019]", "[Brown et al. 2020]", "[Radford et al. 2018]"
 CANDS = [V, D, B, R]
@@ -50,6 +52,7 @@ def _raises(fn, *args, **kwargs) -> MustciteError:
 
 # --------------------------------------------------------------------------- the real sample
 
+@pytest.mark.data
 def test_reads_real_task1_sample_unchanged():
     assert detect_shape(REAL) == "official"
     [ex] = read_examples(REAL)
@@ -65,6 +68,7 @@ def test_reads_real_task1_sample_unchanged():
     assert ex.masks == ()                                                   # a Task 1 paragraph has no slots
 
 
+@pytest.mark.data
 def test_real_sample_with_a_label_beside_it(tmp_path):
     shutil.copy(REAL, tmp_path / "q7.in")
     (tmp_path / "q7.label").write_text(json.dumps({"correct_citation": ["7229756", 18980380]}))

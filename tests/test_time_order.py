@@ -17,15 +17,15 @@ import shutil
 import numpy as np
 import pytest
 
-import test_recommend_support as S
+from helpers import recommender as S
 from mustcite.cli.main import main
 from mustcite.errors import MustciteError
 from mustcite.recommend import Recommender, RecommenderConfig
 from mustcite.recommend.neighbours import UNKNOWN_YEAR, NeighbourIndex, year_array
-from mustcite.recommend.rerank import FEATURES
+from mustcite.recommend.features import FEATURES
 from mustcite.retrieval.base import Doc
 
-pytestmark = pytest.mark.skipif(not S.have_data(), reason="shared/data proceedings or NeurIPS 2023 full texts absent")
+pytestmark = pytest.mark.data          # every test asks the slice (helpers.recommender)
 
 YEAR = 2021
 TODAY = datetime.date.today().year
@@ -33,7 +33,7 @@ GAP = FEATURES.index("year_gap")
 
 
 @pytest.fixture(scope="module")
-def rec():
+def rec(data_dir):
     """An untrained BM25 recommender over the slice (fused rank + votes rank it): enough to see
     which papers are compared, recommended and used, and quick to build."""
     lab = copy.deepcopy(S.split()[0])

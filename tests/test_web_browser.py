@@ -7,14 +7,14 @@ from pathlib import Path
 
 import pytest
 
-import test_recommend_support as S
+from helpers import recommender as S
 
 CHROMIUM = Path("/usr/bin/chromium")
 
 pytestmark = [
     pytest.mark.browser,
     pytest.mark.skipif(not CHROMIUM.exists(), reason="/usr/bin/chromium is absent (apt-get install -y chromium)"),
-    pytest.mark.skipif(not S.have_data(), reason="shared/data proceedings or NeurIPS 2023 full texts absent"),
+    pytest.mark.data,                  # the page serves the slice recommender (helpers.recommender)
 ]
 
 

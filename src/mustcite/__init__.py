@@ -1,10 +1,14 @@
 """mustcite: which papers must your paper cite?
 
-Stages, in the order data flows: ``corpus`` -> ``extract`` -> ``labels`` -> ``benchmark`` ->
-``retrieval`` -> ``recommend``; ``cli``, ``api`` and ``web`` are thin front ends over them.
+Layers, lowest first; a module imports only from its own layer or lower ones: the ground modules
+(``errors``, ``io``, ``config``, ``engine``, ...) -> ``corpus`` -> ``collect`` -> ``extract`` ->
+``retrieval`` -> ``labels`` -> ``benchmark`` -> ``recommend`` -> ``scidoca`` -> the front ends
+``api`` and ``web`` -> ``cli``; this package facade sits on top.
 """
 
-__version__ = "0.1.0"
+from .version import __version__
+
+__all__ = ["Recommender", "__version__"]
 
 
 def __getattr__(name: str):

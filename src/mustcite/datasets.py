@@ -11,13 +11,12 @@ to get it; ``check(dataset_id, data_dir)`` also verifies sha256. Used by ``mustc
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .errors import DataMissingError, MustciteError, UsageError
-from .io import sha256_file
+from .errors import DataMissingError, UsageError
+from .io import read_json, sha256_file
 
 GITHUB = "https://github.com"
 RAW = "https://raw.githubusercontent.com"
@@ -140,15 +139,8 @@ def get_dataset(dataset_id: str) -> Dataset:
         raise UsageError(f"unknown dataset '{dataset_id}'; known: {', '.join(DATASETS)}") from None
 
 
-def _read_json(path: Path) -> Any:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise MustciteError(f"cannot read manifest: {exc}", path=path) from None
-
-
 def _proceedings_files(data_dir: Path) -> list[DataFile]:
-    m = _read_json(data_dir / "proceedings" / "manifest.json")
+    m = read_json(data_dir / "proceedings" / "manifest.json")
     out = []
     for entry in m.get("files", {}).values():
         url = (f"{RAW}/{entry['source_repo']}/{entry.get('commit') or entry.get('snapshot_commit')}/"

@@ -27,7 +27,7 @@ from __future__ import annotations
 import importlib.util
 import math
 import os
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
 from typing import Any, TypeVar
@@ -276,10 +276,6 @@ def make_engine(name: str | None = "local", address: str | None = None, *, worke
     if not ray_available():
         import_ray()
     return RayEngine(address or os.environ.get("MUSTCITE_RAY_ADDRESS") or None, num_cpus=workers)
-
-
-def as_list(items: Iterable[T]) -> list[T]:
-    return items if isinstance(items, list) else list(items)
 
 
 __all__ = ["ENGINES", "Engine", "LocalEngine", "RayEngine", "current_engine", "default_workers", "make_engine",

@@ -57,8 +57,13 @@ def _json_limit(exc: BaseException) -> str:
     return "nested too deeply" if isinstance(exc, RecursionError) else str(exc)
 
 
-def read_json(path: str | Path) -> Any:
-    """A JSON file's value; a missing, unreadable or malformed file raises MustciteError naming it."""
+def read_json(path: str | Path, *, missing_ok: bool = False) -> Any:
+    """A JSON file's value; an unreadable or malformed file raises MustciteError naming it.
+
+    A missing file raises too, unless ``missing_ok``: then it is ``None``.
+    """
+    if missing_ok and not Path(path).is_file():
+        return None
     text = read_text(path)
     try:
         return json.loads(text)

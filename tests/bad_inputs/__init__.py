@@ -16,7 +16,8 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
+from helpers import DATA  # the shared data folder (find_data_dir); tests using these inputs are marked data
+
 FULLTEXT_2024 = DATA / "neurips" / "fulltext_2024"
 PDF_DIR = DATA / "pdfs"
 

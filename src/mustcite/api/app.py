@@ -27,20 +27,20 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Callable
 
-from fastapi import FastAPI, File, Form, Request, UploadFile
-from fastapi.exceptions import RequestValidationError
+from fastapi import FastAPI, File, Form, UploadFile
 from fastapi.responses import FileResponse
 from fastapi.staticfiles import StaticFiles
-from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.middleware.trustedhost import TrustedHostMiddleware
 from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator
 
 from ..errors import MustciteError
+from ..version import __version__
 from ..recommend.query import MAX_ABSTRACT, MAX_TITLE, MIN_YEAR, today_year
 from ..recommend.results import Recommendation
-from .admission import Admission, Busy
+from .admission import Admission
 from .backends import LocalBackend, NotReady
 from .guards import ApiKey, BodyLimit, SameOrigin, SecurityHeaders, error_response
+from .handlers import add_error_handlers
 
 MAX_BODY = 256 * 1024            # JSON request bodies
 MAX_UPLOAD = 20 * 2**20          # uploaded drafts
@@ -151,48 +151,6 @@ def check_filename(name: str | None) -> str:
     return name
 
 
-def add_error_handlers(app: FastAPI) -> None:
-    """The API's one error shape (``{"error": ...}``) for invalid input, MustciteError, a model not
-    ready, a full queue, HTTP errors and non-UTF-8 bodies (shared with the rater app, :mod:`.rate`)."""
-
-    @app.exception_handler(RequestValidationError)
-    async def _invalid(request: Request, exc: RequestValidationError):
-        problems = []
-        for e in exc.errors():
-            loc = ".".join(str(x) for x in e.get("loc", ()) if x != "body")
-            msg = e.get("msg", "invalid")
-            if e.get("type") == "extra_forbidden":
-                msg = "unknown field"
-            elif e.get("type") == "json_invalid":
-                msg = "body is not valid JSON (or not UTF-8)"
-            problems.append(f"{loc}: {msg}" if loc else msg)
-        return error_response(422, "; ".join(problems) or "invalid request", details=problems)
-
-    @app.exception_handler(MustciteError)
-    async def _mustcite(request: Request, exc: MustciteError):
-        return error_response(422, exc.message + (f" (field '{exc.field}')" if exc.field else ""),
-                              **({"hint": exc.hint} if exc.hint else {}))
-
-    @app.exception_handler(NotReady)
-    async def _not_ready(request: Request, exc: NotReady):
-        return error_response(503, str(exc), {"Retry-After": "5"}, state="failed" if exc.failed else "loading")
-
-    @app.exception_handler(Busy)
-    async def _busy(request: Request, exc: Busy):
-        return error_response(503, str(exc), {"Retry-After": str(exc.retry_after)})
-
-    @app.exception_handler(StarletteHTTPException)
-    async def _http(request: Request, exc: StarletteHTTPException):
-        msg = str(exc.detail)
-        if exc.status_code == 400 and "parsing the body" in msg:
-            msg = "could not parse the request body (is it UTF-8 JSON / a valid multipart form?)"
-        return error_response(exc.status_code, msg, getattr(exc, "headers", None))   # e.g. 405's Allow
-
-    @app.exception_handler(UnicodeDecodeError)
-    async def _unicode(request: Request, exc: UnicodeDecodeError):
-        return error_response(400, "request is not valid UTF-8")
-
-
 def create_app(recommender=None, *, loader: Callable[[], Any] | None = None, backend=None,
                max_upload: int = MAX_UPLOAD, concurrency: int = 1, queue: int = 32,
                allowed_hosts: list[str] | None = None, api_key: str | None = None, rating=None) -> FastAPI:
@@ -204,7 +162,7 @@ def create_app(recommender=None, *, loader: Callable[[], Any] | None = None, bac
     ``Host`` headers; ``api_key`` guards ``/api/*``; ``rating`` (a
     :class:`~mustcite.labels.rating.RatingStore`) adds the rater page ``/rate`` and ``/api/rate/*``.
     """
-    app = FastAPI(title="mustcite", version=_version(),
+    app = FastAPI(title="mustcite", version=__version__,
                   description="Which papers must your paper cite? Recommendations and draft audits.")
     max_year = today_year() + 1     # an audit's year: MIN_YEAR to next year
     if backend is None:
@@ -272,9 +230,3 @@ def create_app(recommender=None, *, loader: Callable[[], Any] | None = None, bac
         add_rate_routes(app, rating)
 
     return app
-
-
-def _version() -> str:
-    from .. import __version__
-
-    return __version__

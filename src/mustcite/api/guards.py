@@ -159,3 +159,15 @@ class SecurityHeaders:
             await send(message)
 
         await self.app(scope, receive, with_headers)
+
+
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+
+
+def is_loopback(host: str) -> bool:
+    return host in LOOPBACK or host.startswith("127.")
+
+
+def default_allowed_hosts(host: str) -> list[str]:
+    """A loopback server answers only to loopback names (no DNS rebinding); others to any name."""
+    return ["127.0.0.1", "localhost", "[::1]"] if is_loopback(host) else []

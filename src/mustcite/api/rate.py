@@ -25,6 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from starlette.middleware.trustedhost import TrustedHostMiddleware
 
 from ..labels.rating import RatingStore
+from ..version import __version__
 
 MAX_BODY = 16 * 1024
 _RATER = Field(..., min_length=1, max_length=64, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$",
@@ -87,10 +88,10 @@ def create_rate_app(store: RatingStore, *, allowed_hosts: list[str] | None = Non
     """An app with only the rater page (``/`` redirects to ``/rate``)."""
     from fastapi.responses import RedirectResponse
 
-    from .app import _version, add_error_handlers
     from .guards import BodyLimit, SameOrigin, SecurityHeaders
+    from .handlers import add_error_handlers
 
-    app = FastAPI(title="mustcite rate", version=_version(),
+    app = FastAPI(title="mustcite rate", version=__version__,
                   description="Rate a validation sample: Type I (0/1) and Type II (1-5) per citation instance.")
     app.add_middleware(BodyLimit, limit_for=lambda path: MAX_BODY)
     app.add_middleware(SameOrigin)
@@ -112,7 +113,7 @@ def create_rate_app(store: RatingStore, *, allowed_hosts: list[str] | None = Non
 def serve_rate(store: RatingStore, *, host: str = "127.0.0.1", port: int = 8010, log_level: str = "warning") -> None:
     import uvicorn
 
-    from .serve import default_allowed_hosts
+    from .guards import default_allowed_hosts
 
     uvicorn.run(create_rate_app(store, allowed_hosts=default_allowed_hosts(host) or None),
                 host=host, port=port, log_level=log_level)

@@ -11,8 +11,6 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
-LOOPBACK = ("127.0.0.1", "localhost", "::1")
-
 
 @dataclass
 class ServeSettings:
@@ -26,15 +24,6 @@ class ServeSettings:
     max_upload: int = 20 * 2**20
     rate_sample: str | None = None                # a sample CSV: also serve the rater page /rate
     rate_out: str | None = None                   # ... writing OUT/<rater>.csv
-
-
-def is_loopback(host: str) -> bool:
-    return host in LOOPBACK or host.startswith("127.")
-
-
-def default_allowed_hosts(host: str) -> list[str]:
-    """A loopback server answers only to loopback names (no DNS rebinding); others to any name."""
-    return ["127.0.0.1", "localhost", "[::1]"] if is_loopback(host) else []
 
 
 def build_app(settings: ServeSettings):

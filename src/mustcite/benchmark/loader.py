@@ -61,8 +61,8 @@ class Benchmark:
         return self._file("pool.parquet", "pool")
 
     def pool(self) -> list[dict[str, Any]]:
-        """The pool papers as dicts (:func:`~mustcite.retrieval.base.load_pool`)."""
-        from ..retrieval.base import load_pool
+        """The pool papers as dicts (:func:`~mustcite.corpus.pool.load_pool`)."""
+        from ..corpus.pool import load_pool
 
         return load_pool(self.pool_file())
 

@@ -100,7 +100,3 @@ def write_qrels(path: str | Path, qrels: Mapping[str, Mapping[str, int]]) -> int
             out.append(f"{_check_token(qid, 'query id')} 0 {_check_token(docid, 'document id')} {int(qrels[qid][docid])}")
     atomic_write_text(path, "\n".join(out) + ("\n" if out else ""))
     return len(out)
-
-
-def run_from_results(results: Mapping[str, Sequence[tuple[str, float]]]) -> Run:
-    return {qid: {d: float(s) for d, s in hits} for qid, hits in results.items()}

@@ -94,7 +94,8 @@ def _retriever(method: str, pool_file: Path, *, ann: str | None, batch_size: int
     """A retriever indexed on the pool; BM25 indexes are cached under <work>/cache/bm25/."""
     import hashlib
 
-    from ..retrieval.base import load_pool, make_retriever
+    from ..corpus.pool import load_pool
+    from ..retrieval.registry import make_retriever
 
     rows = load_pool(pool_file)
     if method == "bm25" and cache:
@@ -134,7 +135,7 @@ def retrieve_cmd(
     """Top-K pool papers for each query (title + abstract)."""
     from ..benchmark.trec import format_run
     from ..engine import make_engine, use_engine
-    from ..retrieval.base import read_queries
+    from ..retrieval.queries import read_queries
 
     if fmt not in ("trec", "json"):
         raise UsageError(f"--format must be trec or json, got {fmt!r}")
@@ -216,7 +217,8 @@ def run_cmd(
     from ..benchmark.report import build_rows, render
     from ..benchmark.trec import write_run
     from ..io import atomic_write_json
-    from ..retrieval.base import peak_rss_mb, read_queries
+    from ..retrieval.memory import peak_rss_mb
+    from ..retrieval.queries import read_queries
 
     bench = Benchmark.open(_bench_dir(benchmark))
     qfile = bench.queries_file(split)
@@ -263,7 +265,8 @@ def train_cmd(
                                        help="tokens per text while training (128 is ~2x faster on CPU)"),
 ) -> None:
     """NT-Xent fine-tuning on the TRAIN queries' pairs; saves the model and a training card."""
-    from ..retrieval.ntxent import NTXentConfig, train_ntxent, training_pairs
+    from ..benchmark.retrieval_training import training_pairs
+    from ..retrieval.ntxent import NTXentConfig, train_ntxent
 
     bdir = _bench_dir(benchmark)
     pairs = training_pairs(bdir, split="train", truth=truth)
@@ -295,8 +298,8 @@ def train_colbert_cmd(
 ) -> None:
     """ColBERT-NTX: PyLate contrastive (NT-Xent over MaxSim) training on the TRAIN queries' pairs
     -> <work>/models/<name>/ (use --method colbert:FOLDER, colbert-exact:FOLDER or colbert-rerank:FOLDER)."""
+    from ..benchmark.retrieval_training import training_pairs
     from ..retrieval.colbert import COLBERT_CONFIG, ColbertTrainConfig, train_colbert
-    from ..retrieval.ntxent import training_pairs
 
     bdir = _bench_dir(benchmark)
     pairs = training_pairs(bdir, split="train", truth=truth)
@@ -328,9 +331,9 @@ def train_rerank_cmd(
 ) -> None:
     """Prefetch and rerank (HAtten-RR family): train a MiniLM cross-encoder on the TRAIN queries'
     first-stage candidates -> <work>/models/<name>/ (use --method rerank:FOLDER)."""
-    from ..retrieval.rerank import MODEL_FILE, train_rerank
-
+    from ..benchmark.retrieval_training import train_rerank
     from ..retrieval.cross_encoder import HEADS
+    from ..retrieval.prefetch_rerank import MODEL_FILE
 
     if objective not in ("listwise", "pointwise"):
         raise typer.BadParameter("listwise or pointwise", param_hint="--objective")
@@ -368,7 +371,8 @@ def train_graph_cmd(
 ) -> None:
     """Graph methods: build the bibliographic graph from the TRAIN queries (+ earlier labelled papers)
     and save a KTR-like PPR model or train the GNN -> <work>/models/<name>/ (use --method ppr|gnn|FOLDER)."""
-    from ..retrieval.graph import DEFAULT_MODELS, load_or_build_graph
+    from ..benchmark.retrieval_training import load_or_build_graph
+    from ..retrieval.graph import DEFAULT_MODELS
 
     if kind not in DEFAULT_MODELS:
         raise UsageError(f"--kind must be ppr or gnn, got {kind!r}")

@@ -54,7 +54,8 @@ def collect_cmd(
     from ..collect import collector_for
     from ..collect.http import Fetcher
     from ..collect.run import collect_venue_year, file_stem
-    from ..collect.tracks import TrackClassifier, load_overrides, make_track_judge
+    from ..collect.tracks import TrackClassifier, load_overrides
+    from ..labels.track_judge import make_track_judge
     from ..config import Workspace
     from ..io import check_output_dir
 

@@ -22,6 +22,7 @@ import typer
 
 from ..errors import MustciteError, UsageError
 from ..io import check_output_dir, check_output_file
+from .common import workspace, year_range
 
 
 def register(app: typer.Typer) -> None:
@@ -30,22 +31,6 @@ def register(app: typer.Typer) -> None:
     app.command("recommend")(recommend_cmd)
     app.command("audit")(audit_cmd)
     app.command("serve")(serve_cmd)
-
-
-def _work():
-    from ..config import Workspace
-
-    return Workspace.resolve()
-
-
-def _years(text: str | None) -> tuple[int, int] | None:
-    if not text:
-        return None
-    try:
-        a, _, b = text.partition("-")
-        return int(a), int(b or a)
-    except ValueError:
-        raise UsageError(f"--pool-years must look like 2018-2023, got {text!r}") from None
 
 
 def _year(value: int | None) -> int | None:
@@ -65,7 +50,7 @@ def _read_query_file(path: Path, year: int | None) -> list[dict]:
     """Queries of a JSONL file, each with its own ``"year"`` (checked, naming file:line) or ``year``."""
     from ..io import iter_jsonl
     from ..recommend.method import parse_year
-    from ..retrieval.base import read_queries
+    from ..retrieval.queries import read_queries
 
     docs = read_queries(path)
     years: dict[str, int | None] = {}
@@ -114,7 +99,7 @@ def train_cmd(
 
     eng = make_engine(engine, address)
     with use_engine(eng):      # the pool is encoded on the chosen engine
-        work = _work()
+        work = workspace()
         log = lambda m: print(m, file=sys.stderr)  # noqa: E731
         from ..recommend.method import RecommenderConfig
 
@@ -142,7 +127,7 @@ def train_cmd(
                                            hint="pass --refs DIR (from `mustcite extract`, `link` and `annotate`)")
             dest = check_output_dir(out or model_dir(work.root))
             card = train_default(list(refs), pool or (work.root / "corpus" / "papers.parquet"), dest, dense=dense,
-                                 seed=seed, dev_fraction=dev_fraction, refit=refit, pool_years=_years(pool_years),
+                                 seed=seed, dev_fraction=dev_fraction, refit=refit, pool_years=year_range(pool_years),
                                  year=year, config=config, cache_dir=work.cache, fit_queries=fit_queries, log=log)
         print(json.dumps({"model": str(dest), "metrics": card["metrics"], "ranked_by": card["ranked_by"]}, indent=2))
 
@@ -167,7 +152,7 @@ def train_cross_cmd(
     from ..recommend.store import save_learned
     from ..recommend.train import benchmark_train_papers, fit_cross_encoder
 
-    work = _work()
+    work = workspace()
     folder = _model_folder(model)
     rec = Recommender.load(folder, cache_dir=work.cache)
     if not rec.tiers.models:
@@ -190,7 +175,7 @@ def _model_folder(model: Path | None) -> Path:
 
     if model:
         return Path(model)
-    folder = default_model(_work().root)
+    folder = default_model(workspace().root)
     if folder.name == LIGHT_MODEL:
         print(f"note: using the light model {folder} (no dense encoder); `mustcite train` builds the full "
               "method into models/recommender, used by default once it exists", file=sys.stderr)
@@ -201,7 +186,7 @@ def _load(model: Path | None, rerank: int | None = None):
     """The model; ``rerank`` (``--rerank``) overrides how many candidates its cross-encoder re-ranks."""
     from ..recommend import load_default
 
-    rec = load_default(_work().root, _model_folder(model))
+    rec = load_default(workspace().root, _model_folder(model))
     if rerank is not None:
         if rerank > 0 and rec.cross is None:
             raise UsageError("--rerank: this model has no cross-encoder (`mustcite train-cross-encoder` adds one)")
@@ -341,7 +326,8 @@ def serve_cmd(
                                 help="require this key (header X-API-Key) on /api/* (default: $MUSTCITE_API_KEY)"),
 ) -> None:
     """Serve the REST API (/api/...) and the web page (/); /api/health answers 503 until the model is loaded."""
-    from ..api.serve import ServeSettings, default_allowed_hosts, is_loopback, serve
+    from ..api.guards import default_allowed_hosts, is_loopback
+    from ..api.serve import ServeSettings, serve
     from ..recommend.store import read_config
 
     folder = _model_folder(model)
@@ -352,6 +338,6 @@ def serve_cmd(
     if not is_loopback(host) and not api_key:
         print(f"warning: serving on {host} without an API key: anyone who can reach this address can use "
               "the server (--api-key or $MUSTCITE_API_KEY)", file=sys.stderr)
-    work = _work()
+    work = workspace()
     serve(ServeSettings(model=str(folder), work=str(work.root), workers=workers, concurrency=concurrency,
                         queue=queue, allowed_hosts=hosts, api_key=api_key or None), host=host, port=port)

@@ -54,6 +54,9 @@ def build_cmd(
     compress: bool = typer.Option(True, "--compress/--no-compress", help="write task{n}.jsonl.gz (the train "
                                   "split repeats candidate abstracts: ~8.6 GB uncompressed on all NeurIPS texts)"),
     workers: int = typer.Option(2, "--workers", min=1),
+    fractions: tuple[float, float, float] = typer.Option((0.8, 0.1, 0.1), "--fractions", metavar="TRAIN DEV TEST",
+                                                         help="shares of papers per split (three numbers summing to 1)"),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="no progress bar"),
 ) -> None:
     """Build Task 1/2/3 data (train/dev/test, split by paper) from the linked NeurIPS full texts."""
     from ..config import Workspace
@@ -63,7 +66,8 @@ def build_cmd(
     dirs, extract, corpus_default = default_inputs(None, str(work.root))
     dest = check_output_dir(out or work.root / "scidoca")
     manifest = build_task_data(fulltext or dirs, refs or extract, corpus or corpus_default, dest, seed=seed,
-                               max_candidates=max_candidates, compress=compress, workers=workers)
+                               fractions=fractions, max_candidates=max_candidates, compress=compress, workers=workers,
+                               progress=not quiet)
     typer.echo(json.dumps({"out": str(dest), "counts": manifest["counts"], "elapsed_s": manifest["elapsed_s"]}))
 
 
@@ -158,7 +162,7 @@ def train_cmd(
     if task == 1:
         ce = None
         if cross_encoder is not None:
-            from ..recommend.crossencoder import CrossEncoderReranker
+            from ..retrieval.cross_encoder import CrossEncoderReranker
 
             ce = CrossEncoderReranker.load(cross_encoder)
         model, ids, report = tr.train_discovery(tr.split_file(data, "train", 1), tr.split_file(data, "dev", 1),

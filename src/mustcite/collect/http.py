@@ -33,6 +33,7 @@ import httpx
 
 from ..errors import MustciteError
 from ..io import atomic_write_bytes, atomic_write_json
+from ..retry import parse_retry_after
 
 USER_AGENT = "mustcite-collect/1 (+https://github.com/mustcite; polite research crawler)"
 DEFAULT_DELAY = 1.0
@@ -53,11 +54,6 @@ class FetchError(Exception):
         self.message = message
         self.kind = kind
         self.status = status
-
-
-def _retry_after(value: str | None) -> float | None:
-    from ..labels.backends import parse_retry_after
-    return parse_retry_after(value)
 
 
 class OfflineSource:
@@ -330,7 +326,7 @@ class Fetcher:
                 if status != 429 and status < 500:
                     raise FetchError(url, f"HTTP {status}", status=status)
                 last_error = f"HTTP {status}"
-                wait = _retry_after(resp.headers.get("retry-after"))
+                wait = parse_retry_after(resp.headers.get("retry-after"))
                 if wait is None:
                     wait = LONG_WAIT_429.get(host, 0.0) * (attempt + 1) if status == 429 else 0.0
                     wait = max(wait, self.backoff * (2 ** attempt))

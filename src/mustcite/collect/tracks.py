@@ -6,7 +6,8 @@ whether it is the main conference (MasterSet keeps main-conference full papers o
 1. the override file (``collect/tracks_override.json`` in the package, or ``--tracks-override
    FILE``): entries ``{"venue": "AAAI", "year": 2024 (optional), "match": "regex", "main": bool,
    "note": "..."}``, first match wins. A person edits it when a rule or the judge is wrong;
-2. the judge, when one is configured (``--track-judge openai|gemini|local``): one yes/no question
+2. the judge, when one is configured (``--track-judge openai|gemini|local``, built by
+   :func:`mustcite.labels.track_judge.make_track_judge`): one yes/no question
    per distinct (venue, year, track) name, answers cached on disk (``<work>/collect/track_answers.json``);
 3. the rules: :func:`mustcite.corpus.venues.is_main_track` (findings, demos, industry, SRW,
    tutorials, workshops, D&B, surveys ... are not main) plus the collector-side words in
@@ -118,44 +119,6 @@ class TrackJudge:
         if self.cache_path:
             atomic_write_json(self.cache_path, self._cache)
         return value
-
-
-def make_track_judge(backend: str, cache_path: str | Path | None = None, model: str | None = None) -> TrackJudge | None:
-    """``rules`` -> None; ``openai`` / ``gemini`` / ``local`` -> a :class:`TrackJudge` calling the
-    labels package's backend configuration (same environment variables as ``mustcite judge``)."""
-    if backend == "rules":
-        return None
-    if backend not in TRACK_JUDGES:
-        from ..errors import UsageError
-        raise UsageError(f"unknown --track-judge {backend!r}: use {', '.join(TRACK_JUDGES)}")
-    if backend == "openai":
-        from ..labels.backends.openai_compat import OpenAICompatJudge
-        import httpx
-        j = OpenAICompatJudge(model=model)
-
-        def chat(system: str, user: str) -> str:
-            headers = {"Authorization": f"Bearer {j.api_key}"} if j.api_key else {}
-            body = {"model": j.model, "temperature": 0, "max_tokens": 3,
-                    "messages": [{"role": "system", "content": system}, {"role": "user", "content": user}]}
-            r = httpx.post(f"{j.base_url}/chat/completions", json=body, headers=headers, timeout=60)
-            r.raise_for_status()
-            return r.json()["choices"][0]["message"]["content"]
-        return TrackJudge(chat, f"openai:{j.model}", cache_path)
-    if backend == "gemini":
-        from ..labels.backends.gemini import GeminiJudge
-        j = GeminiJudge(model=model)
-
-        def chat(system: str, user: str) -> str:
-            resp = j._client.models.generate_content(model=j.model, contents=user, config=j.config(system))
-            return resp.text or ""
-        return TrackJudge(chat, f"gemini:{j.model}", cache_path)
-    from ..labels.backends.local_llama import LocalLlamaJudge
-    j = LocalLlamaJudge()
-
-    def chat(system: str, user: str) -> str:
-        out = j.complete(system, user)
-        return out["choices"][0]["message"]["content"]
-    return TrackJudge(chat, "local", cache_path)
 
 
 @dataclass

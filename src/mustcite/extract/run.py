@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import MustciteError, UsageError
-from ..io import atomic_write_json, iter_jsonl, read_text, write_jsonl
+from ..io import atomic_write_json, iter_jsonl, read_json, read_text, write_jsonl
 from .model import ExtractedPaper
 from .records import validate_reference_list
 
@@ -410,7 +410,7 @@ def extract_paths(paths: list[str | Path], out_dir: str | Path, workers: int | N
                 summary.failure_modes[mode] = summary.failure_modes.get(mode, 0) + 1
         summary.elapsed_s = round(time.perf_counter() - t0, 3)
         _write_papers_jsonl(out, files)
-        previous = _read_json(out / SUMMARY)
+        previous = _read_previous(out / SUMMARY)
         doc = summary.to_dict()
         if isinstance(previous, dict) and "link" in previous and not todo:
             doc["link"] = previous["link"]  # nothing changed: the link figures still hold
@@ -420,17 +420,19 @@ def extract_paths(paths: list[str | Path], out_dir: str | Path, workers: int | N
     return summary
 
 
-def _read_json(path: Path) -> Any:
+def _read_previous(path: Path) -> Any:
+    """A file an earlier run wrote (its summary, a paper's meta), or None when it is missing or
+    damaged: such a file is only a hint, and this run writes it anew."""
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        return read_json(path, missing_ok=True)
+    except MustciteError:
         return None
 
 
 def _write_papers_jsonl(out: Path, files: list[Path]) -> None:
     rows = []
     for f in files:
-        m = _read_json(out / f"{stem_of(f)}{META_SUFFIX}")
+        m = _read_previous(out / f"{stem_of(f)}{META_SUFFIX}")
         if isinstance(m, dict):
             rows.append({k: m.get(k) for k in ("paper", "title", "abstract", "year", "venue", "source_path",
                                                 "method", "status")})

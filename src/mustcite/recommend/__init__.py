@@ -1,4 +1,4 @@
-"""The must-cite recommender (issue 11): :class:`Recommender`, training, auditing a draft.
+"""The must-cite recommender: :class:`Recommender`, training, auditing a draft.
 
 ``from mustcite import Recommender`` (or ``mustcite.recommend.Recommender``):
 

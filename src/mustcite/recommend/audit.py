@@ -24,18 +24,21 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ..errors import UsageError
+from ..numeric import logit
 from .bibliography import BibliographySignals, bibliography_index, name_index
-from .crossencoder import logit
-from .method import Recommender, _top
+from .features import Candidate
 from .query import parse_year
-from .rerank import Candidate
+from .ranking import empty_notice, top_indices
 from .results import Ranked, Recommendation, evidence_for, recommendation
 from .text import terms
+
+if TYPE_CHECKING:
+    from .method import Recommender
 
 
 @dataclass(frozen=True)
@@ -141,7 +144,7 @@ def blend(ds: DraftScores, signals: BibliographySignals, weights: AuditWeights =
 
 def missing_order(ds: DraftScores, score: np.ndarray, cited: set[str], top: int) -> list[int]:
     """Indices of the ``top`` best candidates the draft does not cite."""
-    keep = [j for j in _top(score, ds.candidates, top + len(cited)) if ds.candidates[j].paper_id not in cited]
+    keep = [j for j in top_indices(score, ds.candidates, top + len(cited)) if ds.candidates[j].paper_id not in cited]
     return keep[:top]
 
 
@@ -164,15 +167,13 @@ def audit_ranking(rec: Recommender, query: dict[str, Any], references: list[str]
         raise UsageError("min_score must be a number, not NaN")
     ds, signals = score_draft(rec, query, references, text=text, weights=weights)
     if not ds.candidates:
-        from .method import _empty_notice
-
-        empty = Ranked([], ds.year, _empty_notice(ds.doc.text, ds.year))
+        empty = Ranked([], ds.year, empty_notice(ds.doc.text, ds.year))
         return empty, Ranked([], ds.year), signals
     score = blend(ds, signals, weights)
     prob = 1.0 / (1.0 + np.exp(-np.clip(score, -50, 50)))
     cited = set(ds.references)
     chosen = [j for j in missing_order(ds, score, cited, top) if prob[j] >= min_score]
-    have = [j for j in _top(score, ds.candidates, top + len(cited)) if ds.candidates[j].paper_id in cited]
+    have = [j for j in top_indices(score, ds.candidates, top + len(cited)) if ds.candidates[j].paper_id in cited]
     rows = chosen + have
     shown = rec.tiers.predict(ds.features[rows]) if rows else {}
     qterms = terms(ds.doc.text)

@@ -28,7 +28,7 @@ from .contexts import ContextIndex
 from .fusion import rrf
 from .neighbours import NeighbourIndex, year_array
 from .query import effective_year
-from .rerank import Candidate
+from .features import Candidate
 from .text import same_normalised_title
 
 

@@ -7,11 +7,11 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from .. import __version__
+from ..version import __version__
 from ..io import atomic_write_json
-from ..retrieval.base import peak_rss_mb
-from .labelled import TIER_NAMES
-from .rerank import FEATURES
+from ..retrieval.memory import peak_rss_mb
+from ..labels.papers import TIER_NAMES
+from .features import FEATURES
 
 
 def write_card(folder: str | Path, *, rec, data: dict[str, Any], metrics: dict[str, Any],

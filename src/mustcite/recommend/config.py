@@ -37,7 +37,7 @@ class RecommenderConfig:
     #: (benchmarks/static_encoder.py), so the 120K-paper corpus is encoded within `make demo`.
     encoder: str = "onnx-int8:minilm"
     max_tokens: int = 64
-    #: candidates re-ranked by the model's cross-encoder, when it has one (:mod:`.crossencoder`;
+    #: candidates re-ranked by the model's cross-encoder, when it has one (:mod:`.rescore`;
     #: ``mustcite train-cross-encoder``); 0: never. Each costs one MiniLM pass over the pair.
     cross_top: int = 0
     cross_weight: float = 1.0   # logit(P) + cross_weight * cross-encoder logit

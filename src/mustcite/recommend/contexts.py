@@ -20,7 +20,7 @@ import numpy as np
 
 from ..retrieval.base import Doc
 from ..retrieval.bm25 import BM25Retriever
-from .labelled import LabelledPaper
+from ..labels.papers import LabelledPaper
 from .neighbours import year_array
 
 

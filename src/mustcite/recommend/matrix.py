@@ -14,7 +14,7 @@ import numpy as np
 
 from ..errors import DataMissingError
 from ..retrieval.base import Doc
-from .labelled import TIERS, LabelledPaper
+from ..labels.papers import TIERS, LabelledPaper
 from .query import effective_year
 
 if TYPE_CHECKING:

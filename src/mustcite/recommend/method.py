@@ -38,12 +38,14 @@ from . import store
 from .candidates import CandidateGenerator, dense_encoder
 from .config import ABLATABLE, RecommenderConfig
 from .contexts import ContextIndex
-from .crossencoder import CrossEncoderReranker, combine
-from .labelled import TIER_NAMES, TIERS, LabelledPaper
+from ..retrieval.cross_encoder import CrossEncoderReranker
+from .rescore import combine
+from ..labels.papers import TIER_NAMES, TIERS, LabelledPaper
 from .matrix import training_matrix
 from .neighbours import NeighbourIndex
 from .query import MAX_TEXT, MIN_YEAR, effective_year, parse_query, parse_year, today_year
-from .rerank import FEATURES, Candidate, as_matrix, feature_matrix
+from .features import FEATURES, Candidate, as_matrix, feature_matrix
+from .ranking import empty_notice, top_indices
 from .results import TIER_MIN, Ranked, Recommendation, evidence_for, recommendation
 from .store import FORMAT_VERSION
 from .text import PoolTerms, terms
@@ -189,12 +191,12 @@ class Recommender:
     def _rescored(self, d: Doc, cands: list[Candidate], score: np.ndarray, learned: bool,
                   memo: dict[int, float]) -> np.ndarray:
         """``score`` with the top ``config.cross_top`` candidates re-ranked by the cross-encoder
-        (:func:`.crossencoder.combine`) when the model has one; ``memo`` keeps the cross-encoder
+        (:func:`.rescore.combine`) when the model has one; ``memo`` keeps the cross-encoder
         logits of this query's candidates across tiers."""
         k = self.config.cross_top
         if self.cross is None or k <= 0 or not learned or not cands:
             return score
-        top = _top(score, cands, k)
+        top = top_indices(score, cands, k)
         need = [j for j in top if j not in memo]
         if need:
             pairs = [(d.text, self.paper_text(cands[j].row)) for j in need]
@@ -225,14 +227,14 @@ class Recommender:
             start += len(cs)
             probs = {t: p[sl] for t, p in probs_all.items()}
             score = self._rescored(d, cs, *self._ranking_score(X, probs, rank_by), {})
-            picked.append((d, year, cs, score, _top(score, cs, top)))
+            picked.append((d, year, cs, score, top_indices(score, cs, top)))
         rows = [X[j] for X, (*_, chosen) in zip(feats, picked) for j in chosen]
         shown = self.tiers.predict(np.vstack(rows)) if rows else {}
         out: dict[str, Ranked] = {}
         k = 0
         for d, year, cs, score, chosen in picked:
             if not cs:
-                out[d.id] = Ranked([], year, _empty_notice(d.text, year))
+                out[d.id] = Ranked([], year, empty_notice(d.text, year))
                 continue
             qterms = terms(d.text) if evidence else {}
             cite_count = self.nindex.counts(year)[0] if evidence else {}
@@ -260,7 +262,7 @@ class Recommender:
             memo: dict[int, float] = {}
             for t in tiers:
                 score = self._rescored(d, cs, *self._ranking_score(X, probs, t), memo)
-                order = _top(score, cs, top)
+                order = top_indices(score, cs, top)
                 out[t][d.id] = [cs[j].paper_id for j in order]
         return out
 
@@ -290,16 +292,3 @@ class Recommender:
     def describe(self) -> dict[str, Any]:
         return {"pool": len(self.pool), "labelled": len(self.labelled), "dense": self.pool_vecs is not None,
                 "tiers": {t: TIER_NAMES[t] for t in self.tiers.models}, "main_tier": self.tiers.main}
-
-
-def _empty_notice(text: str, year: int) -> str:
-    """Why a query got no candidate: no searchable word (only stopwords, numbers or symbols), or
-    nothing of its year or earlier matched."""
-    if not terms(text):
-        return "no paper matched: the query has no searchable words (only stopwords, numbers or symbols)"
-    return f"no paper of {year} or earlier matched the query"
-
-
-def _top(score: np.ndarray, cands: list[Candidate], top: int) -> list[int]:
-    """Indices of the ``top`` best-scored candidates; ties broken by paper id (deterministic)."""
-    return sorted(range(len(cands)), key=lambda j: (-float(score[j]), cands[j].paper_id))[:top]

@@ -23,7 +23,7 @@ import numpy as np
 
 from ..retrieval.base import Doc
 from ..retrieval.bm25 import BM25Retriever
-from .labelled import LabelledPaper
+from ..labels.papers import LabelledPaper
 from .text import same_paper_title
 
 #: The year array's value for "unknown": later than any query year, so never eligible.

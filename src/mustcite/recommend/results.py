@@ -9,7 +9,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from .neighbours import NeighbourIndex
-from .rerank import Candidate
+from .features import Candidate
 
 #: A result is labelled with its likeliest must-cite type (I/II/III) when that probability reaches
 #: this; otherwise "must-cite" (if P(must-cite) does) or plain "cited".

@@ -16,15 +16,15 @@ import numpy as np
 
 from ..errors import DataMissingError, MustciteError
 from ..io import atomic_write_json, iter_jsonl, read_json, write_jsonl
-from ..retrieval.base import POOL_COLUMNS
+from ..corpus.pool import POOL_COLUMNS
 from ..retrieval.bm25 import BM25Retriever
 from .candidates import dense_encoder
 from .config import RecommenderConfig
 from .contexts import ContextIndex
-from .crossencoder import CrossEncoderReranker
-from .labelled import LabelledPaper
+from ..retrieval.cross_encoder import CrossEncoderReranker
+from ..labels.papers import LabelledPaper
 from .neighbours import NeighbourIndex
-from .rerank import FEATURES
+from .features import FEATURES
 
 if TYPE_CHECKING:
     from .method import Recommender

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from .labelled import TIERS
+from ..labels.papers import TIERS
 
 MIN_POSITIVES = 5
 #: Results are ranked by P(must-cite) once that model has seen this many positives, else by P(cited).

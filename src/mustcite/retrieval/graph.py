@@ -6,8 +6,9 @@ Nodes: **paper** (the pool papers first, then the labelled papers that are not p
 :attr:`GraphConfig.keywords_per_paper` TF-IDF terms, unigrams and bigrams of title + abstract,
 English stop words removed; a term becomes a node when it is the top term of two papers or more).
 Edges: ``cites`` (labelled paper -> cited pool paper; the labelled papers are the recommender's:
-the benchmark's TRAIN queries with their labels plus the labelled papers of earlier years, through
-:func:`mustcite.recommend.train.benchmark_data`; dev and test queries never enter the graph),
+the benchmark's TRAIN queries with their labels plus the labelled papers of earlier years, as
+:func:`mustcite.benchmark.retrieval_training.graph_from_benchmark` gathers them; dev and test
+queries never enter the graph),
 ``writes`` (author -> paper), ``venue`` (paper -> venue) and ``keyword`` (paper -> keyword).
 Paper features are the cached MiniLM vectors of title + abstract (:mod:`.dense`), so a new paper
 enters by its text alone (cold start): :func:`text_neighbours` finds its nearest graph papers and
@@ -27,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import DataMissingError, MustciteError
+from ..errors import DataMissingError, MustciteError, UsageError
 from ..io import atomic_write_json
 
 #: node types and edge types, in the order the retrievers use them
@@ -35,6 +36,8 @@ NODE_TYPES = ("paper", "author", "venue", "keyword")
 EDGE_TYPES = ("cites", "writes", "venue", "keyword")
 #: the year of a paper of unknown year: later than any query, so never reachable
 UNKNOWN_YEAR = np.iinfo(np.int32).max
+#: the file of a graph model folder (:mod:`.ppr`, :mod:`.gnn`) that says its kind and parameters
+MODEL_FILE = "graph_model.json"
 
 
 @dataclass
@@ -182,7 +185,7 @@ def build_graph(pool: list[dict[str, Any]], labelled: list, pool_vectors: np.nda
                 labelled_vectors: np.ndarray, authors: dict[str, list[str]] | None = None,
                 config: GraphConfig | None = None, progress: bool = True) -> BiblioGraph:
     """The graph of ``pool`` (dicts: paper_id, title, abstract, venue, year) and ``labelled``
-    (:class:`~mustcite.recommend.labelled.LabelledPaper`; only their citations of pool papers become
+    (:class:`~mustcite.labels.papers.LabelledPaper`; only their citations of pool papers become
     edges). A labelled paper that is a pool paper (same id, or same normalised title and year) is
     merged into the pool node. ``authors``: paper id -> author names (pool and labelled papers)."""
     from sklearn.feature_extraction.text import TfidfVectorizer
@@ -353,70 +356,29 @@ def encoder_for(config: GraphConfig, cache_dir: str | Path | None = None):
     return DenseRetriever(config.encoder, max_seq_length=config.max_seq_length, cache_dir=cache_dir)
 
 
-def graph_from_benchmark(bench: str | Path, refs: list[str | Path] = (), *, corpus: str | Path | None = None,
-                         config: GraphConfig | None = None, cache_dir: str | Path | None = None):
-    """The graph of a built benchmark, from its TRAIN queries and the earlier labelled papers of
-    ``refs`` (:func:`mustcite.recommend.train.benchmark_data`). Returns ``(graph, data)``."""
-    from ..recommend.train import benchmark_data
-    from .base import doc_text
-
-    config = config or GraphConfig()
-    data = benchmark_data(bench, list(refs))
-    labelled = [p for p in data.labelled if p.cites]
-    held = {str(q["id"]) for s in ("dev", "test") if s in data.splits for q in data.splits[s][0]}
-    if any(p.id in held for p in labelled):                 # benchmark_data guarantees it; check anyway
-        raise MustciteError("a dev/test query is among the labelled papers", path=bench)
-    enc = encoder_for(config, cache_dir)
-    pool_vecs = enc.embed([doc_text(p["title"], p.get("abstract") or "") for p in data.pool], desc="pool vectors")
-    lab_vecs = enc.embed([doc_text(p.title, p.abstract) for p in labelled], desc="labelled vectors")
-    ids = {p["paper_id"] for p in data.pool} | {p.id for p in labelled}
-    from ..config import Workspace
-
-    authors = corpus_authors(corpus or Workspace.resolve().root / "corpus" / "papers.parquet", ids)
-    graph = build_graph(data.pool, labelled, pool_vecs, lab_vecs, authors, config)
-    graph.info.update(benchmark=str(bench), reference_folders=[str(r) for r in refs],
-                      train_queries=len(data.train), earlier_labelled=len(data.extra),
-                      held_out_queries_excluded=len(held))
-    return graph, data
-
-
 #: default model folders (under ``<work>/models/``) of ``--method ppr`` and ``--method gnn``
 DEFAULT_MODELS = {"ppr": "graph-ppr", "gnn": "graph-gnn"}
 
 
-def graph_retriever(method: str, *, cache_dir: str | Path | None = None):
-    """``ppr``/``gnn`` (the default model folders), ``ppr:FOLDER``/``gnn:FOLDER``, or a graph model
-    folder (its ``graph_model.json`` says which) as a retriever."""
-    from ..errors import UsageError
-
-    kind, _, rest = method.partition(":")
-    if kind not in DEFAULT_MODELS:                     # a folder
-        folder = Path(method).expanduser()
-        try:
-            kind = json.loads((folder / "graph_model.json").read_text(encoding="utf-8")).get("kind")
-        except (OSError, ValueError) as exc:
-            raise MustciteError(f"cannot read the graph model: {exc}", path=folder / "graph_model.json") from None
-    elif rest:
-        folder = Path(rest).expanduser()
-    else:
-        from ..config import Workspace
-
-        folder = Workspace.resolve().root / "models" / DEFAULT_MODELS[kind]
-    if kind == "ppr":
-        from .ppr import PPRRetriever
-
-        return PPRRetriever(folder, cache_dir=cache_dir)
-    if kind == "gnn":
-        from .gnn import GNNRetriever
-
-        return GNNRetriever(folder, cache_dir=cache_dir)
-    raise UsageError(f"unknown graph model kind {kind!r}", path=folder / "graph_model.json")
+def read_model(folder: Path, kind: str) -> dict[str, Any]:
+    """The ``graph_model.json`` of a graph model folder, checked to be of ``kind``."""
+    f = Path(folder) / MODEL_FILE
+    if not f.is_file():
+        raise DataMissingError(f"no {kind} graph model here", path=f,
+                               hint=f"run `mustcite benchmark train-graph --kind {kind}` first")
+    try:
+        meta = json.loads(f.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise MustciteError(f"cannot read the graph model: {exc}", path=f) from None
+    if meta.get("kind") != kind:
+        raise UsageError(f"{folder} is a {meta.get('kind')!r} graph model, not {kind!r}", path=f)
+    return meta
 
 
-def load_or_build_graph(bench: str | Path, refs: list[str | Path] = (), *, graph_dir: str | Path | None = None,
-                        corpus: str | Path | None = None, config: GraphConfig | None = None,
-                        cache_dir: str | Path | None = None) -> BiblioGraph:
-    """The graph saved in ``graph_dir`` (any graph model folder), else built from the benchmark."""
-    if graph_dir:
-        return BiblioGraph.load(graph_dir)
-    return graph_from_benchmark(bench, refs, corpus=corpus, config=config, cache_dir=cache_dir)[0]
+def query_year(q: Any) -> int | None:
+    """A query's year: ``year`` of a dict or object (None when absent)."""
+    y = q.get("year") if isinstance(q, dict) else getattr(q, "year", None)
+    try:
+        return int(y) if y is not None else None
+    except (TypeError, ValueError):
+        return None

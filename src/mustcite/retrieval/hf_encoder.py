@@ -32,7 +32,6 @@ message.
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,8 +40,11 @@ from typing import Any
 import numpy as np
 
 from ..errors import MustciteError, UsageError
-from .base import Results, as_docs, read_meta
+from ..io import read_json
+from .base import Results, as_docs
 from .embeddings import EmbeddingCache, model_key, model_name
+from .index_meta import read_meta
+from .vectors import ANN, build_faiss_index, default_cache_root, load_index, save_index
 
 HF_PREFIXES = {"hf:": None, "hf-cls:": "cls", "hf-mean:": "mean"}
 POOLINGS = ("cls", "mean")
@@ -67,11 +69,10 @@ class HFSpec:
 
 # ------------------------------------------------------------------------------ folder detection
 
-def _json(path: Path) -> dict[str, Any]:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
+def _json_object(path: Path) -> dict[str, Any]:
+    """A JSON object file of a model folder; {} when the file is missing or holds no object (a
+    malformed or unreadable one raises MustciteError naming it)."""
+    data = read_json(path, missing_ok=True)
     return data if isinstance(data, dict) else {}
 
 
@@ -87,7 +88,7 @@ def is_adapter_folder(path: str | Path) -> bool:
 
 def _known(folder: Path) -> tuple[str, str, str] | None:
     """(pooling, text format, matched name) for a recognised scientific encoder, else None."""
-    cfg = _json(folder / "config.json")
+    cfg = _json_object(folder / "config.json")
     names = [str(cfg.get("_name_or_path") or ""), folder.resolve().name, folder.resolve().parent.name]
     for name in names:
         low = name.lower()
@@ -113,10 +114,10 @@ def detect_pooling(base: str | Path, adapter: str | Path | None = None) -> tuple
     """``(pooling, text format, reason)`` chosen from the folder(s) alone."""
     base = Path(base)
     if adapter is not None:
-        acfg = _json(Path(adapter) / "adapter_config.json")
+        acfg = _json_object(Path(adapter) / "adapter_config.json")
         name = str(acfg.get("model_name") or "")
         return "cls", "sep", f"adapter folder (base {name or 'unknown'}): SPECTER2 uses the [CLS] vector"
-    st_pool = _json(base / "1_Pooling" / "config.json")
+    st_pool = _json_object(base / "1_Pooling" / "config.json")
     if (base / "modules.json").is_file() and st_pool:
         mode = "cls" if st_pooling_mode(st_pool) == "cls" else "mean"
         return mode, "plain", f"sentence-transformers folder: 1_Pooling says {mode}"
@@ -125,7 +126,7 @@ def detect_pooling(base: str | Path, adapter: str | Path | None = None) -> tuple
         return known[0], known[1], f"recognised {known[2]!r}: {known[0]} pooling"
     if (base / "modules.json").is_file():
         return "mean", "plain", "sentence-transformers folder (modules.json): mean pooling"
-    arch = ",".join(_json(base / "config.json").get("architectures") or []) or "unknown architecture"
+    arch = ",".join(_json_object(base / "config.json").get("architectures") or []) or "unknown architecture"
     return "mean", "plain", f"unrecognised model ({arch}): mean pooling (sentence-transformers' default)"
 
 
@@ -161,7 +162,7 @@ def parse_hf_method(method: str, pooling: str | None = None) -> HFSpec | None:
         return None
     base, adapter = split
     if is_adapter_folder(base) and adapter is None:
-        name = _json(base / "adapter_config.json").get("model_name") or "its base model"
+        name = _json_object(base / "adapter_config.json").get("model_name") or "its base model"
         raise MustciteError("this folder is an adapter, not a model", path=str(base),
                             hint=f"pass the base model and the adapter as BASE+ADAPTER (base: {name}), e.g. "
                                  "--method /path/to/specter2_base+/path/to/specter2")
@@ -211,7 +212,7 @@ def _activation(name: str):
 
 
 def _adapter_config(folder: Path) -> tuple[dict[str, Any], str]:
-    raw = _json(folder / "adapter_config.json")
+    raw = _json_object(folder / "adapter_config.json")
     cfg = raw.get("config", raw)
     if not isinstance(cfg, dict):
         raise MustciteError("adapter_config.json has no 'config'", path=str(folder))
@@ -406,8 +407,6 @@ class HFRetriever:
 
     def __init__(self, spec: HFSpec, *, batch_size: int | None = None, max_seq_length: int | None = None,
                  device: str | None = None, ann: str | None = None, cache_dir: str | Path | None = None):
-        from .dense import ANN, _default_cache
-
         if ann not in ANN:
             raise UsageError(f"unknown ANN index {ann!r}", hint="use hnsw or ivf")
         self.spec, self.ann, self.device = spec, ann, device
@@ -415,7 +414,7 @@ class HFRetriever:
         self.max_seq_length = max_seq_length or 256
         self.key = hf_key(spec, self.max_seq_length)
         self.name = model_name(spec.base) + (f"+{model_name(spec.adapter)}" if spec.adapter else "")
-        self.cache = EmbeddingCache(Path(cache_dir) if cache_dir else _default_cache(), self.key,
+        self.cache = EmbeddingCache(Path(cache_dir) if cache_dir else default_cache_root(), self.key,
                                     info={"model": self.name, "normalize": True, "max_seq_length": self.max_seq_length,
                                           "encoder": "hf", "pooling": spec.pooling, "text_format": spec.text_format,
                                           "adapter": spec.adapter})
@@ -438,7 +437,7 @@ class HFRetriever:
     def sep_token(self) -> str:
         """The tokenizer's separator, read from its config files (no model load needed)."""
         for f in ("special_tokens_map.json", "tokenizer_config.json"):
-            tok = _json(Path(self.spec.base) / f).get("sep_token")
+            tok = _json_object(Path(self.spec.base) / f).get("sep_token")
             tok = tok.get("content") if isinstance(tok, dict) else tok
             if isinstance(tok, str) and tok:
                 return tok
@@ -453,8 +452,6 @@ class HFRetriever:
         return self.cache.embed(texts, self.encode, batch_size=self.batch_size, desc=desc)
 
     def index(self, pool) -> None:
-        from .dense import build_faiss_index
-
         docs = as_docs(pool)
         if not docs:
             raise MustciteError("cannot index an empty pool")
@@ -482,21 +479,16 @@ class HFRetriever:
         return meta
 
     def save(self, path: str | Path) -> None:
-        from .dense import save_index
-
         save_index(path, self._ids, self._vectors, self.metadata())
 
     @classmethod
     def load(cls, path: str | Path, *, cache_dir: str | Path | None = None) -> "HFRetriever":
-        from .dense import build_faiss_index
-
         path = Path(path)
         meta = read_meta(path / "meta.json")
         spec = HFSpec(meta["model_path"], meta.get("adapter_path"), meta["pooling"], meta.get("pooling_reason", ""),
                       meta.get("text_format", "plain"))
         ann = None if meta.get("search") == "exact" else meta.get("search")
         r = cls(spec, max_seq_length=meta["max_seq_length"], ann=ann, cache_dir=cache_dir)
-        r._ids = json.loads((path / "ids.json").read_text(encoding="utf-8"))
-        r._vectors = np.load(path / "vectors.npy")
+        r._ids, r._vectors = load_index(path)
         r._index = build_faiss_index(r._vectors, ann)
         return r

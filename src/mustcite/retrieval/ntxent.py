@@ -1,11 +1,12 @@
 """NT-Xent contrastive fine-tuning of a bi-encoder (MasterSet's "-NTX" recipe) on must-cite pairs.
 
-Pairs are (query title + abstract, must-cite pool paper title + abstract) from the TRAIN queries of a
-built benchmark. The loss is sentence-transformers' ``MultipleNegativesRankingLoss`` with
-``scale = 1 / temperature``: cosine similarities of each query to every document of the batch,
-softmax cross-entropy with the paired document as the target and the other in-batch documents as
-negatives, i.e. NT-Xent / InfoNCE with in-batch negatives (query -> document direction). Batches are
-formed so that no document appears twice in a batch (a repeated document would be a false negative).
+Pairs are (query title + abstract, must-cite pool paper title + abstract), e.g. from the TRAIN
+queries of a built benchmark (:func:`mustcite.benchmark.retrieval_training.training_pairs`). The
+loss is sentence-transformers' ``MultipleNegativesRankingLoss`` with ``scale = 1 / temperature``:
+cosine similarities of each query to every document of the batch, softmax cross-entropy with the
+paired document as the target and the other in-batch documents as negatives, i.e. NT-Xent /
+InfoNCE with in-batch negatives (query -> document direction). Batches are formed so that no
+document appears twice in a batch (a repeated document would be a false negative).
 The model and a ``training_card.json`` (data, epochs, loss per epoch, seed, temperature...) are
 saved to ``<work>/models/<name>/``.
 """
@@ -21,7 +22,7 @@ from typing import Any
 
 from ..errors import MustciteError
 from ..io import atomic_write_json
-from .base import doc_text, peak_rss_mb
+from .memory import peak_rss_mb
 
 
 @dataclass
@@ -34,22 +35,6 @@ class NTXentConfig:
     seed: int = 13
     max_seq_length: int = 256
     max_pairs: int | None = None
-
-
-def training_pairs(benchmark_dir: str | Path, *, split: str = "train", truth: str = "mustcite") -> list[tuple[str, str]]:
-    """(query text, positive pool paper text) for every ``truth`` pair of the split's queries."""
-    from ..benchmark.loader import Benchmark
-
-    bench = Benchmark.open(benchmark_dir)
-    queries = {o["id"]: doc_text(o["title"], o.get("abstract", "")) for o in bench.queries(split)}
-    pool = {r["paper_id"]: doc_text(r["title"], r["abstract"]) for r in bench.pool()}
-    pairs = []
-    for row in bench.labels():
-        if row["qid"] in queries and row.get(truth) and row["paper_id"] in pool:
-            pairs.append((queries[row["qid"]], pool[row["paper_id"]]))
-    if not pairs:
-        raise MustciteError(f"no '{truth}' pairs among the {split} queries of {bench.path}")
-    return pairs
 
 
 def _batches(pairs: list[tuple[str, ...]], size: int, rng: random.Random) -> list[list[tuple[str, ...]]]:
@@ -91,7 +76,7 @@ def train_ntxent(pairs: list[tuple[str, ...]], out_dir: str | Path, *, base_mode
         from sentence_transformers.losses import MultipleNegativesRankingLoss
     from tqdm.auto import tqdm
 
-    from .dense import default_model_path
+    from .vectors import default_model_path
 
     cfg = config or NTXentConfig()
     if cfg.temperature <= 0:

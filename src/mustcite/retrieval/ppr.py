@@ -14,7 +14,6 @@ papers) and the parameters (chosen on dev) are the model, saved by :func:`save_p
 
 from __future__ import annotations
 
-import json
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -22,12 +21,11 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import DataMissingError, MustciteError, UsageError
+from ..errors import UsageError
 from ..io import atomic_write_json
-from .base import Results, as_docs, peak_rss_mb
-from .graph import EDGE_TYPES, BiblioGraph, encoder_for, text_neighbours
-
-MODEL_FILE = "graph_model.json"
+from .base import Results, as_docs
+from .graph import EDGE_TYPES, MODEL_FILE, BiblioGraph, encoder_for, query_year, read_model, text_neighbours
+from .memory import peak_rss_mb
 
 
 @dataclass
@@ -39,15 +37,6 @@ class PPRParams:
     iterations: int = 30
     weights: dict[str, float] = field(default_factory=lambda: {"cites": 1.0, "writes": 0.3, "venue": 0.05,
                                                                 "keyword": 0.3})
-
-
-def query_year(q: Any) -> int | None:
-    """A query's year: ``year`` of a dict or object (None when absent)."""
-    y = q.get("year") if isinstance(q, dict) else getattr(q, "year", None)
-    try:
-        return int(y) if y is not None else None
-    except (TypeError, ValueError):
-        return None
 
 
 class PPRWalk:
@@ -205,21 +194,6 @@ class PPRRetriever:
                 "graph": self.graph.sizes(), "encoder": self.graph.config.encoder,
                 "max_seq_length": self.graph.config.max_seq_length, "fields": "title + abstract (query cold start)",
                 "docs": int(len(self.candidates))}
-
-
-def read_model(folder: Path, kind: str) -> dict[str, Any]:
-    """The ``graph_model.json`` of a graph model folder, checked to be of ``kind``."""
-    f = Path(folder) / MODEL_FILE
-    if not f.is_file():
-        raise DataMissingError(f"no {kind} graph model here", path=f,
-                               hint=f"run `mustcite benchmark train-graph --kind {kind}` first")
-    try:
-        meta = json.loads(f.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise MustciteError(f"cannot read the graph model: {exc}", path=f) from None
-    if meta.get("kind") != kind:
-        raise UsageError(f"{folder} is a {meta.get('kind')!r} graph model, not {kind!r}", path=f)
-    return meta
 
 
 def save_ppr(graph: BiblioGraph, params: PPRParams, folder: str | Path, card: dict[str, Any] | None = None) -> Path:

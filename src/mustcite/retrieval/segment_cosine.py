@@ -29,6 +29,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from ..io import read_json
+
 HEAD_FILE = "segment_cosine_head.json"
 #: the initial scale of the cosine (a softmax temperature of 0.05)
 INITIAL_SCALE = 20.0
@@ -117,7 +119,7 @@ class SegmentCosinePairModel:
         from transformers import AutoModel, AutoTokenizer
 
         folder = Path(folder)
-        head = json.loads((folder / HEAD_FILE).read_text()) if (folder / HEAD_FILE).is_file() else {}
+        head = read_json(folder / HEAD_FILE, missing_ok=True) or {}
         encoder = AutoModel.from_pretrained(str(folder), local_files_only=True)
         tokenizer = AutoTokenizer.from_pretrained(str(folder), local_files_only=True)
         return cls(encoder, tokenizer, max_length, scale=head.get("scale", INITIAL_SCALE), bias=head.get("bias", 0.0),

@@ -79,7 +79,7 @@ def parse_static_spec(spec: str) -> StaticSpec:
     if not rest:
         raise UsageError(f"static model spec {spec!r} names no source model", hint="use static:minilm")
     if rest.lower() in ("minilm", "default"):
-        from .dense import default_model_path
+        from .vectors import default_model_path
 
         source = default_model_path()
     else:

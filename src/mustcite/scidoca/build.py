@@ -17,18 +17,15 @@
 It writes ``<split>/task{1,2,3}.jsonl`` (one paragraph a line in the seed's Section 2 shape, the
 gold in the output field, checked and shaped by :func:`mustcite.scidoca.formats.example_to_json`)
 and ``manifest.json`` (rules with the seed's wording, inputs, seed, counts and the Section
-3.6-style statistics). ``python -m mustcite.scidoca.build --out DIR`` runs it.
+3.6-style statistics). ``mustcite scidoca build`` runs it.
 """
 
 from __future__ import annotations
 
-import argparse
 import hashlib
-import json
 import random
 import re
 import statistics
-import sys
 import time
 from collections import Counter
 from collections.abc import Iterable, Sequence
@@ -37,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import MustciteError, UsageError
-from ..io import JsonlWriter, atomic_write_json, read_text, sha256_file
+from ..io import JsonlWriter, atomic_write_json, read_json, read_text, sha256_file
 from ..extract.paragraphs import CitationMarker, ParagraphView, paragraph_view
 from ..extract.run import META_SUFFIX, discover, kind_of, stem_of
 from ..extract.sections import ABSTRACT, CHECKLIST, REFERENCES
@@ -79,13 +76,6 @@ class PaperCitations:
     links: dict[int, str] = field(default_factory=dict)              # target -> corpus paper_id
 
 
-def _read_json(path: str | Path) -> Any:
-    try:
-        return json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-
-
 def collect_paper(job: PaperJob) -> PaperCitations:
     """Parse one full text into its cited paragraphs and join the reference file's links.
 
@@ -93,14 +83,22 @@ def collect_paper(job: PaperJob) -> PaperCitations:
     title and year per target); otherwise the extraction is stale and the paper is skipped.
     """
     out = PaperCitations(paper=job.paper, source_path=job.fulltext)
-    meta = _read_json(job.meta)
+    # a missing or damaged file means the paper has no usable extraction: it is skipped (and
+    # counted in the manifest) rather than failing the build of every other paper
+    try:
+        meta = read_json(job.meta, missing_ok=True)
+    except MustciteError:
+        meta = None
     if not isinstance(meta, dict):
         out.skip = "no_extraction"
         return out
     out.title = meta.get("title") or ""
     out.failure_modes = list(meta.get("failure_modes") or [])
     out.incomplete_bibliography = bool((meta.get("stats") or {}).get("bibliography_may_be_incomplete"))
-    refs = _read_json(job.references)
+    try:
+        refs = read_json(job.references, missing_ok=True)
+    except MustciteError:       # damaged like a missing file: skipped below, as above
+        refs = None
     if meta.get("status") == "failed" or not isinstance(refs, list):
         out.skip = "extraction_failed"
         return out
@@ -609,39 +607,3 @@ def build_task_data(fulltext_dirs: Sequence[str | Path], extract_dir: str | Path
     atomic_write_json(out / "manifest.json", manifest)
     return manifest
 
-
-# ---- runner -------------------------------------------------------------------------------------
-
-def main(argv: list[str] | None = None) -> int:
-    """``python -m mustcite.scidoca.build --out DIR``: build the task data with default inputs."""
-    ap = argparse.ArgumentParser(prog="python -m mustcite.scidoca.build", description=__doc__.split("\n")[0])
-    ap.add_argument("--out", required=True, help="output folder")
-    ap.add_argument("--fulltext", nargs="*", help="full-text folders (default: the four neurips/fulltext_*)")
-    ap.add_argument("--extract", help="extraction folder with linked reference files (default <work>/extract)")
-    ap.add_argument("--corpus", help="corpus parquet (default <work>/corpus/papers.parquet)")
-    ap.add_argument("--data", help="data directory (default: shared/data beside the checkout)")
-    ap.add_argument("--work", help="work directory (default $MUSTCITE_WORK or ./mustcite-work)")
-    ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--fractions", type=float, nargs=3, default=(0.8, 0.1, 0.1), metavar=("TRAIN", "DEV", "TEST"))
-    ap.add_argument("--max-candidates", type=int, default=None)
-    ap.add_argument("--compress", action="store_true", help="write task{n}.jsonl.gz")
-    ap.add_argument("--workers", type=int, default=2)
-    ap.add_argument("--no-progress", action="store_true")
-    args = ap.parse_args(argv)
-    try:
-        dirs, extract, corpus = default_inputs(args.data, args.work)
-        manifest = build_task_data(args.fulltext or dirs, args.extract or extract, args.corpus or corpus,
-                                   args.out, seed=args.seed, fractions=args.fractions,
-                                   max_candidates=args.max_candidates, compress=args.compress,
-                                   workers=args.workers,
-                                   progress=not args.no_progress)
-    except MustciteError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return exc.exit_code
-    print(json.dumps({"out": args.out, "counts": manifest["counts"], "statistics": manifest["statistics"],
-                      "elapsed_s": manifest["elapsed_s"]}, indent=1))
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -2,7 +2,7 @@
 
 It reads a paragraph (citation markers removed) and one candidate's ``title. abstract`` in one
 BERT pass and gives a logit: how likely the paragraph cites the candidate. The model and its
-training loop are the recommender's (:class:`mustcite.recommend.crossencoder.CrossEncoderReranker`);
+training loop are the recommender's (:class:`mustcite.retrieval.cross_encoder.CrossEncoderReranker`);
 this module only says what the pairs are.
 
 Training data comes from training paragraphs of any task (the gold ids are the positives), in
@@ -25,8 +25,9 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 
-from .floors import _MASK, BM25TopK
+from .floors import BM25TopK
 from .formats import Candidate, Example
+from .lexical import MASK
 
 #: tokens per pair (paragraph first; the candidate's text is cut first when too long)
 MAX_LENGTH = 192
@@ -37,7 +38,7 @@ def candidate_text(c: Candidate) -> str:
 
 
 def paragraph_text(ex: Example) -> str:
-    return " ".join(_MASK.sub(" ", ex.text).split())
+    return " ".join(MASK.sub(" ", ex.text).split())
 
 
 def training_pairs(examples: Sequence[Example], *, positives: int = 2, hard: int = 2, easy: int = 1,
@@ -47,7 +48,7 @@ def training_pairs(examples: Sequence[Example], *, positives: int = 2, hard: int
     rng = random.Random(seed)
     pairs: list[tuple[str, str]] = []
     targets: list[float] = []
-    for ex, s in _with_bm25(examples):
+    for ex, s in with_bm25(examples):
         gold = set(ex.gold or ())
         if not gold:
             continue
@@ -75,7 +76,7 @@ def training_groups(examples: Sequence[Example], *, positives: int = 2, negative
     non-gold candidates (seeded); fewer when the paragraph has fewer."""
     rng = random.Random(seed)
     groups: list[tuple[str, list[str], list[float]]] = []
-    for ex, s in _with_bm25(examples):
+    for ex, s in with_bm25(examples):
         gold = set(ex.gold or ())
         pos = [c for c in ex.candidates if c.id in gold]
         neg = [ex.candidates[i] for i in sorted(range(len(ex.candidates)), key=lambda i: -s[i])
@@ -90,7 +91,7 @@ def training_groups(examples: Sequence[Example], *, positives: int = 2, negative
     return groups
 
 
-def _with_bm25(examples: Sequence[Example]):
+def with_bm25(examples: Sequence[Example]):
     """Each example as a Task 1 example (markers removed, gold as ids) with BM25's candidate scores."""
     as_task1 = [Example(e.id, 1, paragraph_text(e), e.candidates, gold_ids(e)) for e in examples]
     return zip(as_task1, BM25TopK(1).score(as_task1))
@@ -114,7 +115,7 @@ def train_cross_encoder(examples: Sequence[Example], *, seed: int = 0, max_lengt
     """A new MiniLM cross-encoder (``head``: see :meth:`CrossEncoderReranker.new`) fitted on
     ``examples``: listwise on :func:`training_groups` (embeddings frozen) or pointwise on
     :func:`training_pairs`."""
-    from ..recommend.crossencoder import CrossEncoderReranker
+    from ..retrieval.cross_encoder import CrossEncoderReranker
 
     ce = CrossEncoderReranker.new(max_length=max_length, seed=seed, head=head)
     if objective == "listwise":

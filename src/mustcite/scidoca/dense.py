@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from ..retrieval.base import doc_text
-from .cross import _with_bm25
+from .cross import with_bm25
 from .discovery import sentences_of
 from .formats import Example
 from .masked import DEFAULT_ENCODER
@@ -43,7 +43,7 @@ def training_triplets(examples: Sequence[Example], *, positives: int = 1, senten
     rng = random.Random(seed)
     text = lambda c: doc_text(c.title, c.abstract)  # noqa: E731 - the text stage 1 encodes
     out: list[tuple[str, str, str]] = []
-    for (ex, s), orig in zip(_with_bm25(examples), examples):
+    for (ex, s), orig in zip(with_bm25(examples), examples):
         gold = set(ex.gold)
         by_id = {c.id: c for c in ex.candidates}
         hard = [ex.candidates[i] for i in sorted(range(len(ex.candidates)), key=lambda i: -s[i])

@@ -33,9 +33,9 @@ import numpy as np
 
 from ..corpus.records import title_short_name
 from ..errors import MustciteError
-from .floors import _MASK, _doc_text, _nowhere, _ParagraphBM25, _tokenizer
-from .formats import Answer, Example
-from .masked import _SENTENCE_END, _rank, _rel
+from ..numeric import logit
+from .formats import NOWHERE, Answer, Example
+from .lexical import MASK, SENTENCE_END, ParagraphBM25, bm25_text, bm25_tokenizer, ranks, relative
 from .persist import read_config, read_payload, write_model
 
 FEATURES = ("p_bm25", "p_rel", "p_rank", "s_bm25", "s_rel", "s_rank", "s_first",
@@ -47,9 +47,9 @@ CROSS_DEFAULT_TOP = 8
 
 def sentences_of(ex: Example) -> tuple[str, ...]:
     """The example's sentences (Task 3 gives them; otherwise split at sentence ends), markers removed."""
-    sents = ex.sentences or tuple(_SENTENCE_END.split(ex.text))
-    out = tuple(" ".join(_MASK.sub(" ", s).split()) for s in sents)
-    return tuple(s for s in out if s) or (" ".join(_MASK.sub(" ", ex.text).split()),)
+    sents = ex.sentences or tuple(SENTENCE_END.split(ex.text))
+    out = tuple(" ".join(MASK.sub(" ", s).split()) for s in sents)
+    return tuple(s for s in out if s) or (" ".join(MASK.sub(" ", ex.text).split()),)
 
 
 short_name = title_short_name    # the name a title starts with (shared with the audit's name signal)
@@ -60,7 +60,7 @@ class CandidateFeaturizer:
 
     def __init__(self, encoder: Any = None, k1: float = 1.5, b: float = 0.75):
         self.encoder, self.k1, self.b = encoder, k1, b
-        self.tokenize = _tokenizer()
+        self.tokenize = bm25_tokenizer()
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -75,11 +75,11 @@ class CandidateFeaturizer:
             self.last_sentence_scores = np.zeros((0, 0), dtype=np.float32)
             return np.zeros((0, len(self.names)), dtype=np.float32)
         sents = list(sentences if sentences is not None else sentences_of(ex))
-        para = " ".join(_MASK.sub(" ", ex.text).split())
-        toks = self.tokenize([_doc_text(c) for c in cands] + [c.title for c in cands] + [para] + sents)
+        para = " ".join(MASK.sub(" ", ex.text).split())
+        toks = self.tokenize([bm25_text(c) for c in cands] + [c.title for c in cands] + [para] + sents)
         docs, titles, q_para, q_sents = toks[:n], toks[n:2 * n], toks[2 * n], toks[2 * n + 1:]
-        index = _ParagraphBM25(docs, self.k1, self.b, "lucene")
-        t_index = _ParagraphBM25(titles, self.k1, self.b, "lucene")
+        index = ParagraphBM25(docs, self.k1, self.b, "lucene")
+        t_index = ParagraphBM25(titles, self.k1, self.b, "lucene")
         p = index.scores(q_para)
         S = np.stack([index.scores(q) for q in q_sents]) if q_sents else np.zeros((1, n), dtype=np.float32)
         self.last_sentence_scores = S
@@ -94,7 +94,7 @@ class CandidateFeaturizer:
         low = para.lower()
         named = np.array([float(bool(name) and re.search(rf"(?<!\w){re.escape(name)}(?!\w)", low) is not None)
                           for name in (short_name(c.title) for c in cands)], dtype=np.float32)
-        cols = [p, _rel(p), _rank(p), s, _rel(s), _rank(s), first, t, _rel(t), _rank(t), cover, named,
+        cols = [p, relative(p), ranks(p), s, relative(s), ranks(s), first, t, relative(t), ranks(t), cover, named,
                 np.full(n, n), np.full(n, len(sents)), np.full(n, len(q_para))]
         if self.encoder is not None:
             from ..retrieval.base import doc_text
@@ -103,7 +103,7 @@ class CandidateFeaturizer:
             qv = self.encoder.encode([para] + sents)
             pc = cv @ qv[0]
             sc = (cv @ qv[1:].T).max(axis=1) if len(sents) else pc
-            cols += [pc, _rel(pc), _rank(pc), sc, _rank(sc)]
+            cols += [pc, relative(pc), ranks(pc), sc, ranks(sc)]
         return np.stack(cols, axis=1).astype(np.float32)
 
 
@@ -126,11 +126,6 @@ class SetRule:
         if len(keep) < self.min_k:
             keep = [int(i) for i in order[:self.min_k]]
         return keep
-
-
-def logit(p: np.ndarray) -> np.ndarray:
-    p = np.clip(np.asarray(p, dtype=np.float64), 1e-6, 1 - 1e-6)
-    return np.log(p / (1 - p))
 
 
 @dataclass
@@ -232,7 +227,7 @@ class DiscoveryModel:
     def predict(self, examples: Sequence[Example]) -> list[Answer]:
         for ex in examples:
             if ex.task != 1:
-                raise (ex.origin or _nowhere()).error(f"a Task {ex.task} example, but this system is for Task 1")
+                raise (ex.origin or NOWHERE).error(f"a Task {ex.task} example, but this system is for Task 1")
         out = []
         for ex, pt in zip(examples, self.parts(examples)):
             ids = [c.id for c in ex.candidates]
@@ -265,7 +260,7 @@ class DiscoveryModel:
                                 path=folder / "config.json", hint="train it again with `mustcite scidoca train --task 1`")
         m._clf = read_payload(folder)
         if m.cross_top and (folder / "cross_encoder").is_dir():
-            from ..recommend.crossencoder import CrossEncoderReranker
+            from ..retrieval.cross_encoder import CrossEncoderReranker
 
             try:
                 m._cross = CrossEncoderReranker.load(folder / "cross_encoder")

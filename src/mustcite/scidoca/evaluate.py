@@ -22,9 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import MustciteError
-from .formats import TASKS, Answer, Origin, read_answers
-
-_NOWHERE = Origin("<memory>")
+from .formats import NOWHERE, TASKS, Answer, Origin, read_answers
 
 
 def _ratio(num: float, den: float) -> float:
@@ -48,7 +46,7 @@ def _mean(total: float, weight: float) -> float | None:
 
 
 def _where(answer: Answer) -> Origin:
-    return answer.origin or _NOWHERE
+    return answer.origin or NOWHERE
 
 
 # --------------------------------------------------------------------------- Task 1

@@ -32,16 +32,14 @@ drops zero scores); ties keep the candidate order.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from typing import Protocol
 
 import numpy as np
 
 from ..errors import MustciteError
-from .formats import Answer, Example
-
-_MASK = re.compile(r"\[MASK\d+\]")
+from .formats import NOWHERE, Answer, Example
+from .lexical import MASK, ParagraphBM25, bm25_text, bm25_tokenizer, window_query
 
 #: Default ``k`` per task (the values chosen on dev by ``benchmarks/scidoca_floors.py``).
 DEFAULT_K: dict[int, int] = {1: 8, 2: 5, 3: 1}
@@ -55,61 +53,10 @@ class Floor(Protocol):
     def predict(self, examples: Sequence[Example]) -> list[Answer]: ...
 
 
-def _tokenizer():
-    import bm25s
-    import Stemmer
-
-    stemmer = Stemmer.Stemmer("english")
-
-    def tokenize(texts: list[str]) -> list[list[str]]:
-        if not texts:
-            return []
-        return bm25s.tokenize(texts, stopwords="en", stemmer=stemmer, return_ids=False, show_progress=False)
-
-    return tokenize
-
-
-def _doc_text(c) -> str:
-    return f"{c.title} {c.abstract}".strip()
-
-
-class _ParagraphBM25:
-    """BM25 over one paragraph's candidates (bm25s); ``scores(query_tokens)`` -> one per candidate."""
-
-    def __init__(self, doc_tokens: list[list[str]], k1: float, b: float, method: str):
-        import bm25s
-
-        self.n = len(doc_tokens)
-        # bm25s cannot index an all-empty collection; such candidates all score 0
-        self._empty = not any(doc_tokens)
-        if not self._empty:
-            self._bm25 = bm25s.BM25(k1=k1, b=b, method=method)
-            self._bm25.index([t or ["\x00"] for t in doc_tokens], show_progress=False)
-            self._vocab = self._bm25.vocab_dict
-
-    def scores(self, query: list[str]) -> np.ndarray:
-        if self._empty:
-            return np.zeros(self.n, dtype=np.float32)
-        q = [t for t in query if t in self._vocab]
-        if not q:
-            return np.zeros(self.n, dtype=np.float32)
-        return np.asarray(self._bm25.get_scores(q), dtype=np.float32)
-
-
 def _top(scores: np.ndarray, k: int) -> list[int]:
     """Indexes of the ``k`` best scores above 0, ties in candidate order."""
     order = np.argsort(-scores, kind="stable")
     return [int(i) for i in order[:k] if scores[i] > 0]
-
-
-def _window_query(text: str, mask: str, k: int) -> str:
-    """The ``k`` words either side of each occurrence of ``mask`` (other masks removed)."""
-    words = text.split()
-    parts = []
-    for i, w in enumerate(words):
-        if mask in w:
-            parts.extend(words[max(0, i - k):i] + [w.replace(mask, " ")] + words[i + 1:i + 1 + k])
-    return _MASK.sub(" ", " ".join(parts))
 
 
 class BM25TopK:
@@ -129,7 +76,7 @@ class BM25TopK:
         if self.k < 1:
             raise MustciteError(f"k must be at least 1, got {self.k}")
         self.k1, self.b, self.method = k1, b, method
-        self._tokenize = _tokenizer()
+        self._tokenize = bm25_tokenizer()
 
     def metadata(self) -> dict:
         return {"method": self.name, "task": self.task, "k": self.k, "k1": self.k1, "b": self.b,
@@ -139,7 +86,7 @@ class BM25TopK:
     def _check(self, examples: Sequence[Example]) -> None:
         for ex in examples:
             if ex.task != self.task:
-                raise (ex.origin or _nowhere()).error(f"a Task {ex.task} example, but this floor is for Task {self.task}")
+                raise (ex.origin or NOWHERE).error(f"a Task {ex.task} example, but this floor is for Task {self.task}")
 
     def score(self, examples: Sequence[Example], k: int | None = None) -> list:
         """Per example: Task 1 one score array (per candidate); Task 2 ``(paragraph scores,
@@ -147,13 +94,13 @@ class BM25TopK:
         self._check(examples)
         k = self.k if k is None else k
         # tokenise every distinct candidate text and query of the batch once
-        docs = list(dict.fromkeys(_doc_text(c) for ex in examples for c in ex.candidates))
+        docs = list(dict.fromkeys(bm25_text(c) for ex in examples for c in ex.candidates))
         doc_tok = dict(zip(docs, self._tokenize(docs)))
         queries: list[list[str]] = []
         for ex in examples:
-            q = [_MASK.sub(" ", ex.text)]
+            q = [MASK.sub(" ", ex.text)]
             if self.task == 2:
-                q += [_window_query(ex.text, m, k) for m in ex.masks]
+                q += [window_query(ex.text, m, k) for m in ex.masks]
             elif self.task == 3:
                 q += list(ex.sentences or ())
             queries.append(q)
@@ -162,7 +109,7 @@ class BM25TopK:
         out = []
         for ex, qs in zip(examples, queries):
             toks = [next(q_tok) for _ in qs]
-            index = _ParagraphBM25([doc_tok[_doc_text(c)] for c in ex.candidates], self.k1, self.b, self.method)
+            index = ParagraphBM25([doc_tok[bm25_text(c)] for c in ex.candidates], self.k1, self.b, self.method)
             para = index.scores(toks[0])
             if self.task == 1:
                 out.append(para)
@@ -239,19 +186,13 @@ class AllCandidates:
         out = []
         for ex in examples:
             if ex.task != self.task:
-                raise (ex.origin or _nowhere()).error(f"a Task {ex.task} example, but this floor is for Task {self.task}")
+                raise (ex.origin or NOWHERE).error(f"a Task {ex.task} example, but this floor is for Task {self.task}")
             ids = tuple(c.id for c in ex.candidates)
             if self.task == 1:
                 out.append(Answer(ex.id, 1, ids))
             else:
                 out.append(Answer(ex.id, 3, tuple(ids for _ in ex.sentences or ()), ex.sentences))
         return out
-
-
-def _nowhere():
-    from .formats import Origin
-
-    return Origin("<memory>")
 
 
 def make_floor(task: int, method: str, k: int | None = None) -> Floor:

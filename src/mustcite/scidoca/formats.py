@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import Any, Union
 
 from ..errors import MustciteError
-from ..io import atomic_write_json, iter_jsonl, open_text, read_text, write_jsonl
+from ..io import atomic_write_json, iter_jsonl, open_text, read_json, read_text, write_jsonl
 
 TASKS: tuple[int, ...] = (1, 2, 3)
 #: The seed's no-citation marker (Section 2.5, output example).
@@ -71,7 +71,8 @@ class Origin:
         return MustciteError(message, path=self.path, line=self.line, field=field)
 
 
-_NOWHERE = Origin("<memory>")
+#: The origin of a record made in memory (errors name "<memory>").
+NOWHERE = Origin("<memory>")
 
 
 @dataclass(frozen=True)
@@ -130,7 +131,7 @@ class Example:
     def answer(self) -> Answer:
         """The gold answer as an :class:`Answer`; an example without gold raises."""
         if self.gold is None:
-            raise (self.origin or _NOWHERE).error(f"example {self.id!r} has no gold answer")
+            raise (self.origin or NOWHERE).error(f"example {self.id!r} has no gold answer")
         return Answer(self.id, self.task, self.gold, self.sentences, self.origin)
 
 
@@ -401,7 +402,7 @@ def answer_to_json(answer: Answer, *, empty_marker: bool = False) -> dict[str, A
 
 def example_to_json(example: Example, *, empty_marker: bool = False) -> dict[str, Any]:
     """A seed-shape input line, with the gold (if any) in the output field."""
-    _validate(example, example.origin or _NOWHERE, "gold")
+    _validate(example, example.origin or NOWHERE, "gold")
     para = example.paragraph if isinstance(example.paragraph, str) else list(example.paragraph)
     row: dict[str, Any] = {"id": example.id, "paragraph": para, "candidate_references": [
         {"id": c.id, "title": c.title, "abstract": c.abstract} if c.title or c.abstract else c.id
@@ -440,14 +441,7 @@ def _json_limit_error(exc: Exception, path: Path) -> MustciteError:
 
 
 def _load_json_object(path: Path) -> dict[str, Any]:
-    text = read_text(path)
-    try:
-        obj = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise MustciteError(f"malformed JSON: {exc.msg} (column {exc.colno})", path=path,
-                            line=exc.lineno) from None
-    except (ValueError, RecursionError) as exc:
-        raise _json_limit_error(exc, path) from None
+    obj = read_json(path)
     if not isinstance(obj, dict):
         raise MustciteError(f"expected a JSON object, got {_kind(obj)}", path=path)
     return obj
@@ -555,7 +549,7 @@ def read_official_dir(folder: str | Path, *, task: int | None = None) -> list[Ex
 
 def write_official(example: Example, folder: str | Path) -> list[Path]:
     """Write ``<id>.in`` and, if the example has gold, ``<id>.label`` into ``folder``."""
-    _validate(example, example.origin or _NOWHERE, "correct_citation")
+    _validate(example, example.origin or NOWHERE, "correct_citation")
     if "/" in example.id or "\\" in example.id or "\x00" in example.id or example.id.startswith("."):
         raise MustciteError(f"id {example.id!r} cannot be a file name", field="id")
     folder = Path(folder)

@@ -16,7 +16,6 @@ their own best candidate (a paper may be cited twice).
 from __future__ import annotations
 
 import itertools
-import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,8 +24,8 @@ from typing import Any
 import numpy as np
 
 from ..errors import MustciteError
-from .floors import _MASK, _doc_text, _nowhere, _ParagraphBM25, _tokenizer, _window_query
-from .formats import Answer, Example
+from .formats import NOWHERE, Answer, Example
+from .lexical import MASK, SENTENCE_END, ParagraphBM25, bm25_text, bm25_tokenizer, ranks, relative, window_query
 from .persist import read_config, read_payload, write_model
 
 WIDTHS = (3, 5, 10, 25)
@@ -42,7 +41,6 @@ DISCOVERY_FEATURES = ("para_p", "para_logit", "para_rank")
 DEFAULT_ENCODER = {"spec": "onnx-int8:minilm", "max_seq_length": 64}
 #: paragraphs per classifier call
 CHUNK = 256
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z(\[])")
 
 
 @dataclass
@@ -56,28 +54,19 @@ class Pairs:
 
 
 def _sentence_of(text: str, mask: str) -> str:
-    for sentence in _SENTENCE_END.split(text):
+    for sentence in SENTENCE_END.split(text):
         if mask in sentence:
-            return _MASK.sub(" ", sentence)
+            return MASK.sub(" ", sentence)
     return ""
 
 
-def _rank(scores: np.ndarray) -> np.ndarray:
-    order = np.argsort(-scores, kind="stable")
-    rank = np.empty(len(scores), dtype=np.float32)
-    rank[order] = np.arange(1, len(scores) + 1)
-    return rank
+class PairFeaturizer:
+    """Features of every (mask, candidate) pair of a paragraph: :meth:`pairs` of one example,
+    :meth:`grids` of many (the names of the columns: :attr:`names`)."""
 
-
-def _rel(scores: np.ndarray) -> np.ndarray:
-    top = float(scores.max()) if len(scores) else 0.0
-    return scores / top if top > 0 else np.zeros_like(scores)
-
-
-class _Featurizer:
     def __init__(self, k1: float = 1.5, b: float = 0.75, encoder: Any = None, discovery: Any = None):
         self.k1, self.b, self.encoder, self.discovery = k1, b, encoder, discovery
-        self.tokenize = _tokenizer()
+        self.tokenize = bm25_tokenizer()
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -87,10 +76,10 @@ class _Featurizer:
     def _paragraph_priors(self, examples: Sequence[Example]) -> list[np.ndarray]:
         """Per example (candidates x DISCOVERY_FEATURES): the Task 1 system's P on the paragraph,
         masks removed (one classifier call for all)."""
-        from .discovery import logit
+        from ..numeric import logit
 
-        plain = [Example(ex.id, 1, " ".join(_MASK.sub(" ", ex.text).split()), ex.candidates) for ex in examples]
-        return [np.stack([p, logit(p), _rank(p)], axis=1) for p in self.discovery.probabilities(plain)]
+        plain = [Example(ex.id, 1, " ".join(MASK.sub(" ", ex.text).split()), ex.candidates) for ex in examples]
+        return [np.stack([p, logit(p), ranks(p)], axis=1) for p in self.discovery.probabilities(plain)]
 
     def grids(self, examples: Sequence[Example]) -> list[Pairs]:
         """:meth:`pairs` of every example."""
@@ -103,14 +92,14 @@ class _Featurizer:
 
         cands = self.encoder.embed([doc_text(c.title, c.abstract) for c in ex.candidates], desc="")
         text = ex.text
-        queries = [_MASK.sub(" ", text)] + [q for m in masks for q in (_sentence_of(text, m) or _MASK.sub(" ", text),
-                                                                        _window_query(text, m, 10) or " ")]
+        queries = [MASK.sub(" ", text)] + [q for m in masks for q in (_sentence_of(text, m) or MASK.sub(" ", text),
+                                                                        window_query(text, m, 10) or " ")]
         qv = self.encoder.encode(queries)
         para = cands @ qv[0]
         blocks = []
         for mi in range(len(masks)):
             sent, win = cands @ qv[1 + 2 * mi], cands @ qv[2 + 2 * mi]
-            blocks.append(np.stack([sent, _rel(sent), _rank(sent), win, para], axis=1))
+            blocks.append(np.stack([sent, relative(sent), ranks(sent), win, para], axis=1))
         return blocks
 
     def pairs(self, ex: Example, prior: np.ndarray | None = None) -> Pairs:
@@ -118,11 +107,11 @@ class _Featurizer:
         when the featurizer has a Task 1 system and none is given)."""
         masks, ids = ex.masks, tuple(c.id for c in ex.candidates)
         text = ex.text
-        queries = [_MASK.sub(" ", text)]
+        queries = [MASK.sub(" ", text)]
         for m in masks:
-            queries += [_window_query(text, m, w) for w in WIDTHS] + [_sentence_of(text, m)]
-        toks = self.tokenize([_doc_text(c) for c in ex.candidates] + queries) if ids else []
-        index = _ParagraphBM25(toks[:len(ids)], self.k1, self.b, "lucene") if ids else None
+            queries += [window_query(text, m, w) for w in WIDTHS] + [_sentence_of(text, m)]
+        toks = self.tokenize([bm25_text(c) for c in ex.candidates] + queries) if ids else []
+        index = ParagraphBM25(toks[:len(ids)], self.k1, self.b, "lucene") if ids else None
         q = toks[len(ids):]
         n = len(ids)
         rows = []
@@ -133,9 +122,9 @@ class _Featurizer:
                 cols = []
                 for wi in range(len(WIDTHS)):
                     s = index.scores(q[1 + mi * per + wi])
-                    cols += [s, _rel(s), _rank(s)]
+                    cols += [s, relative(s), ranks(s)]
                 s = index.scores(q[1 + mi * per + len(WIDTHS)])
-                cols += [s, _rel(s), para, _rel(para),
+                cols += [s, relative(s), para, relative(para),
                          np.full(n, len(masks), dtype=np.float32), np.full(n, n, dtype=np.float32)]
                 rows.append(np.stack(cols, axis=1))
             if self.encoder is not None:
@@ -173,7 +162,7 @@ class MaskedCitationModel:
             enc = dense_from_meta(self.encoder)
         if self.discovery is not None:
             self.discovery.set_cross_encoder(None, 0)      # stage 1's P only
-        self._feat = _Featurizer(encoder=enc, discovery=self.discovery)
+        self._feat = PairFeaturizer(encoder=enc, discovery=self.discovery)
 
     def metadata(self) -> dict[str, Any]:
         return {"method": self.name, "task": 2, "features": list(self._feat.names), "encoder": self.encoder,
@@ -210,7 +199,7 @@ class MaskedCitationModel:
 
     def _check(self, ex: Example) -> None:
         if ex.task != 2:
-            raise (ex.origin or _nowhere()).error(f"a Task {ex.task} example, but this system is for Task 2")
+            raise (ex.origin or NOWHERE).error(f"a Task {ex.task} example, but this system is for Task 2")
 
     def predict(self, examples: Sequence[Example]) -> list[Answer]:
         if self._clf is None:

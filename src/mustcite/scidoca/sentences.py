@@ -34,10 +34,10 @@ from typing import Any
 import numpy as np
 
 from ..errors import MustciteError
-from .discovery import DiscoveryModel, logit
-from .floors import _nowhere
-from .formats import Answer, Example
-from .masked import _rank, _rel
+from ..numeric import logit
+from .discovery import DiscoveryModel
+from .formats import NOWHERE, Answer, Example
+from .lexical import ranks, relative
 from .persist import read_config, read_payload, write_model
 
 FEATURES = ("s_bm25", "s_rel", "s_rank", "prev_bm25", "prev_rel", "next_bm25", "next_rel", "best_sentence",
@@ -105,7 +105,7 @@ class SentenceCitationModel:
 
     def _check(self, ex: Example) -> None:
         if ex.task != 3:
-            raise (ex.origin or _nowhere()).error(f"a Task {ex.task} example, but this system is for Task 3")
+            raise (ex.origin or NOWHERE).error(f"a Task {ex.task} example, but this system is for Task 3")
 
     def pairs(self, examples: Sequence[Example]) -> list[np.ndarray]:
         """Per example, one feature row per sentence x candidate (sentence-major). The Task 1
@@ -128,7 +128,7 @@ class SentenceCitationModel:
         if not n or not m:
             return np.zeros((0, len(self.names)), dtype=np.float32)
         feat = self.discovery._feat
-        plog, prank = logit(prob), _rank(prob)
+        plog, prank = logit(prob), ranks(prob)
         best = np.argmax(S, axis=0)
         zero = np.zeros(n, dtype=np.float32)
         dense = None
@@ -142,11 +142,11 @@ class SentenceCitationModel:
             s = S[i]
             prev = S[i - 1] if i > 0 else zero
             nxt = S[i + 1] if i + 1 < m else zero
-            cols = [s, _rel(s), _rank(s), prev, _rel(prev), nxt, _rel(nxt), (best == i).astype(np.float32),
+            cols = [s, relative(s), ranks(s), prev, relative(prev), nxt, relative(nxt), (best == i).astype(np.float32),
                     prob, plog, prank, np.full(n, i / max(1, m - 1)),
                     np.full(n, m), np.full(n, n)]
             if dense is not None:
-                cols += [dense[i], _rel(dense[i]), _rank(dense[i])]
+                cols += [dense[i], relative(dense[i]), ranks(dense[i])]
             rows.append(np.stack(cols, axis=1))
         return np.vstack(rows).astype(np.float32)
 

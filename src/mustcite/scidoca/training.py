@@ -77,7 +77,7 @@ def train_discovery(train: Path, dev: Path, *, limit: int = 4000, dev_limit: int
                     encoder: dict[str, Any] | None = None, cross_encoder: Any = None, cross_train: int = 0,
                     cross_top: int = 8, exclude: list[str] | tuple[str, ...] = (), progress: bool = True):
     """The Task 1 system and its dev report. ``cross_encoder``: a trained
-    :class:`~mustcite.recommend.crossencoder.CrossEncoderReranker` to use; ``cross_train``: else
+    :class:`~mustcite.retrieval.cross_encoder.CrossEncoderReranker` to use; ``cross_train``: else
     train one on that many other train paragraphs (about an hour per 1,400 on two CPU cores).
     ``exclude``: paragraphs another part of the system was trained on (a fine-tuned encoder's);
     they are skipped here and listed in the returned ids."""

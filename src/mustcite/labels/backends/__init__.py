@@ -13,70 +13,13 @@ Its synchronous ``judge`` (the protocol method) runs one call with the engine's 
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 from ...errors import MustciteError
-from ..judge import CitationInstance, Judgement
-from ..prompting import PromptTemplate, RenderedPrompt, load_prompt, parse_answer, render
+from ...retry import TransientError, parse_retry_after
+from .prompted import PromptedBackend
 
 BACKENDS = ("offline", "neural", "cascade", "openai", "gemini", "local")
-
-
-class TransientError(Exception):
-    """A failure worth retrying (HTTP 429, 5xx, timeout, connection error)."""
-
-    def __init__(self, message: str, *, retry_after: float | None = None, status: int | None = None):
-        super().__init__(message)
-        self.retry_after = retry_after
-        self.status = status
-
-
-def parse_retry_after(value: str | None) -> float | None:
-    """Seconds from a Retry-After header (delta-seconds or HTTP date); None if absent/unreadable."""
-    if not value:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    from email.utils import parsedate_to_datetime
-    import datetime as dt
-    try:
-        when = parsedate_to_datetime(value)
-        return max(0.0, (when - dt.datetime.now(dt.timezone.utc)).total_seconds())
-    except (TypeError, ValueError):
-        return None
-
-
-class PromptedBackend:
-    """Shared part of the LLM backends: prompt loading, rendering and answer parsing."""
-
-    name = "llm"
-    model = ""
-    max_new_tokens = 4
-
-    def __init__(self, *, prompts_dir: str | None = None,
-                 prices: dict[str, tuple[float, float]] | None = None):
-        self.templates: dict[str, PromptTemplate] = {t: load_prompt(t, prompts_dir) for t in ("type1", "type2")}
-        self.prices = prices
-
-    def prompt_version(self, task: str) -> str:
-        return self.templates[task].version
-
-    def render(self, inst: CitationInstance, task: str) -> RenderedPrompt:
-        return render(self.templates[task], inst)
-
-    def finish(self, text: str | None, task: str, **kw: Any) -> Judgement:
-        value, error = parse_answer(text, task)
-        return Judgement(value=value, raw=text or "", error=error, **kw)
-
-    async def acall(self, inst: CitationInstance, task: str) -> Judgement:  # pragma: no cover
-        raise NotImplementedError
-
-    def judge(self, inst: CitationInstance, task: str) -> Judgement:
-        from ..engine import call_with_retries
-        return asyncio.run(call_with_retries(self.acall, inst, task))
 
 
 def make_judge(backend: str = "offline", *, model: str | None = None, prompts_dir: str | None = None,

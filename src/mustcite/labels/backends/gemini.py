@@ -24,7 +24,8 @@ except ImportError:  # pragma: no cover
 from ...errors import MustciteError
 from ..costs import cost_usd
 from ..judge import CitationInstance, Judgement
-from . import PromptedBackend, TransientError, parse_retry_after
+from ...retry import TransientError, parse_retry_after
+from .prompted import PromptedBackend
 
 DEFAULT_MODEL = "gemini-2.5-flash"
 

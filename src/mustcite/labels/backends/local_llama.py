@@ -27,7 +27,7 @@ from pathlib import Path
 from ...errors import DataMissingError, MustciteError
 from ..judge import CitationInstance, Judgement
 from ..prompting import digit_probs
-from . import PromptedBackend
+from .prompted import PromptedBackend
 
 N_PARTS = 22
 CALIBRATION_FILE = Path(__file__).with_name("local_calibration.json")

@@ -17,7 +17,8 @@ import httpx
 from ...errors import MustciteError
 from ..costs import cost_usd
 from ..judge import CitationInstance, Judgement
-from . import PromptedBackend, TransientError, parse_retry_after
+from ...retry import TransientError, parse_retry_after
+from .prompted import PromptedBackend
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 DEFAULT_MODEL = "gpt-4o-mini"

@@ -2,10 +2,11 @@
 candidates per query, a cross-encoder trained here re-orders them.
 
 MasterSet's HAtten-RR prefetches with a hierarchical-attention encoder and re-ranks with SciBERT.
-Here the prefetch is BM25 over title + abstract (any method of :func:`.base.make_retriever` can be
+Here the prefetch is BM25 over title + abstract (any method of :func:`.registry.make_retriever` can be
 named instead) and the re-ranker is the project's MiniLM cross-encoder
 (:class:`.cross_encoder.CrossEncoderReranker`, the one implementation the recommender, the neural
-judge and SCIDOCA also use), trained by :func:`train_rerank` on the benchmark's TRAIN queries only.
+judge and SCIDOCA also use), trained on a benchmark's TRAIN queries only
+(:func:`mustcite.benchmark.retrieval_training.train_rerank`).
 Texts are title + abstract on both sides; targets are 1 for a must-cite paper, ``CITED_TARGET``
 for one cited but not must-cite, 0 otherwise. Two objectives:
 
@@ -27,38 +28,51 @@ from __future__ import annotations
 
 import json
 import random
-import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ..errors import DataMissingError, MustciteError
+from ..errors import DataMissingError, MustciteError, UsageError
 from ..io import atomic_write_json
-from .base import Doc, Results, as_docs, peak_rss_mb
+from .base import Doc, Results, Retriever, as_docs
 from .cross_encoder import CITED_TARGET, CrossEncoderReranker
 
 MODEL_FILE = "rerank_model.json"
 
 
+def _bm25_first(method: str) -> Retriever:
+    """The first stage when no ``make_first`` is given: BM25, the default."""
+    if method != "bm25":
+        raise UsageError(f"first stage {method!r} needs make_first",
+                         hint="pass make_first=mustcite.retrieval.make_retriever (make_retriever does)")
+    from .bm25 import BM25Retriever
+
+    return BM25Retriever()
+
+
 class PrefetchRerankRetriever:
-    """``first`` (a method name, BM25 by default) prefetches, ``cross`` re-orders its top ``prefetch``."""
+    """``first`` (a method name, BM25 by default) prefetches, ``cross`` re-orders its top ``prefetch``.
+
+    ``make_first`` turns the method name into a retriever when :meth:`index` runs
+    (:func:`.registry.make_retriever` passes itself); without it only ``bm25`` can be named."""
 
     name = "rerank"
 
     def __init__(self, cross: CrossEncoderReranker, *, first: str = "bm25", prefetch: int = 50,
-                 batch_size: int = 32, progress: bool = True):
+                 batch_size: int = 32, progress: bool = True,
+                 make_first: Callable[[str], Retriever] | None = None):
         if prefetch < 1:
             raise MustciteError("prefetch must be at least 1")
         self.cross, self.first_name, self.prefetch = cross, first, int(prefetch)
         self.batch_size, self.progress = batch_size, progress
+        self.make_first = make_first or _bm25_first
         self.first = None
         self._text: dict[str, str] = {}
         self.info: dict[str, Any] = {}
 
     def index(self, pool) -> None:
-        from .base import make_retriever
-
         docs = as_docs(pool)
-        self.first = make_retriever(self.first_name)
+        self.first = self.make_first(self.first_name)
         self.first.index(docs)
         self._text = {d.id: d.text for d in docs}
 
@@ -110,10 +124,6 @@ class PrefetchRerankRetriever:
         return rr
 
 
-def is_rerank_model(path: str | Path) -> bool:
-    return (Path(path) / MODEL_FILE).is_file()
-
-
 def training_pairs(first, queries: list[dict[str, Any]], labels: dict[str, dict[str, str]],
                    pool_text: dict[str, str], top: int) -> tuple[list[tuple[str, str]], list[float]]:
     """Pairs and targets from the first stage's top ``top`` of each query; ``labels``: qid ->
@@ -159,61 +169,3 @@ def training_groups(first, queries: list[dict[str, Any]], labels: dict[str, dict
             groups.append((q.text, [pool_text[pid]] + [pool_text[n] for n in drawn],
                            [1.0 if lab[pid] == "must" else CITED_TARGET] + [0.0] * len(drawn)))
     return groups
-
-
-def train_rerank(benchmark_dir: str | Path, out_dir: str | Path, *, first: str = "bm25", queries: int = 600,
-                 top: int = 50, prefetch: int = 50, epochs: int = 1, seed: int = 0, objective: str = "listwise",
-                 negatives: int = 7, per_query: int = 4, max_length: int | None = None,
-                 head: str = "segment-cosine", log=print) -> dict[str, Any]:
-    """Train the cross-encoder on a seeded sample of ``queries`` TRAIN queries of a built benchmark
-    and save a :class:`PrefetchRerankRetriever` to ``out_dir``; returns its training card.
-    ``objective``: ``listwise`` (:func:`training_groups`) or ``pointwise`` (:func:`training_pairs`);
-    ``head``: the cross-encoder's head (:meth:`.cross_encoder.CrossEncoderReranker.new`)."""
-    if objective not in ("listwise", "pointwise"):
-        raise MustciteError(f"unknown objective {objective!r} (listwise | pointwise)")
-    from ..benchmark.loader import Benchmark
-    from .base import make_retriever
-
-    bench = Benchmark.open(benchmark_dir)
-    train = bench.queries("train")
-    if not train:
-        raise DataMissingError(f"{bench.path}: no train queries")
-    sample = sorted(random.Random(seed).sample(train, min(queries, len(train))), key=lambda q: q["id"])
-    ids = {q["id"] for q in sample}
-    labels: dict[str, dict[str, str]] = {}
-    for row in bench.labels():
-        if row["qid"] in ids and row.get("cited"):
-            labels.setdefault(row["qid"], {})[row["paper_id"]] = "must" if row.get("mustcite") else "cited"
-    pool = bench.pool()
-    t0 = time.perf_counter()
-    stage = make_retriever(first)
-    stage.index(pool)
-    pool_text = {d.id: d.text for d in as_docs(pool)}
-    ce = CrossEncoderReranker.new(seed=seed, head=head, **({"max_length": max_length} if max_length else {}))
-    if objective == "listwise":
-        groups = training_groups(stage, sample, labels, pool_text, top, negatives=negatives, per_query=per_query,
-                                 seed=seed)
-        t_pairs = time.perf_counter() - t0
-        n_pairs = sum(len(g[1]) for g in groups)
-        log(f"{len(groups)} groups ({n_pairs} pairs) from {len(sample)} train queries "
-            f"({sum(g[2][0] == 1 for g in groups)} around a must-cite paper) in {t_pairs:.0f} s")
-        t0 = time.perf_counter()
-        ce.freeze_embeddings().fit_listwise(groups, epochs=epochs, seed=seed)
-        sizes = {"groups": len(groups), "negatives": negatives, "per_query": per_query}
-    else:
-        pairs, targets = training_pairs(stage, sample, labels, pool_text, top)
-        t_pairs, n_pairs = time.perf_counter() - t0, len(pairs)
-        log(f"{len(pairs)} pairs from {len(sample)} train queries ({sum(t == 1 for t in targets)} must-cite, "
-            f"{sum(0 < t < 1 for t in targets)} cited) in {t_pairs:.0f} s")
-        t0 = time.perf_counter()
-        ce.fit(pairs, targets, epochs=epochs, seed=seed)
-        sizes = {}
-    card = {"benchmark": str(bench.path), "split": "train", "train_queries": len(sample), "first_stage": first,
-            "objective": objective, "top": top, "prefetch": prefetch, "pairs": n_pairs, **sizes, "epochs": epochs,
-            "seed": seed, "max_length": ce.info["max_length"], "pair_seconds": round(t_pairs, 1),
-            "fit_seconds": round(time.perf_counter() - t0, 1), "peak_rss_mb": peak_rss_mb()}
-    ce.info.update(card)
-    rr = PrefetchRerankRetriever(ce, first=first, prefetch=prefetch)
-    rr.info = {"card": card}
-    rr.save(out_dir)
-    return card

@@ -21,15 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-# the model itself lives in retrieval (the prefetch-and-rerank baseline uses it too); re-exported here
-from ..retrieval.cross_encoder import CITED_TARGET, MAX_LENGTH, META, CrossEncoderReranker
-
-__all__ = ["CITED_TARGET", "MAX_LENGTH", "META", "CrossEncoderReranker", "combine", "logit"]
-
-
-def logit(p: np.ndarray) -> np.ndarray:
-    p = np.clip(np.asarray(p, dtype=np.float64), 1e-6, 1 - 1e-6)
-    return np.log(p / (1 - p))
+from ..numeric import logit
 
 
 def combine(score: np.ndarray, cross: np.ndarray, top: np.ndarray, weight: float) -> np.ndarray:

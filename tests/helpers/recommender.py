@@ -1,9 +1,11 @@
-"""A small real slice for the recommender tests (imported by the test_recommend*/test_api files).
+"""The small real slice of the recommender tests (used by test_recommend*, test_api*, test_bad_inputs ...).
 
 Pool: the NeurIPS 2019-2022 papers with abstracts (``proceedings/umgupta-paperquest/nips2019`` and
 ``proceedings/rajatmodi62-ai-conf-abstract-generator/nips2020..2022``). Labelled papers: the first NeurIPS 2023 full texts (sorted by file name), extracted
 with ``extract_markdown`` and linked to the pool with the corpus linker. Everything is sorted, so
-the slice is the same on every run.
+the slice is the same on every run. Built on first use (never at import), once per session.
+
+Every test that calls these reads the shared data: it is marked ``data``.
 """
 
 from __future__ import annotations
@@ -13,7 +15,8 @@ import json
 from functools import lru_cache
 from pathlib import Path
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+from helpers import DATA
+
 FULLTEXT_2023 = DATA / "neurips" / "fulltext_2023"
 N_LABELLED = 90
 POOL_FILES = ("umgupta-paperquest/nips2019.jsonl.gz",
@@ -93,7 +96,7 @@ def slice_dir() -> Path:
 
 @lru_cache(maxsize=1)
 def labelled():
-    from mustcite.recommend.labelled import load_reference_dir
+    from mustcite.labels.papers import load_reference_dir
 
     return load_reference_dir(slice_dir() / "refs", {r["paper_id"] for r in pool()})
 

@@ -210,3 +210,15 @@ def from_qrels(queries: list[dict[str, Any]], qrels: dict[str, dict[str, dict[st
             out.append(LabelledPaper(qid, q.get("title") or "", q.get("abstract") or "", _int_or_none(q.get("year")),
                                      list(per.values()), source))
     return out
+
+
+def load_reference_dirs(refs: list[str | Path], pool_ids: set[str]) -> list[LabelledPaper]:
+    """The labelled papers of several reference folders, each paper once (the first folder wins)."""
+    labelled: list[LabelledPaper] = []
+    seen: set[str] = set()
+    for folder in refs:
+        for p in load_reference_dir(folder, pool_ids):
+            if p.id not in seen:
+                seen.add(p.id)
+                labelled.append(p)
+    return labelled

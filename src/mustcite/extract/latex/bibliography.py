@@ -1,0 +1,79 @@
+"""The bibliography of a LaTeX project as entries by citation key.
+
+The ``.bib`` files named by ``\\bibliography``/``\\addbibresource`` (else every ``.bib`` in the
+project) are read first (:func:`mustcite.extract.bibtex.parse_bib`), then a ``.bbl`` or an inline
+``thebibliography`` (:func:`mustcite.extract.bibtex.parse_bbl`) for keys the ``.bib`` files lack.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from ..bibtex import BibEntry, parse_bbl, parse_bib
+from .arguments import braced, bracketed
+from .includes import Project, is_inside, read_text, rel_path
+
+
+def bib_names(text: str) -> list[str]:
+    """The ``.bib`` file names given to ``\\bibliography``/``\\addbibresource`` (and biblatex's
+    ``\\addglobalbib``/``\\addsectionbib``) in ``text``, ``.bib`` added where missing; remote
+    resources are skipped."""
+    names = []
+    for m in re.finditer(r"\\(bibliography|addbibresource|addglobalbib|addsectionbib)(?![a-zA-Z])", text):
+        j = m.end()
+        b = bracketed(text, j)
+        opt = b[0] if b else ""
+        br = braced(text, b[1] if b else j)
+        if not br or "remote" in opt:
+            continue
+        for n in br[0].split(","):
+            n = n.strip()
+            if n:
+                names.append(n if n.lower().endswith(".bib") else n + ".bib")
+    return names
+
+
+def read_bibliography(project: Project, body: str, all_files: list[Path]) -> tuple[dict[str, BibEntry], list[str]]:
+    """Bib entries by key: named .bib files (else every .bib), then .bbl / thebibliography entries
+    for keys the .bib files lack."""
+    root, msgs = project.root, project.messages
+    named = bib_names(project.text)
+    bibs: list[Path] = []
+    for n in named:
+        p = project.main.parent / n
+        if not p.is_file():
+            p = root / n
+        if p.is_file() and is_inside(p, root):
+            bibs.append(p)
+        else:
+            msgs.append(f"bibliography file {n} not found in the project")
+    if not bibs:
+        bibs = [p for p in all_files if p.name.lower().endswith(".bib")]
+        if named and bibs:
+            msgs.append(f"read every .bib file in the project instead ({len(bibs)})")
+    entries: dict[str, BibEntry] = {}
+    for p in dict.fromkeys(bibs):
+        text = read_text(p, root, msgs)
+        if text is None:
+            continue
+        got, m = parse_bib(text, rel_path(p, root))
+        msgs.extend(m)
+        for e in got:
+            entries.setdefault(e.key, e)
+    extra: list[tuple[str, str]] = []
+    inline = re.search(r"\\begin\s*\{thebibliography\}.*?(?:\\end\s*\{thebibliography\}|$)", body, re.S)
+    if inline:
+        extra.append((inline.group(0), rel_path(project.main, root)))
+    bbls = [p for p in all_files if p.name.lower().endswith(".bbl")]
+    bbls.sort(key=lambda p: (p.stem != project.main.stem, str(p)))
+    for p in bbls[:1]:
+        t = read_text(p, root, msgs)
+        if t is not None:
+            extra.append((t, rel_path(p, root)))
+    for text, name in extra:
+        got, m = parse_bbl(text, name)
+        msgs.extend(m)
+        for e in got:
+            entries.setdefault(e.key, e)
+    return entries, [p.name for p in bibs]

@@ -1,0 +1,107 @@
+"""Citation commands of a LaTeX source turned into markers.
+
+:func:`mark_citations` replaces every citation command (``\\cite``, natbib's ``\\citet``/
+``\\citep``/... and their capitalised forms, biblatex's ``\\autocite``/``\\parencite``/
+``\\textcite``/``\\footcite``/``\\smartcite`` and the multi-cite ``\\cites`` family, with optional
+arguments) by a marker (:data:`MARK_START` + citation number + :data:`MARK_END`, found again with
+:data:`MARKER`) and returns the :class:`Citation` of each marker; ``\\nocite`` keys are returned
+apart (references without a mention). :func:`citation_style` tells numeric from author-year.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from .arguments import braced, bracketed
+
+MARK_START, MARK_END = "\ue000", "\ue001"    # a citation marker: MARK_START + occurrence number + MARK_END
+MARKER = re.compile(f"{MARK_START}(\\d+){MARK_END}")
+
+_CITE = re.compile(
+    r"\\((?:[Cc]ite(?:t|p|alt|alp|author|year|yearpar|num|title|date|url|s)?\*?)"
+    r"|(?:[Aa]uto|[Pp]aren|[Tt]ext|[Ff]oot|[Ss]mart|[Ss]uper|[Ff]ull)cites?\*?"
+    r"|footcitetext|nocite|[Cc]itep?s|[Cc]iteyear|[Cc]iteauthor)(?![a-zA-Z])")
+TEXTUAL_COMMANDS = {"citet", "textcite", "citeauthor", "citealt"}
+
+
+@dataclass
+class Citation:
+    command: str
+    keys: list[str]
+    pre: str = ""
+    post: str = ""
+
+
+def _cite_args(text: str, j: int, multi: bool) -> tuple[list[tuple[str, str, list[str]]], int] | None:
+    groups = []
+    while True:
+        opts = []
+        k = j
+        for _ in range(2):
+            b = bracketed(text, k)
+            if not b:
+                break
+            opts.append(b[0])
+            k = b[1]
+        br = braced(text, k)
+        if not br:
+            break
+        keys = [x.strip() for x in br[0].split(",") if x.strip()]
+        pre, post = ("", opts[0]) if len(opts) == 1 else (opts[0], opts[1]) if opts else ("", "")
+        groups.append((pre, post, keys))
+        j = br[1]
+        if not multi:
+            break
+    return (groups, j) if groups else None
+
+
+def mark_citations(text: str) -> tuple[str, list[Citation], list[str]]:
+    """``text`` with every citation command replaced by a marker, the citations (one per marker,
+    in order) and the ``\\nocite`` keys."""
+    out, cites, nocite = [], [], []
+    pos = 0
+    for m in _CITE.finditer(text):
+        if m.start() < pos:
+            continue
+        cmd = m.group(1).rstrip("*")
+        multi = cmd.endswith("cites") or cmd in ("cites", "Cites")
+        got = _cite_args(text, m.end(), multi)
+        if got is None:
+            continue
+        groups, end = got
+        out.append(text[pos:m.start()])
+        pos = end
+        keys = [k for g in groups for k in g[2]]
+        if cmd == "nocite":
+            nocite.extend(keys)
+            continue
+        cites.append(Citation(cmd, keys, groups[0][0], groups[-1][1]))
+        out.append(f"{MARK_START}{len(cites) - 1}{MARK_END}")
+    out.append(text[pos:])
+    return "".join(out), cites, nocite
+
+
+def citation_style(preamble: str, cites: list[Citation]) -> str:
+    """"numeric" or "author-year", from the packages and bibliography style (else the commands)."""
+    p = preamble
+    if re.search(r"\\usepackage\s*\[[^\]]*\bnumbers\b[^\]]*\]\s*\{natbib\}", p) \
+            or re.search(r"\\usepackage\s*(?:\[[^\]]*\])?\s*\{cite\}", p):
+        return "numeric"
+    m = re.search(r"\\usepackage\s*\[([^\]]*)\]\s*\{biblatex\}", p)
+    if m:
+        style = re.search(r"\b(?:citestyle|style)\s*=\s*([\w-]+)", m.group(1))
+        if style:
+            return "author-year" if re.search(r"author|apa|chicago|mla|harvard", style.group(1)) else "numeric"
+    m = re.search(r"\\bibliographystyle\s*\{([^}]*)\}", p)
+    if m:
+        s = m.group(1).lower()
+        if s in ("plain", "unsrt", "abbrv", "ieeetr", "ieeetran", "splncs04", "splncs", "alpha", "acm",
+                 "siam", "unsrtnat", "abbrvnat", "plainnat", "naturemag", "vancouver") and not re.search(r"natbib", p):
+            return "numeric"
+        if re.search(r"nat$|apa|named|chicago|harvard|acl|iclr|icml|neurips|aaai", s):
+            return "author-year" if not re.search(r"numbers", p) else "numeric"
+    if re.search(r"\\usepackage\s*(?:\[[^\]]*\])?\s*\{natbib\}", p) or any(c.command.lower() not in ("cite",)
+                                                                             for c in cites):
+        return "author-year"
+    return "numeric"

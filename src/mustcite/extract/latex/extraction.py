@@ -1,0 +1,233 @@
+"""A LaTeX project -> :class:`~mustcite.extract.model.ExtractedPaper` (``method="latex"``): the
+references in order of first citation, their contexts and mention counts, the title, abstract and
+statistics (see :mod:`mustcite.extract.latex` for the steps).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ...errors import MustciteError
+from ..archive import ArchiveLimits, is_archive, unpacked
+from ..bibtex import BibEntry, decode_latex
+from ..contexts import add_context, context_windows
+from ..model import ExtractedPaper
+from ..records import Context, Reference
+from ..sections import ABSTRACT
+from ..sentences import split_sentences
+from .arguments import braced
+from .bibliography import read_bibliography
+from .citations import MARK_START, MARKER, TEXTUAL_COMMANDS, Citation, citation_style, mark_citations
+from .includes import Project, find_main, load_project, project_files, rel_path
+from .text import Segment, drop_refs, paragraphs, split_segments, to_text
+
+
+@dataclass
+class _Ref:
+    key: str
+    entry: BibEntry | None
+    mentions: int = 0
+    contexts: list[Context] = field(default_factory=list)
+    seen: set = field(default_factory=set)
+
+
+def _render(c: Citation, refs: dict[str, _Ref], number: dict[str, int], style: str) -> str:
+    def lab(k: str) -> tuple[str, str, str]:          # (names, year, label)
+        e = refs[k].entry if k in refs else None
+        if e is None or not e.authors:
+            return k, "", k
+        label = e.label()
+        names, _, year = label.rpartition(", ")
+        return (names, year, label) if names else (label, "", label)
+
+    keys = [k for k in c.keys if k != "*"]
+    cmd = c.command.lower()
+    pre = (decode_latex(c.pre) + " ") if c.pre.strip() else ""
+    post = (", " + decode_latex(c.post)) if c.post.strip() else ""
+    if cmd in ("citeyear", "citeyearpar"):
+        return ", ".join(lab(k)[1] or lab(k)[0] for k in keys)
+    if cmd == "citeauthor":
+        return ", ".join(lab(k)[0] for k in keys)
+    if style == "numeric":
+        nums = ", ".join(str(number.get(k, "?")) for k in keys)
+        if cmd in TEXTUAL_COMMANDS:
+            return "; ".join(f"{lab(k)[0]} [{number.get(k, '?')}]" for k in keys)
+        return f"[{pre}{nums}{post}]"
+    if cmd in TEXTUAL_COMMANDS or cmd.startswith("textcite"):
+        return "; ".join(f"{n} ({pre if i == 0 else ''}{y}{post if i == len(keys) - 1 else ''})"
+                         if y else n for i, (n, y, _) in enumerate(map(lab, keys)))
+    return f"({pre}{'; '.join(lab(k)[2] for k in keys)}{post})"
+
+
+def _year_from_key(key: str) -> int | None:
+    m = re.search(r"(?<!\d)(19[5-9]\d|20[0-4]\d)(?!\d)", key)
+    return int(m.group(1)) if m else None
+
+
+def extract_project(project: Project, all_files: list[Path], source_path: str) -> ExtractedPaper:
+    """The :class:`ExtractedPaper` of an expanded project."""
+    paper = ExtractedPaper(source_path=source_path, method="latex")
+    paper.messages = project.messages
+    marked, cites, nocite = mark_citations(project.text)
+    m = re.search(r"\\begin\s*\{document\}", marked)
+    preamble, body = (marked[:m.start()], marked[m.end():]) if m else ("", marked)
+    body = re.split(r"\\end\s*\{document\}", body)[0]
+    style = citation_style(preamble + "\n" + project.text[:2000], cites)
+    entries, bib_files = read_bibliography(project, body, all_files)
+
+    # references in order of first citation (\nocite in its place), \nocite{*}: every entry
+    refs: dict[str, _Ref] = {}
+    for c in cites:
+        for k in c.keys:
+            refs.setdefault(k, _Ref(k, entries.get(k))).mentions += 1
+    for k in nocite:
+        if k == "*":
+            for key, e in entries.items():
+                refs.setdefault(key, _Ref(key, e))
+        else:
+            refs.setdefault(k, _Ref(k, entries.get(k)))
+    order = list(refs)
+    years = {k: (refs[k].entry.year if refs[k].entry else None) or _year_from_key(k) for k in order}
+    number = {k: i + 1 for i, k in enumerate(k for k in order if years[k] is not None)}
+
+    # title and abstract (rendered with their citations)
+    def render_marks(text: str) -> str:
+        return MARKER.sub(lambda mm: _render(cites[int(mm.group(1))], refs, number, style), text)
+
+    tm = re.search(r"\\title\s*(?:\[[^\]]*\])?\s*(?=\{)", marked)
+    if tm:
+        got = braced(marked, tm.end())
+        if got:
+            t = re.sub(r"\\\\|\\newline", " ", got[0])
+            paper.title = render_marks(re.sub(r"\s+", " ", to_text(drop_refs(t))).strip())
+    segs, abstract_latex = split_segments(body, paper.messages)
+    if not abstract_latex:
+        am = re.search(r"\\abstract\s*(?=\{)", marked)
+        got = braced(marked, am.end()) if am else None
+        abstract_latex = got[0] if got else ""
+    if abstract_latex:
+        segs.insert(0, Segment(ABSTRACT, abstract_latex))
+        paper.abstract = render_marks(" ".join(paragraphs(abstract_latex)))
+
+    # contexts: each paragraph's sentences, with the markers rendered
+    n_contexts = 0
+    for seg in segs:
+        for para in paragraphs(seg.latex):
+            if MARK_START not in para:
+                continue
+            text, spans = _render_paragraph(para, cites, refs, number, style)
+            sents = split_sentences(text)
+            starts, at = [], 0
+            for s in sents:
+                i = text.find(s, at)
+                starts.append(i if i >= 0 else at)
+                at = (i if i >= 0 else at) + len(s)
+            for ci, start in spans:
+                si = max(0, sum(1 for s in starts if s <= start) - 1)
+                window = context_windows(sents, si)
+                for k in cites[ci].keys:
+                    r = refs.get(k)
+                    if r is not None and add_context(r.contexts, r.seen, seg.label, window, Context):
+                        n_contexts += 1
+
+    # reference records
+    out: list[Reference] = []
+    undefined, undated = [], []
+    for k in order:
+        r = refs[k]
+        e = r.entry
+        if e is None:
+            undefined.append(k)
+        year = years[k]
+        if year is None:
+            undated.append(k)
+            continue
+        if style == "numeric":
+            cite = str(number[k])
+        else:
+            cite = e.label() if e and e.authors else k
+            if e and e.authors and not e.year:
+                cite = f"{cite}, {year}"
+        out.append(Reference(target=len(out) + 1, title=e.title if e else "", year=year, cite=cite,
+                             contexts=r.contexts, raw=(e.raw if e else k), authors=list(e.authors) if e else [],
+                             mentions=r.mentions, bibkey=k, doi=e.doi if e else None,
+                             arxiv=e.arxiv if e else None, url=e.url if e else None,
+                             venue=(e.venue or None) if e else None))
+    paper.references = out
+    if undefined:
+        paper.messages.append(f"{len(undefined)} cited key(s) defined in no .bib/.bbl file: "
+                              f"{', '.join(undefined[:10])}{' ...' if len(undefined) > 10 else ''}")
+    if undated:
+        paper.messages.append(f"{len(undated)} reference(s) without a year left out of the reference file: "
+                              f"{', '.join(undated[:10])}{' ...' if len(undated) > 10 else ''}")
+    if not cites and not nocite:
+        paper.status = "flagged"
+        paper.failure_modes.append("no_references")
+        paper.messages.append("no \\cite command in the LaTeX project: the draft has no references, so the "
+                              "audit ranks from its title and abstract alone")
+    elif not out:
+        paper.status = "flagged"
+        paper.failure_modes.append("no_references")
+    if undefined and len(undefined) > len(order) / 2:
+        paper.status = "flagged"
+        if "undefined_keys" not in paper.failure_modes:
+            paper.failure_modes.append("undefined_keys")
+    paper.stats = {"main_file": rel_path(project.main, project.root), "files": list(project.files),
+                   "bib_files": bib_files, "bib_entries": len(entries), "citation_style": style,
+                   "mentions_total": sum(len(c.keys) for c in cites), "citations": len(cites),
+                   "nocite": len(nocite), "cited_keys": len(order), "undefined_keys": undefined,
+                   "undated_keys": undated, "n_references": len(out), "n_contexts": n_contexts}
+    return paper
+
+
+def _render_paragraph(para: str, cites: list[Citation], refs: dict[str, _Ref], number: dict[str, int],
+                      style: str) -> tuple[str, list[tuple[int, int]]]:
+    """The paragraph with markers rendered, and ``(citation index, offset)`` of each marker."""
+    out, spans, pos, n = [], [], 0, 0
+    for m in MARKER.finditer(para):
+        out.append(para[pos:m.start()])
+        n += m.start() - pos
+        ci = int(m.group(1))
+        r = _render(cites[ci], refs, number, style) if ci < len(cites) else ""
+        spans.append((ci, n))
+        out.append(r)
+        n += len(r)
+        pos = m.end()
+    out.append(para[pos:])
+    return "".join(out), spans
+
+
+def _extract_folder(root: Path, main: Path | None, source_path: str, messages: list[str]) -> ExtractedPaper:
+    # a .tex file given alone: its folder is the project, but only that folder is listed (it may
+    # be a Downloads folder); includes and named .bib files are found wherever they are inside it
+    files = project_files(root, messages, recursive=main is None)
+    if main is None:
+        main = find_main(root, files, messages)
+    project = load_project(root, main, messages)
+    if not project.text.strip():
+        raise MustciteError("the main .tex file is empty or unreadable"
+                            + (f" ({'; '.join(messages)})" if messages else ""), path=source_path)
+    return extract_project(project, files, source_path)
+
+
+def extract_latex(path: str | Path, *, limits: ArchiveLimits | None = None) -> ExtractedPaper:
+    """Read a LaTeX draft: a ``.tex`` file (its folder is the project), a project folder or a source
+    archive. Raises MustciteError (naming the file) when there is nothing to read; every softer
+    problem is a message in the returned paper."""
+    path = Path(path)
+    if path.is_dir():
+        return _extract_folder(path, None, str(path), [])
+    if not path.is_file():
+        raise MustciteError("LaTeX draft not found", path=path)
+    if is_archive(path):
+        with unpacked(path, limits) as up:
+            messages = list(up.messages)
+            try:
+                paper = _extract_folder(up.root, None, str(path), messages)
+            except MustciteError as exc:
+                raise MustciteError(exc.message.replace(str(up.root), path.name), path=path, hint=exc.hint) from None
+            paper.stats["archive_members"] = up.members
+            return paper
+    return _extract_folder(path.parent, path, str(path), [])

@@ -1,0 +1,175 @@
+"""A LaTeX document body as labelled sections and plain-text paragraphs.
+
+:func:`split_segments` cuts the body at its headings (``\\section``... ``\\paragraph``, starred or
+not; ``\\appendix``; the bibliography) and labels each segment as the Markdown path does ("2 Related
+Work", "Abstract", "Appendix", "Back matter"); :func:`paragraphs` turns a segment into plain-text
+paragraphs with pylatexenc (citation markers kept, floats reduced to their captions, display math
+and label/reference commands dropped).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+from ..sections import APPENDIX, Heading, classify
+from .arguments import braced, bracketed
+
+_HEAD = re.compile(r"\\(part|chapter|section|subsection|subsubsection|paragraph|subparagraph)(\*?)(?![a-zA-Z])"
+                   r"|\\(appendix|backmatter)(?![a-zA-Z])|\\(bibliography|printbibliography|mustcitebbl)(?![a-zA-Z])"
+                   r"|\\begin\s*\{(thebibliography|abstract)\}")
+_LEVEL = {"part": 0, "chapter": 1, "section": 2, "subsection": 3, "subsubsection": 4, "paragraph": 5,
+          "subparagraph": 6}
+
+
+@dataclass
+class Segment:
+    label: str
+    latex: str
+
+
+def split_segments(body: str, messages: list[str]) -> tuple[list[Segment], str]:
+    """The document body split into labelled segments; also the abstract's LaTeX ("" if none)."""
+    main_level = 1 if re.search(r"\\chapter\*?\s*(?:\[[^\]]*\])?\s*\{", body) else 2
+    segs: list[Segment] = []
+    label, counter, appendix, after_refs = "", 0, False, False
+    abstract = ""
+    pos = 0
+    for m in _HEAD.finditer(body):
+        if m.start() < pos:
+            continue
+        segs.append(Segment(label, body[pos:m.start()]))
+        pos = m.end()
+        if m.group(3):
+            appendix = appendix or m.group(3) == "appendix"
+            label = APPENDIX if appendix else label
+            continue
+        if m.group(4):
+            if m.group(4) == "mustcitebbl":
+                b = braced(body, m.end())
+                pos = b[1] if b else pos
+            else:
+                b = bracketed(body, m.end())
+                pos = b[1] if b else pos
+                b = braced(body, pos)
+                if m.group(4) == "bibliography" and b:
+                    pos = b[1]
+            after_refs = True
+            continue
+        if m.group(5) == "thebibliography":
+            end = body.find("\\end{thebibliography}", pos)
+            pos = len(body) if end < 0 else end + len("\\end{thebibliography}")
+            after_refs = True
+            continue
+        if m.group(5) == "abstract":
+            end = body.find("\\end{abstract}", pos)
+            end = len(body) if end < 0 else end
+            abstract = abstract or body[pos:end]
+            pos = min(len(body), end + len("\\end{abstract}"))
+            continue
+        cmd, star = m.group(1), m.group(2)
+        b = bracketed(body, pos)
+        if b:
+            pos = b[1]
+        br = braced(body, pos)
+        if not br:
+            continue
+        pos = br[1]
+        title = re.sub(r"\s+", " ", to_text(br[0])).strip()
+        level = _LEVEL[cmd]
+        if level > main_level:
+            if cmd.startswith("sub") or cmd == "section":
+                segs.append(Segment(label, "\n\n"))
+            else:                                  # \paragraph{Run-in head.}: a paragraph break
+                segs.append(Segment(label, "\n\n"))
+            continue
+        if appendix:
+            label = APPENDIX
+            continue
+        if not star:
+            counter += 1
+        text = f"{counter} {title}" if not star else title
+        label = classify(Heading(1, text), after_references=after_refs, current=label)
+    segs.append(Segment(label, body[pos:]))
+    return [s for s in segs if s.latex.strip()], abstract
+
+
+# ---- LaTeX to text -------------------------------------------------------------------------------
+
+_FLOAT = re.compile(r"\\begin\s*\{(figure|table|wrapfigure|wraptable|algorithm|lstlisting|verbatim|tikzpicture|"
+                    r"minted)(\*?)\}(.*?)\\end\s*\{\1\2\}", re.S)
+_DISPLAY = re.compile(r"\\begin\s*\{(equation|align|gather|multline|eqnarray|displaymath|flalign|alignat)(\*?)\}.*?"
+                      r"\\end\s*\{\1\2\}|\\\[.*?\\\]|\$\$.*?\$\$", re.S)
+_DROP_CMDS = re.compile(r"\\(?:label|ref|eqref|cref|Cref|autoref|pageref|vspace|hspace|includegraphics|"
+                        r"bibliographystyle|usepackage|newcommand|renewcommand|def|maketitle|tableofcontents|"
+                        r"clearpage|newpage|centering|noindent|thanks|footnotemark)\*?(?![a-zA-Z])")
+
+
+@lru_cache(maxsize=1)
+def _l2t():
+    from pylatexenc.latex2text import LatexNodes2Text
+
+    return LatexNodes2Text(math_mode="text")
+
+
+def to_text(latex: str) -> str:
+    """Plain text of a LaTeX fragment (pylatexenc; commands and braces dropped if it fails)."""
+    try:
+        return _l2t().latex_to_text(latex)
+    except Exception:  # pylatexenc is tolerant; a crash here must not stop the reading
+        return re.sub(r"\\[a-zA-Z]+\*?|[{}]", " ", latex)
+
+
+def _captions(m: re.Match) -> str:
+    out = []
+    body = m.group(3)
+    for c in re.finditer(r"\\caption\*?(?![a-zA-Z])", body):
+        j = c.end()
+        b = bracketed(body, j)
+        br = braced(body, b[1] if b else j)
+        if br:
+            out.append(br[0])
+    return "\n\n" + "\n\n".join(out) + "\n\n" if out else "\n\n"
+
+
+def drop_refs(text: str) -> str:
+    """``\\ref{...}`` and friends: their argument is a label, not prose."""
+    out, pos = [], 0
+    for m in _DROP_CMDS.finditer(text):
+        if m.start() < pos:
+            continue
+        out.append(text[pos:m.start()])
+        j = m.end()
+        name = m.group(0)
+        if any(name.startswith("\\" + x) for x in ("ref", "eqref", "cref", "Cref", "autoref", "pageref")):
+            br = braced(text, j)
+            out.append("?" if br else "")
+            pos = br[1] if br else j
+            continue
+        b = bracketed(text, j)
+        j = b[1] if b else j
+        br = braced(text, j)
+        if name.startswith(("\\label", "\\vspace", "\\hspace", "\\includegraphics", "\\bibliographystyle",
+                            "\\usepackage", "\\thanks")) and br:
+            j = br[1]
+        pos = j
+    out.append(text[pos:])
+    return "".join(out)
+
+
+def paragraphs(latex: str) -> list[str]:
+    """Plain-text paragraphs of a LaTeX segment (markers kept; floats reduced to their captions,
+    display math dropped)."""
+    latex = _FLOAT.sub(_captions, latex)
+    latex = _DISPLAY.sub(" ", latex)
+    latex = drop_refs(latex)
+    latex = re.sub(r"\\(?:item)(?![a-zA-Z])(?:\s*\[[^\]]*\])?", "\n\n", latex)
+    out = []
+    for chunk in re.split(r"\n[ \t]*\n", latex):
+        if not chunk.strip():
+            continue
+        text = re.sub(r"\s+", " ", to_text(chunk)).strip()
+        if text:
+            out.append(text)
+    return out
