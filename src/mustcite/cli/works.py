@@ -1,0 +1,59 @@
+"""``mustcite works build``: the catalogue of cited works beside the corpus papers.
+
+Exit codes: 0 ok, 1 bad or missing data (message names the file), 2 usage.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import typer
+
+from ..errors import MustciteError, UsageError
+from .common import workspace
+from .extract import address_option, engine_option
+
+works_app = typer.Typer(help="The catalogue of cited works: references that link to no corpus paper, "
+                             "one record per work.", no_args_is_help=True)
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(works_app, name="works")
+
+
+@works_app.command("build")
+def build_cmd(
+    folders: list[Path] = typer.Argument(None, help="extraction folders, linked (and labelled) "
+                                                    "(default: <work>/extract)"),
+    out: Path = typer.Option(None, "--out", "-o", help="where the tables go (default: <work>/corpus)"),
+    workers: int = typer.Option(None, "--workers", "-w", min=1, help="worker processes (default: CPU count)"),
+    engine: str = engine_option(),
+    address: str = address_option(),
+    as_json: bool = typer.Option(False, "--json", help="print the build figures as JSON"),
+) -> None:
+    """Resolve every unlinked reference to a work (identifiers, then titles with first author and
+    year); write works.parquet, work_citations.parquet and works.json."""
+    from ..engine import make_engine
+    from ..extract.works import build_catalogue
+
+    eng = make_engine(engine, address, workers=workers)
+    ws = workspace()
+    folders = list(folders or [ws.root / "extract"])
+    for f in folders:
+        if not f.is_dir():
+            raise UsageError(f"{f} is not a folder (an extraction folder of `mustcite extract --out`)")
+    s = build_catalogue(folders, out or ws.root / "corpus", workers=workers, progress=not as_json, engine=eng)
+    if s.papers == 0:
+        raise MustciteError("no reference files in the extraction folders", path=folders[0],
+                            hint="run `mustcite extract PATH... --out DIR` and `mustcite link DIR` first")
+    if as_json:
+        typer.echo(json.dumps(s.to_dict(), indent=1))
+        return
+    cov = s.coverage
+    kinds = ", ".join(f"{n:,} {k}" for k, n in s.by_kind.items())
+    typer.echo(f"{s.works:,} works ({kinds}) from {s.unlinked_references:,} unlinked references of "
+               f"{s.papers:,} papers in {s.elapsed_s:.1f} s; {s.cited_by_two_or_more:,} cited by two or more papers")
+    typer.echo(f"must-cite references a corpus paper or a work (cited by another paper too) can stand for: "
+               f"{cov['must_cite_share_covered']:.1%} (corpus papers alone: {cov['must_cite_share_linked']:.1%})")
+    typer.echo(f"written: {(out or ws.root / 'corpus')}/works.parquet, work_citations.parquet, works.json")

@@ -1,0 +1,173 @@
+"""The catalogue of cited works: the clustering rules on hand-made mentions, the build and its
+command on a generated extraction folder, and a build over real extracted NeurIPS 2024 papers."""
+
+from __future__ import annotations
+
+import json
+
+import duckdb
+import pytest
+
+from mustcite.extract.works import (
+    CITATIONS_FILE, WORKS_FILE, Mention, build_catalogue, cluster_mentions, make_work, recover_title,
+    supported_identifiers, surname, title_key, work_kind, works_schema_json,
+)
+
+
+def mention(title, year=2020, author="D. P. Kingma", keys=(), citing="p1", target=1, must=None, raw=""):
+    return Mention(citing=citing, citing_year=2024, target=target, title=title, norm=title_key(title), year=year,
+                   surname=surname(author) if author else "", authors=[author] if author else [], venue="",
+                   keys=list(keys), raw=raw, contexts=1, mentions=1, must_cite=must)
+
+
+def groups_of(ms):
+    return sorted(sorted(g) for g in cluster_mentions(ms))
+
+
+@pytest.mark.parametrize("author,expected", [
+    ("D. P. Kingma", "kingma"), ("Kingma, Diederik P.", "kingma"), ("Diederik Kingma", "kingma"),
+    ("Laurens Van der Maaten", "maaten"), ("J. Doe Jr.", "doe"), ("Jörg Müller", "muller"), ("et al.", ""), ("", ""),
+])
+def test_surname(author, expected):
+    assert surname(author) == expected
+
+
+def test_titles_that_identify_nothing():
+    assert title_key("Adam: A method for stochastic optimization") == "adam a method for stochastic optimization"
+    for t in ("Technical report", "Online", "BERT", "arXiv preprint arXiv:1412.6980", "URL http://arxiv.org/abs/1412.6980",
+              "Chang, K. Lee, and K. Toutanova"):
+        assert title_key(t) == "", t
+
+
+def test_recover_title_from_ieee_quotes_and_author_lists():
+    assert recover_title('V. Nair and G. E. Hinton, "Rectified Linear Units Improve Restricted Boltzmann Machines," ',
+                         "") == "Rectified Linear Units Improve Restricted Boltzmann Machines"
+    raw = "[35] T.-Y. Lin, P. Goyal, R. Girshick, K. He, and P. Dollar. Focal loss for dense object detection. In ICCV, 2017."
+    assert recover_title("Lin, P. Goyal, R. Girshick, K. He, and P. Dollar", raw) == "Focal loss for dense object detection"
+    assert recover_title("Deep residual learning", raw) == "Deep residual learning"
+
+
+def test_same_title_joins_across_years_with_the_same_first_author():
+    ms = [mention("Adam: A method for stochastic optimization", 2014, citing="a"),
+          mention("Adam: a method for stochastic optimization.", 2015, citing="b"),
+          mention("ADAM: A Method for Stochastic Optimization", 2017, "Diederik Kingma", citing="c"),
+          mention("Adam: A method for stochastic optimization", 2015, None, citing="d")]
+    assert groups_of(ms) == [[0, 1, 2, 3]]
+
+
+def test_same_title_other_first_author_far_apart_stays_apart():
+    ms = [mention("Learning to rank with partially labelled data", 2010, "A. Smith", citing="a"),
+          mention("Learning to rank with partially labelled data", 2019, "B. Jones", citing="b"),
+          mention("Learning to rank with partially labelled data", 2014, "A. Smith", citing="c")]
+    assert groups_of(ms) == [[0], [1], [2]]
+
+
+def test_fuzzy_title_joins_ocr_slips_but_not_sequels():
+    ms = [mention("Llama: Open and efficient foundation language models", 2023, "Hugo Touvron", citing="a"),
+          mention("Llama: Open and efficent foundation language modles", 2023, "H. Touvron", citing="b"),
+          mention("Llama 2: Open foundation and fine-tuned chat models", 2023, "Hugo Touvron", citing="c")]
+    assert groups_of(ms) == [[0, 1], [2]]
+
+
+def test_identifier_joins_unless_titles_disagree():
+    ms = [mention("Adam: A method for stochastic optimization", keys=["arxiv:1412.6980"], citing="a"),
+          mention("arXiv preprint arXiv:1412.6980", None, None, keys=["arxiv:1412.6980"], citing="b"),
+          mention("Adam: A method for stochastic optimization", keys=["arxiv:1412.6980"], citing="c"),
+          # a neighbour's arXiv id handed to another reference by the parser: not the same work
+          mention("Batch normalization: accelerating deep network training", 2015, "S. Ioffe",
+                  keys=["arxiv:1412.6980"], citing="d")]
+    assert groups_of(ms) == [[0, 1, 2], [3]]
+
+
+def test_supported_identifiers_drop_a_single_stray_id():
+    ms = [mention("Adam: A method for stochastic optimization", keys=["arxiv:1412.6980"], citing=c) for c in "abcde"]
+    ms.append(mention("Adam: A method for stochastic optimization", keys=["arxiv:1502.03167"], citing="f"))
+    assert supported_identifiers(ms) == ["arxiv:1412.6980"]
+    w = make_work(ms)
+    assert (w.n_citing, w.identifiers, w.kind) == (6, ["arxiv:1412.6980"], "paper")
+
+
+@pytest.mark.parametrize("title,raw,venue,kind", [
+    ("Learning multiple layers of features from tiny images", "Technical report, University of Toronto", "", "dataset"),
+    ("The kinetics human action video dataset", "arXiv preprint arXiv:1705.06950", "arXiv", "dataset"),
+    ("PyTorch Image Models", "URL https://github.com/rwightman/pytorch-image-models", "", "software"),
+    ("Reinforcement learning: An introduction", "MIT press, 2018", "MIT press", "book"),
+    ("Introducing ChatGPT", "OpenAI. Introducing ChatGPT, 2022. URL https://openai.com/blog/chatgpt. Accessed 2024", "", "web page"),
+    ("Attention is all you need", "In Advances in Neural Information Processing Systems, 2017", "Advances in Neural "
+     "Information Processing Systems", "paper"),
+])
+def test_work_kind(title, raw, venue, kind):
+    assert work_kind(title, raw, venue) == kind
+
+
+def _write_folder(root, papers):
+    """An extraction folder: ``papers`` = {paper: (year, [reference dicts])}."""
+    root.mkdir()
+    for paper, (year, refs) in papers.items():
+        (root / f"{paper}.json").write_text(json.dumps(refs))
+        (root / f"{paper}.meta.json").write_text(json.dumps({"paper": paper, "year": year}))
+    return root
+
+
+def _ref(target, title, year, authors, *, paper_id=None, must=None, raw=""):
+    r = {"target": target, "title": title, "year": year, "cite": str(target), "contexts": [], "raw": raw,
+         "authors": authors, "mentions": 1, "paper_id": paper_id}
+    if must is not None:
+        r.update(must_cite=must, type1=int(must), type2=4 if must else 2, type3=0)
+    return r
+
+
+def test_build_writes_both_tables_and_counts_coverage_leave_one_out(tmp_path):
+    adam = "Adam: A method for stochastic optimization"
+    folder = _write_folder(tmp_path / "extract", {
+        "p1": (2023, [_ref(1, adam, 2014, ["D. P. Kingma"], must=True),
+                      _ref(2, "A corpus paper", 2020, ["X. Y"], paper_id="c1", must=True),
+                      _ref(3, "Only cited here: a lonely report", 2019, ["Z. Q"], must=True)]),
+        "p2": (2024, [_ref(1, adam, 2015, ["Diederik P. Kingma"], must=False,
+                           raw="Kingma and Ba. Adam: A method for stochastic optimization. arXiv:1412.6980, 2015.")]),
+    })
+    s = build_catalogue([folder], tmp_path / "corpus", workers=1, progress=False)
+    assert (s.papers, s.unlinked_references, s.works, s.cited_by_two_or_more) == (2, 3, 2, 1)
+    # p1: 3 must-cite; linked 1; Adam is cited by p2 too (covered), the lonely report is not
+    assert s.coverage["must_cite"] == 3 and s.coverage["must_cite_linked"] == 1 and s.coverage["must_cite_work"] == 1
+    works = duckdb.sql(f"select title, year, n_citing, n_must_cite, first_cited, identifiers "
+                       f"from '{tmp_path / 'corpus' / WORKS_FILE}' order by n_citing desc").fetchall()
+    assert works[0] == (adam, 2014, 2, 1, 2023, ["arxiv:1412.6980"])
+    cites = duckdb.sql(f"select citing, target, must_cite from '{tmp_path / 'corpus' / CITATIONS_FILE}' "
+                       f"order by citing, target").fetchall()
+    assert cites == [("p1", 1, True), ("p1", 3, True), ("p2", 1, False)]
+    schema = works_schema_json()
+    assert set(schema["$defs"]["work"]["required"]) == {c for c in duckdb.sql(
+        f"select * from '{tmp_path / 'corpus' / WORKS_FILE}'").columns}
+
+
+def test_command_exit_codes(tmp_path, capsys):
+    from mustcite.cli.main import main
+
+    folder = _write_folder(tmp_path / "extract", {"p1": (2023, [_ref(1, "A method nobody else cites", 2020, ["A. B"])])})
+    assert main(["--work", str(tmp_path / "w"), "works", "build", str(folder), "--json", "-w", "1"]) == 0
+    assert json.loads(capsys.readouterr().out)["works"] == 1
+    assert main(["--work", str(tmp_path / "w"), "works", "build", str(tmp_path / "nope")]) == 2
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert main(["--work", str(tmp_path / "w"), "works", "build", str(empty)]) == 1
+    assert "no reference files" in capsys.readouterr().err
+
+
+@pytest.mark.data("neurips/fulltext_2024")
+def test_real_papers_resolve_adam_and_cifar_to_one_work_each(tmp_path, data_dir):
+    """Real NeurIPS 2024 full texts, extracted and not linked: papers that cite Adam and CIFAR
+    give one work each, with the arXiv id, across their different reference styles."""
+    from mustcite.cli.main import main
+
+    papers = ["2NKumsITFw", "3NaqGg92KZ", "444LAH3MhG", "DONsOc7rY1", "G5lMFOtFHa"]
+    paths = [str(data_dir / "neurips" / "fulltext_2024" / f"{p}.md.gz") for p in papers]
+    out = tmp_path / "extract"
+    assert main(["extract", *paths, "--out", str(out), "-w", "1"]) == 0
+    s = build_catalogue([out], tmp_path / "corpus", workers=1, progress=False)
+    assert s.papers == 5
+    rows = duckdb.sql(f"select title, n_citing, identifiers, kind from '{tmp_path / 'corpus' / WORKS_FILE}'").fetchall()
+    adam = [r for r in rows if "arxiv:1412.6980" in r[2]]
+    assert len(adam) == 1 and adam[0][1] >= 2 and adam[0][0].lower().startswith("adam")
+    cifar = [r for r in rows if r[0].lower().startswith("learning multiple layers of features")]
+    assert len(cifar) == 1 and cifar[0][1] == 5 and cifar[0][3] == "dataset"
