@@ -121,6 +121,9 @@ def test_recommend_rejects_non_utf8_and_non_json(client):
     assert 400 <= r.status_code < 500
     r = client.post("/api/recommend", content=b"[1, 2]", headers={"Content-Type": "application/json"})
     assert r.status_code == 422
+    for field in ("top", "year"):       # JSON true is no number, although Python reads it as 1
+        r = client.post("/api/recommend", json={"title": "Graph neural networks", field: True})
+        assert r.status_code == 422 and f"{field} must be a whole number" in r.json()["error"], r.text
     _still_serving(client)
 
 

@@ -66,11 +66,12 @@ class RecommendRequest(BaseModel):
     year: int | None = Field(None, description=_YEAR_DOC,
                              json_schema_extra={"minimum": MIN_YEAR, "maximum": today_year() + 1})
 
-    @field_validator("year", mode="before")
+    @field_validator("year", "top", mode="before")
     @classmethod
-    def _whole_year(cls, v: Any) -> Any:
-        if isinstance(v, bool):
-            raise ValueError("year must be a whole number such as 2024")
+    def _whole_number(cls, v: Any, info) -> Any:
+        if isinstance(v, bool):      # JSON true/false is no number (Python would read it as 1/0)
+            example = "2024" if info.field_name == "year" else "20"
+            raise ValueError(f"{info.field_name} must be a whole number such as {example}")
         return v
 
     @field_validator("year")
