@@ -59,7 +59,8 @@ step "6/7 train the recommender on every labelled paper, then recommend for a re
 # fit on 1,500 of the labelled papers (every labelled paper still votes as a neighbour); --no-refit
 # keeps the model fit without its 10% hold-out (the hold-out scores the card) instead of fitting
 # it again on all. The light model (no dense encoder): mustcite train --no-dense --out models/recommender-light
-# (and retrained when the labels now come from another judge than the one it learned from)
+# (and retrained when the labels now come from another judge than the one it learned from, or when
+# the catalogue of cited works is new: the pool then also holds the works two or more papers cite)
 .venv/bin/python - "$WORK/models/recommender" "$EXTRACT/labels_summary.json" <<'PY' || { $MC train --no-refit --fit-queries 1500 && cp "$EXTRACT/labels_summary.json" "$WORK/models/recommender/labels_summary.json"; }
 import json, sys
 from pathlib import Path
@@ -67,8 +68,10 @@ from mustcite.recommend.method import FORMAT_VERSION
 model, labels = Path(sys.argv[1]), json.loads(Path(sys.argv[2]).read_text())
 config, learned = model / "config.json", model / "labels_summary.json"
 judge = json.loads(learned.read_text())["judge"] if learned.exists() else "offline-lr-v1"  # older demos: offline
+card = json.loads((model / "card.json").read_text()) if (model / "card.json").exists() else {}
+catalogue = (model.parent.parent / "corpus" / "works.parquet").exists()
 sys.exit(not (config.exists() and json.loads(config.read_text())["format"] == FORMAT_VERSION
-              and judge == labels["judge"]))
+              and judge == labels["judge"] and bool(card.get("data", {}).get("works")) == catalogue))
 PY
 $MC recommend --title "VASA-1: Lifelike Audio-Driven Talking Faces Generated in Real Time" \
   --abstract "We introduce VASA, a framework for generating lifelike talking faces with appealing visual affective skills given a single static image and a speech audio clip." \

@@ -171,3 +171,70 @@ def test_real_papers_resolve_adam_and_cifar_to_one_work_each(tmp_path, data_dir)
     assert len(adam) == 1 and adam[0][1] >= 2 and adam[0][0].lower().startswith("adam")
     cifar = [r for r in rows if r[0].lower().startswith("learning multiple layers of features")]
     assert len(cifar) == 1 and cifar[0][1] == 5 and cifar[0][3] == "dataset"
+
+
+def test_pool_works_time_rule():
+    from mustcite.extract.works import WorkIndex, pool_works
+
+    index = WorkIndex(folder=None, by_ref={}, works={
+        "w-a": {"work_id": "w-a", "title": "Adam", "year": 2014, "authors": ["D. P. Kingma"], "venue": "",
+                "identifiers": ["arxiv:1412.6980"], "kind": "paper"},
+        "w-b": {"work_id": "w-b", "title": "A future report", "year": 2024, "authors": [], "venue": "",
+                "identifiers": [], "kind": "web page"}},
+        citing={"w-a": [("p20", 2020), ("p23", 2023), ("q24", 2024)], "w-b": [("p23", 2023), ("p23b", 2023)]})
+    rows = {r["paper_id"]: r for r in pool_works(index)}
+    # seen from its first citing paper's year; a work cannot be seen before it was published
+    assert (rows["w-a"]["year"], rows["w-a"]["published"], rows["w-b"]["year"]) == (2020, 2014, 2024)
+    assert rows["w-a"]["url"] == "https://arxiv.org/abs/1412.6980" and rows["w-b"]["kind"] == "web page"
+    # only what the allowed papers introduce (a held-out query never does)
+    rows = {r["paper_id"]: r for r in pool_works(index, allowed={"p23", "q24"})}
+    assert rows["w-a"]["year"] == 2023 and "w-b" in rows
+    assert [r["paper_id"] for r in pool_works(index, allowed={"q24"}, until=2023)] == []
+    assert [r["paper_id"] for r in pool_works(index, min_citing=3)] == ["w-a"]
+
+
+def test_bibtex_of_works():
+    from mustcite.recommend.formats import bibtex, work_note
+    from mustcite.recommend.results import Recommendation
+
+    adam = Recommendation("w-1", "Adam: A method for stochastic optimization", 2014, "", 1.0, "I", {},
+                          "https://arxiv.org/abs/1412.6980", None, ["Diederik P Kingma", "Jimmy Ba"], {},
+                          "paper", "references")
+    assert bibtex(adam).startswith("@article{kingma2014adam,") and "journal = {arXiv preprint arXiv:1412.6980}" in bibtex(adam)
+    book = Recommendation("w-2", "Reinforcement learning: An introduction", 2018, "MIT press", 1.0, "I", {}, None,
+                          None, ["Richard S Sutton"], {}, "book", "references")
+    assert bibtex(book).startswith("@book{") and "publisher = {MIT press}" in bibtex(book)
+    assert work_note(book) == " (book; from reference lists)"
+    corpus = Recommendation("p", "Attention is all you need", 2017, "NeurIPS", 1.0, "I", {}, None, None, [], {})
+    assert bibtex(corpus).startswith("@inproceedings{") and work_note(corpus) == ""
+    assert {"kind": "paper", "source": "corpus"}.items() <= corpus.to_dict().items()
+
+
+@pytest.mark.data
+def test_default_model_recommends_works_only_from_the_year_a_paper_introduced_them(tmp_path):
+    """Real NeurIPS 2023 papers (extracted, linked to a NeurIPS 2019-2022 pool): their unlinked
+    references become works; a model trained with them names works for 2023 queries and never
+    for 2022 ones."""
+    import shutil
+
+    from helpers import recommender as S
+    from mustcite.recommend import Recommender
+    from mustcite.recommend.train import train_default
+
+    refs = tmp_path / "refs"
+    shutil.copytree(S.slice_dir() / "refs", refs)
+    build_catalogue([refs], tmp_path / "corpus", workers=1, progress=False)
+    pool = tmp_path / "pool.jsonl"
+    pool.write_text("".join(json.dumps(p) + "\n" for p in S.pool()))
+    card = train_default([refs], pool, tmp_path / "model", dense=False, dev_fraction=0.0, works=tmp_path / "corpus",
+                         log=lambda *a: None)
+    assert card["data"]["pool_works"] > 20
+    rec = Recommender.load(tmp_path / "model")
+    queries = S.held_out_queries()[:8]
+    later = rec.recommend_many([{**q, "year": 2023} for q in queries], top=100)
+    works = [r for rs in later.values() for r in rs if r.source == "references"]
+    assert works and all(r.paper_id.startswith("w-") and r.kind in ("paper", "dataset", "software", "book", "web page")
+                         for r in works)
+    assert all(r.year is None or r.year <= 2023 for r in works)
+    earlier = rec.recommend_many([{**q, "year": 2022} for q in queries], top=100)
+    assert not [r for rs in earlier.values() for r in rs if r.source == "references"]

@@ -40,6 +40,7 @@ from ..corpus.records import VENUES, make_paper_id, normalize_title
 from ..errors import DataMissingError, MustciteError
 from ..extract.records import validate_reference_list
 from ..extract.run import iter_reference_files
+from ..extract.works import WorkIndex, is_work_id, pool_works
 from ..io import atomic_write_json, sha256_file, write_jsonl
 from .recipes import GROUND_TRUTHS, SPLITS, Recipe
 from .trec import write_qrels
@@ -108,6 +109,8 @@ class CitingPaper:
     failed_pages: int | None = 0
     #: a failed page lies in or next to the reference list (extraction's ``incomplete_bibliography``)
     incomplete_bibliography: bool = False
+    #: every reference entry: the corpus paper or work it resolves to (None: neither), must-cite or not
+    entries: list[tuple[str | None, bool]] = field(default_factory=list)
 
     def text_issue(self) -> str | None:
         """Why this paper's references are no complete gold list, or None when they can be."""
@@ -176,11 +179,13 @@ class _CorpusLookup:
 
 
 def read_citing_papers(ref_dirs: list[str | Path], corpus: dict[str, dict[str, Any]], recipe: Recipe,
-                       duplicates: list[dict[str, str]] | None = None) -> list[CitingPaper]:
+                       duplicates: list[dict[str, str]] | None = None,
+                       works: WorkIndex | None = None) -> list[CitingPaper]:
     """Every labelled reference file of the folders, with its citing paper resolved.
 
     A second file of an already seen citing paper (same corpus record) is skipped and listed in
-    ``duplicates`` (the first in file-name order is kept)."""
+    ``duplicates`` (the first in file-name order is kept). With ``works`` (a catalogue of cited
+    works), a reference that links to no corpus paper cites the work it names."""
     duplicates = duplicates if duplicates is not None else []
     lookup = _CorpusLookup(corpus)
     out: list[CitingPaper] = []
@@ -196,6 +201,8 @@ def read_citing_papers(ref_dirs: list[str | Path], corpus: dict[str, dict[str, A
             except json.JSONDecodeError as exc:
                 raise MustciteError(f"malformed JSON: {exc.msg}", path=f, line=exc.lineno) from None
             validate_reference_list(refs, path=f)
+            if works is not None:
+                refs = works.resolve(stem, refs)
             meta_path = d / (stem + ".meta.json")
             meta: dict[str, Any] = {}
             if meta_path.is_file():
@@ -226,9 +233,12 @@ def read_citing_papers(ref_dirs: list[str | Path], corpus: dict[str, dict[str, A
                 continue
             seen[paper_id] = str(f)
             cited: dict[str, PairLabels] = {}
+            entries: list[tuple[str | None, bool]] = []
             for ref in refs:
                 cid = ref.get("paper_id")
-                if not cid or cid not in corpus or cid == paper_id:
+                known = bool(cid) and (cid in corpus or (works is not None and cid in works.works))
+                entries.append((cid if known and cid != paper_id else None, bool(ref.get("must_cite"))))
+                if not known or cid == paper_id:
                     continue
                 score = ref.get("link_score")
                 if score is not None and score < recipe.min_link_score:
@@ -236,7 +246,19 @@ def read_citing_papers(ref_dirs: list[str | Path], corpus: dict[str, dict[str, A
                 cited.setdefault(cid, PairLabels()).add(ref)
             out.append(CitingPaper(stem, str(f), title, abstract, int(year) if year is not None else None,
                                    venue, paper_id, rec is not None, cited, _failed_pages(meta),
-                                   "incomplete_bibliography" in (meta.get("failure_modes") or [])))
+                                   "incomplete_bibliography" in (meta.get("failure_modes") or []), entries))
+    return out
+
+
+def _coverage(papers: list[CitingPaper], corpus_pool: set[str], pool: set[str]) -> dict[str, Any]:
+    """How many of the papers' reference entries (and must-cite ones) the pool can hold: with its
+    corpus papers only, and with everything it holds (corpus papers and works)."""
+    refs = [e for c in papers for e in c.entries]
+    must = [e for e in refs if e[1]]
+    out: dict[str, Any] = {"queries": len(papers), "reference_entries": len(refs), "must_cite_entries": len(must)}
+    for name, ids in (("corpus_papers", corpus_pool), ("pool", pool)):
+        out[f"entries_in_{name}"] = round(sum(e[0] in ids for e in refs) / max(1, len(refs)), 4)
+        out[f"must_cite_in_{name}"] = round(sum(e[0] in ids for e in must) / max(1, len(must)), 4)
     return out
 
 
@@ -261,15 +283,17 @@ def hash_split(qid: str, fractions: tuple[float, float, float], seed: int) -> st
 
 
 def build_benchmark(recipe: Recipe, *, corpus_path: str | Path, ref_dirs: list[str | Path],
-                    out_dir: str | Path) -> dict[str, Any]:
-    """Build the benchmark files under ``out_dir``; returns the manifest."""
+                    out_dir: str | Path, works_dir: str | Path | None = None) -> dict[str, Any]:
+    """Build the benchmark files under ``out_dir``; returns the manifest. A recipe with ``works``
+    reads the catalogue of cited works from ``works_dir`` (default: beside the corpus file)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     t0 = time.time()
     corpus = load_corpus(corpus_path)
+    works = WorkIndex.load(works_dir or Path(corpus_path).parent) if recipe.works else None
     duplicates: list[dict[str, str]] = []
-    citing = read_citing_papers(ref_dirs, corpus, recipe, duplicates)
+    citing = read_citing_papers(ref_dirs, corpus, recipe, duplicates, works)
     targets = set(recipe.target_venues)
     target_citing = [c for c in citing if c.venue in targets]
 
@@ -297,7 +321,14 @@ def build_benchmark(recipe: Recipe, *, corpus_path: str | Path, ref_dirs: list[s
     cited_by_earlier = set().union(*(c.cited.keys() for c in earlier)) if earlier else set()
     core |= cited_by_target
     lo, hi = recipe.pool_years
-    pool_ids = sorted(pid for pid in core if corpus[pid].get("year") is not None and lo <= corpus[pid]["year"] <= hi)
+    pool_ids = sorted(pid for pid in core if not is_work_id(pid)
+                      and corpus[pid].get("year") is not None and lo <= corpus[pid]["year"] <= hi)
+    corpus_pool = set(pool_ids)
+    # works: those a contributing paper cites, seen from the year the first one appeared
+    work_rows = pool_works(works, allowed={c.stem for c in contributors}, until=recipe.query_year) \
+        if works is not None else []
+    work_ids = [r["paper_id"] for r in work_rows]
+    pool_ids += work_ids
     pool = set(pool_ids)
     if not pool:
         raise MustciteError(f"the pool is empty: no core-set paper of {lo}-{hi} in the corpus")
@@ -334,7 +365,14 @@ def build_benchmark(recipe: Recipe, *, corpus_path: str | Path, ref_dirs: list[s
     (out / "queries").mkdir(parents=True, exist_ok=True)
     (out / "qrels").mkdir(parents=True, exist_ok=True)
     pool_rows = [{"paper_id": pid, "title": corpus[pid].get("title") or "", "abstract": corpus[pid].get("abstract") or "",
-                  "venue": corpus[pid].get("venue") or "", "year": int(corpus[pid]["year"])} for pid in pool_ids]
+                  "venue": corpus[pid].get("venue") or "", "year": int(corpus[pid]["year"])}
+                 for pid in pool_ids if not is_work_id(pid)]
+    if works is not None:          # papers and works in one table: kind, and the year it was published
+        for r in pool_rows:
+            rec = corpus[r["paper_id"]]
+            r |= {"kind": "paper", "published": r["year"], "authors": list(rec.get("authors") or []),
+                  "url": rec.get("url") or None}
+        pool_rows += [{k: v for k, v in r.items() if k != "pdf"} for r in work_rows]
     tmp = out / ".pool.parquet.tmp"
     pq.write_table(pa.Table.from_pylist(pool_rows), tmp, compression="zstd")
     tmp.replace(out / "pool.parquet")
@@ -372,15 +410,19 @@ def build_benchmark(recipe: Recipe, *, corpus_path: str | Path, ref_dirs: list[s
         "pool": {"papers": len(pool_ids), "years": list(recipe.pool_years),
                  "snapshot_sha256": hashlib.sha256("\n".join(pool_ids).encode()).hexdigest(),
                  "with_abstract": sum(1 for r in pool_rows if r["abstract"].strip()),
-                 "by_venue": dict(sorted(Counter(r["venue"] for r in pool_rows).items())),
+                 "by_venue": dict(sorted(Counter(r["venue"] for r in pool_rows if not is_work_id(r["paper_id"])).items())),
                  "core_set_papers": len(core), "cited_by_target_venues": len(cited_by_target),
                  "rule": recipe.pool_rule,
                  "contributing_citing_papers": len(contributors),
-                 "other_venue": sum(1 for pid in pool_ids if corpus[pid].get("venue") not in targets),
+                 "other_venue": sum(1 for pid in corpus_pool if corpus[pid].get("venue") not in targets),
                  "other_venue_cited_by_earlier_years": sum(
-                     1 for pid in pool_ids if corpus[pid].get("venue") not in targets and pid in cited_by_earlier),
+                     1 for pid in corpus_pool if corpus[pid].get("venue") not in targets and pid in cited_by_earlier),
                  "other_venue_cited_only_by_train_queries": sum(
-                     1 for pid in pool_ids if corpus[pid].get("venue") not in targets and pid not in cited_by_earlier)},
+                     1 for pid in corpus_pool if corpus[pid].get("venue") not in targets and pid not in cited_by_earlier)},
+        "works": None if works is None else {
+            "catalogue": str(works.folder), "catalogue_works": len(works.works), "in_pool": len(work_ids),
+            "by_kind": dict(Counter(works.works[w]["kind"] for w in work_ids).most_common())},
+        "coverage": _coverage([q for q in queries if split_of[q.paper_id] == "test"], corpus_pool, pool),
         "queries": {"year": recipe.query_year, "total": len(queries),
                     "with_abstract": sum(1 for q in queries if q.abstract.strip()),
                     "candidates": len(query_cands),

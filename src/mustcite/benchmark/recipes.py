@@ -9,6 +9,9 @@
   ``"no-heldout"``): target-venue papers plus the papers cited by the labelled papers of earlier
   years and by the *train* queries. Queries are split by a hash of their id, and a query whose
   full text lost a page in OCR (its reference list may be incomplete) is a train query only.
+* ``neurips-2024-v3``: v2 plus the cited works outside the corpus (``works``): the pool also
+  holds the works that earlier-year labelled papers and train queries cite, and qrels count every
+  reference that resolves to a pool paper or work.
 * ``neurips-2024-v1``: the first version, kept for comparison: the core set also takes the papers
   that dev and test queries cite (``pool_rule`` ``"all-citing"``), queries are split by a seeded
   shuffle, and every full text may be a dev or test query.
@@ -52,6 +55,9 @@ class Recipe:
     split_rule: str = "shuffle"
     #: dev/test queries only from full texts that lost no page in OCR (others are train queries)
     heldout_needs_whole_text: bool = False
+    #: the pool also holds the catalogue's cited works (``mustcite works build``) that earlier-year
+    #: labelled papers or train queries cite, and qrels count them (v3)
+    works: bool = False
     notes: tuple[str, ...] = field(default_factory=tuple)
 
     def to_dict(self) -> dict[str, Any]:
@@ -78,6 +84,21 @@ RECIPES: dict[str, Recipe] = {
                "the other papers; a full text with any page that OCR failed on ([MISSING_PAGE_FAIL]) is a "
                "train query only, since its reference list or citation contexts may be incomplete",
                "dev and test queries may use train queries of the same year as labelled neighbours")),
+    "neurips-2024-v3": Recipe(
+        name="neurips-2024-v3", version="v3",
+        description="NeurIPS 2024 full-text queries against the v2 pool plus the cited works outside the corpus "
+                    "that earlier-year labelled papers and train queries cite",
+        pool_years=(2018, 2023), query_year=2024, query_text="refs",
+        pool_rule="no-heldout", split_rule="hash", heldout_needs_whole_text=True, works=True,
+        notes=("pool: v2's papers plus every work of the catalogue of cited works (arXiv-only papers, older "
+               "or non-member venues, journals, datasets, software, books) cited by a labelled paper of an "
+               "earlier year than the queries or by a train query; a work's pool year is the later of its "
+               "own year and the year of the first such paper, so no query sees a work before a paper "
+               "of its year or earlier introduced it",
+               "qrels: every reference of a query that resolves to a pool paper or a pool work",
+               "the manifest's coverage says how many of the test queries' reference entries and must-cite "
+               "references the pool can hold, with and without the works",
+               "queries, splits and the corpus part of the pool are v2's")),
     "neurips-2024-v1": Recipe(
         name="neurips-2024-v1", version="v1",
         description="NeurIPS 2024 full-text queries against the 2018-2023 core-set pool (first version: "

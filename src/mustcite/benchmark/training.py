@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ..corpus.records import normalize_title
+from ..extract.works import WorkIndex
 from ..labels.papers import LabelledPaper, from_qrels, load_reference_dirs, read_contexts
 from .loader import Benchmark
 
@@ -34,6 +35,10 @@ def benchmark_data(bench: str | Path, refs: list[str | Path] = ()) -> BenchmarkD
     """Pool, train queries (as labelled papers), extra labelled papers and dev/test of ``bench``."""
     b = Benchmark.open(bench)
     pool = b.pool()
+    # a benchmark with works (v3): labelled papers cite the works their unlinked references name
+    manifest = b.manifest if (b.path / "manifest.json").is_file() else {}
+    catalogue = (manifest.get("works") or {}).get("catalogue")
+    works = WorkIndex.load(catalogue) if catalogue else None
     pool_ids = {p["paper_id"] for p in pool}
     names = ["train", "dev"] + (["test"] if "test" in b.splits() else [])
     splits = {s: (b.queries(s), b.qrels(s)) for s in names}
@@ -43,14 +48,14 @@ def benchmark_data(bench: str | Path, refs: list[str | Path] = ()) -> BenchmarkD
     train = from_qrels(train_q, train_qrels, source=f"{b.name}:train")
     if refs:   # a train query's citation contexts, from its reference file (queries name it as "source")
         source = {str(q["id"]): str(q.get("source") or "") for q in train_q}
-        found = read_contexts(list(refs), set(source.values()) - {""}, pool_ids)
+        found = read_contexts(list(refs), set(source.values()) - {""}, pool_ids, works)
         for p in train:
             p.contexts = found.get(source.get(p.id, ""), {})
     # a reference folder names papers by file stem, the benchmark by corpus paper_id: match on the
     # normalised title too, so no dev/test query leaks in and no train query counts twice
     held_titles = {normalize_title(q.get("title")) for q in held_q}
     known = {p.id for p in train} | {normalize_title(p.title) for p in train}
-    extra = [p for p in load_reference_dirs(list(refs), pool_ids)
+    extra = [p for p in load_reference_dirs(list(refs), pool_ids, works)
              if p.id not in held and normalize_title(p.title) not in held_titles] if refs else []
     extra = [p for p in extra if p.id not in known and normalize_title(p.title) not in known]
     # as in MasterSet, extra labelled papers come from before the query year (the pool's years)

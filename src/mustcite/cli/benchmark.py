@@ -51,7 +51,8 @@ def _parse_years(text: str | None) -> tuple[int, int] | None:
 
 @bench_app.command("build")
 def build_cmd(
-    recipe: str = typer.Option("neurips-2024", "--recipe", help="neurips-2024 (v2) | neurips-2024-v1 | masterset-coreml-v1"),
+    recipe: str = typer.Option("neurips-2024", "--recipe", help="neurips-2024 (v2) | neurips-2024-v3 (v2 + cited works) | neurips-2024-v1 | masterset-coreml-v1"),
+    works: Path = typer.Option(None, "--works", help="the catalogue of cited works for neurips-2024-v3 (default: the corpus file's folder)"),
     refs: list[Path] = typer.Option(..., "--refs", help="labelled extraction folder(s) (repeatable)"),
     corpus: Path = typer.Option(None, "--corpus", help="papers.parquet (default: <work>/corpus/papers.parquet)"),
     out: Path = typer.Option(None, "--out", help="output folder (default: <work>/benchmarks/<recipe>)"),
@@ -68,11 +69,16 @@ def build_cmd(
                    min_link_score=min_link_score)
     corpus = corpus or _work().root / "corpus" / "papers.parquet"
     dest = check_output_dir(_bench_dir(r.name, out))
-    m = build_benchmark(r, corpus_path=corpus, ref_dirs=list(refs), out_dir=dest)
+    m = build_benchmark(r, corpus_path=corpus, ref_dirs=list(refs), out_dir=dest, works_dir=works)
     sizes = m["splits"]["sizes"]
     typer.echo(f"{r.name}: pool {m['pool']['papers']} papers ({r.pool_years[0]}-{r.pool_years[1]}), "
                f"{m['queries']['total']} queries (train {sizes['train']}, dev {sizes['dev']}, test {sizes['test']}), "
                f"{m['labels']['pairs']} labelled pairs -> {dest}")
+    if m.get("works"):
+        cov = m["coverage"]
+        typer.echo(f"  works in the pool: {m['works']['in_pool']}; test queries' reference entries the pool holds: "
+                   f"{cov['entries_in_pool']:.1%} (corpus papers alone {cov['entries_in_corpus_papers']:.1%}), "
+                   f"must-cite ones {cov['must_cite_in_pool']:.1%} ({cov['must_cite_in_corpus_papers']:.1%})")
     for s in ("train", "dev", "test"):
         c = m["counts"][s]
         typer.echo(f"  {s:5s} " + "  ".join(f"{gt} {c[gt]['queries']}q/{c[gt]['pairs']}p"

@@ -86,6 +86,9 @@ def train_cmd(
                                        help="default mode: labelled papers held out for the card's metrics"),
     refit: bool = typer.Option(True, "--refit/--no-refit",
                                help="default mode: refit on all labelled papers after scoring the hold-out"),
+    works: Path = typer.Option(None, "--works", help="default mode: the catalogue of cited works whose works "
+                               "join the pool (default: <work>/corpus when it holds one)"),
+    no_works: bool = typer.Option(False, "--no-works", help="default mode: corpus papers only"),
     fit_queries: int = typer.Option(0, "--fit-queries", min=0, help="default mode: fit the tier models on this "
                                     "many labelled papers (a fixed sample; 0: all); all of them still vote"),
     engine: str = typer.Option("local", "--engine", help="where the pool is encoded: local (this process) or "
@@ -126,9 +129,14 @@ def train_cmd(
                     raise DataMissingError(f"no labelled extraction folder ({work.root / 'extract'} or under {root})",
                                            hint="pass --refs DIR (from `mustcite extract`, `link` and `annotate`)")
             dest = check_output_dir(out or model_dir(work.root))
+            if works is not None and no_works:
+                raise UsageError("--works and --no-works exclude each other")
+            if works is None and not no_works and (work.root / "corpus" / "works.parquet").is_file():
+                works = work.root / "corpus"
             card = train_default(list(refs), pool or (work.root / "corpus" / "papers.parquet"), dest, dense=dense,
                                  seed=seed, dev_fraction=dev_fraction, refit=refit, pool_years=year_range(pool_years),
-                                 year=year, config=config, cache_dir=work.cache, fit_queries=fit_queries, log=log)
+                                 year=year, config=config, cache_dir=work.cache, fit_queries=fit_queries,
+                                 works=None if no_works else works, log=log)
         print(json.dumps({"model": str(dest), "metrics": card["metrics"], "ranked_by": card["ranked_by"]}, indent=2))
 
 

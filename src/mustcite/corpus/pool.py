@@ -12,11 +12,15 @@ from ..io import iter_jsonl
 
 #: the columns of a pool paper that retrieval, its output and the recommender read
 POOL_COLUMNS = ("paper_id", "title", "abstract", "authors", "venue", "year", "url", "pdf")
+#: the columns a pool of papers and cited works adds: what each entry is (``paper``, ``dataset``,
+#: ``software``, ``book``, ``web page``) and the year it was published (``year`` is then the year
+#: from which a query may see it)
+WORK_COLUMNS = ("kind", "published")
 
 
 def load_pool(path: str | Path, years: tuple[int, int] | None = None) -> list[dict[str, Any]]:
     """Pool papers from a Parquet (corpus or benchmark pool) or JSONL file, as dicts with the
-    :data:`POOL_COLUMNS` the file has; ``years=(first, last)`` keeps papers of those years."""
+    :data:`POOL_COLUMNS` (and :data:`WORK_COLUMNS`) the file has; ``years=(first, last)`` keeps papers of those years."""
     path = Path(path)
     if not path.is_file():
         raise DataMissingError(f"pool file {path} does not exist",
@@ -27,7 +31,7 @@ def load_pool(path: str | Path, years: tuple[int, int] | None = None) -> list[di
 
         try:
             names = pq.read_schema(path).names
-            table = pq.read_table(path, columns=[c for c in POOL_COLUMNS if c in names])
+            table = pq.read_table(path, columns=[c for c in POOL_COLUMNS + WORK_COLUMNS if c in names])
         except Exception as exc:  # pyarrow raises several types for corrupt files
             raise MustciteError(f"cannot read Parquet: {exc}", path=path) from None
         if "paper_id" not in table.column_names or "title" not in table.column_names:

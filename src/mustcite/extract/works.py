@@ -228,8 +228,8 @@ def venue_of(ref: dict[str, Any]) -> str:
     rest = re.sub(r"^[\s.,:;\"'”]+", "", rest)
     rest = re.sub(r"^(?:In:?|In Proceedings of)\s+", "", rest)
     rest = re.split(r"(?:,\s*(?:pp\.|vol\.|volume|pages)|\s+pp\.|\(\d|\.\s|,\s*(?:19|20)\d\d|https?://)", rest)[0]
-    rest = re.sub(r"\d+\s*$", "", rest).strip(" .,;:")
-    return rest[:200]
+    rest = re.sub(r"\d+\s*$", "", rest.replace("*", "").replace("_", " ")).strip(" .,;:")
+    return " ".join(rest.split())[:200]
 
 
 def unlinked_mentions(path: str | Path, citing_year: int | None = None, *,
@@ -616,3 +616,90 @@ def works_schema_json() -> dict[str, Any]:
     from importlib import resources
 
     return json.loads(resources.files("mustcite.schemas").joinpath("works.schema.json").read_text())
+
+
+# ------------------------------------------------------------------------------- reading it back
+
+
+@dataclass
+class WorkIndex:
+    """A built catalogue read back: which work each unlinked reference names, and the works."""
+
+    folder: Path
+    by_ref: dict[tuple[str, int], str]          # (citing paper, reference position) -> work id
+    works: dict[str, dict[str, Any]]            # work id -> its works.parquet row
+    citing: dict[str, list[tuple[str, int | None]]]   # work id -> (citing paper, its year)
+
+    @classmethod
+    def load(cls, folder: str | Path) -> "WorkIndex":
+        """The catalogue in ``folder`` (``works.parquet`` + ``work_citations.parquet``)."""
+        folder = Path(folder)
+        for name in (WORKS_FILE, CITATIONS_FILE):
+            if not (folder / name).is_file():
+                raise DataMissingError("no catalogue of cited works", path=folder / name,
+                                       hint="run `mustcite works build` first")
+        works = {r["work_id"]: r for r in pq.read_table(folder / WORKS_FILE).to_pylist()}
+        cites = pq.read_table(folder / CITATIONS_FILE, columns=["work_id", "citing", "citing_year", "target"])
+        by_ref: dict[tuple[str, int], str] = {}
+        citing: dict[str, list[tuple[str, int | None]]] = defaultdict(list)
+        for w, c, y, t in zip(*(cites.column(n).to_pylist() for n in ("work_id", "citing", "citing_year", "target"))):
+            by_ref[(c, int(t))] = w
+            citing[w].append((c, y))
+        return cls(folder, by_ref, works, dict(citing))
+
+    def work_of(self, citing: str, target: Any) -> str | None:
+        try:
+            return self.by_ref.get((citing, int(target)))
+        except (TypeError, ValueError):
+            return None
+
+    def resolve(self, citing: str, refs: list[Any]) -> list[Any]:
+        """The reference list with each unlinked reference that names a work given the work's id
+        as its ``paper_id`` (``work_id`` too); linked references and the input are left unchanged."""
+        out = []
+        for r in refs:
+            if isinstance(r, dict) and not r.get("paper_id"):
+                w = self.work_of(citing, r.get("target"))
+                if w is not None:
+                    r = {**r, "paper_id": w, "work_id": w}
+            out.append(r)
+        return out
+
+
+def is_work_id(paper_id: str | None) -> bool:
+    """Whether an id names a catalogue work (``w-...``) rather than a corpus paper."""
+    return bool(paper_id) and str(paper_id).startswith("w-")
+
+
+def work_url(identifiers: Iterable[str]) -> str | None:
+    """A link to a work from its identifiers: arXiv, then DOI, ACL Anthology, OpenReview, PMLR,
+    NeurIPS proceedings, GitHub."""
+    ids = dict(i.split(":", 1) for i in identifiers if ":" in i)
+    forms = (("arxiv", "https://arxiv.org/abs/{}"), ("doi", "https://doi.org/{}"),
+             ("acl", "https://aclanthology.org/{}"), ("openreview", "https://openreview.net/forum?id={}"),
+             ("pmlr", "https://proceedings.mlr.press/{}.html"),
+             ("nips", "https://papers.nips.cc/paper_files/paper/hash/{}-Abstract.html"),
+             ("github", "https://github.com/{}"))
+    return next((f.format(ids[k]) for k, f in forms if k in ids), None)
+
+
+def pool_works(index: WorkIndex, *, allowed: set[str] | None = None, min_citing: int = 1,
+               until: int | None = None) -> list[dict[str, Any]]:
+    """The works as pool entries (the columns of :data:`mustcite.corpus.pool.POOL_COLUMNS` and
+    ``WORK_COLUMNS``), each introduced by the citing papers in ``allowed`` (None: all) and kept
+    when at least ``min_citing`` of them cite it. ``year`` is the year from which a query may see
+    it: the later of its own year and the year of the first allowed paper that cites it
+    (``published`` is its own year); ``until`` drops works first seen after that year."""
+    out = []
+    for wid, citers in index.citing.items():
+        years = [y for c, y in citers if (allowed is None or c in allowed) and y is not None]
+        if len({c for c, _ in citers if allowed is None or c in allowed}) < min_citing or not years:
+            continue
+        w = index.works[wid]
+        seen = max(min(years), w.get("year") or min(years))
+        if until is not None and seen > until:
+            continue
+        out.append({"paper_id": wid, "title": w["title"], "abstract": "", "authors": list(w.get("authors") or []),
+                    "venue": w.get("venue") or "", "year": seen, "url": work_url(w.get("identifiers") or []),
+                    "pdf": None, "kind": w["kind"], "published": w.get("year")})
+    return sorted(out, key=lambda r: r["paper_id"])

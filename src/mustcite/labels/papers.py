@@ -8,7 +8,6 @@ too (:func:`from_qrels`). Every cited pool paper gets per-tier flags; missing la
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,6 +15,8 @@ from typing import Any
 
 from ..errors import DataMissingError, MustciteError
 from ..extract.run import iter_reference_files
+from ..extract.works import WorkIndex
+from ..io import read_json
 
 #: Tiers a recommendation is scored on, in display order.
 TIERS: tuple[str, ...] = ("type1", "type2", "type3", "must_cite", "cited")
@@ -120,28 +121,34 @@ def contexts_from_references(refs: list[dict[str, Any]], pool_ids: set[str] | No
     return {pid: " ".join(dict.fromkeys(parts))[:MAX_CONTEXT_CHARS] for pid, parts in out.items()}
 
 
+def _read_refs(path: Path, stem: str, works: WorkIndex | None) -> list[Any] | None:
+    """A reference file's list (None when it holds no list), with the works its unlinked
+    references name as their ``paper_id`` when a catalogue is given."""
+    refs = read_json(path)
+    if not isinstance(refs, list):
+        return None
+    return works.resolve(stem, refs) if works is not None else refs
+
+
 def load_reference_dir(folder: str | Path, pool_ids: set[str] | None = None,
-                       manifest_titles: dict[str, dict[str, Any]] | None = None) -> list[LabelledPaper]:
-    """Every ``<stem>.json`` reference file of ``folder`` with at least one linked pool paper."""
+                       manifest_titles: dict[str, dict[str, Any]] | None = None,
+                       works: WorkIndex | None = None) -> list[LabelledPaper]:
+    """Every ``<stem>.json`` reference file of ``folder`` with at least one linked pool paper (or,
+    given a catalogue of cited works, a pool work)."""
     folder = Path(folder)
     if not folder.is_dir():
         raise DataMissingError(f"reference folder {folder} does not exist",
                                hint="run `mustcite extract` and `mustcite link` first")
     out = []
     for stem, path in iter_reference_files(folder, labelled=True):
-        try:
-            refs = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise MustciteError(f"cannot read reference file: {exc}", path=path) from None
-        if not isinstance(refs, list):
+        refs = _read_refs(path, stem, works)
+        if refs is None:
             continue
-        meta: dict[str, Any] = {}
-        mpath = folder / f"{stem}.meta.json"
-        if mpath.exists():
-            try:
-                meta = json.loads(mpath.read_text(encoding="utf-8"))
-            except (OSError, json.JSONDecodeError):
-                meta = {}
+        try:
+            meta = read_json(folder / f"{stem}.meta.json", missing_ok=True) or {}
+        except MustciteError:
+            meta = {}
+        meta = meta if isinstance(meta, dict) else {}
         extra = (manifest_titles or {}).get(stem, {})
         title = meta.get("title") or extra.get("title") or ""
         if not title:
@@ -156,18 +163,15 @@ def load_reference_dir(folder: str | Path, pool_ids: set[str] | None = None,
 
 
 def read_contexts(folders: list[str | Path], stems: set[str], pool_ids: set[str] | None = None,
-                  ) -> dict[str, dict[str, str]]:
+                  works: WorkIndex | None = None) -> dict[str, dict[str, str]]:
     """Citation contexts of the papers ``stems`` (file stems) found in the reference ``folders``."""
     out: dict[str, dict[str, str]] = {}
     for folder in folders:
         for stem, path in iter_reference_files(folder, labelled=True):
             if stem not in stems or stem in out:
                 continue
-            try:
-                refs = json.loads(path.read_text(encoding="utf-8"))
-            except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-                raise MustciteError(f"cannot read reference file: {exc}", path=path) from None
-            if isinstance(refs, list):
+            refs = _read_refs(path, stem, works)
+            if refs is not None:
                 out[stem] = contexts_from_references(refs, pool_ids)
     return out
 
@@ -212,12 +216,13 @@ def from_qrels(queries: list[dict[str, Any]], qrels: dict[str, dict[str, dict[st
     return out
 
 
-def load_reference_dirs(refs: list[str | Path], pool_ids: set[str]) -> list[LabelledPaper]:
+def load_reference_dirs(refs: list[str | Path], pool_ids: set[str],
+                        works: WorkIndex | None = None) -> list[LabelledPaper]:
     """The labelled papers of several reference folders, each paper once (the first folder wins)."""
     labelled: list[LabelledPaper] = []
     seen: set[str] = set()
     for folder in refs:
-        for p in load_reference_dir(folder, pool_ids):
+        for p in load_reference_dir(folder, pool_ids, works=works):
             if p.id not in seen:
                 seen.add(p.id)
                 labelled.append(p)

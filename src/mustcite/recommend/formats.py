@@ -51,17 +51,36 @@ def _esc(s: str) -> str:
 
 
 def bibtex(r: Recommendation, key: str | None = None) -> str:
+    """A BibTeX entry: ``@inproceedings`` for a corpus paper; for a cited work the entry its kind
+    and venue call for (``@article`` for a journal or arXiv, ``@book``, ``@misc`` for datasets,
+    software and web pages without a venue)."""
     fields = [("title", "{" + _esc(r.title) + "}")]
     if r.authors:
         fields.append(("author", _esc(" and ".join(r.authors))))
-    if r.venue:
-        fields.append(("booktitle", _VENUE_BOOK.get(r.venue, r.venue)))
+    kind = "inproceedings"
+    venue = _esc(_VENUE_BOOK.get(r.venue, r.venue)) if r.venue else ""
+    arxiv = re.search(r"arxiv\.org/abs/(\S+)", r.url or "")
+    if r.source == "references":
+        if r.kind == "book":
+            kind, where = "book", "publisher"
+        elif arxiv or re.search(r"journal|transactions|letters|review|arxiv|nature|science", venue, re.I):
+            kind, where = "article", "journal"
+        elif re.search(r"proceedings|conference|workshop|symposium", venue, re.I):
+            kind, where = "inproceedings", "booktitle"
+        else:
+            kind, where = "misc", "howpublished"
+        if arxiv and not venue:
+            venue = f"arXiv preprint arXiv:{arxiv.group(1)}"
+        if venue:
+            fields.append((where, venue))
+    elif venue:
+        fields.append(("booktitle", venue))
     if r.year:
         fields.append(("year", str(r.year)))
     if r.url:
         fields.append(("url", r.url))
     body = ",\n".join(f"  {k} = {{{v}}}" for k, v in fields)
-    return f"@inproceedings{{{key or bibtex_key(r)},\n{body}\n}}\n"
+    return f"@{kind}{{{key or bibtex_key(r)},\n{body}\n}}\n"
 
 
 def bibtex_all(results: Mapping[str, Sequence[Recommendation]]) -> str:
@@ -96,6 +115,13 @@ def reasons(ev: Mapping) -> list[str]:
     return why
 
 
+def work_note(r: Recommendation) -> str:
+    """`` (dataset; from reference lists)`` for a cited work outside the corpus, else ``""``."""
+    if r.source != "references":
+        return ""
+    return f" ({r.kind}; from reference lists)" if r.kind != "paper" else " (from reference lists)"
+
+
 def table(results: Mapping[str, Sequence[Recommendation]]) -> str:
     """A plain-text table per query: rank, score, tier, year, venue, title, why."""
     lines = []
@@ -106,7 +132,7 @@ def table(results: Mapping[str, Sequence[Recommendation]]) -> str:
         for i, r in enumerate(rs, 1):
             why = reasons(r.evidence or {})
             lines.append(f"{i:>4}  {r.score:6.3f}  {r.tier:<4} {r.year or '':<4} {(r.venue or '')[:8]:<8} "
-                         f"{r.title[:90]}" + (f"  [{'; '.join(why)}]" if why else ""))
+                         f"{r.title[:90]}{work_note(r)}" + (f"  [{'; '.join(why)}]" if why else ""))
         lines.append("")
     return "\n".join(lines)
 
@@ -185,7 +211,7 @@ def audit_markdown(audit) -> str:
         out += ["| # | tier | P(Type I) | score | paper | why |", "|---:|---|---:|---:|---|---|"]
         for i, r in enumerate(audit.missing, 1):
             link = f"[{_md(r.title)}]({r.url})" if r.url else _md(r.title)
-            paper = f"{link} ({r.venue or 'unknown venue'} {r.year or ''})".strip()
+            paper = f"{link} ({r.venue or 'unknown venue'} {r.year or ''}){work_note(r)}".strip()
             out.append(f"| {i} | {r.tier} | {r.tiers.get('type1', 0.0):.2f} | {r.score:.3f} | {paper} | "
                        f"{_md('; '.join(reasons(r.evidence or {})))} |")
     return "\n".join(out) + "\n"

@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from ..extract.works import is_work_id
 from .neighbours import NeighbourIndex
 from .features import Candidate
 
@@ -30,6 +31,16 @@ class Recommendation:
     pdf: str | None = None
     authors: list[str] = field(default_factory=list)
     evidence: dict[str, Any] = field(default_factory=dict)
+    #: what it is: ``paper``, ``dataset``, ``software``, ``book`` or ``web page``
+    kind: str = "paper"
+    #: ``corpus`` (a paper of the proceedings corpus) or ``references`` (a work known from the
+    #: reference lists of labelled papers: the catalogue of cited works)
+    source: str = "corpus"
+    #: what it is: ``paper``, ``dataset``, ``software``, ``book`` or ``web page``
+    kind: str = "paper"
+    #: ``corpus`` (a paper of the proceedings corpus) or ``references`` (a work known from the
+    #: reference lists of labelled papers: the catalogue of cited works)
+    source: str = "corpus"
 
     def to_dict(self) -> dict[str, Any]:
         """The public JSON shape of one result (keys in field order)."""
@@ -81,7 +92,11 @@ def evidence_for(c: Candidate, matched_terms: list[str], nindex: NeighbourIndex,
 
 def recommendation(paper: dict[str, Any], score: float, probs: dict[str, float],
                    ev: dict[str, Any]) -> Recommendation:
-    """The result for pool paper ``paper`` with its ranking ``score``, tier probabilities and evidence."""
-    return Recommendation(paper["paper_id"], paper.get("title") or "", paper.get("year"), paper.get("venue"),
+    """The result for pool paper ``paper`` with its ranking ``score``, tier probabilities and evidence.
+    A cited work's ``year`` is the year it was published (the pool's ``year`` is when queries may
+    first see it)."""
+    year = paper.get("published") if paper.get("published") is not None else paper.get("year")
+    return Recommendation(paper["paper_id"], paper.get("title") or "", year, paper.get("venue"),
                           round(score, 6), tier_label(probs), {t: round(v, 6) for t, v in probs.items()},
-                          paper.get("url") or None, paper.get("pdf") or None, list(paper.get("authors") or []), ev)
+                          paper.get("url") or None, paper.get("pdf") or None, list(paper.get("authors") or []), ev,
+                          paper.get("kind") or "paper", "references" if is_work_id(paper["paper_id"]) else "corpus")

@@ -16,7 +16,7 @@ import numpy as np
 
 from ..errors import DataMissingError, MustciteError
 from ..io import atomic_write_json, iter_jsonl, read_json, write_jsonl
-from ..corpus.pool import POOL_COLUMNS
+from ..corpus.pool import POOL_COLUMNS, WORK_COLUMNS
 from ..retrieval.bm25 import BM25Retriever
 from .candidates import dense_encoder
 from .config import RecommenderConfig
@@ -42,7 +42,8 @@ def save(rec: "Recommender", folder: str | Path) -> Path:
 
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    table = pa.Table.from_pylist([{k: p.get(k) for k in POOL_COLUMNS} for p in rec.pool])
+    columns = POOL_COLUMNS + tuple(c for c in WORK_COLUMNS if any(c in p for p in rec.pool))
+    table = pa.Table.from_pylist([{k: p.get(k) for k in columns} for p in rec.pool])
     pq.write_table(table, folder / "pool.parquet")
     write_jsonl(folder / "labelled.jsonl", [p.to_dict() for p in rec.labelled])
     rec.bm25.save(folder / "bm25")

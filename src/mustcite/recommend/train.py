@@ -22,7 +22,11 @@ from ..errors import DataMissingError
 from ..benchmark.training import BenchmarkData, benchmark_data
 from ..labels.papers import LabelledPaper, load_reference_dirs
 from ..corpus.pool import load_pool
+from ..extract.works import WorkIndex, is_work_id, pool_works
 from .method import Recommender, RecommenderConfig
+
+#: the default model's pool holds the cited works that at least this many labelled papers cite
+SERVING_MIN_CITING = 2
 
 EVAL_METRICS = ("MAP", "MRR", "nDCG@10", "R@50", "R@100", "HR@10")
 
@@ -136,8 +140,13 @@ def train_default(refs: list[str | Path], pool_path: str | Path, out: str | Path
                   seed: int = 0, dev_fraction: float = 0.1, refit: bool = True,
                   pool_years: tuple[int, int] | None = None, year: int | None = None,
                   config: RecommenderConfig | None = None, cache_dir: str | Path | None = None,
-                  fit_queries: int = 0, log=print) -> dict[str, Any]:
+                  fit_queries: int = 0, works: str | Path | None = None,
+                  works_min_citing: int = SERVING_MIN_CITING, log=print) -> dict[str, Any]:
     """Train on every labelled paper of ``refs``; returns the model card.
+
+    ``works``: a catalogue of cited works (``mustcite works build``): the pool also holds the works
+    that at least ``works_min_citing`` labelled papers cite, each from the year the first of them
+    appeared, and the labelled papers' unlinked references cite them.
 
     ``fit_queries``: fit the tier models on this many of the labelled papers (a fixed sample by
     :func:`fit_sample`; 0: all). Every labelled paper is still a neighbour whose citations vote;
@@ -152,9 +161,12 @@ def train_default(refs: list[str | Path], pool_path: str | Path, out: str | Path
 
     t0 = time.perf_counter()
     pool = load_pool(pool_path, pool_years)
+    index = WorkIndex.load(works) if works else None
+    if index is not None:
+        pool += pool_works(index, min_citing=works_min_citing)
     if year is not None:
         pool = [p for p in pool if p.get("year") is not None and p["year"] <= year]
-    labelled = load_reference_dirs(refs, {p["paper_id"] for p in pool})
+    labelled = load_reference_dirs(refs, {p["paper_id"] for p in pool}, index)
     if year is not None:
         labelled = [p for p in labelled if p.year is not None and p.year <= year]
     if len(labelled) < 10:
@@ -173,6 +185,8 @@ def train_default(refs: list[str | Path], pool_path: str | Path, out: str | Path
         rec.fit(fit_sample(rec.labelled, fit_queries, seed))
     rec.save(out)
     data = {"pool": str(pool_path), "pool_papers": len(pool), "pool_years": pool_years,
+            "works": str(works) if works else None, "pool_works": sum(1 for p in pool if is_work_id(p["paper_id"])),
+            "works_min_citing": works_min_citing if works else None,
             "reference_folders": [str(r) for r in refs], "labelled_papers": len(labelled),
             "train_papers": len(train), "dev_papers": len(dev), "dev_fraction": dev_fraction,
             "refit_on_all": bool(refit and dev), "as_of_year": year, "fit_queries": rec.info.get("train_queries"),

@@ -1,0 +1,124 @@
+"""Papers and cited works on the same test queries: how much of each query's whole reference list
+the top 100 names, and the v2 figures (pool papers only) of a model whose pool also holds works.
+
+    python benchmarks/works_benchmark.py [--v2 neurips-2024] [--v3 neurips-2024-v3] [--refs mustcite-work/extract]
+        -> benchmarks/results/works_benchmark.json
+
+Needs the test runs of both benchmarks (``bm25.test.trec`` from ``mustcite benchmark run``,
+``mustcite.<truth>.test.trec`` from ``benchmarks/recommend_test.py``). A reference entry is named
+when the corpus paper it links to or the work it resolves to (the v3 manifest's catalogue) is in
+the run's top 100 for the query; every entry of the query's reference file counts, also those
+that neither benchmark's pool can hold. mustcite is ranked by P(cited) here.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from mustcite.benchmark.evaluate import per_query
+from mustcite.benchmark.loader import Benchmark
+from mustcite.benchmark.significance import paired_ttest
+from mustcite.benchmark.trec import read_qrels, read_run
+from mustcite.config import Workspace
+from mustcite.extract.run import iter_reference_files
+from mustcite.extract.works import WorkIndex, is_work_id
+from mustcite.io import read_json
+
+RESULTS = Path(__file__).resolve().parent / "results"
+TOP = 100
+
+
+def entries_of(refs_dir: Path, works: WorkIndex, stems: set[str]) -> dict[str, list[str | None]]:
+    """Per citing paper (file stem): the id every reference entry resolves to (None: nothing)."""
+    out = {}
+    for stem, path in iter_reference_files(refs_dir, labelled=True):
+        if stem in stems:
+            refs = [r for r in read_json(path) if isinstance(r, dict)]
+            out[stem] = [r.get("paper_id") or works.work_of(stem, r.get("target")) for r in refs]
+    return out
+
+
+def named_share(run: dict[str, dict[str, float]], entries: dict[str, list[str | None]],
+                source: dict[str, str]) -> dict[str, float]:
+    """Per query: the share of its reference entries whose paper or work is in the run's top 100."""
+    out = {}
+    for qid, stem in source.items():
+        top = sorted(run.get(qid, {}).items(), key=lambda kv: (-kv[1], kv[0]))[:TOP]
+        ids = {d for d, _ in top}
+        refs = entries.get(stem) or []
+        if refs:
+            out[qid] = sum(1 for e in refs if e is not None and e in ids) / len(refs)
+    return out
+
+
+def papers_only(run: dict[str, dict[str, float]]) -> dict[str, dict[str, float]]:
+    """The run without works, each query cut to its top 100 papers."""
+    out = {}
+    for qid, docs in run.items():
+        kept = sorted(((d, s) for d, s in docs.items() if not is_work_id(d)), key=lambda kv: (-kv[1], kv[0]))[:TOP]
+        out[qid] = dict(kept)
+    return out
+
+
+def mean(v: dict[str, float]) -> float:
+    return round(sum(v.values()) / len(v), 4) if v else 0.0
+
+
+def compare(a: dict[str, float], b: dict[str, float]) -> dict[str, float]:
+    """``b`` against ``a`` on their common queries: means, ratio, paired t-test p."""
+    common = sorted(set(a) & set(b))
+    a, b = {q: a[q] for q in common}, {q: b[q] for q in common}
+    return {"queries": len(common), "before": mean(a), "after": mean(b),
+            "ratio": round(mean(b) / mean(a), 3) if mean(a) else None, "p": float(f"{paired_ttest(a, b):.3g}")}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--v2", default="neurips-2024")
+    ap.add_argument("--v3", default="neurips-2024-v3")
+    ap.add_argument("--refs", type=Path, default=None, help="the labelled extraction folder (default: <work>/extract)")
+    ap.add_argument("--out", type=Path, default=RESULTS / "works_benchmark.json")
+    args = ap.parse_args()
+    root = Workspace.resolve().root
+    refs = args.refs or root / "extract"
+    b2, b3 = Benchmark.open(root / "benchmarks" / args.v2), Benchmark.open(root / "benchmarks" / args.v3)
+    works = WorkIndex.load(b3.manifest["works"]["catalogue"])
+    q2 = {str(q["id"]): q["source"] for q in b2.queries("test")}
+    q3 = {str(q["id"]): q["source"] for q in b3.queries("test")}
+    entries = entries_of(refs, works, set(q2.values()) | set(q3.values()))
+    runs = {
+        "BM25 (v2 pool)": read_run(b2.path / "runs" / "bm25.test.trec"),
+        "mustcite (v2 pool)": read_run(b2.path / "runs" / "mustcite.cited.test.trec"),
+        "BM25 (v3 pool)": read_run(b3.path / "runs" / "bm25.test.trec"),
+        "mustcite (v3 pool: papers and works)": read_run(b3.path / "runs" / "mustcite.cited.test.trec"),
+    }
+    common = {q: s for q, s in q2.items() if q in q3}
+    shares = {name: named_share(run, entries, common) for name, run in runs.items()}
+    shares_v3_all = {name: named_share(run, entries, q3) for name, run in runs.items() if "v3" in name}
+    out: dict = {
+        "queries": {"v2_test": len(q2), "v3_test": len(q3), "common": len(common)},
+        "reference_entries": {"common_queries": sum(len(entries.get(s) or []) for s in common.values())},
+        "all_references_named_top100": {name: mean(v) for name, v in shares.items()},
+        "all_references_named_top100_v3_test": {name: mean(v) for name, v in shares_v3_all.items()},
+        "mustcite_v3_vs_v2": compare(shares["mustcite (v2 pool)"], shares["mustcite (v3 pool: papers and works)"]),
+        "mustcite_v3_vs_bm25_v3": compare(shares["BM25 (v3 pool)"], shares["mustcite (v3 pool: papers and works)"]),
+        "mustcite_v2_vs_bm25_v2": compare(shares["BM25 (v2 pool)"], shares["mustcite (v2 pool)"]),
+    }
+    # v2 figures of the v3 model: works taken out of its runs, scored on v2 qrels and queries
+    v2c: dict = {}
+    for truth in ("type1", "type2", "type3", "mustcite", "cited"):
+        qrels = read_qrels(b2.path / "qrels" / f"test.{truth}.qrels")
+        r2 = read_run(b2.path / "runs" / f"mustcite.{truth}.test.trec")
+        r3 = papers_only(read_run(b3.path / "runs" / f"mustcite.{truth}.test.trec"))
+        p2, p3 = per_query(r2, qrels, ("MAP", "MRR", "R@100")), per_query(r3, qrels, ("MAP", "MRR", "R@100"))
+        v2c[truth] = {m: compare(p2[m], p3[m]) for m in ("MAP", "MRR", "R@100")}
+    out["v2_figures_of_the_v3_model"] = v2c
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(out, indent=1) + "\n")
+    print(json.dumps(out, indent=1))
+
+
+if __name__ == "__main__":
+    main()
