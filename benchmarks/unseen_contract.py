@@ -32,11 +32,40 @@ from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
+from mustcite.extract.run import iter_reference_files
+from mustcite.extract.works import WorkIndex, is_work_id
+from mustcite.io import read_json
 from mustcite.labels.papers import load_reference_dirs
 from mustcite.recommend.train import default_model, qrels_of, ranking_metrics, split_dev  # noqa: E402
 
 OUT = Path(__file__).parent / "results" / "unseen_contract.json"
 TRUTHS = ("cited", "mustcite", "type1", "type2", "type3")
+
+
+def reference_entries(folders: list[str], stems: set[str], works: WorkIndex | None) -> dict[str, list[str | None]]:
+    """Per paper: what every entry of its reference list resolves to (a corpus paper, a work, None)."""
+    out: dict[str, list[str | None]] = {}
+    for folder in folders:
+        for stem, path in iter_reference_files(folder, labelled=True):
+            if stem in stems and stem not in out:
+                refs = [r for r in read_json(path) if isinstance(r, dict)]
+                out[stem] = [r.get("paper_id") or (works.work_of(stem, r.get("target")) if works else None)
+                             for r in refs]
+    return out
+
+
+def named_share(ranked: dict[str, list[str]], entries: dict[str, list[str | None]]) -> dict[str, float]:
+    """Per query: the share of all its reference entries whose paper or work the ranking names."""
+    out = {}
+    for qid, refs in entries.items():
+        top = set(ranked.get(qid, []))
+        if refs:
+            out[qid] = round(sum(1 for e in refs if e is not None and e in top) / len(refs), 4)
+    return out
+
+
+def _mean(v: dict[str, float]) -> float:
+    return round(sum(v.values()) / len(v), 4) if v else 0.0
 
 
 def _cli(args: list[str]) -> list[dict]:
@@ -67,9 +96,17 @@ def main(argv: list[str] | None = None) -> int:
     pool_path = Path(model) / "pool.parquet"
     pool = pq.read_table(pool_path, columns=["paper_id", "year"]).to_pylist()
     year_of = {p["paper_id"]: p["year"] for p in pool}
-    labelled = load_reference_dirs(data["reference_folders"], set(year_of))
-    _, holdout = split_dev(labelled, data["dev_fraction"], card.get("seed", 0))
+    works = WorkIndex.load(data["works"]) if data.get("works") else None
+    # the hold-out papers of the reference folders, whatever they cite (so that models with other
+    # pools are asked the same queries); the qrels metrics score their citations of corpus papers
+    ids = set(year_of) | (set(works.works) if works else set())
+    everything = load_reference_dirs(data["reference_folders"], ids, works)
+    _, holdout = split_dev(everything, data["dev_fraction"], card.get("seed", 0))
+    holdout = [p for p in holdout if any(not is_work_id(c.paper_id) for c in p.cites)]    # as without works
     queries = [p for p in holdout if p.year == args.year]
+    entries = reference_entries(data["reference_folders"], {p.id for p in queries}, works)
+    for p in queries:      # the qrels metrics: corpus papers only, as in a model without works
+        p.cites = [c for c in p.cites if not is_work_id(c.paper_id)]
     if args.n:
         queries = queries[: args.n]
     # the truth a paper of year Y can be asked for: its citations of year Y or earlier in the pool
@@ -96,9 +133,12 @@ def main(argv: list[str] | None = None) -> int:
                     ids = [pid for pid in ids if (year_of.get(pid) or 9999) <= args.year]
                 base[o["id"]] = ids[: args.top]
             m_ours, m_base = ranking_metrics(ranked, qrels), ranking_metrics(base, qrels)
+            named = {name: named_share(r, entries) for name, r in (("mustcite", ranked), ("bm25", base))}
             ratios = {gt: {m: round(m_ours[gt][m] / m_base[gt][m], 3) if m_base[gt][m] else None
                            for m in ("R@100", "MRR", "nDCG@10")} for gt in m_ours if gt in m_base}
             report["conventions"][convention] = {"mustcite": m_ours, "bm25": m_base, "ratio": ratios,
+                                                 "all_references_named": {k: _mean(v) for k, v in named.items()},
+                                                 "all_references_named_per_query": named,
                                                  "mustcite_cli_seconds": round(seconds, 1),
                                                  "titles_in_results": all("title" in r for o in ours for r in o["results"])}
             print(convention, json.dumps({gt: (m_ours[gt]["R@100"], m_ours[gt]["MRR"], r["R@100"], r["MRR"])

@@ -5,7 +5,9 @@ the top 100 names, and the v2 figures (pool papers only) of a model whose pool a
         -> benchmarks/results/works_benchmark.json
 
 Needs the test runs of both benchmarks (``bm25.test.trec`` from ``mustcite benchmark run``,
-``mustcite.<truth>.test.trec`` from ``benchmarks/recommend_test.py``). A reference entry is named
+``mustcite.<truth>.test.trec`` from ``benchmarks/recommend_test.py``) and the v3 train-only model
+(``mustcite train --benchmark neurips-2024-v3``), which ranks the v2 test queries again for the
+v2 figures (its papers only). A reference entry is named
 when the corpus paper it links to or the work it resolves to (the v3 manifest's catalogue) is in
 the run's top 100 for the query; every entry of the query's reference file counts, also those
 that neither benchmark's pool can hold. mustcite is ranked by P(cited) here.
@@ -25,9 +27,11 @@ from mustcite.config import Workspace
 from mustcite.extract.run import iter_reference_files
 from mustcite.extract.works import WorkIndex, is_work_id
 from mustcite.io import read_json
+from mustcite.recommend import Recommender
 
 RESULTS = Path(__file__).resolve().parent / "results"
 TOP = 100
+DEPTH = 400
 
 
 def entries_of(refs_dir: Path, works: WorkIndex, stems: set[str]) -> dict[str, list[str | None]]:
@@ -79,10 +83,13 @@ def main() -> None:
     ap.add_argument("--v2", default="neurips-2024")
     ap.add_argument("--v3", default="neurips-2024-v3")
     ap.add_argument("--refs", type=Path, default=None, help="the labelled extraction folder (default: <work>/extract)")
+    ap.add_argument("--model", type=Path, default=None,
+                    help="the v3 train-only model (default: <work>/models/bench-neurips-2024-v3)")
     ap.add_argument("--out", type=Path, default=RESULTS / "works_benchmark.json")
     args = ap.parse_args()
     root = Workspace.resolve().root
     refs = args.refs or root / "extract"
+    args.model = args.model or root / "models" / f"bench-{args.v3}"
     b2, b3 = Benchmark.open(root / "benchmarks" / args.v2), Benchmark.open(root / "benchmarks" / args.v3)
     works = WorkIndex.load(b3.manifest["works"]["catalogue"])
     q2 = {str(q["id"]): q["source"] for q in b2.queries("test")}
@@ -106,12 +113,18 @@ def main() -> None:
         "mustcite_v3_vs_bm25_v3": compare(shares["BM25 (v3 pool)"], shares["mustcite (v3 pool: papers and works)"]),
         "mustcite_v2_vs_bm25_v2": compare(shares["BM25 (v2 pool)"], shares["mustcite (v2 pool)"]),
     }
-    # v2 figures of the v3 model: works taken out of its runs, scored on v2 qrels and queries
+    # v2 figures of the v3 model: its ranking of the v2 test queries with the works taken out (ranked
+    # DEPTH deep, so that 100 papers remain), scored on the v2 qrels
+    rec = Recommender.load(args.model)
+    v2_queries = b2.queries("test")
+    tiers = {"type1": "type1", "type2": "type2", "type3": "type3", "mustcite": "must_cite", "cited": "cited"}
+    ranked = rec.rank_ids(v2_queries, tuple(dict.fromkeys(tiers.values())), top=DEPTH)
     v2c: dict = {}
     for truth in ("type1", "type2", "type3", "mustcite", "cited"):
         qrels = read_qrels(b2.path / "qrels" / f"test.{truth}.qrels")
         r2 = read_run(b2.path / "runs" / f"mustcite.{truth}.test.trec")
-        r3 = papers_only(read_run(b3.path / "runs" / f"mustcite.{truth}.test.trec"))
+        r3 = papers_only({q: {d: float(DEPTH - i) for i, d in enumerate(ids)}
+                          for q, ids in ranked[tiers[truth]].items()})
         p2, p3 = per_query(r2, qrels, ("MAP", "MRR", "R@100")), per_query(r3, qrels, ("MAP", "MRR", "R@100"))
         v2c[truth] = {m: compare(p2[m], p3[m]) for m in ("MAP", "MRR", "R@100")}
     out["v2_figures_of_the_v3_model"] = v2c

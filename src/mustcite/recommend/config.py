@@ -15,7 +15,7 @@ ABLATABLE: dict[str, tuple[str, ...]] = {
     "contexts": ("context_best", "context_top3", "context_citers", "context_rr"),
     "popularity": ("log_cite_count", "log_must_count"),
     "metadata": ("year_gap", "venue_neurips", "venue_icml", "venue_iclr", "title_overlap",
-                 "title_terms_matched", "has_abstract"),
+                 "title_terms_matched", "has_abstract", "is_work", "kind_dataset", "kind_software", "kind_book"),
     "tiers": (),   # no learned models: rank by fused rank + votes
 }
 

@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from ..extract.works import is_work_id
 from ..retrieval.base import Doc
 from .config import ABLATABLE
 from .contexts import ContextMatch
@@ -27,6 +28,7 @@ FEATURES: tuple[str, ...] = (
     "vote_share", "citer_max_sim", "citer_top3_sim", "must_citer_max_sim",
     "cocite_log", "cocite_norm", "cocite_papers", "seed_rank",
     "context_best", "context_top3", "context_citers", "context_rr",
+    "is_work", "kind_dataset", "kind_software", "kind_book",
 )
 
 
@@ -51,7 +53,9 @@ class Candidate:
 
 def feature_row(c: Candidate, *, query_year: int | None, cand_year: int | None, venue: str,
                 has_abstract: bool, query_terms: set[str], title_terms: set[str],
-                cite_count: int, must_count: int) -> list[float]:
+                cite_count: int, must_count: int, kind: str | None = None) -> list[float]:
+    """One candidate's features; ``kind`` is set for a cited work outside the corpus (``paper``,
+    ``dataset``, ``software``, ``book``, ``web page``) and None for a corpus paper."""
     gap = float(query_year - cand_year) if query_year and cand_year else float("nan")
     v = c.vote
     return [
@@ -65,6 +69,7 @@ def feature_row(c: Candidate, *, query_year: int | None, cand_year: int | None, 
         math.log1p(c.cocite[0]), c.cocite[1], c.cocite[2], 1.0 / c.seed_rank if c.seed_rank else 0.0,
         c.context.best, c.context.top3, math.log1p(c.context.citers),
         1.0 / c.context.rank if c.context.rank else 0.0,
+        float(kind is not None), float(kind == "dataset"), float(kind == "software"), float(kind == "book"),
     ]
 
 
@@ -92,9 +97,12 @@ def feature_matrix(q: Doc, year: int, cands: list[Candidate], own: dict[str, dic
         f = own.get(c.paper_id)
         cc = cite_count.get(c.paper_id, 0) - (f is not None)
         mc = must_count.get(c.paper_id, 0) - bool(f and f["must_cite"])
-        rows.append(feature_row(c, query_year=year, cand_year=p.get("year"),
+        # a cited work's age is its publication year's (its pool year is when queries may see it)
+        published = p.get("published") if p.get("published") is not None else p.get("year")
+        rows.append(feature_row(c, query_year=year, cand_year=published,
                                 venue=p.get("venue") or "", has_abstract=bool(p.get("abstract")),
-                                query_terms=qt, title_terms=title_terms[c.row], cite_count=cc, must_count=mc))
+                                query_terms=qt, title_terms=title_terms[c.row], cite_count=cc, must_count=mc,
+                                kind=p.get("kind") if is_work_id(c.paper_id) else None))
     X = as_matrix(rows)
     masked = [FEATURES.index(f) for sig in disable for f in ABLATABLE[sig]]
     if masked:

@@ -29,7 +29,7 @@ from .features import FEATURES
 if TYPE_CHECKING:
     from .method import Recommender
 
-FORMAT_VERSION = 4
+FORMAT_VERSION = 5
 CROSS_DIR = "cross_encoder"
 
 R = TypeVar("R", bound="Recommender")

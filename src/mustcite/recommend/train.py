@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 import time
@@ -136,6 +137,18 @@ def _queries(papers: list[LabelledPaper]) -> list[dict[str, Any]]:
     return [{"id": p.id, "title": p.title, "abstract": p.abstract, "year": p.year} for p in papers]
 
 
+def _cites_in(papers: list[LabelledPaper], pool_ids: set[str]) -> list[LabelledPaper]:
+    """The papers with their citations (and contexts) of pool papers only; papers left citing none
+    are dropped."""
+    out = []
+    for p in papers:
+        p.cites = [c for c in p.cites if c.paper_id in pool_ids]
+        p.contexts = {k: v for k, v in p.contexts.items() if k in pool_ids}
+        if p.cites:
+            out.append(p)
+    return out
+
+
 def train_default(refs: list[str | Path], pool_path: str | Path, out: str | Path, *, dense: bool = True,
                   seed: int = 0, dev_fraction: float = 0.1, refit: bool = True,
                   pool_years: tuple[int, int] | None = None, year: int | None = None,
@@ -161,26 +174,35 @@ def train_default(refs: list[str | Path], pool_path: str | Path, out: str | Path
 
     t0 = time.perf_counter()
     pool = load_pool(pool_path, pool_years)
-    index = WorkIndex.load(works) if works else None
-    if index is not None:
-        pool += pool_works(index, min_citing=works_min_citing)
     if year is not None:
         pool = [p for p in pool if p.get("year") is not None and p["year"] <= year]
-    labelled = load_reference_dirs(refs, {p["paper_id"] for p in pool}, index)
+    index = WorkIndex.load(works) if works else None
+    labelled = load_reference_dirs(refs, {p["paper_id"] for p in pool} | (set(index.works) if index else set()), index)
     if year is not None:
         labelled = [p for p in labelled if p.year is not None and p.year <= year]
+    train, dev = split_dev(labelled, dev_fraction, seed)
+    full_pool = eval_pool = pool
+    if index is not None:
+        # the works the labelled papers introduce, as of ``year``; the hold-out is scored on a pool
+        # whose works its own papers did not introduce (the refitted model takes all of them)
+        full_pool = pool + pool_works(index, allowed={p.id for p in labelled}, min_citing=works_min_citing, until=year)
+        eval_pool = pool + pool_works(index, allowed={p.id for p in train}, min_citing=works_min_citing, until=year)
+        labelled = _cites_in(labelled, {p["paper_id"] for p in full_pool})
+        train, dev = split_dev(_cites_in(copy.deepcopy(labelled), {p["paper_id"] for p in eval_pool}),
+                               dev_fraction, seed)
     if len(labelled) < 10:
         raise DataMissingError(f"only {len(labelled)} labelled papers cite a pool paper; need at least 10",
                                hint="run `mustcite extract` and `mustcite link` on the NeurIPS full texts first")
-    train, dev = split_dev(labelled, dev_fraction, seed)
-    log(f"pool {len(pool)} papers; labelled {len(labelled)} (train {len(train)}, dev {len(dev)})")
+    log(f"pool {len(full_pool)} papers; labelled {len(labelled)} (train {len(train)}, dev {len(dev)})")
     config = config or RecommenderConfig(dense=dense, seed=seed)
-    rec = Recommender.build(pool, train, replace(config), cache_dir=cache_dir)
+    rec = Recommender.build(eval_pool, train, replace(config), cache_dir=cache_dir)
     rec.fit(fit_sample(rec.labelled, fit_queries, seed))
     metrics = {"dev": evaluate(rec, _queries(dev), qrels_of(dev)),
                "dev_bm25_baseline": evaluate_bm25(rec, _queries(dev), qrels_of(dev))} if dev else {}
     log(f"dev metrics: {json.dumps(metrics.get('dev', {}))}")
+    pool = eval_pool
     if refit and dev:
+        pool = full_pool
         rec = Recommender.build(pool, labelled, replace(config), cache_dir=cache_dir)
         rec.fit(fit_sample(rec.labelled, fit_queries, seed))
     rec.save(out)
