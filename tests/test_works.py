@@ -117,6 +117,16 @@ def _ref(target, title, year, authors, *, paper_id=None, must=None, raw=""):
     return r
 
 
+def test_two_works_of_one_title_and_author_get_two_ids(tmp_path):
+    title = "Learning to rank with partially labelled data"
+    folder = _write_folder(tmp_path / "extract", {
+        "p1": (2023, [_ref(1, title, 2005, ["A. Smith"])]), "p2": (2023, [_ref(1, title, 2005, ["A. Smith"])]),
+        "p3": (2024, [_ref(1, title, 2019, ["A. Smith"])])})
+    s = build_catalogue([folder], tmp_path / "corpus", workers=1, progress=False)
+    rows = duckdb.sql(f"select work_id, year, n_citing from '{tmp_path / 'corpus' / WORKS_FILE}' order by year").fetchall()
+    assert s.works == 2 and len({r[0] for r in rows}) == 2 and [r[1:] for r in rows] == [(2005, 2), (2019, 1)]
+
+
 def test_build_writes_both_tables_and_counts_coverage_leave_one_out(tmp_path):
     adam = "Adam: A method for stochastic optimization"
     folder = _write_folder(tmp_path / "extract", {

@@ -115,13 +115,14 @@ def build_catalogue(folders: list[str | Path], out_dir: str | Path, *, workers: 
     works, rows = [], []
     unidentified = 0
     works_of: dict[tuple[str, int], str] = {}
+    taken: set[str] = set()
     citing_of: dict[str, set[str]] = {}
     for g in cluster_mentions(mentions):
         ms = [mentions[i] for i in g]
         if not identifies(ms):
             unidentified += len(ms)
             continue
-        w = make_work(ms)
+        w = make_work(ms, taken)
         works.append(w)
         citing_of[w.work_id] = {m.citing for m in ms}
         for m in ms:
