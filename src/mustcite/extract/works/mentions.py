@@ -29,18 +29,6 @@ _URL = re.compile(r"https?://[^\s<>\"{}]+", re.I)
 _ARXIV_TEXT = re.compile(r"arxiv(?:\s*preprint)?\s*(?:arxiv)?\s*[:/]?\s*((?:\d{4}\.\d{4,5})|(?:[a-z\-]+(?:\.[a-z]{2})?/\d{7}))",
                          re.I)
 _DOI_TEXT = re.compile(r"(?:doi\s*:?\s*|doi\.org/)(10\.\d{4,9}/[^\s\"<>{},;\[\]*]+)", re.I)
-_DATASET = re.compile(r"\b(data ?sets?|benchmarks?|corpus|corpora|database|treebank|tiny images|suite|"
-                      r"challenge|collection of|images? dataset)\b", re.I)
-_SOFTWARE = re.compile(r"(github\.com|gitlab\.com|pypi\.org|zenodo\.org|\bsoftware\b|\blibrary\b|\btoolkit\b|"
-                       r"\btoolbox\b|\bpackage\b|\bversion \d|\bv\d+\.\d+|\bcode\b|\bimplementation\b)", re.I)
-_BOOK = re.compile(r"(\bpress\b|\bisbn\b|\bedition\b|\bpublishers?\b|\bwiley\b|o'?reilly|\bspringer(?!\s*(?:lncs|lecture))|"
-                   r"\belsevier\b|\btextbook\b|\bprentice hall\b|\baddison)", re.I)
-_VENUE_WORDS = re.compile(r"(\bproceedings\b|\bconference\b|\bjournal\b|\btransactions\b|\bworkshop\b|"
-                          r"\bsymposium\b|\barxiv\b|\bneurips\b|\bicml\b|\biclr\b|\bcvpr\b|\biccv\b|\beccv\b|"
-                          r"\bacl\b|\bemnlp\b|\baaai\b|\bijcai\b|\bletters\b|\breview\b|\bnature\b|\bscience\b)",
-                          re.I)
-_WEB = re.compile(r"(\baccessed\b|\bblog\b|\bonline\]|\[online|\bwebsite\b|\bweb page\b|\bretrieved\b|"
-                  r"openai\.com|\.html?\b)", re.I)
 _QUOTE_CHARS = re.compile(r"[\"“”]")
 _QUOTED = re.compile(r"[\"“]([^\"“”]{10,300}?)[\"”]")
 _NOT_A_TITLE = re.compile(r"\b(?:arxiv \d{4}|arxiv abs|arxiv org|url https?|https? |doi org|preprint arxiv|"
