@@ -248,3 +248,39 @@ def test_default_model_recommends_works_only_from_the_year_a_paper_introduced_th
     assert all(r.year is None or r.year <= 2023 for r in works)
     earlier = rec.recommend_many([{**q, "year": 2022} for q in queries], top=100)
     assert not [r for rs in earlier.values() for r in rs if r.source == "references"]
+
+
+@pytest.mark.data
+def test_v3_pool_takes_only_works_that_earlier_papers_or_train_queries_cite(built, tmp_path):
+    """The real benchmark slice with its catalogue: every pool work was introduced by a 2023 paper
+    or a train query, a work only dev/test queries cite is never in the pool, and qrels count works."""
+    import pyarrow.parquet as pq
+
+    from mustcite.benchmark.build import build_benchmark
+    from mustcite.benchmark.recipes import get_recipe
+    from mustcite.extract.works import WorkIndex
+
+    build_catalogue([built["refs"]], tmp_path / "corpus", workers=1, progress=False)
+    out = tmp_path / "v3"
+    # the slice's sidecars carry no OCR page counts: let any of its papers be held out
+    m = build_benchmark(get_recipe("neurips-2024-v3", heldout_needs_whole_text=False),
+                        corpus_path=built["root"] / "papers.parquet",
+                        ref_dirs=[built["refs"]], out_dir=out, works_dir=tmp_path / "corpus")
+    index = WorkIndex.load(tmp_path / "corpus")
+    queries = {s: [json.loads(line)["source"] for line in (out / "queries" / f"{s}.jsonl").read_text().splitlines()]
+               for s in ("train", "dev", "test")}
+    heldout = set(queries["dev"]) | set(queries["test"])
+    pool = pq.read_table(out / "pool.parquet").to_pylist()
+    works = [r for r in pool if r["paper_id"].startswith("w-")]
+    assert works and m["works"]["in_pool"] == len(works)
+    for w in works:
+        introducers = {c for c, y in index.citing[w["paper_id"]] if c not in heldout}
+        assert introducers, w["title"]
+        assert w["year"] >= (w["published"] or 0)
+    only_heldout = [w for w, cs in index.citing.items() if {c for c, _ in cs} <= heldout]
+    assert only_heldout and not set(only_heldout) & {w["paper_id"] for w in works}
+    cov = m["coverage"]
+    assert cov["entries_in_pool"] > cov["entries_in_corpus_papers"]
+    cited_works = {line.split()[2] for s in ("train", "dev", "test")
+                   for line in (out / "qrels" / f"{s}.cited.qrels").read_text().splitlines() if "w-" in line}
+    assert cited_works and cited_works <= {w["paper_id"] for w in works}
