@@ -284,3 +284,19 @@ def test_v3_pool_takes_only_works_that_earlier_papers_or_train_queries_cite(buil
     cited_works = {line.split()[2] for s in ("train", "dev", "test")
                    for line in (out / "qrels" / f"{s}.cited.qrels").read_text().splitlines() if "w-" in line}
     assert cited_works and cited_works <= {w["paper_id"] for w in works}
+
+
+def test_a_damaged_catalogue_is_an_error_naming_the_file(tmp_path):
+    from mustcite.errors import MustciteError
+    from mustcite.extract.works import WorkIndex
+
+    folder = _write_folder(tmp_path / "extract", {"p1": (2023, [_ref(1, "A method nobody else cites", 2020, ["A. B"])])})
+    build_catalogue([folder], tmp_path / "corpus", workers=1, progress=False)
+    assert len(WorkIndex.load(tmp_path / "corpus").works) == 1
+    (tmp_path / "corpus" / WORKS_FILE).write_bytes(b"PAR1 not parquet")
+    with pytest.raises(MustciteError) as err:
+        WorkIndex.load(tmp_path / "corpus")
+    assert WORKS_FILE in str(err.value) and "mustcite works build" in str(err.value.hint)
+    (tmp_path / "corpus" / WORKS_FILE).unlink()
+    with pytest.raises(MustciteError, match="no catalogue of cited works"):
+        WorkIndex.load(tmp_path / "corpus")

@@ -15,7 +15,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from ...errors import DataMissingError
+from ...errors import DataMissingError, MustciteError
 from ...io import atomic_write_json, read_json
 from .cluster import cluster_mentions, identifies, make_work
 from .mentions import Mention, PaperRefs, read_paper
@@ -178,6 +178,16 @@ def works_schema_json() -> dict[str, Any]:
 # ------------------------------------------------------------------------------- reading it back
 
 
+def _read_table(path: Path, columns: list[str]) -> pa.Table:
+    """A catalogue table with the columns the schema promises; a file that is not one is an error
+    naming it."""
+    try:
+        return pq.read_table(path, columns=columns)
+    except Exception as exc:  # pyarrow raises several types for corrupt files and missing columns
+        raise MustciteError(f"not a catalogue table: {exc}", path=path,
+                            hint="rebuild it with `mustcite works build`") from None
+
+
 @dataclass
 class WorkIndex:
     """A built catalogue read back: which work each unlinked reference names, and the works."""
@@ -195,8 +205,8 @@ class WorkIndex:
             if not (folder / name).is_file():
                 raise DataMissingError("no catalogue of cited works", path=folder / name,
                                        hint="run `mustcite works build` first")
-        works = {r["work_id"]: r for r in pq.read_table(folder / WORKS_FILE).to_pylist()}
-        cites = pq.read_table(folder / CITATIONS_FILE, columns=["work_id", "citing", "citing_year", "target"])
+        works = {r["work_id"]: r for r in _read_table(folder / WORKS_FILE, WORKS_SCHEMA.names).to_pylist()}
+        cites = _read_table(folder / CITATIONS_FILE, ["work_id", "citing", "citing_year", "target"])
         by_ref: dict[tuple[str, int], str] = {}
         citing: dict[str, list[tuple[str, int | None]]] = defaultdict(list)
         for w, c, y, t in zip(*(cites.column(n).to_pylist() for n in ("work_id", "citing", "citing_year", "target"))):
