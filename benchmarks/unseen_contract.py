@@ -14,7 +14,7 @@ must-cite, Types I-III), matching results by paper id. Two conventions are repor
 years) and without a year (mustcite uses today's year; BM25 sees the whole pool). The ratio of
 mustcite to BM25 is what a check on new NeurIPS 2024 papers would measure.
 
-    python benchmarks/unseen_contract.py [--model DIR] [--year 2024] [--n 0]
+    python benchmarks/unseen_contract.py [--model DIR] [--year 2024] [--n 0] [--compare EARLIER.json]
 
 Writes ``benchmarks/results/unseen_contract.json``.
 """
@@ -83,6 +83,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--n", type=int, default=0, help="at most this many queries (0: all)")
     ap.add_argument("--top", type=int, default=100)
     ap.add_argument("--out", type=Path, default=OUT)
+    ap.add_argument("--compare", type=Path, help="an earlier report of this script (another model, the same "
+                    "hold-out): write the share of all reference entries named by both, with ratio and p")
+    ap.add_argument("--compare-out", type=Path, default=OUT.with_name("unseen_contract_works.json"))
     args = ap.parse_args(argv)
 
     import pyarrow.parquet as pq
@@ -145,7 +148,29 @@ def main(argv: list[str] | None = None) -> int:
                                           for gt, r in ratios.items()}), flush=True)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
+    if args.compare:
+        compare(json.loads(args.compare.read_text(encoding="utf-8")), report, args.compare_out)
     return 0
+
+
+def compare(before: dict, after: dict, out: Path) -> dict:
+    """The share of every reference entry named, of two models on the same queries (``before``:
+    an earlier report of this script), with the ratio and a paired t-test per convention."""
+    from mustcite.benchmark.significance import paired_ttest
+
+    res: dict = {"before": before["model"], "after": after["model"], "queries": after["queries"],
+                 "pool_before": before["pool_papers"], "pool_after": after["pool_papers"], "conventions": {}}
+    for conv, a in after["conventions"].items():
+        b = before["conventions"][conv]
+        x, y = b["all_references_named_per_query"]["mustcite"], a["all_references_named_per_query"]["mustcite"]
+        res["conventions"][conv] = {
+            "before": b["all_references_named"], "after": a["all_references_named"],
+            "mustcite_ratio_after_vs_before": round(_mean(y) / _mean(x), 3) if _mean(x) else None,
+            "p": float(f"{paired_ttest(x, y):.3g}"),
+            "mustcite_vs_bm25_after": round(_mean(y) / _mean(a["all_references_named_per_query"]["bm25"]), 3)}
+    out.write_text(json.dumps(res, indent=1) + "\n", encoding="utf-8")
+    print(json.dumps(res["conventions"], indent=1))
+    return res
 
 
 if __name__ == "__main__":
