@@ -9,7 +9,7 @@ import pytest
 
 from mustcite.errors import MustciteError
 from mustcite.retrieval.dense import DenseRetriever
-from mustcite.retrieval.ntxent import NTXentConfig, _batches, train_ntxent
+from mustcite.retrieval.ntxent import NTXentConfig, distinct_batches, train_ntxent
 from helpers import real_slice
 
 
@@ -17,7 +17,7 @@ def test_batches_never_repeat_a_document():
     import random
 
     pairs = [(f"q{i}", f"d{i % 7}") for i in range(40)]
-    batches = _batches(pairs, 8, random.Random(0))
+    batches = distinct_batches(pairs, 8, random.Random(0))
     assert all(len({d for _, d in b}) == len(b) for b in batches)
     assert sum(len(b) for b in batches) <= 40 and max(len(b) for b in batches) <= 7
 
@@ -27,7 +27,7 @@ def test_batches_keep_every_text_of_a_triplet_apart():
 
     # the hard negative of one item is the positive of another: they may never share a batch
     triplets = [(f"q{i}", f"d{i % 9}", f"d{(i + 1) % 9}") for i in range(60)]
-    batches = _batches(triplets, 6, random.Random(1))
+    batches = distinct_batches(triplets, 6, random.Random(1))
     for b in batches:
         texts = [t for item in b for t in item]
         assert len(set(texts)) == len(texts)

@@ -37,7 +37,22 @@ class NTXentConfig:
     max_pairs: int | None = None
 
 
-def _batches(pairs: list[tuple[str, ...]], size: int, rng: random.Random) -> list[list[tuple[str, ...]]]:
+def seeded_sample(pairs: list, seed: int, max_pairs: int | None) -> tuple[random.Random, list]:
+    """Seed Python, numpy and torch for a training run; returns its random generator and the pairs,
+    ``max_pairs`` of them drawn by it when there are more."""
+    import numpy as np
+    import torch
+
+    rng = random.Random(seed)
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)
+    if max_pairs and len(pairs) > max_pairs:
+        pairs = rng.sample(pairs, max_pairs)
+    return rng, pairs
+
+
+def distinct_batches(pairs: list[tuple[str, ...]], size: int, rng: random.Random) -> list[list[tuple[str, ...]]]:
     """Shuffled batches in which no text (query, document or hard negative) appears twice."""
     todo = pairs[:]
     rng.shuffle(todo)
@@ -67,7 +82,6 @@ def train_ntxent(pairs: list[tuple[str, ...]], out_dir: str | Path, *, base_mode
 
     Items are ``(query, document)`` pairs or ``(query, document, hard negative)`` triplets (all of
     one shape); a triplet's negative joins the batch's documents as one more negative of every query."""
-    import numpy as np
     import torch
     from sentence_transformers import SentenceTransformer
     try:
@@ -85,18 +99,13 @@ def train_ntxent(pairs: list[tuple[str, ...]], out_dir: str | Path, *, base_mode
     if not width <= {2} and not width <= {3}:
         raise MustciteError(f"training items must all be pairs or all triplets, got lengths {sorted(width)}")
     base_model = str(base_model or default_model_path())
-    rng = random.Random(cfg.seed)
-    random.seed(cfg.seed)
-    np.random.seed(cfg.seed)
-    torch.manual_seed(cfg.seed)
-    if cfg.max_pairs and len(pairs) > cfg.max_pairs:
-        pairs = rng.sample(pairs, cfg.max_pairs)
+    rng, pairs = seeded_sample(pairs, cfg.seed, cfg.max_pairs)
     device = device or ("cuda" if torch.cuda.is_available() else "cpu")
     model = SentenceTransformer(base_model, device=device)
     model.max_seq_length = cfg.max_seq_length
     loss_fn = MultipleNegativesRankingLoss(model, scale=1.0 / cfg.temperature)
     opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr)
-    epoch_batches = [_batches(pairs, cfg.batch_size, rng) for _ in range(cfg.epochs)]
+    epoch_batches = [distinct_batches(pairs, cfg.batch_size, rng) for _ in range(cfg.epochs)]
     total = sum(len(b) for b in epoch_batches)
     if total == 0:
         raise MustciteError("not enough distinct pairs to form a batch of 2")

@@ -3,7 +3,6 @@ pairs, on the cached token vectors through a trainable projection or with the tr
 
 from __future__ import annotations
 
-import random
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -68,23 +67,18 @@ def train_colbert(pairs: list[tuple[str, str]], out_dir: str | Path, *, config: 
     from pylate import losses, models
     from tqdm.auto import tqdm
 
-    from ..ntxent import _batches
+    from ..ntxent import distinct_batches, seeded_sample
 
     cfg = config or ColbertTrainConfig()
     if cfg.temperature <= 0:
         raise UsageError("temperature must be > 0")
-    rng = random.Random(cfg.seed)
-    random.seed(cfg.seed)
-    np.random.seed(cfg.seed)
-    torch.manual_seed(cfg.seed)
-    if cfg.max_pairs and len(pairs) > cfg.max_pairs:
-        pairs = rng.sample(pairs, cfg.max_pairs)
+    rng, pairs = seeded_sample(pairs, cfg.seed, cfg.max_pairs)
     settings = ColbertSettings(cfg.query_length, cfg.document_length)
     base = load_colbert(None)
     base.settings = settings
     hidden = 384
     dense = models.Dense(in_features=hidden, out_features=cfg.dim, bias=False)
-    epoch_batches = [_batches(pairs, cfg.batch_size, rng) for _ in range(cfg.epochs)]
+    epoch_batches = [distinct_batches(pairs, cfg.batch_size, rng) for _ in range(cfg.epochs)]
     total = sum(len(b) for b in epoch_batches)
     if total == 0:
         raise MustciteError("not enough distinct pairs to form a batch of 2")
