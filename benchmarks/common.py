@@ -128,3 +128,17 @@ def scidoca_dev_check(scorers: dict, examples: list[Example], top: int) -> dict:
                      "top1_cited": round(float(np.mean(hit)), 4), "paragraphs_with_both": len(paras),
                      **({"score_pairs_per_s": rate} if rate is not None else {})}
     return out
+
+
+def named_share(ranked: dict[str, list[str]], entries: dict[str, list[str | None]], source: dict[str, str] | None = None,
+                top: int = 100) -> dict[str, float]:
+    """Per query: the share of all its reference entries (``entries``, by citing paper) whose paper
+    or work is among the first ``top`` of ``ranked[query]``; ``source`` maps a query id to its
+    citing paper (default: the same id)."""
+    out = {}
+    for qid, stem in (source or {q: q for q in entries}).items():
+        refs = entries.get(stem) or []
+        if refs:
+            ids = set(ranked.get(qid, [])[:top])
+            out[qid] = sum(1 for e in refs if e is not None and e in ids) / len(refs)
+    return out

@@ -32,36 +32,14 @@ from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-from mustcite.extract.run import iter_reference_files
-from mustcite.extract.works import WorkIndex, is_work_id
-from mustcite.io import read_json
+from mustcite.extract.works import WorkIndex, is_work_id, resolved_entries
 from mustcite.labels.papers import load_reference_dirs
 from mustcite.recommend.train import default_model, qrels_of, ranking_metrics, split_dev  # noqa: E402
 
+from common import named_share  # noqa: E402
+
 OUT = Path(__file__).parent / "results" / "unseen_contract.json"
 TRUTHS = ("cited", "mustcite", "type1", "type2", "type3")
-
-
-def reference_entries(folders: list[str], stems: set[str], works: WorkIndex | None) -> dict[str, list[str | None]]:
-    """Per paper: what every entry of its reference list resolves to (a corpus paper, a work, None)."""
-    out: dict[str, list[str | None]] = {}
-    for folder in folders:
-        for stem, path in iter_reference_files(folder, labelled=True):
-            if stem in stems and stem not in out:
-                refs = [r for r in read_json(path) if isinstance(r, dict)]
-                out[stem] = [r.get("paper_id") or (works.work_of(stem, r.get("target")) if works else None)
-                             for r in refs]
-    return out
-
-
-def named_share(ranked: dict[str, list[str]], entries: dict[str, list[str | None]]) -> dict[str, float]:
-    """Per query: the share of all its reference entries whose paper or work the ranking names."""
-    out = {}
-    for qid, refs in entries.items():
-        top = set(ranked.get(qid, []))
-        if refs:
-            out[qid] = round(sum(1 for e in refs if e is not None and e in top) / len(refs), 4)
-    return out
 
 
 def _mean(v: dict[str, float]) -> float:
@@ -107,11 +85,11 @@ def main(argv: list[str] | None = None) -> int:
     _, holdout = split_dev(everything, data["dev_fraction"], card.get("seed", 0))
     holdout = [p for p in holdout if any(not is_work_id(c.paper_id) for c in p.cites)]    # as without works
     queries = [p for p in holdout if p.year == args.year]
-    entries = reference_entries(data["reference_folders"], {p.id for p in queries}, works)
-    for p in queries:      # the qrels metrics: corpus papers only, as in a model without works
-        p.cites = [c for c in p.cites if not is_work_id(c.paper_id)]
     if args.n:
         queries = queries[: args.n]
+    entries = resolved_entries(data["reference_folders"], {p.id for p in queries}, works)
+    for p in queries:      # the qrels metrics: corpus papers only, as in a model without works
+        p.cites = [c for c in p.cites if not is_work_id(c.paper_id)]
     # the truth a paper of year Y can be asked for: its citations of year Y or earlier in the pool
     qrels = qrels_of(queries)
     report: dict = {"model": str(model), "pool_papers": len(pool), "holdout_papers": len(holdout),

@@ -24,37 +24,19 @@ from mustcite.benchmark.loader import Benchmark
 from mustcite.benchmark.significance import paired_ttest
 from mustcite.benchmark.trec import read_qrels, read_run
 from mustcite.config import Workspace
-from mustcite.extract.run import iter_reference_files
-from mustcite.extract.works import WorkIndex, is_work_id
-from mustcite.io import read_json
+from mustcite.extract.works import WorkIndex, is_work_id, resolved_entries
 from mustcite.recommend import Recommender
+
+from common import named_share  # noqa: E402  (benchmarks/ is on the path when run as a script)
 
 RESULTS = Path(__file__).resolve().parent / "results"
 TOP = 100
 DEPTH = 400
 
 
-def entries_of(refs_dir: Path, works: WorkIndex, stems: set[str]) -> dict[str, list[str | None]]:
-    """Per citing paper (file stem): the id every reference entry resolves to (None: nothing)."""
-    out = {}
-    for stem, path in iter_reference_files(refs_dir, labelled=True):
-        if stem in stems:
-            refs = [r for r in read_json(path) if isinstance(r, dict)]
-            out[stem] = [r.get("paper_id") or works.work_of(stem, r.get("target")) for r in refs]
-    return out
-
-
-def named_share(run: dict[str, dict[str, float]], entries: dict[str, list[str | None]],
-                source: dict[str, str]) -> dict[str, float]:
-    """Per query: the share of its reference entries whose paper or work is in the run's top 100."""
-    out = {}
-    for qid, stem in source.items():
-        top = sorted(run.get(qid, {}).items(), key=lambda kv: (-kv[1], kv[0]))[:TOP]
-        ids = {d for d, _ in top}
-        refs = entries.get(stem) or []
-        if refs:
-            out[qid] = sum(1 for e in refs if e is not None and e in ids) / len(refs)
-    return out
+def top_ids(run: dict[str, dict[str, float]]) -> dict[str, list[str]]:
+    """A TREC run as ranked ids per query (score, then id)."""
+    return {q: [d for d, _ in sorted(docs.items(), key=lambda kv: (-kv[1], kv[0]))] for q, docs in run.items()}
 
 
 def papers_only(run: dict[str, dict[str, float]]) -> dict[str, dict[str, float]]:
@@ -94,7 +76,7 @@ def main() -> None:
     works = WorkIndex.load(b3.manifest["works"]["catalogue"])
     q2 = {str(q["id"]): q["source"] for q in b2.queries("test")}
     q3 = {str(q["id"]): q["source"] for q in b3.queries("test")}
-    entries = entries_of(refs, works, set(q2.values()) | set(q3.values()))
+    entries = resolved_entries([refs], set(q2.values()) | set(q3.values()), works)
     runs = {
         "BM25 (v2 pool)": read_run(b2.path / "runs" / "bm25.test.trec"),
         "mustcite (v2 pool)": read_run(b2.path / "runs" / "mustcite.cited.test.trec"),
@@ -102,8 +84,8 @@ def main() -> None:
         "mustcite (v3 pool: papers and works)": read_run(b3.path / "runs" / "mustcite.cited.test.trec"),
     }
     common = {q: s for q, s in q2.items() if q in q3}
-    shares = {name: named_share(run, entries, common) for name, run in runs.items()}
-    shares_v3_all = {name: named_share(run, entries, q3) for name, run in runs.items() if "v3" in name}
+    shares = {name: named_share(top_ids(run), entries, common, TOP) for name, run in runs.items()}
+    shares_v3_all = {name: named_share(top_ids(run), entries, q3, TOP) for name, run in runs.items() if "v3" in name}
     out: dict = {
         "queries": {"v2_test": len(q2), "v3_test": len(q3), "common": len(common)},
         "reference_entries": {"common_queries": sum(len(entries.get(s) or []) for s in common.values())},

@@ -28,12 +28,12 @@ corpus papers (``corpus/works.parquet`` and ``corpus/work_citations.parquet``; s
 
 from .catalogue import (CITATIONS_FILE, CITATIONS_SCHEMA, SUMMARY_FILE, WORKS_FILE, WORKS_SCHEMA, CatalogueSummary,
                         WorkIndex, build_catalogue, collect_mentions, coverage, is_work_id, pool_works, read_folders,
-                        work_url, works_schema_json)
+                        resolved_entries, work_url, works_schema_json)
 from .cluster import KINDS, Work, cluster_mentions, identifies, make_work, supported_identifiers, work_kind
 from .mentions import Mention, PaperRefs, read_paper, recover_title, surname, title_key, unlinked_mentions, venue_of
 
 __all__ = ["CITATIONS_FILE", "CITATIONS_SCHEMA", "KINDS", "SUMMARY_FILE", "WORKS_FILE", "WORKS_SCHEMA",
            "CatalogueSummary", "Mention", "PaperRefs", "Work", "WorkIndex", "build_catalogue", "cluster_mentions",
            "collect_mentions", "coverage", "identifies", "is_work_id", "make_work", "pool_works", "read_folders",
-           "read_paper", "recover_title", "supported_identifiers", "surname", "title_key", "unlinked_mentions",
+           "read_paper", "recover_title", "resolved_entries", "supported_identifiers", "surname", "title_key", "unlinked_mentions",
            "venue_of", "work_kind", "work_url", "works_schema_json"]

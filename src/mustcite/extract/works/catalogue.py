@@ -270,3 +270,19 @@ def pool_works(index: WorkIndex, *, allowed: set[str] | None = None, min_citing:
                     "venue": w.get("venue") or "", "year": seen, "url": work_url(w.get("identifiers") or []),
                     "pdf": None, "kind": w["kind"], "published": w.get("year")})
     return sorted(out, key=lambda r: r["paper_id"])
+
+
+def resolved_entries(folders: list[str | Path], stems: set[str], works: WorkIndex | None = None,
+                     ) -> dict[str, list[str | None]]:
+    """Per citing paper (file stem) of the folders: what every entry of its reference list resolves
+    to, the linked corpus paper, else the work it names (with ``works``), else None."""
+    from ..run import iter_reference_files
+
+    out: dict[str, list[str | None]] = {}
+    for folder in folders:
+        for stem, path in iter_reference_files(folder, labelled=True):
+            if stem in stems and stem not in out:
+                refs = [r for r in read_json(path) if isinstance(r, dict)]
+                out[stem] = [r.get("paper_id") or (works.work_of(stem, r.get("target")) if works else None)
+                             for r in refs]
+    return out
