@@ -262,13 +262,13 @@ def test_ablation_switches_remove_a_signal():
     train, _ = S.split()
     rec = Recommender.build(S.pool(), copy.deepcopy(train),
                             RecommenderConfig(dense=False, disable=("neighbours", "cocitation", "popularity",
-                                                                    "contexts")))
+                                                                    "contexts", "names")))
     q = S.held_out_queries()[0]
     docs = [Doc(q["id"], q["title"], q["abstract"])]
     cands, _, _ = rec.candidates.generate(docs)
     assert cands[0] and all(c.sources == ["bm25"] for c in cands[0])
     X = rec.features(docs[0], 2024, cands[0], {})
-    for sig in ("neighbours", "cocitation", "popularity", "contexts"):
+    for sig in ("neighbours", "cocitation", "popularity", "contexts", "names"):
         assert (X[:, [FEATURES.index(f) for f in ABLATABLE[sig]]] == 0).all()
     assert X[:, FEATURES.index("bm25_score")].max() > 0
 

@@ -97,24 +97,6 @@ def test_without_references_the_audit_score_is_the_recommenders_probability():
     assert [r.score for r in missing] == pytest.approx([r.score for r in plain], abs=1e-5)
 
 
-def test_names_in_the_drafts_text_point_to_pool_papers():
-    from mustcite.recommend.bibliography import NameIndex
-    from mustcite.recommend.neighbours import year_array
-
-    pool = [{"paper_id": "lora", "title": "LoRA: Low-Rank Adaptation of Large Language Models", "year": 2021},
-            {"paper_id": "gpt4", "title": "GPT-4: Capabilities of a Model", "year": 2023},
-            {"paper_id": "late", "title": "NewNet: A Network From the Future", "year": 2030},
-            {"paper_id": "plain", "title": "Attention Is All You Need", "year": 2017},
-            {"paper_id": "s1", "title": "Survey: Things", "year": 2020}]
-    pool += [{"paper_id": f"amb{i}", "title": f"Mamba: Variant {i}", "year": 2020} for i in range(4)]
-    idx = NameIndex(pool)
-    years = year_array([p["year"] for p in pool])
-    text = "We fine-tune with LoRA and compare to GPT-4, Mamba and NewNet; see the survey."
-    assert idx.named(text, pool, years, 2024) == {"lora": "lora", "gpt4": "gpt-4"}   # later, ambiguous, generic: no
-    assert idx.named(text, pool, years, 2031)["late"] == "newnet"
-    assert idx.named("loraxyz and flora", pool, years, 2024) == {}                    # whole words only
-
-
 def test_context_text_drops_the_removed_references():
     from mustcite.recommend.audit import context_text
 

@@ -10,6 +10,7 @@ checks that the later papers would be there without the rule, so it can fail.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import datetime
 import json
 import shutil
@@ -96,7 +97,13 @@ def test_every_candidate_source_respects_the_year(rec):
     assert any(_lab_year(rec, lid) > YEAR for ns in neigh_free for lid, _ in ns)
     cands, neigh, _ = rec.candidates.generate(docs, years=[YEAR] * 3)
     assert all(rec.pool[c.row]["year"] <= YEAR for cs in cands for c in cs)
-    assert {s for cs in cands for c in cs for s in c.sources} >= {"bm25", "neighbours", "cocitation"}
+    assert {s for cs in cands for c in cs for s in c.sources} >= {"bm25", "neighbours", "contexts"}
+    # without the context matches (which already hold every co-cited paper of 2021 or earlier on
+    # this slice), co-citation adds candidates of its own, all of them old enough
+    gen = copy.copy(rec.candidates)
+    gen.config = dataclasses.replace(rec.config, context_k=0)
+    cocited = [c for cs in gen.generate(docs, years=[YEAR] * 3)[0] for c in cs if "cocitation" in c.sources]
+    assert cocited and all(rec.pool[c.row]["year"] <= YEAR for c in cocited)
     assert all(ns and all(_lab_year(rec, lid) <= YEAR for lid, _ in ns) for ns in neigh)
     assert all(v.by and all(_lab_year(rec, lid) <= YEAR for lid, _, _ in v.by)
                for cs in cands for c in cs if "neighbours" in c.sources for v in [c.vote])

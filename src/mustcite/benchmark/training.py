@@ -13,7 +13,7 @@ from typing import Any
 
 from ..corpus.records import normalize_title
 from ..extract.works import WorkIndex
-from ..labels.papers import LabelledPaper, from_qrels, load_reference_dirs, read_contexts
+from ..labels.papers import LabelledPaper, from_qrels, load_reference_dirs, read_citing_text
 from .loader import Benchmark
 
 
@@ -48,9 +48,11 @@ def benchmark_data(bench: str | Path, refs: list[str | Path] = ()) -> BenchmarkD
     train = from_qrels(train_q, train_qrels, source=f"{b.name}:train")
     if refs:   # a train query's citation contexts, from its reference file (queries name it as "source")
         source = {str(q["id"]): str(q.get("source") or "") for q in train_q}
-        found = read_contexts(list(refs), set(source.values()) - {""}, pool_ids, works)
+        found = read_citing_text(list(refs), set(source.values()) - {""}, pool_ids, works)
         for p in train:
-            p.contexts = found.get(source.get(p.id, ""), {})
+            text = found.get(source.get(p.id, ""))
+            if text is not None:
+                p.contexts, p.names = text.contexts, text.names
     # a reference folder names papers by file stem, the benchmark by corpus paper_id: match on the
     # normalised title too, so no dev/test query leaks in and no train query counts twice
     held_titles = {normalize_title(q.get("title")) for q in held_q}

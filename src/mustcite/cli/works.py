@@ -33,7 +33,8 @@ def build_cmd(
     as_json: bool = typer.Option(False, "--json", help="print the build figures as JSON"),
 ) -> None:
     """Resolve every unlinked reference to a work (identifiers, then titles with first author and
-    year); write works.parquet, work_citations.parquet and works.json."""
+    year) and mine the names citing papers give corpus papers and works; write works.parquet,
+    work_citations.parquet, names.parquet and works.json."""
     from ..engine import make_engine
     from ..extract.works import build_catalogue
 
@@ -56,4 +57,7 @@ def build_cmd(
                f"{s.papers:,} papers in {s.elapsed_s:.1f} s; {s.cited_by_two_or_more:,} cited by two or more papers")
     typer.echo(f"must-cite references a corpus paper or a work (cited by another paper too) can stand for: "
                f"{cov['must_cite_share_covered']:.1%} (corpus papers alone: {cov['must_cite_share_linked']:.1%})")
-    typer.echo(f"written: {(out or ws.root / 'corpus')}/works.parquet, work_citations.parquet, works.json")
+    n = s.names
+    typer.echo(f"names citing papers give them: {n['names']:,} for {n['corpus_papers']:,} corpus papers and "
+               f"{n['works']:,} works (\"CIFAR-10 [23]\", \"HDTF [35]\")")
+    typer.echo(f"written: {(out or ws.root / 'corpus')}/works.parquet, work_citations.parquet, names.parquet, works.json")

@@ -47,6 +47,8 @@ FUZZY_THRESHOLD = 93.0
 MIN_FUZZY_LEN = 12        # shorter normalised titles ("Attention", "BERT") only match exactly
 LENGTH_SLACK = 0.25       # candidate length within +-25 % of the query's
 BLOCK_WORDS = 2           # candidates share at least one of the query's 2 rarest significant words
+MIN_SUBTITLE_WORDS = 5    # a title matches a corpus title's part after its colon only from 5 words
+MIN_SUBTITLE_CHARS = 30
 
 STOPWORDS = frozenset("""a an the of for on in to and with via from by at as is are be using towards toward
 what when how why do does can we our your its their new learning""".split())
@@ -55,6 +57,8 @@ what when how why do does can we our your its their new learning""".split())
 # a year or "June 2020" that the reference parser left at the end of a title
 _TRAILING_DATE = re.compile(r"(?:[,.]?\s*(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?)?"
                             r"[,.]?\s*\(?(?:19|20)\d\d[a-z]?\)?\.?\s*$", re.I)
+
+_NUMBER = re.compile(r"\d+")
 
 _ENDS_WITH_YEAR = re.compile(r"(?:19|20)\d\d[a-z]?\)?\.?\s*$")
 
@@ -66,6 +70,109 @@ def clean_title(title: str) -> str:
         return title
     cleaned = _TRAILING_DATE.sub("", title).strip()
     return cleaned if len(cleaned) >= 4 else (title or "")
+
+
+_INITIAL = re.compile(r"(?:^|[\s,])[A-Z]\.(?=\s|-|,|$)")
+_QUOTE_CHARS = re.compile(r"[\"“”]")
+_QUOTED = re.compile(r"[\"“]([^\"“”]{10,300}?)[\"”]")
+
+
+def looks_like_authors(title: str) -> bool:
+    """Whether a parsed title is really an author list ("Chang, K. Lee, and K. Toutanova")."""
+    return len(_INITIAL.findall(title or "")) >= 2
+
+
+def recover_title(title: str, raw: str) -> str:
+    """A reference's title where the parser took its author list for it: the quoted title of an
+    IEEE-style reference (``V. Nair and G. E. Hinton, "Rectified linear units ...," in ...``), or the
+    sentence after an author list (``T.-Y. Lin, ..., and P. Dollar. Focal loss for dense object
+    detection. In ...``); else the title as given."""
+    title = title or ""
+    authorish = len(_INITIAL.findall(title)) >= 2
+    if not authorish and not _QUOTE_CHARS.search(title):
+        return title
+    for text in (title, raw or ""):
+        m = _QUOTED.search(text)
+        if m and len(m.group(1).split()) >= 3:
+            return m.group(1).strip(" ,.")
+    if authorish and raw:
+        i = raw.find(title)
+        if i >= 0:
+            rest = re.sub(r"^[\s.,]+", "", raw[i + len(title):])
+            sentence = re.split(r"(?<=[a-z0-9?!)])\.\s|[?!]\s", rest, maxsplit=1)[0].strip(" .")
+            if len(sentence.split()) >= 3 and not re.match(r"(In\b|Proceedings|arXiv|Advances in)", sentence):
+                return sentence
+    return title
+
+
+# ---- other readings of a title the parser got wrong ----------------------------------------
+
+#: a parsed "title" that is no title: page/volume fragments ("33, pp", "3844-3852, Curran Associates
+#: Inc., 2016", "Inter"), a URL, or empty -- what the parser leaves when the real title is quoted
+#: (IEEE style) or follows an author list it did not recognise
+_URLISH = re.compile(r"^\s*(?:url\b|https?:|www\.|doi\b)", re.I)
+_ALPHA_WORD = re.compile(r"[A-Za-z][A-Za-z\-']{2,}")
+_DUP_PREFIX = re.compile(r"^\s*([^:]{2,60}?)\s*:\s*\1\s*:\s*", re.I)
+_YEAR_TAIL = re.compile(r",\s*(?:19|20)\d\d\b.*$")
+_VENUE_IN = re.compile(r"\b[Ii]n:?\s+_[^_]{3,}_")
+_SEGMENT_SPLIT = re.compile(r"(?<=[^\sA-Z])\.\s+|(?<=[A-Z]\.):\s+|[\"“”_*]|,\s+in:?\s+|\(\s*(?:19|20)\d\d[a-z]?\s*\)")
+_VENUEISH = re.compile(r"^(?:the\s+)?(?:proceedings|advances in|journal|transactions|international|conference|workshop|"
+                       r"annual|symposium|ieee|acm|arxiv|corr|url|https?|doi|springer|pmlr|vol|pages|pp|technical report)\b",
+                       re.I)
+#: a raw-text segment is looked up (exactly) only with at least this many words and characters
+MIN_SEGMENT_WORDS = 4
+MIN_SEGMENT_CHARS = 20
+#: a title found by one of the repairs below links only to a paper of about the reference's year
+#: (``ref_year - 1 <= year <= ref_year + YEAR_SLACK``; an arXiv version precedes its proceedings)
+YEAR_SLACK = 3
+
+
+def is_title_like(title: str) -> bool:
+    """False for what the parser took for a title but names no work: page or volume fragments
+    (``"33, pp"``, ``"3844-3852, Curran Associates Inc., 2016"``), a URL, an author list, empty."""
+    t = (title or "").strip()
+    if not t or _URLISH.match(t) or len(_INITIAL.findall(t)) >= 2:
+        return False
+    return len(_ALPHA_WORD.findall(t)) >= 2 and not re.match(r"^\W*\d", t)
+
+
+def repaired_titles(title: str, raw: str) -> list[str]:
+    """Other readings of a reference's title, best first, for when the parsed one links to nothing:
+    :func:`recover_title` (author list taken for the title); the quoted title of an IEEE-style
+    ``raw`` when the parsed title is a page/volume fragment or a URL (``"33, pp"``); a doubled name
+    written once (``"Adaptformer: Adaptformer: Adapting ..."``); the title cut before a trailing
+    ``", 2023 (also accepted in Neurips23)"``. Each is matched like a title (exact, then fuzzy)."""
+    title, raw = title or "", raw or ""
+    out = [recover_title(title, raw)]
+    if not is_title_like(title):
+        m = _QUOTED.search(raw)
+        if m and len(m.group(1).split()) >= 3:
+            out.append(m.group(1).strip(" ,."))
+    for t in list(out):
+        d = _DUP_PREFIX.sub(lambda m: m.group(1) + ": ", t)
+        if d != t:
+            out.append(d)
+        cut = _YEAR_TAIL.sub("", t).strip(" ,.")
+        if cut != t and len(cut.split()) >= 4:
+            out.append(cut)
+    return [t for t in dict.fromkeys(out) if t and t != title]
+
+
+def raw_segments(raw: str) -> list[str]:
+    """Title-sized pieces of a raw reference string (split at sentence ends, quotes, italics and
+    "In"), venue names and author lists left out; each is looked up as an exact title. Finds the
+    title the parser missed after an author list it took for the title, a title cut at a "?"
+    (``"What to pre-train on? efficient intermediate task selection"``) or an empty title."""
+    text = _VENUE_IN.sub(" | ", raw or "")
+    out = []
+    for seg in _SEGMENT_SPLIT.split(text):
+        seg = seg.strip(" ,.;:|")
+        if len(seg) < MIN_SEGMENT_CHARS or len(seg.split()) < MIN_SEGMENT_WORDS:
+            continue
+        if _VENUEISH.match(re.sub(r"^[Ii]n:?\s+", "", seg)) or len(_INITIAL.findall(seg)) >= 2 or _URLISH.match(seg):
+            continue
+        out.append(clean_title(seg))
+    return list(dict.fromkeys(out))
 
 
 # ---- identifiers (DOI, arXiv, venue page ids) --------------------------------------------------
@@ -159,6 +266,9 @@ class TitleIndex:
     _block_lens: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
     #: identifier key (:func:`identifier_keys`) -> rows; empty unless :meth:`add_identifiers` ran
     id_rows: dict[str, list[int]] = field(default_factory=dict, repr=False)
+    #: normalised part after the first colon of a title ("SparseGPT: Massive language models can be
+    #: accurately pruned in one-shot" -> "massive language models ...") -> rows (:meth:`match_subtitle`)
+    subtitles: dict[str, list[int]] = field(default_factory=dict, repr=False)
 
     def add_identifiers(self, urls: list[str | None] | None = None, pdfs: list[str | None] | None = None,
                         dois: list[str | None] | None = None, arxiv: list[str | None] | None = None
@@ -206,6 +316,15 @@ class TitleIndex:
             for k in _words(n):
                 blocks[k].append(i)
         idx.exact = dict(exact)
+        subs: dict[str, list[int]] = defaultdict(list)
+        for i, t in enumerate(titles):
+            head, sep, tail = (t or "").partition(":")
+            if not sep:
+                continue
+            sub = normalize_title(tail)
+            if len(sub) >= MIN_SUBTITLE_CHARS and len(sub.split()) >= MIN_SUBTITLE_WORDS and sub not in exact:
+                subs[sub].append(i)
+        idx.subtitles = dict(subs)
         idx._norms = np.array(idx.norms, dtype=object)
         idx._lens = np.fromiter((len(n) for n in idx.norms), dtype=np.int32, count=len(idx.norms))
         # postings sorted by title length, so a length window is two binary searches
@@ -254,13 +373,38 @@ class TitleIndex:
             return rows[0]
         return min(rows, key=lambda i: (abs((self.years[i] or 0) - ref_year), i))
 
+    def _near_year(self, i: int, ref_year: int | None) -> bool:
+        y = self.years[i]
+        return ref_year is None or y is None or ref_year - 1 <= y <= ref_year + YEAR_SLACK
+
+    def match_exact(self, title: str, *, ref_year: int | None = None, max_year: int | None = None,
+                    near_year: bool = False) -> tuple[str, float] | None:
+        """``(paper_id, 1.0)`` of the corpus paper whose normalised title is ``title``'s, or None
+        (``near_year``: only a paper of about ``ref_year``, see :data:`YEAR_SLACK`)."""
+        norm = normalize_title(clean_title(title))
+        rows = [i for i in self.exact.get(norm, ()) if self._allowed(i, max_year)
+                and (not near_year or self._near_year(i, ref_year))]
+        return (self.ids[self._pick(rows, ref_year)], 1.0) if rows else None
+
+    def match_subtitle(self, title: str, *, ref_year: int | None = None,
+                       max_year: int | None = None) -> tuple[str, float] | None:
+        """``(paper_id, 1.0)`` of the corpus paper whose title after its name and colon is ``title``
+        ("Massive language models can be accurately pruned in one-shot" -> "SparseGPT: Massive ..."),
+        a paper of about ``ref_year`` only; None if none."""
+        norm = normalize_title(clean_title(title))
+        if len(norm) < MIN_SUBTITLE_CHARS or len(norm.split()) < MIN_SUBTITLE_WORDS:
+            return None
+        rows = [i for i in self.subtitles.get(norm, ()) if self._allowed(i, max_year) and self._near_year(i, ref_year)]
+        return (self.ids[self._pick(rows, ref_year)], 1.0) if rows else None
+
     def match(self, title: str, *, ref_year: int | None = None,
-              max_year: int | None = None) -> tuple[str, float] | None:
+              max_year: int | None = None, near_year: bool = False) -> tuple[str, float] | None:
         """``(paper_id, score in 0-1)`` of the best corpus title for ``title``, or None."""
         norm = normalize_title(clean_title(title))
         if not norm:
             return None
-        rows = [i for i in self.exact.get(norm, ()) if self._allowed(i, max_year)]
+        rows = [i for i in self.exact.get(norm, ()) if self._allowed(i, max_year)
+                and (not near_year or self._near_year(i, ref_year))]
         if rows:
             return self.ids[self._pick(rows, ref_year)], 1.0
         if len(norm) < MIN_FUZZY_LEN:
@@ -285,27 +429,68 @@ class TitleIndex:
         if not hits:
             return None
         hits = [(h[0], h[1], int(rows_arr[h[2]])) for h in hits]
+        if near_year:   # a repaired title: also the same numbers ("SEED-Bench-2" is not "SEED-Bench")
+            nums = sorted(_NUMBER.findall(norm))
+            hits = [h for h in hits if self._near_year(h[2], ref_year) and sorted(_NUMBER.findall(h[0])) == nums]
+            if not hits:
+                return None
         best = max(h[1] for h in hits)
         rows = [h[2] for h in hits if h[1] == best]
         return self.ids[self._pick(rows, ref_year)], round(best / 100.0, 4)
 
 
+def match_reference(ref: dict[str, Any], index: TitleIndex,
+                    citing_year: int | None = None) -> tuple[str, float, str] | None:
+    """``(paper_id, link_score, rule)`` of the corpus paper a reference names, or None. Rules, in
+    order: ``doi``/``arxiv``/``acl``/... (an identifier), ``title`` (the parsed title, exact then
+    fuzzy), then, only when those fail, repairs of a title the parser got wrong, each linking only to
+    a paper of about the reference's year (:data:`YEAR_SLACK`): ``repaired`` (:func:`repaired_titles`,
+    exact then fuzzy), ``raw_segment`` (:func:`raw_segments`, exact), ``subtitle`` (the title is the
+    part after a corpus title's colon, :meth:`TitleIndex.match_subtitle`)."""
+    by_id = index.match_identifiers(ref, max_year=citing_year)
+    if by_id is not None:
+        return by_id[0], 1.0, by_id[1]
+    title, raw = str(ref.get("title") or ""), str(ref.get("raw") or "")
+    year = ref.get("year") if isinstance(ref.get("year"), int) else None
+    hit = index.match(title, ref_year=year, max_year=citing_year)
+    if hit:
+        return hit[0], hit[1], "title"
+    repaired = repaired_titles(title, raw)
+    for t in repaired:
+        hit = index.match(t, ref_year=year, max_year=citing_year, near_year=True)
+        if hit:
+            return hit[0], hit[1], "repaired"
+    for seg in raw_segments(raw):
+        hit = index.match_exact(seg, ref_year=year, max_year=citing_year, near_year=True)
+        if hit:
+            return hit[0], hit[1], "raw_segment"
+    for t in [title, *repaired]:
+        hit = index.match_subtitle(t, ref_year=year, max_year=citing_year)
+        if hit:
+            return hit[0], hit[1], "subtitle"
+    return None
+
+
 def link_references(refs: list[dict[str, Any]], index: TitleIndex,
                     citing_year: int | None = None) -> list[dict[str, Any]]:
     """Return copies of ``refs`` with ``paper_id``/``link_score`` set (None when unmatched).
-    A reference's DOI / arXiv id / URL is tried first (``link_by`` then names it), then its title."""
+    A reference's DOI / arXiv id / URL is tried first (``link_by`` then names it), then its title,
+    then repairs of a mis-parsed title (:func:`match_reference`)."""
     out = []
     for r in refs:
         r = dict(r)
-        by_id = index.match_identifiers(r, max_year=citing_year)
-        if by_id is not None:
-            r["paper_id"], r["link_score"], r["link_by"] = by_id[0], 1.0, by_id[1]
-            out.append(r)
-            continue
-        hit = index.match(r.get("title", ""), ref_year=r.get("year"), max_year=citing_year)
-        r["paper_id"], r["link_score"] = (hit if hit else (None, None))
+        hit = match_reference(r, index, citing_year)
+        if hit is None:
+            r["paper_id"], r["link_score"] = None, None
+        else:
+            r["paper_id"], r["link_score"] = hit[0], hit[1]
+            if hit[2] not in _TITLE_RULES:
+                r["link_by"] = hit[2]
         out.append(r)
     return out
+
+
+_TITLE_RULES = frozenset({"title", "repaired", "raw_segment", "subtitle"})
 
 
 # ---- an extraction folder ----------------------------------------------------------------

@@ -15,7 +15,7 @@ from typing import Any
 
 from ..errors import DataMissingError, MustciteError
 from ..extract.run import iter_reference_files
-from ..extract.works import WorkIndex
+from ..extract.works import WorkIndex, paper_names
 from ..io import read_json
 
 #: Tiers a recommendation is scored on, in display order.
@@ -61,16 +61,25 @@ class LabelledPaper:
     source: str = ""
     #: cited pool paper -> what this paper says where it cites it (its citation contexts, joined)
     contexts: dict[str, str] = field(default_factory=dict)
+    #: cited pool paper -> the short names this paper gives it in the text ("CIFAR-10 [23]")
+    names: dict[str, list[str]] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return {"id": self.id, "title": self.title, "abstract": self.abstract, "year": self.year,
-                "source": self.source, "cites": [vars(c) for c in self.cites], "contexts": self.contexts}
+                "source": self.source, "cites": [vars(c) for c in self.cites], "contexts": self.contexts,
+                "names": self.names}
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "LabelledPaper":
         return cls(d["id"], d.get("title") or "", d.get("abstract") or "", d.get("year"),
                    [CitedPaper(**c) for c in d.get("cites", [])], d.get("source", ""),
-                   dict(d.get("contexts") or {}))
+                   dict(d.get("contexts") or {}), {k: list(v) for k, v in (d.get("names") or {}).items()})
+
+    def keep_pool(self, pool_ids: set[str]) -> None:
+        """Keep only the citations, contexts and names of pool papers."""
+        self.cites = [c for c in self.cites if c.paper_id in pool_ids]
+        self.contexts = {k: v for k, v in self.contexts.items() if k in pool_ids}
+        self.names = {k: v for k, v in self.names.items() if k in pool_ids}
 
 
 def _int_or_none(v: Any) -> int | None:
@@ -121,6 +130,26 @@ def contexts_from_references(refs: list[dict[str, Any]], pool_ids: set[str] | No
     return {pid: " ".join(dict.fromkeys(parts))[:MAX_CONTEXT_CHARS] for pid, parts in out.items()}
 
 
+def names_from_references(refs: list[dict[str, Any]], pool_ids: set[str] | None = None) -> dict[str, list[str]]:
+    """Cited pool paper -> the names this reference list's contexts give it
+    (:func:`~mustcite.extract.works.paper_names`)."""
+    pid_of = {int(r.get("target") or 0): r.get("paper_id") for r in refs if isinstance(r, dict)}
+    out: dict[str, list[str]] = {}
+    for use in paper_names(refs):
+        pid = pid_of.get(use.target)
+        if pid and (pool_ids is None or pid in pool_ids):
+            out.setdefault(pid, []).append(use.name)
+    return out
+
+
+@dataclass
+class CitingText:
+    """What one citing paper says of the pool papers it cites: contexts and names."""
+
+    contexts: dict[str, str]
+    names: dict[str, list[str]]
+
+
 def _read_refs(path: Path, stem: str, works: WorkIndex | None) -> list[Any] | None:
     """A reference file's list (None when it holds no list), with the works its unlinked
     references name as their ``paper_id`` when a catalogue is given."""
@@ -158,21 +187,22 @@ def load_reference_dir(folder: str | Path, pool_ids: set[str] | None = None,
             continue
         out.append(LabelledPaper(stem, title, meta.get("abstract") or extra.get("abstract") or "",
                                  _int_or_none(meta.get("year") or extra.get("year")), cites, str(folder),
-                                 contexts_from_references(refs, pool_ids)))
+                                 contexts_from_references(refs, pool_ids), names_from_references(refs, pool_ids)))
     return out
 
 
-def read_contexts(folders: list[str | Path], stems: set[str], pool_ids: set[str] | None = None,
-                  works: WorkIndex | None = None) -> dict[str, dict[str, str]]:
-    """Citation contexts of the papers ``stems`` (file stems) found in the reference ``folders``."""
-    out: dict[str, dict[str, str]] = {}
+def read_citing_text(folders: list[str | Path], stems: set[str], pool_ids: set[str] | None = None,
+                  works: WorkIndex | None = None) -> dict[str, CitingText]:
+    """Citation contexts and names of the papers ``stems`` (file stems) found in the reference
+    ``folders``."""
+    out: dict[str, CitingText] = {}
     for folder in folders:
         for stem, path in iter_reference_files(folder, labelled=True):
             if stem not in stems or stem in out:
                 continue
             refs = _read_refs(path, stem, works)
             if refs is not None:
-                out[stem] = contexts_from_references(refs, pool_ids)
+                out[stem] = CitingText(contexts_from_references(refs, pool_ids), names_from_references(refs, pool_ids))
     return out
 
 

@@ -30,7 +30,7 @@ import numpy as np
 
 from ..errors import UsageError
 from ..numeric import logit
-from .bibliography import BibliographySignals, bibliography_index, name_index
+from .bibliography import BibliographySignals, bibliography_index
 from .features import Candidate
 from .query import parse_year
 from .ranking import empty_notice, top_indices
@@ -48,7 +48,7 @@ class AuditWeights:
     cocite: float = 0.0
     share: float = 0.0
     coupling: float = 8.0
-    named: float = 4.0           # the draft's text names the paper (its title's "Name: ...")
+    named: float = 4.0           # the draft's text names the paper ("HDTF", or its title's "Name: ...")
     coupled_k: int = 10          # bibliographies that vote
     extra_k: int = 150           # papers added as candidates by co-citation, coupling and names, each
 
@@ -107,7 +107,8 @@ def score_draft(rec: Recommender, query: dict[str, Any], references: list[str], 
     year = rec.effective_year(parse_year(query.get("year")))
     bib = bibliography_index(rec)
     refs = list(dict.fromkeys(references))
-    named = name_index(rec).named(text, rec.pool, rec.pool_years, year) if text else {}
+    hits = rec.names.named(text, year, rec.pool_years) if text and rec.names is not None else {}
+    named = {pid: hit.name for pid, hit in hits.items()}
     signals = bib.signals(refs, year, query.get("title") or "", coupled_k=weights.coupled_k, named=named)
     extra = signals.best(weights.extra_k, set(refs))
     main = rec.tiers.main

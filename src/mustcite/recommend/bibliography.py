@@ -11,9 +11,10 @@ draft's own labelled paper, found by title), for every pool paper:
   that overlap and by the citation's tier (:meth:`~.labelled.CitedPaper.weight`); ``coupled_type1``
   counts how many of the three closest use the paper as a baseline (Type I).
 
-And one signal from the draft's own words (:class:`NameIndex`): the pool papers whose name (what
-their title starts with before a colon, "SqueezeLLM: ..." -> "squeezellm") the draft's text
-mentions (``named``): a draft that says "we fine-tune with LoRA" and does not cite LoRA.
+And one signal from the draft's own words (:class:`~.names.NameIndex`): the pool papers and works
+whose name (what citing papers call them, "HDTF [35]", or what their title starts with,
+"SqueezeLLM: ...") the draft's text mentions (``named``): a draft that says "we fine-tune with
+LoRA" and does not cite LoRA.
 
 :class:`BibliographyIndex` holds the labelled papers' citation matrices (built once per recommender
 from its :class:`~.neighbours.NeighbourIndex`); :meth:`BibliographyIndex.signals` is per draft.
@@ -23,12 +24,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import re
-
 import numpy as np
 from scipy.sparse import csr_matrix
 
-from ..corpus.records import normalize_title, title_short_name
+from ..corpus.records import normalize_title
 from .neighbours import NeighbourIndex
 from .text import same_normalised_title
 
@@ -126,7 +125,8 @@ class BibliographyIndex:
     def signals(self, references: list[str], year: int, title: str = "", *,
                 coupled_k: int = 30, named: dict[str, str] | None = None) -> BibliographySignals:
         """The co-citation and coupling signals of a draft of ``year`` citing ``references``
-        (``named``: the pool papers its text names, :meth:`NameIndex.named`)."""
+        (``named``: the pool papers its text names, :meth:`.names.NameIndex.named`, as
+        ``{pool id: the name as written}``)."""
         col = self.nindex._col
         refs = [pid for pid in dict.fromkeys(references) if pid in col]
         named = {pid: n for pid, n in (named or {}).items() if pid not in set(references)}
@@ -163,52 +163,6 @@ class BibliographyIndex:
         coupled = [CoupledPaper(lab[int(j)].id, lab[int(j)].title, int(shared[j]), round(float(cosine[j]), 4))
                    for j in top[:CLOSEST_SHOWN]]
         return BibliographySignals(refs, col, cocited_by, references_cocited, coupling, coupled_type1, coupled, named)
-
-
-_TOKEN = re.compile(r"[a-z0-9][a-z0-9+\-.']*[a-z0-9+]|[a-z0-9]")
-#: names too generic to say which paper is meant
-_GENERIC = frozenset({"introduction", "review", "survey", "position", "tutorial", "overview", "abstract",
-                      "preface", "editorial", "erratum", "keynote", "invited talk", "benchmark", "dataset"})
-
-
-def _tokens(text: str) -> list[str]:
-    return _TOKEN.findall(text.lower())
-
-
-class NameIndex:
-    """The pool papers by name (:func:`~mustcite.corpus.records.title_short_name`), for finding the
-    papers a draft's text names. A name shared by more than ``max_papers`` pool papers, shorter
-    than 3 characters, made only of digits or generic ("Survey: ...") is left out."""
-
-    def __init__(self, pool: list[dict], max_papers: int = 3):
-        by_name: dict[str, list[int]] = {}
-        for row, p in enumerate(pool):
-            name = " ".join(_tokens(title_short_name(p.get("title"))))
-            if len(name) >= 3 and not name.replace(" ", "").isdigit() and name not in _GENERIC:
-                by_name.setdefault(name, []).append(row)
-        self.rows = {n: rows for n, rows in by_name.items() if len(rows) <= max_papers}
-        self.longest = max((n.count(" ") + 1 for n in self.rows), default=0)
-
-    def named(self, text: str, pool: list[dict], years: np.ndarray, year: int) -> dict[str, str]:
-        """``{pool paper id: name}`` of the papers of ``year`` or earlier that ``text`` names."""
-        toks = _tokens(text)
-        out: dict[str, str] = {}
-        for n in range(1, self.longest + 1):
-            for i in range(len(toks) - n + 1):
-                rows = self.rows.get(" ".join(toks[i:i + n]))
-                for row in rows or ():
-                    if years[row] <= year:
-                        out.setdefault(pool[row]["paper_id"], " ".join(toks[i:i + n]))
-        return out
-
-
-def name_index(rec) -> NameIndex:
-    """The recommender's :class:`NameIndex` (built on first use, then kept on it)."""
-    idx = getattr(rec, "_name_index", None)
-    if idx is None:
-        idx = NameIndex(rec.pool)
-        rec._name_index = idx
-    return idx
 
 
 def bibliography_index(rec) -> BibliographyIndex:

@@ -6,8 +6,9 @@ For a query of year ``Y`` (its effective year, :func:`.query.effective_year`):
    rank (:mod:`.fusion`);
 2. its nearest labelled papers (:mod:`.neighbours`) vote for the pool papers they cite; the voted
    papers join the candidates, and so do the papers whose citation contexts in labelled papers
-   match the query (:mod:`.contexts`), the ``popular_k`` most-cited ones and the papers the
-   labelled papers cite together with the likeliest candidates (co-citation).
+   match the query (:mod:`.contexts`), the papers and works the query names (:mod:`.names`:
+   "we evaluate on HDTF"), the ``popular_k`` most-cited ones and the papers the labelled papers
+   cite together with the likeliest candidates (co-citation).
 
 Every source applies the time order described in :mod:`.method`.
 """
@@ -25,6 +26,7 @@ from ..retrieval.base import Doc
 from ..retrieval.bm25 import BM25Retriever
 from .config import RecommenderConfig
 from .contexts import ContextIndex
+from .names import NameIndex
 from .fusion import rrf
 from .neighbours import NeighbourIndex, year_array
 from .query import effective_year
@@ -50,6 +52,7 @@ class CandidateGenerator:
         self.pool_vecs: np.ndarray | None = None
         self.nindex: NeighbourIndex | None = None
         self.cindex: ContextIndex | None = None
+        self.names: NameIndex | None = None
         self.cache_queries = True     # False once loaded for serving (see store.load)
         self._masks: dict[int, tuple[np.ndarray, np.ndarray | None]] = {}
         self._popular_ids: dict[int, list[str]] = {}
@@ -160,6 +163,12 @@ class CandidateGenerator:
             for pid in heapq.nsmallest(cfg.context_k, (p for p in matches if ok[self.row[p]]),
                                        key=lambda p: matches[p].rank):
                 cands.setdefault(pid, Candidate(pid, self.row[pid])).sources.append("contexts")
+            named = self.names.named(q.text, years[i], self.pool_years, exclude=exclude[i] if exclude else None) \
+                if self.names is not None and "names" not in cfg.disable else {}
+            for pid, hit in named.items():
+                c = cands.setdefault(pid, Candidate(pid, self.row[pid]))
+                c.sources.append("names")
+                c.named = hit
             if cfg.cocite_seeds and "cocitation" not in cfg.disable:
                 self._add_cocited(cands, self._seeds(cands, votes), sims[i], ok)
             for pid in (extra[i] if extra else ()):

@@ -13,6 +13,7 @@ ABLATABLE: dict[str, tuple[str, ...]] = {
     "citers": ("citer_max_sim", "citer_top3_sim", "must_citer_max_sim"),
     "cocitation": ("cocite_log", "cocite_norm", "cocite_papers", "seed_rank"),
     "contexts": ("context_best", "context_top3", "context_citers", "context_rr"),
+    "names": ("name_support", "name_in_title"),
     "popularity": ("log_cite_count", "log_must_count"),
     "metadata": ("year_gap", "venue_neurips", "venue_icml", "venue_iclr", "title_overlap",
                  "title_terms_matched", "has_abstract", "is_work", "kind_dataset", "kind_software", "kind_book"),

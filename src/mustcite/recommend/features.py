@@ -17,6 +17,7 @@ from ..extract.works import is_work_id
 from ..retrieval.base import Doc
 from .config import ABLATABLE
 from .contexts import ContextMatch
+from .names import NameHit
 from .neighbours import NeighbourIndex, Vote
 from .text import overlap, terms
 
@@ -29,6 +30,7 @@ FEATURES: tuple[str, ...] = (
     "cocite_log", "cocite_norm", "cocite_papers", "seed_rank",
     "context_best", "context_top3", "context_citers", "context_rr",
     "is_work", "kind_dataset", "kind_software", "kind_book",
+    "name_support", "name_in_title",
 )
 
 
@@ -48,6 +50,7 @@ class Candidate:
     cocite: tuple[float, float, float] = (0.0, 0.0, 0.0)  # NeighbourIndex.cocitation
     seed_rank: int = 0                         # 1-based rank among the co-citation seeds (0: not one)
     context: ContextMatch = field(default_factory=ContextMatch)   # citation-context match (contexts.py)
+    named: NameHit | None = None               # the query names it (names.py)
     sources: list[str] = field(default_factory=list)
 
 
@@ -70,6 +73,7 @@ def feature_row(c: Candidate, *, query_year: int | None, cand_year: int | None, 
         c.context.best, c.context.top3, math.log1p(c.context.citers),
         1.0 / c.context.rank if c.context.rank else 0.0,
         float(kind is not None), float(kind == "dataset"), float(kind == "software"), float(kind == "book"),
+        math.log1p(c.named.support) if c.named else 0.0, float(bool(c.named and c.named.from_title)),
     ]
 
 

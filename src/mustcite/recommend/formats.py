@@ -93,11 +93,26 @@ def bibtex_all(results: Mapping[str, Sequence[Recommendation]]) -> str:
     return "\n".join(out)
 
 
-def reasons(ev: Mapping) -> list[str]:
-    """The evidence of one result in words, strongest first."""
+def describe(r: Recommendation) -> str:
+    """What a result is, in a few words: ``the dataset of Zhang et al., CVPR 2021``."""
+    who = ""
+    if r.authors:
+        last = r.authors[0].split(",")[0].split()[-1] if "," in r.authors[0] else r.authors[0].split()[-1]
+        who = f" of {last}" + (" et al." if len(r.authors) > 1 else "")
+    when = ", ".join(x for x in (r.venue or "", str(r.year or "")) if x).replace(f", {r.year}", f" {r.year}")
+    return f"the {r.kind or 'paper'}{who}" + (f", {when}" if when else "")
+
+
+def reasons(ev: Mapping, r: Recommendation | None = None) -> list[str]:
+    """The evidence of one result (``r``, for saying what it is) in words, strongest first."""
     why = []
+    what = f": {describe(r)}" if r is not None else ""
     if ev.get("named_in_text"):
-        why.append(f"your text names it (\"{ev['named_in_text']}\") but does not cite it")
+        why.append(f"your text names {ev['named_in_text']}{what}, but does not cite it")
+    elif ev.get("named"):
+        n = ev["named"]
+        by = f" (so called by {n['support']} labelled papers)" if n.get("support") else ""
+        why.append(f"your abstract names {n['name']}{what}{by}")
     if ev.get("references_cocited"):
         n = ev["references_cocited"]
         why.append(f"co-cited with {n} of your references" if n > 1 else "co-cited with one of your references")
@@ -130,7 +145,7 @@ def table(results: Mapping[str, Sequence[Recommendation]]) -> str:
         lines.append(f"# {qid}" + (f" (as of {year}: papers of {year} or earlier)" if year else ""))
         lines.append(f"{'rank':>4}  {'score':>6}  {'tier':<4} {'year':<4} {'venue':<8} title  [why]")
         for i, r in enumerate(rs, 1):
-            why = reasons(r.evidence or {})
+            why = reasons(r.evidence or {}, r)
             lines.append(f"{i:>4}  {r.score:6.3f}  {r.tier:<4} {r.year or '':<4} {(r.venue or '')[:8]:<8} "
                          f"{r.title[:90]}{work_note(r)}" + (f"  [{'; '.join(why)}]" if why else ""))
         lines.append("")
@@ -213,7 +228,7 @@ def audit_markdown(audit) -> str:
             link = f"[{_md(r.title)}]({r.url})" if r.url else _md(r.title)
             paper = f"{link} ({r.venue or 'unknown venue'} {r.year or ''}){work_note(r)}".strip()
             out.append(f"| {i} | {r.tier} | {r.tiers.get('type1', 0.0):.2f} | {r.score:.3f} | {paper} | "
-                       f"{_md('; '.join(reasons(r.evidence or {})))} |")
+                       f"{_md('; '.join(reasons(r.evidence or {}, r)))} |")
     return "\n".join(out) + "\n"
 
 

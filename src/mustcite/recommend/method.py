@@ -38,6 +38,7 @@ from . import store
 from .candidates import CandidateGenerator, dense_encoder
 from .config import ABLATABLE, RecommenderConfig
 from .contexts import ContextIndex
+from .names import NameIndex
 from ..retrieval.cross_encoder import CrossEncoderReranker
 from .rescore import combine
 from ..labels.papers import TIER_NAMES, TIERS, LabelledPaper
@@ -85,6 +86,7 @@ class Recommender:
     pool_vecs = _part("pool_vecs", "the pool papers' dense vectors, or None")
     nindex = _part("nindex", "the labelled papers' :class:`~.neighbours.NeighbourIndex`")
     cindex = _part("cindex", "the labelled papers' :class:`~.contexts.ContextIndex`")
+    names = _part("names", "the pool's :class:`~.names.NameIndex`")
     cache_queries = _part("cache_queries", "whether query embeddings go to the embedding cache")
 
     @property
@@ -105,8 +107,7 @@ class Recommender:
         gen = rec.candidates
         ids = set(gen.row)
         for p in labelled:   # only citations of pool papers count
-            p.cites = [c for c in p.cites if c.paper_id in ids]
-            p.contexts = {pid: text for pid, text in p.contexts.items() if pid in ids}
+            p.keep_pool(ids)
         rec.labelled = [p for p in labelled if p.cites]
         gen.bm25 = BM25Retriever()
         gen.bm25.index([Doc(p["paper_id"], p.get("title") or "", p.get("abstract") or "") for p in pool])
@@ -124,6 +125,7 @@ class Recommender:
                                    hint="link the reference files to the corpus (`mustcite link`) first")
         gen.nindex = NeighbourIndex(rec.labelled, lab_vecs)
         gen.cindex = ContextIndex(rec.labelled)
+        gen.names = NameIndex(pool, rec.labelled, gen.nindex.years)
         return rec
 
     @staticmethod

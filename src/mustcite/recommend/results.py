@@ -36,11 +36,6 @@ class Recommendation:
     #: ``corpus`` (a paper of the proceedings corpus) or ``references`` (a work known from the
     #: reference lists of labelled papers: the catalogue of cited works)
     source: str = "corpus"
-    #: what it is: ``paper``, ``dataset``, ``software``, ``book`` or ``web page``
-    kind: str = "paper"
-    #: ``corpus`` (a paper of the proceedings corpus) or ``references`` (a work known from the
-    #: reference lists of labelled papers: the catalogue of cited works)
-    source: str = "corpus"
 
     def to_dict(self) -> dict[str, Any]:
         """The public JSON shape of one result (keys in field order)."""
@@ -72,8 +67,8 @@ def tier_label(probs: dict[str, float]) -> str:
 def evidence_for(c: Candidate, matched_terms: list[str], nindex: NeighbourIndex,
                  cite_count: dict[str, int]) -> dict[str, Any]:
     """Why ``c`` was recommended: its sources, the labelled neighbours citing it, how many labelled
-    papers (of the query's year or earlier: ``cite_count``) cite, co-cite or describe it, and the
-    query words it shares (``matched_terms``)."""
+    papers (of the query's year or earlier: ``cite_count``) cite, co-cite or describe it, the
+    query words it shares (``matched_terms``) and the name the query calls it by (``named``)."""
     by = sorted(c.vote.by, key=lambda t: (-t[1], t[0]))[:5]
     return {
         "sources": sorted(set(c.sources)),
@@ -87,6 +82,9 @@ def evidence_for(c: Candidate, matched_terms: list[str], nindex: NeighbourIndex,
         # labelled papers whose citation contexts of it match the query's words
         "described_by": c.context.citers,
         "matched_terms": matched_terms[:12],
+        # the query names it: what labelled papers call it ("HDTF"), or its title's name
+        "named": None if c.named is None else {"name": c.named.name, "support": c.named.support,
+                                                "from_title": c.named.from_title},
     }
 
 

@@ -21,6 +21,7 @@ from ..retrieval.bm25 import BM25Retriever
 from .candidates import dense_encoder
 from .config import RecommenderConfig
 from .contexts import ContextIndex
+from .names import NameIndex
 from ..retrieval.cross_encoder import CrossEncoderReranker
 from ..labels.papers import LabelledPaper
 from .neighbours import NeighbourIndex
@@ -29,7 +30,7 @@ from .features import FEATURES
 if TYPE_CHECKING:
     from .method import Recommender
 
-FORMAT_VERSION = 5
+FORMAT_VERSION = 6
 CROSS_DIR = "cross_encoder"
 
 R = TypeVar("R", bound="Recommender")
@@ -129,6 +130,7 @@ def _load_parts(cls: type[R], folder: Path, meta: dict[str, Any], cache_dir, cac
         lab_vecs = np.load(folder / "labelled_vectors.npy")
     gen.nindex = NeighbourIndex(labelled, lab_vecs)
     gen.cindex = ContextIndex(labelled)
+    gen.names = NameIndex(pool, labelled, gen.nindex.years)
     gen.cache_queries = cache_queries
     rec.tiers = joblib.load(folder / "tiers.joblib")
     rec.info = meta.get("info", {})

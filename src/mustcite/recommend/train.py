@@ -138,12 +138,11 @@ def _queries(papers: list[LabelledPaper]) -> list[dict[str, Any]]:
 
 
 def _cites_in(papers: list[LabelledPaper], pool_ids: set[str]) -> list[LabelledPaper]:
-    """The papers with their citations (and contexts) of pool papers only; papers left citing none
-    are dropped."""
+    """The papers with their citations (contexts, names) of pool papers only; papers left citing
+    none are dropped."""
     out = []
     for p in papers:
-        p.cites = [c for c in p.cites if c.paper_id in pool_ids]
-        p.contexts = {k: v for k, v in p.contexts.items() if k in pool_ids}
+        p.keep_pool(pool_ids)
         if p.cites:
             out.append(p)
     return out

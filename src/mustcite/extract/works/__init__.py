@@ -24,15 +24,21 @@ year, authors and venue of its mentions, all its identifiers, its :func:`work_ki
 that cite it (with their years and labels): :func:`build_catalogue` writes both tables beside the
 corpus papers (``corpus/works.parquet`` and ``corpus/work_citations.parquet``; schema
 ``mustcite/schemas/works.schema.json``).
+
+Names (:mod:`.names`): the short names citing papers give their references in the text ("CIFAR-10
+[23]", "Adam [17]", "ResNet-50 (He et al., 2016)"), for corpus papers and works alike, kept when
+enough papers agree on them (``corpus/names.parquet``).
 """
 
-from .catalogue import (CITATIONS_FILE, CITATIONS_SCHEMA, SUMMARY_FILE, WORKS_FILE, WORKS_SCHEMA, CatalogueSummary,
+from .catalogue import (CITATIONS_FILE, CITATIONS_SCHEMA, NAMES_FILE, NAMES_SCHEMA, SUMMARY_FILE, WORKS_FILE, WORKS_SCHEMA, CatalogueSummary,
                         WorkIndex, build_catalogue, collect_mentions, coverage, is_work_id, pool_works, read_folders,
                         resolved_entries, work_url, works_schema_json)
 from .cluster import KINDS, Work, cluster_mentions, identifies, make_work, supported_identifiers, work_kind
-from .mentions import Mention, PaperRefs, read_paper, recover_title, surname, title_key, unlinked_mentions, venue_of
+from .mentions import Mention, PaperRefs, read_paper, recover_title, title_key, unlinked_mentions, venue_of
+from .names import Name, NameUse, aggregate_names, name_key, paper_names, surname
 
-__all__ = ["CITATIONS_FILE", "CITATIONS_SCHEMA", "KINDS", "SUMMARY_FILE", "WORKS_FILE", "WORKS_SCHEMA",
+__all__ = ["CITATIONS_FILE", "CITATIONS_SCHEMA", "KINDS", "NAMES_FILE", "NAMES_SCHEMA", "Name", "NameUse",
+           "aggregate_names", "name_key", "paper_names", "SUMMARY_FILE", "WORKS_FILE", "WORKS_SCHEMA",
            "CatalogueSummary", "Mention", "PaperRefs", "Work", "WorkIndex", "build_catalogue", "cluster_mentions",
            "collect_mentions", "coverage", "identifies", "is_work_id", "make_work", "pool_works", "read_folders",
            "read_paper", "recover_title", "resolved_entries", "supported_identifiers", "surname", "title_key", "unlinked_mentions",

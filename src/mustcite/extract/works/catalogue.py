@@ -1,5 +1,5 @@
 """The catalogue built and read back: :func:`build_catalogue` writes ``works.parquet``,
-``work_citations.parquet`` and ``works.json``; :class:`WorkIndex` reads them; :func:`pool_works`
+``work_citations.parquet``, ``names.parquet`` and ``works.json``; :class:`WorkIndex` reads them; :func:`pool_works`
 turns works into pool entries under the time rule."""
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from ...errors import DataMissingError, MustciteError
 from ...io import atomic_write_json, read_json
 from .cluster import cluster_mentions, identifies, make_work
 from .mentions import Mention, PaperRefs, read_paper
+from .names import Name, aggregate_names
 
 # ------------------------------------------------------------------------------- the build
 
@@ -32,6 +33,7 @@ class CatalogueSummary:
     cited_by_two_or_more: int
     unidentified_references: int        # no identifying title and no identifier
     coverage: dict[str, Any]
+    names: dict[str, Any]               # the short names citing papers give corpus papers and works
     elapsed_s: float
 
     def to_dict(self) -> dict[str, Any]:
@@ -40,6 +42,7 @@ class CatalogueSummary:
 
 WORKS_FILE = "works.parquet"
 CITATIONS_FILE = "work_citations.parquet"
+NAMES_FILE = "names.parquet"
 SUMMARY_FILE = "works.json"
 
 
@@ -105,10 +108,21 @@ def coverage(papers: list[PaperRefs], works_of: dict[tuple[str, int], str], citi
     return out
 
 
+def names_summary(names: list[Name], kinds: dict[str, str]) -> dict[str, Any]:
+    """How many names, for how many corpus papers and works (by kind), by support."""
+    targets = {n.target for n in names}
+    return {"names": len(names), "corpus_papers": sum(not is_work_id(t) for t in targets),
+            "works": sum(is_work_id(t) for t in targets),
+            "works_by_kind": dict(Counter(kinds.get(t, "paper") for t in targets if is_work_id(t)).most_common()),
+            "support_2": sum(n.support == 2 for n in names), "support_3_9": sum(3 <= n.support < 10 for n in names),
+            "support_10_plus": sum(n.support >= 10 for n in names)}
+
+
 def build_catalogue(folders: list[str | Path], out_dir: str | Path, *, workers: int | None = None,
                     progress: bool = True, engine: Any = None) -> CatalogueSummary:
-    """Resolve every unlinked reference of the extraction folders to a work; write
-    ``out_dir/works.parquet``, ``out_dir/work_citations.parquet`` and ``out_dir/works.json``."""
+    """Resolve every unlinked reference of the extraction folders to a work and mine the names
+    citing papers give corpus papers and works; write ``out_dir/works.parquet``,
+    ``out_dir/work_citations.parquet``, ``out_dir/names.parquet`` and ``out_dir/works.json``."""
     t0 = time.perf_counter()
     papers = read_folders(folders, workers=workers, progress=progress, engine=engine)
     mentions = [m for p in papers for m in p.mentions]
@@ -132,11 +146,15 @@ def build_catalogue(folders: list[str | Path], out_dir: str | Path, *, workers: 
                          "type1": m.type1, "type2": m.type2, "type3": m.type3, "contexts": m.contexts,
                          "mentions": m.mentions})
     works.sort(key=lambda w: (-w.n_citing, w.work_id))
+    names = aggregate_names((p.paper, pid or works_of.get((p.paper, target)), name, p.year)
+                            for p in papers for name, target, pid in p.names
+                            if pid or (p.paper, target) in works_of)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     wt = pa.Table.from_pylist([asdict(w) for w in works], schema=WORKS_SCHEMA)
     ct = pa.Table.from_pylist(rows, schema=CITATIONS_SCHEMA)
-    for table, name in ((wt, WORKS_FILE), (ct, CITATIONS_FILE)):
+    nt = pa.Table.from_pylist([asdict(n) for n in names], schema=NAMES_SCHEMA)
+    for table, name in ((wt, WORKS_FILE), (ct, CITATIONS_FILE), (nt, NAMES_FILE)):
         tmp = out / f".{name}.tmp"
         pq.write_table(table, tmp)
         tmp.replace(out / name)
@@ -144,7 +162,8 @@ def build_catalogue(folders: list[str | Path], out_dir: str | Path, *, workers: 
         papers=len({m.citing for m in mentions}), unlinked_references=len(mentions), works=len(works),
         by_kind=dict(Counter(w.kind for w in works).most_common()),
         cited_by_two_or_more=sum(w.n_citing >= 2 for w in works), unidentified_references=unidentified,
-        coverage=coverage(papers, works_of, citing_of), elapsed_s=round(time.perf_counter() - t0, 2))
+        coverage=coverage(papers, works_of, citing_of), names=names_summary(names, {w.work_id: w.kind for w in works}),
+        elapsed_s=round(time.perf_counter() - t0, 2))
     atomic_write_json(out / SUMMARY_FILE, {**summary.to_dict(), "folders": [str(f) for f in folders]})
     return summary
 
@@ -162,10 +181,14 @@ def _schemas():
         ("type1", pa.int8()), ("type2", pa.int8()), ("type3", pa.int8()), ("contexts", pa.int32()),
         ("mentions", pa.int32()),
     ])
-    return works, cites
+    names = pa.schema([
+        ("key", pa.string()), ("name", pa.string()), ("target", pa.string()), ("support", pa.int32()),
+        ("share", pa.float32()), ("first_year", pa.int32()),
+    ])
+    return works, cites, names
 
 
-WORKS_SCHEMA, CITATIONS_SCHEMA = _schemas()
+WORKS_SCHEMA, CITATIONS_SCHEMA, NAMES_SCHEMA = _schemas()
 
 
 def works_schema_json() -> dict[str, Any]:

@@ -6,14 +6,14 @@ reference file (:func:`read_paper`), mapped over a folder by :func:`mustcite.ext
 from __future__ import annotations
 
 import re
-import unicodedata
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ...corpus.records import normalize_title
 from ...io import read_json
-from ..link import clean_title, identifier_keys
+from ..link import clean_title, identifier_keys, looks_like_authors, recover_title
+from .names import paper_names, surname
 
 #: a title identifies a work alone only with at least this many characters and words
 MIN_TITLE_CHARS = 12
@@ -29,11 +29,8 @@ _URL = re.compile(r"https?://[^\s<>\"{}]+", re.I)
 _ARXIV_TEXT = re.compile(r"arxiv(?:\s*preprint)?\s*(?:arxiv)?\s*[:/]?\s*((?:\d{4}\.\d{4,5})|(?:[a-z\-]+(?:\.[a-z]{2})?/\d{7}))",
                          re.I)
 _DOI_TEXT = re.compile(r"(?:doi\s*:?\s*|doi\.org/)(10\.\d{4,9}/[^\s\"<>{},;\[\]*]+)", re.I)
-_QUOTE_CHARS = re.compile(r"[\"“”]")
-_QUOTED = re.compile(r"[\"“]([^\"“”]{10,300}?)[\"”]")
 _NOT_A_TITLE = re.compile(r"\b(?:arxiv \d{4}|arxiv abs|arxiv org|url https?|https? |doi org|preprint arxiv|"
                           r"arxiv preprint|arxiv cs)\b|^(?:url|https?|doi|in proceedings|in advances|proceedings of)\b")
-_INITIAL = re.compile(r"(?:^|[\s,])[A-Z]\.(?=\s|-|,|$)")
 _GITHUB = re.compile(r"github\.com/([A-Za-z0-9_.\-]+/[A-Za-z0-9_\-]+)", re.I)
 _CITED_BY = re.compile(r"\s*Cited by:.*$", re.S)
 
@@ -68,24 +65,6 @@ class Mention:
 # ------------------------------------------------------------------------------- per paper
 
 
-def surname(author: str) -> str:
-    """``"D. P. Kingma"`` / ``"Kingma, Diederik P."`` / ``"Diederik Kingma"`` -> ``"kingma"``."""
-    a = (author or "").strip()
-    if not a:
-        return ""
-    if "," in a:
-        a = a.split(",", 1)[0]
-    else:
-        words = [w for w in re.split(r"\s+", a) if w]
-        tail = [w for w in words if not (re.fullmatch(r"(?:[A-Z]\.?-?)+", w)
-                                         or re.fullmatch(r"jr\.?|sr\.?|ii|iii|iv", w, re.I))]
-        a = tail[-1] if tail else words[-1]
-    a = unicodedata.normalize("NFKD", a)
-    a = "".join(ch for ch in a if not unicodedata.combining(ch)).lower()
-    a = re.sub(r"[^a-z]", "", a)
-    return "" if a in ("et", "al", "etal", "others") else a
-
-
 def _identifiers(ref: dict[str, Any]) -> list[str]:
     raw = ref.get("raw") or ""
     urls = _URL.findall(raw)
@@ -106,7 +85,7 @@ def _identifiers(ref: dict[str, Any]) -> list[str]:
 
 def title_key(title: str) -> str:
     """The normalised title when it can identify a work alone, else ``""``."""
-    if len(_INITIAL.findall(title or "")) >= 2:       # "Chang, K. Lee, and K. Toutanova": authors
+    if looks_like_authors(title):
         return ""
     norm = normalize_title(clean_title(title))
     if _NOT_A_TITLE.search(norm):                       # "arXiv preprint arXiv:1412.6980", "URL http://..."
@@ -114,29 +93,6 @@ def title_key(title: str) -> str:
     if len(norm) < MIN_TITLE_CHARS or len(norm.split()) < MIN_TITLE_WORDS or norm in GENERIC_TITLES:
         return ""
     return norm
-
-
-def recover_title(title: str, raw: str) -> str:
-    """A reference's title where the parser took its author list for it: the quoted title of an
-    IEEE-style reference (``V. Nair and G. E. Hinton, "Rectified linear units ...," in ...``), or the
-    sentence after an author list (``T.-Y. Lin, ..., and P. Dollar. Focal loss for dense object
-    detection. In ...``); else the title as given."""
-    title = title or ""
-    authorish = len(_INITIAL.findall(title)) >= 2
-    if not authorish and not _QUOTE_CHARS.search(title):
-        return title
-    for text in (title, raw or ""):
-        m = _QUOTED.search(text)
-        if m and len(m.group(1).split()) >= 3:
-            return m.group(1).strip(" ,.")
-    if authorish and raw:
-        i = raw.find(title)
-        if i >= 0:
-            rest = re.sub(r"^[\s.,]+", "", raw[i + len(title):])
-            sentence = re.split(r"(?<=[a-z0-9?!)])\.\s|[?!]\s", rest, maxsplit=1)[0].strip(" .")
-            if len(sentence.split()) >= 3 and not re.match(r"(In\b|Proceedings|arXiv|Advances in)", sentence):
-                return sentence
-    return title
 
 
 def venue_of(ref: dict[str, Any]) -> str:
@@ -195,6 +151,10 @@ class PaperRefs:
     must_cite: int            # labelled must-cite references (0 when the paper is not labelled)
     must_cite_linked: int
     labelled: bool
+    #: the names its citation contexts give its references: (name, reference position, the linked
+    #: corpus paper or None)
+    names: list[tuple[str, int, str | None]] = field(default_factory=list)
+    year: int | None = None
 
 
 def read_paper(args: tuple[str, int | None]) -> PaperRefs:
@@ -202,11 +162,13 @@ def read_paper(args: tuple[str, int | None]) -> PaperRefs:
     path, year = args
     refs = read_json(path)
     refs = [r for r in refs if isinstance(r, dict)] if isinstance(refs, list) else []
+    linked = {int(r.get("target") or 0): r.get("paper_id") or None for r in refs}
     return PaperRefs(
         paper=Path(path).name[: -len(".json")], mentions=unlinked_mentions(path, year, refs=refs),
         references=len(refs), linked=sum(bool(r.get("paper_id")) for r in refs),
         must_cite=sum(bool(r.get("must_cite")) for r in refs),
         must_cite_linked=sum(bool(r.get("must_cite")) and bool(r.get("paper_id")) for r in refs),
-        labelled=any("must_cite" in r for r in refs))
+        labelled=any("must_cite" in r for r in refs),
+        names=[(u.name, u.target, linked.get(u.target)) for u in paper_names(refs)], year=year)
 
 

@@ -60,6 +60,11 @@ function renderResult(r) {
     .map(([k, v]) => `${PROB_NAMES[k] || k}) ${v.toFixed(2)}`).join(" · P(") });
   const ev = r.evidence || {};
   const evidence = el("div", { class: "evidence" });
+  if (ev.named) {
+    const what = r.kind && r.kind !== "paper" ? `the ${r.kind}` : "it";
+    evidence.append(el("div", { text: `Your abstract names ${ev.named.name}: ${what}` +
+      (ev.named.support ? ` (so called by ${ev.named.support} labelled paper(s))` : "") }));
+  }
   if ((ev.neighbours || []).length) {
     evidence.append(el("div", { text: `Cited by ${ev.neighbours_citing} similar labelled paper(s)` +
       (ev.neighbours_must_citing ? `, must-cite for ${ev.neighbours_must_citing}` : "") + ":" }));

@@ -1,0 +1,125 @@
+"""Names as evidence: the pool papers and works a text names ("we evaluate on VoxCeleb and HDTF").
+
+Two sources of names:
+
+* **what citing papers call them**: the short names the labelled papers give the pool entries they
+  cite ("HDTF [35]", "CIFAR-10 [23]", :func:`mustcite.extract.works.paper_names`). For a text of
+  year ``Y``, a name stands for a pool entry when at least ``MIN_SUPPORT`` labelled papers of year
+  ``Y`` or earlier use it for that entry (``MIN_SUPPORT_PLAIN`` for a name of capitalised words
+  only, "Adam") and at least ``MIN_SHARE`` of the labelled papers using the name point to it.
+  A labelled paper never supports the names found in its own text (leave-one-out);
+* **what the title says**: the name a pool title starts with ("SqueezeLLM: ..." -> "SqueezeLLM"),
+  unless more than three pool papers share it or it is generic ("Survey: ...").
+
+A text names an entry when a run of its words has the name's key (letters and digits,
+lower-cased: "CIFAR 10", "CIFAR-10" and "cifar10" alike). A name written with capitals or digits
+("CLIP", "GPT-4") is only found where the text writes it with capitals or digits too, so "clip the
+gradients" names nothing.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..corpus.records import title_short_name
+from ..extract.works import name_key
+from ..extract.works.names import MIN_SHARE, MIN_SUPPORT, MIN_SUPPORT_PLAIN, TOKEN, is_plain
+from ..labels.papers import LabelledPaper
+
+#: title names too generic to say which paper is meant
+_GENERIC = frozenset({"introduction", "review", "survey", "position", "tutorial", "overview", "abstract",
+                      "preface", "editorial", "erratum", "keynote", "invitedtalk", "benchmark", "dataset"})
+#: a title name shared by more pool papers than this names none of them
+MAX_TITLE_PAPERS = 3
+#: words a name may span in the text
+MAX_WORDS = 4
+
+
+@dataclass
+class NameHit:
+    """A pool entry a text names."""
+
+    name: str           # as the text writes it
+    support: int        # labelled papers that call the entry so (0: the name is its title's)
+    from_title: bool    # the entry's title starts with the name
+
+
+class NameIndex:
+    """The pool entries by name: from the labelled papers' citation contexts and from the titles."""
+
+    def __init__(self, pool: list[dict[str, Any]], labelled: list[LabelledPaper], labelled_years: np.ndarray):
+        self.pool = pool
+        row = {p["paper_id"]: i for i, p in enumerate(pool)}
+        by_title: dict[str, list[int]] = defaultdict(list)
+        for i, p in enumerate(pool):
+            key = name_key(title_short_name(p.get("title")))
+            if len(key) >= 3 and not key.isdigit() and key not in _GENERIC:
+                by_title[key].append(i)
+        self.title_rows = {k: rows for k, rows in by_title.items() if len(rows) <= MAX_TITLE_PAPERS}
+        uses: dict[str, list[tuple[int, int]]] = defaultdict(list)     # key -> (labelled row, pool row)
+        forms: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+        self.labelled_row = {p.id: i for i, p in enumerate(labelled)}
+        for li, p in enumerate(labelled):
+            for pid, names in p.names.items():
+                if pid not in row:
+                    continue
+                for name in dict.fromkeys(names):
+                    key = name_key(name)
+                    if len(key) >= 2:
+                        uses[key].append((li, row[pid]))
+                        forms[key][name] += 1
+        self.years = labelled_years
+        self.uses = {k: np.asarray(v, dtype=np.int64) for k, v in uses.items()}
+        #: whether a mined name needs capitals or digits in the text, and the support it needs
+        self.cased = {k: any(ch.isupper() or ch.isdigit() for ch in max(f, key=f.get)) for k, f in forms.items()}
+        self.need = {k: MIN_SUPPORT_PLAIN if is_plain(max(f, key=f.get)) else MIN_SUPPORT for k, f in forms.items()}
+
+    def __len__(self) -> int:
+        return len(self.uses) + len(self.title_rows)
+
+    def mined(self, key: str, year: int, exclude: str | None = None) -> dict[int, int]:
+        """``{pool row: support}`` of the entries a mined name stands for, as of ``year``, without
+        the labelled paper ``exclude``."""
+        arr = self.uses.get(key)
+        if arr is None:
+            return {}
+        ok = self.years[arr[:, 0]] <= year
+        own = self.labelled_row.get(exclude) if exclude else None
+        if own is not None:
+            ok &= arr[:, 0] != own
+        arr = arr[ok]
+        if not len(arr):
+            return {}
+        citing = len(np.unique(arr[:, 0]))
+        rows, counts = np.unique(np.unique(arr, axis=0)[:, 1], return_counts=True)   # papers per entry
+        need = self.need.get(key, MIN_SUPPORT)
+        return {int(r): int(c) for r, c in zip(rows, counts) if c >= need and c / citing >= MIN_SHARE}
+
+    def named(self, text: str, year: int, pool_years: np.ndarray, *, exclude: str | None = None,
+              ) -> dict[str, NameHit]:
+        """``{pool id: NameHit}`` of the entries of ``year`` or earlier that ``text`` names
+        (``exclude``: the labelled paper the text is, left out of the support)."""
+        toks = TOKEN.findall(text or "")
+        out: dict[str, NameHit] = {}
+        for n in range(1, MAX_WORDS + 1):
+            for i in range(len(toks) - n + 1):
+                words = toks[i:i + n]
+                key = name_key("".join(words))
+                if len(key) < 2:
+                    continue
+                surface = " ".join(words)
+                cased = any(ch.isupper() or ch.isdigit() for ch in surface)
+                if key in self.uses and (cased or not self.cased[key]):
+                    for r, support in self.mined(key, year, exclude).items():
+                        if pool_years[r] <= year:
+                            hit = out.setdefault(self.pool[r]["paper_id"], NameHit(surface, 0, False))
+                            hit.support = max(hit.support, support)
+                for r in self.title_rows.get(key, ()) if cased else ():
+                    if pool_years[r] <= year:
+                        hit = out.setdefault(self.pool[r]["paper_id"], NameHit(surface, 0, True))
+                        hit.from_title = True
+        return out
