@@ -142,3 +142,23 @@ def named_share(ranked: dict[str, list[str]], entries: dict[str, list[str | None
             ids = set(ranked.get(qid, [])[:top])
             out[qid] = sum(1 for e in refs if e is not None and e in ids) / len(refs)
     return out
+
+
+def hand_check_cli(doc: str, sample, score, source: tuple[str, Path]) -> None:
+    """The command line of a hand check: ``sample [--<source> DIR] [--n 200] [--seed 0]`` draws
+    the sample (``sample(source_dir, n, seed)``), ``score`` scores the judgements (``score()``)."""
+    import argparse
+
+    ap = argparse.ArgumentParser(description=doc.splitlines()[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    s = sub.add_parser("sample")
+    s.add_argument(f"--{source[0]}", dest="source", type=Path, default=source[1])
+    s.add_argument("--n", type=int, default=200)
+    s.add_argument("--seed", type=int, default=0)
+    sub.add_parser("score")
+    args = ap.parse_args()
+    if args.cmd == "sample":
+        sample(args.source, args.n, args.seed)
+    else:
+        score()
+

@@ -14,7 +14,6 @@ introduced), not a neighbouring one or a plain word.
 
 from __future__ import annotations
 
-import argparse
 import json
 import random
 from collections import defaultdict
@@ -26,6 +25,8 @@ from mustcite.extract.run import iter_reference_files
 from mustcite.extract.works import NAMES_FILE, WORKS_FILE, WorkIndex, name_key
 from mustcite.extract.works.names import marker_starts
 from mustcite.io import read_json
+
+from common import hand_check_cli  # noqa: E402  (benchmarks/ is on the path when run as a script)
 
 RESULTS = Path(__file__).resolve().parent / "results"
 SAMPLE = RESULTS / "names_check_sample.jsonl"
@@ -100,20 +101,5 @@ def score() -> dict:
     return out
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    sub = ap.add_subparsers(dest="cmd", required=True)
-    s = sub.add_parser("sample")
-    s.add_argument("--work", type=Path, default=Path("mustcite-work"))
-    s.add_argument("--n", type=int, default=200)
-    s.add_argument("--seed", type=int, default=0)
-    sub.add_parser("score")
-    args = ap.parse_args()
-    if args.cmd == "sample":
-        sample(args.work, args.n, args.seed)
-    else:
-        score()
-
-
 if __name__ == "__main__":
-    main()
+    hand_check_cli(__doc__, sample, score, ("work", Path("mustcite-work")))

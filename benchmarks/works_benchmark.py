@@ -39,12 +39,37 @@ def top_ids(run: dict[str, dict[str, float]]) -> dict[str, list[str]]:
     return {q: [d for d, _ in sorted(docs.items(), key=lambda kv: (-kv[1], kv[0]))] for q, docs in run.items()}
 
 
-def papers_only(run: dict[str, dict[str, float]]) -> dict[str, dict[str, float]]:
-    """The run without works, each query cut to its top 100 papers."""
+def papers_only(run: dict[str, dict[str, float]], pool: set[str]) -> dict[str, dict[str, float]]:
+    """The run without works and without papers outside the v2 pool (``pool``), each query cut to
+    its top 100 papers."""
     out = {}
     for qid, docs in run.items():
-        kept = sorted(((d, s) for d, s in docs.items() if not is_work_id(d)), key=lambda kv: (-kv[1], kv[0]))[:TOP]
+        kept = sorted(((d, s) for d, s in docs.items() if not is_work_id(d) and d in pool),
+                      key=lambda kv: (-kv[1], kv[0]))[:TOP]
         out[qid] = dict(kept)
+    return out
+
+
+def breakdown(entries: dict[str, list[str | None]], common: dict[str, str], v2_pool: set[str], v3_pool: set[str],
+              named: dict[str, dict[str, list[str]]]) -> dict:
+    """Every reference entry of the common test queries by what could name it, and how many of each
+    kind the runs in ``named`` (ranked ids per query) name in their top 100: corpus papers of the v2
+    pool, works of the v3 pool, corpus papers outside the v2 pool, works no pool holds (no earlier
+    paper or train query cites them), entries that resolve to nothing."""
+    kinds = ("corpus paper in the v2 pool", "work in the v3 pool", "corpus paper outside the v2 pool",
+             "work outside the v3 pool", "resolves to nothing")
+    out = {k: {"entries": 0} | {name: 0 for name in named} for k in kinds}
+    for qid, stem in common.items():
+        for e in entries.get(stem) or []:
+            if e is None:
+                k = kinds[4]
+            elif is_work_id(e):
+                k = kinds[1] if e in v3_pool else kinds[3]
+            else:
+                k = kinds[0] if e in v2_pool else kinds[2]
+            out[k]["entries"] += 1
+            for name, ranked in named.items():
+                out[k][name] += e is not None and e in set(ranked.get(qid, [])[:TOP])
     return out
 
 
@@ -94,11 +119,15 @@ def main() -> None:
         "mustcite_v3_vs_v2": compare(shares["mustcite (v2 pool)"], shares["mustcite (v3 pool: papers and works)"]),
         "mustcite_v3_vs_bm25_v3": compare(shares["BM25 (v3 pool)"], shares["mustcite (v3 pool: papers and works)"]),
         "mustcite_v2_vs_bm25_v2": compare(shares["BM25 (v2 pool)"], shares["mustcite (v2 pool)"]),
+        "entries_by_kind": breakdown(entries, common, {p["paper_id"] for p in b2.pool()},
+                                     {p["paper_id"] for p in b3.pool()},
+                                     {n: top_ids(runs[n]) for n in ("mustcite (v2 pool)", "mustcite (v3 pool: papers and works)")}),
     }
-    # v2 figures of the v3 model: its ranking of the v2 test queries with the works taken out (ranked
-    # DEPTH deep, so that 100 papers remain), scored on the v2 qrels
+    # v2 figures of the v3 model: its ranking of the v2 test queries with the works (and any paper
+    # outside the v2 pool) taken out (ranked DEPTH deep, so that 100 papers remain), on the v2 qrels
     rec = Recommender.load(args.model)
     v2_queries = b2.queries("test")
+    v2_pool = {p["paper_id"] for p in b2.pool()}
     tiers = {"type1": "type1", "type2": "type2", "type3": "type3", "mustcite": "must_cite", "cited": "cited"}
     ranked = rec.rank_ids(v2_queries, tuple(dict.fromkeys(tiers.values())), top=DEPTH)
     v2c: dict = {}
@@ -106,7 +135,7 @@ def main() -> None:
         qrels = read_qrels(b2.path / "qrels" / f"test.{truth}.qrels")
         r2 = read_run(b2.path / "runs" / f"mustcite.{truth}.test.trec")
         r3 = papers_only({q: {d: float(DEPTH - i) for i, d in enumerate(ids)}
-                          for q, ids in ranked[tiers[truth]].items()})
+                          for q, ids in ranked[tiers[truth]].items()}, v2_pool)
         p2, p3 = per_query(r2, qrels, ("MAP", "MRR", "R@100")), per_query(r3, qrels, ("MAP", "MRR", "R@100"))
         v2c[truth] = {m: compare(p2[m], p3[m]) for m in ("MAP", "MRR", "R@100")}
     out["v2_figures_of_the_v3_model"] = v2c

@@ -15,7 +15,6 @@ near works judged the same).
 
 from __future__ import annotations
 
-import argparse
 import json
 import random
 from collections import Counter
@@ -24,6 +23,8 @@ from pathlib import Path
 from rapidfuzz import fuzz, process
 
 from mustcite.extract.works import cluster_mentions, collect_mentions, identifies, make_work
+
+from common import hand_check_cli  # noqa: E402  (benchmarks/ is on the path when run as a script)
 
 RESULTS = Path(__file__).resolve().parent / "results"
 SAMPLE = RESULTS / "works_check_sample.jsonl"
@@ -100,20 +101,5 @@ def score() -> dict:
     return out
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    sub = ap.add_subparsers(dest="cmd", required=True)
-    s = sub.add_parser("sample")
-    s.add_argument("--extract", type=Path, default=Path("mustcite-work/extract"))
-    s.add_argument("--n", type=int, default=200)
-    s.add_argument("--seed", type=int, default=0)
-    sub.add_parser("score")
-    args = ap.parse_args()
-    if args.cmd == "sample":
-        sample(args.extract, args.n, args.seed)
-    else:
-        score()
-
-
 if __name__ == "__main__":
-    main()
+    hand_check_cli(__doc__, sample, score, ("extract", Path("mustcite-work/extract")))

@@ -36,7 +36,8 @@ if [ "$JUDGE" = cascade ] || [ "$JUDGE" = neural ]; then
 fi
 $MC annotate "$EXTRACT" --backend "$JUDGE"
 $MC labels stats "$EXTRACT/labels" --out "$WORK/figures/label_distributions.png"
-# the catalogue of cited works: every reference that links to no corpus paper, one record per work
+# the catalogue of cited works: every reference that links to no corpus paper, one record per work,
+# and the names citing papers give corpus papers and works ("CIFAR-10 [23]")
 if [ "$WORK/corpus/works.json" -nt "$EXTRACT/labels_summary.json" ]; then echo "catalogue of cited works up to date: $WORK/corpus/works.parquet"
 else $MC works build "$EXTRACT"; fi
 
@@ -84,7 +85,7 @@ step "done in $((SECONDS - t0)) s"
 cat <<EOT
 Results are under $WORK:
   corpus store        $WORK/corpus/papers.parquet   (build report: corpus/build.json)
-  cited works         $WORK/corpus/works.parquet, work_citations.parquet   (figures: corpus/works.json)
+  cited works         $WORK/corpus/works.parquet, work_citations.parquet, names.parquet   (figures: corpus/works.json)
   extraction          $EXTRACT/<paper>.json, summary.json
   labels              $EXTRACT/labels/<paper>.json, $EXTRACT/labels_summary.json
   label figure        $WORK/figures/label_distributions.png

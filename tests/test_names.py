@@ -114,6 +114,17 @@ def _index():
     return NameIndex(pool, lab, years), year_array([p["year"] for p in pool])
 
 
+def test_a_result_says_what_it_is():
+    from mustcite.recommend.formats import describe, reasons
+    from mustcite.recommend.results import Recommendation
+
+    r = Recommendation("w-1", "Towards accurate generative models of video", 2018, "arXiv preprint arXiv:1812",
+                       0.9, "I", {}, authors=["T. Unterthiner", "S. van Steenkiste"], kind="dataset", source="references")
+    assert describe(r) == "the dataset of Unterthiner et al., arXiv 2018"
+    ev = {"named": {"name": "FVD", "support": 4, "from_title": False}}
+    assert reasons(ev, r)[0] == "your abstract names FVD: the dataset of Unterthiner et al., arXiv 2018 (so called by 4 labelled papers)"
+
+
 def test_name_index_time_order_leave_one_out_and_case():
     idx, pool_years = _index()
     hits = idx.named("We evaluate on HDTF and use CLIP features; we fine-tune with LoRA.", 2023, pool_years)
@@ -126,6 +137,8 @@ def test_name_index_time_order_leave_one_out_and_case():
     assert idx.named("NewNet, Mamba and the Survey", 2024, pool_years) == {}          # later, ambiguous, generic
     assert set(idx.named("NewNet", 2031, pool_years)) == {"late"}
     assert idx.named("LoRAxyz and FLoRA", 2024, pool_years) == {}                     # whole words only
+    assert set(idx.named("H DTF and H D T F", 2024, pool_years)) == set()             # single letters are no name
+    assert set(idx.named("the HD TF split", 2024, pool_years)) == {"hdtf"}
 
 
 @pytest.mark.data("neurips/fulltext_2024")

@@ -99,7 +99,8 @@ def describe(r: Recommendation) -> str:
     if r.authors:
         last = r.authors[0].split(",")[0].split()[-1] if "," in r.authors[0] else r.authors[0].split()[-1]
         who = f" of {last}" + (" et al." if len(r.authors) > 1 else "")
-    when = ", ".join(x for x in (r.venue or "", str(r.year or "")) if x).replace(f", {r.year}", f" {r.year}")
+    venue = re.sub(r"^arxiv\b.*", "arXiv", r.venue or "", flags=re.I)
+    when = " ".join(x for x in (venue, str(r.year or "")) if x)
     return f"the {r.kind or 'paper'}{who}" + (f", {when}" if when else "")
 
 

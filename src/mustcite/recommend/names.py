@@ -109,8 +109,8 @@ class NameIndex:
             for i in range(len(toks) - n + 1):
                 words = toks[i:i + n]
                 key = name_key("".join(words))
-                if len(key) < 2:
-                    continue
+                if len(key) < 2 or (n > 1 and any(len(w) < 2 for w in words[:-1])):
+                    continue            # "S D" is no "SD"; "Llama 2" is "Llama2"
                 surface = " ".join(words)
                 cased = any(ch.isupper() or ch.isdigit() for ch in surface)
                 if key in self.uses and (cased or not self.cased[key]):
