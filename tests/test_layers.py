@@ -23,8 +23,8 @@ SRC = Path(__file__).resolve().parents[1] / "src"
 #: Lowest first. A top-level module or subpackage of ``mustcite`` belongs to exactly one layer;
 #: ``mustcite`` itself (the package facade) is the top layer.
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
-    ("ground", ("errors", "version", "io", "numeric", "retry", "config", "engine", "parallel", "runs",
-                "datasets", "schemas")),
+    ("ground", ("errors", "version", "io", "tarstream", "numeric", "retry", "config", "engine", "parallel",
+                "runs", "datasets", "schemas")),
     ("corpus", ("corpus",)),
     ("collect", ("collect",)),
     ("extract", ("extract",)),

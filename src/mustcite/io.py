@@ -1,40 +1,230 @@
-"""Small file helpers shared by every stage: JSONL reading that names file and line, atomic writes."""
+"""Small file helpers shared by every stage: JSONL reading that names file and line, atomic writes.
+
+Every compressed input is read through one budgeted reader, :func:`open_decompressed`: it
+decompresses a block at a time and raises :class:`~mustcite.errors.MustciteError` naming the file
+("expands beyond N MB") as soon as more than ``max_bytes`` decompressed bytes would be read, so a
+small hostile ``.gz`` never becomes gigabytes in memory or minutes of work. :func:`open_text`,
+:func:`read_text`, :func:`read_json` and :func:`iter_jsonl` use it for ``.gz`` files (default cap
+:data:`MAX_DECOMPRESSED_BYTES`); the tar reader of :mod:`mustcite.extract.archive` and the
+collectors' archives use it too. Line readers (:func:`iter_text_lines`) also cap one line's length
+(:data:`MAX_LINE_CHARS`) and skip runs of blank lines a block at a time.
+"""
 
 from __future__ import annotations
 
+import bz2
 import gzip
 import hashlib
+import io
 import json
+import lzma
 import os
 import tempfile
 import zlib
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from .errors import MustciteError
 
 _UMASK = os.umask(0)
 os.umask(_UMASK)
 
+#: Default cap on the decompressed bytes of one compressed data file (``.gz`` JSONL, runs, qrels...).
+MAX_DECOMPRESSED_BYTES = 256 * 2**20
+#: Longest line a line reader accepts (JSONL, TREC runs and qrels): one line is held whole in memory.
+MAX_LINE_CHARS = 32 * 2**20
+_TEXT_BLOCK = 1 << 20
 
-def open_text(path: str | Path):
-    """Open a text file, transparently gunzipping ``.gz``; strict UTF-8."""
+
+def _size_text(n: int) -> str:
+    return f"{n / 2**20:g} MB" if n >= 2**20 and n % 2**20 == 0 else f"{n:,} bytes"
+
+
+class CorruptCompressedError(OSError):
+    """Compressed data that is corrupt or truncated (an OSError, so ``except OSError`` callers see it)."""
+
+
+class _CappedReader(io.RawIOBase):
+    """Reads ``inner`` (a decompressing file object), at most ``max_bytes`` bytes in all: the read
+    that would pass the cap raises MustciteError naming ``name``. Decompression errors become
+    :class:`CorruptCompressedError`."""
+
+    def __init__(self, inner: IO[bytes], max_bytes: int | None, name: str, owned: tuple[Any, ...] = ()):
+        super().__init__()
+        self._inner, self._max, self._name, self._owned = inner, max_bytes, name, owned
+        self.total = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, b) -> int:
+        view = memoryview(b).cast("B")
+        if self._max is not None:
+            view = view[:max(1, min(len(view), self._max - self.total + 1))]
+        try:
+            data = self._inner.read(len(view))
+        except (EOFError, zlib.error, lzma.LZMAError, gzip.BadGzipFile) as exc:
+            why = str(exc) or type(exc).__name__
+            raise CorruptCompressedError(f"corrupt or truncated compressed data ({why})") from None
+        except OSError as exc:
+            if isinstance(exc, CorruptCompressedError) or exc.errno is not None:
+                raise
+            raise CorruptCompressedError(f"corrupt compressed data ({exc})") from None   # bz2: "Invalid data stream"
+        n = len(data)
+        self.total += n
+        if self._max is not None and self.total > self._max:
+            raise MustciteError(f"expands beyond {_size_text(self._max)} (a compressed file this large is refused)",
+                                path=self._name)
+        view[:n] = data
+        return n
+
+    def close(self) -> None:
+        if not self.closed:
+            try:
+                for f in (self._inner, *self._owned):
+                    f.close()
+            finally:
+                super().close()
+
+
+def _sniff(head: bytes) -> str | None:
+    if head.startswith(b"\x1f\x8b"):
+        return "gzip"
+    if head.startswith(b"BZh"):
+        return "bz2"
+    if head.startswith(b"\xfd7zXZ\x00"):
+        return "xz"
+    return None
+
+
+def open_decompressed(source: str | Path | IO[bytes], *, max_bytes: int | None = MAX_DECOMPRESSED_BYTES,
+                      sniff: bool = False, name: str | Path | None = None) -> io.BufferedReader:
+    """A binary reader of ``source`` (a path or a binary file object), decompressed a block at a time.
+
+    What is decompressed: a path ending in ``.gz`` is gunzipped; with ``sniff`` the first bytes decide
+    instead (gzip, bzip2 or xz; anything else is read as is). Decompressed data is capped at
+    ``max_bytes`` (None: no cap): reading past it raises MustciteError naming the file ("expands
+    beyond N MB"); corrupt compressed data raises :class:`CorruptCompressedError` (an OSError).
+    Data read as is (not compressed) is never capped: its size is the file's.
+    """
+    owned: tuple[Any, ...] = ()
+    if isinstance(source, (str, Path)):
+        label = str(name if name is not None else source)
+        raw: IO[bytes] = open(source, "rb")
+        owned = (raw,)
+    else:
+        label = str(name if name is not None else getattr(source, "name", "<stream>"))
+        raw = source
+    try:
+        if sniff:
+            head = raw.read(6)
+            raw.seek(-len(head), os.SEEK_CUR)
+            kind = _sniff(head)
+        else:
+            kind = "gzip" if str(source if isinstance(source, (str, Path)) else label).endswith(".gz") else None
+        if kind == "gzip":
+            inner: IO[bytes] = gzip.GzipFile(fileobj=raw, mode="rb")
+        elif kind == "bz2":
+            inner = bz2.BZ2File(raw, mode="rb")
+        elif kind == "xz":
+            inner = lzma.LZMAFile(raw, mode="rb")
+        else:
+            inner, max_bytes = raw, None
+            owned = ()
+    except BaseException:
+        for f in owned:
+            f.close()
+        raise
+    return io.BufferedReader(_CappedReader(inner, max_bytes, label, owned), buffer_size=64 * 1024)
+
+
+def open_text(path: str | Path, *, max_bytes: int | None = MAX_DECOMPRESSED_BYTES):
+    """Open a text file, transparently gunzipping ``.gz`` (at most ``max_bytes`` decompressed
+    bytes, see :func:`open_decompressed`); strict UTF-8."""
     path = Path(path)
     if path.suffix == ".gz":
-        return gzip.open(path, "rt", encoding="utf-8", newline="")
+        return io.TextIOWrapper(open_decompressed(path, max_bytes=max_bytes), encoding="utf-8", newline="")
     return open(path, encoding="utf-8", newline="")
 
 
-def read_text(path: str | Path, max_chars: int | None = None) -> str:
+def iter_text_lines(fh, path: str | Path, *, max_line_chars: int = MAX_LINE_CHARS) -> Iterator[tuple[int, str]]:
+    """``(line_number, line)`` for each non-blank line of the text file ``fh`` (opened with
+    ``newline=""``), without its line end. Lines end at ``\\n``, ``\\r\\n`` or ``\\r`` (as file
+    iteration splits them; never at U+2028 or U+0085). The file is read a block at a time: a run of
+    blank lines costs no Python work per line, and a line longer than ``max_line_chars`` raises
+    MustciteError naming ``path`` and the line (never held whole)."""
+    lineno = 0                 # lines completed so far
+    pending: list[str] = []    # pieces of the unfinished line
+    pending_len = 0
+    prev_cr = False            # the last block ended with \r: a \n starting this one is the same line end
+
+    def too_long(n: int) -> MustciteError:
+        return MustciteError(f"line longer than {max_line_chars:,} characters (the cap; is this a text file?)",
+                             path=path, line=n)
+
+    while True:
+        block = fh.read(_TEXT_BLOCK)
+        if not block:
+            break
+        if prev_cr and block[0] == "\n":
+            block = block[1:]
+            if not block:
+                prev_cr = False
+                continue
+        prev_cr = block[-1] == "\r"
+        if "\r" in block:
+            block = block.replace("\r\n", "\n").replace("\r", "\n")
+        first = block.find("\n")
+        if first < 0:
+            pending.append(block)
+            pending_len += len(block)
+            if pending_len > max_line_chars:
+                raise too_long(lineno + 1)
+            continue
+        head = block[:first]
+        if pending_len + len(head) > max_line_chars:
+            raise too_long(lineno + 1)
+        line = "".join(pending) + head if pending else head
+        pending, pending_len = [], 0
+        lineno += 1
+        if line.strip():
+            yield lineno, line
+        del line
+        last = block.rfind("\n")
+        if last > first:
+            body = block[first + 1:last]
+            if not body.strip():
+                lineno += body.count("\n") + 1        # blank lines only: skipped in one step
+            else:
+                for part in body.split("\n"):
+                    lineno += 1
+                    if len(part) > max_line_chars:
+                        raise too_long(lineno)
+                    if part.strip():
+                        yield lineno, part
+        tail = block[last + 1:]
+        if tail:
+            if len(tail) > max_line_chars:
+                raise too_long(lineno + 1)
+            pending, pending_len = [tail], len(tail)
+    if pending:
+        line = "".join(pending)
+        if line.strip():
+            yield lineno + 1, line
+
+
+def read_text(path: str | Path, max_chars: int | None = None, *,
+              max_bytes: int | None = MAX_DECOMPRESSED_BYTES) -> str:
     """Whole file as text; a non-UTF-8 or corrupt file raises MustciteError naming it.
 
     With ``max_chars`` the text is read (and a ``.gz`` file decompressed) a block at a time and a
     file holding more characters raises MustciteError once the cap is passed: a small compressed
-    file never becomes gigabytes in memory.
+    file never becomes gigabytes in memory. A ``.gz`` file is also capped at ``max_bytes``
+    decompressed bytes (:func:`open_decompressed`).
     """
     try:
-        with open_text(path) as fh:
+        with open_text(path, max_bytes=max_bytes) as fh:
             if max_chars is None:
                 return fh.read()
             text = fh.read(max_chars + 1)
@@ -57,14 +247,15 @@ def _json_limit(exc: BaseException) -> str:
     return "nested too deeply" if isinstance(exc, RecursionError) else str(exc)
 
 
-def read_json(path: str | Path, *, missing_ok: bool = False) -> Any:
+def read_json(path: str | Path, *, missing_ok: bool = False, max_bytes: int | None = MAX_DECOMPRESSED_BYTES) -> Any:
     """A JSON file's value; an unreadable or malformed file raises MustciteError naming it.
 
-    A missing file raises too, unless ``missing_ok``: then it is ``None``.
+    A missing file raises too, unless ``missing_ok``: then it is ``None``. A ``.gz`` file is read
+    within ``max_bytes`` decompressed bytes.
     """
     if missing_ok and not Path(path).is_file():
         return None
-    text = read_text(path)
+    text = read_text(path, max_bytes=max_bytes)
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
@@ -107,17 +298,18 @@ def check_output_dir(path: str | Path) -> Path:
     return path
 
 
-def iter_jsonl(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
+def iter_jsonl(path: str | Path, *, max_bytes: int | None = MAX_DECOMPRESSED_BYTES,
+               max_line_chars: int = MAX_LINE_CHARS) -> Iterator[tuple[int, dict[str, Any]]]:
     """Yield ``(line_number, object)``; lines are split on ``\\n`` only (never ``splitlines``).
 
-    A malformed line raises MustciteError with the file and line number.
+    A malformed line raises MustciteError with the file and line number; so does a line longer
+    than ``max_line_chars`` and a ``.gz`` file expanding beyond ``max_bytes`` (None: no cap; for
+    the large training files read a line at a time).
     """
     try:
-        with open_text(path) as fh:
-            for lineno, line in enumerate(fh, 1):
-                # file iteration with newline="" splits on \n (and \r\n), never on U+2028 / U+0085
-                if not line.strip():
-                    continue
+        with open_text(path, max_bytes=max_bytes) as fh:
+            for lineno, line in iter_text_lines(fh, path, max_line_chars=max_line_chars):
+                # split on \n (and \r\n, \r), never on U+2028 / U+0085; blank lines are skipped
                 try:
                     obj = json.loads(line)
                 except json.JSONDecodeError as exc:

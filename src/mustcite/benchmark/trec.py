@@ -12,18 +12,19 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from ..errors import MustciteError
-from ..io import atomic_write_text, open_text
+from ..io import atomic_write_text, iter_text_lines, open_text
 
 Run = dict[str, dict[str, float]]      # qid -> {docid: score}
 Qrels = dict[str, dict[str, int]]      # qid -> {docid: relevance}
 
 
 def _lines(path: str | Path):
+    """``(line_number, fields)`` of each non-blank line; a ``.gz`` file is decompressed within
+    :data:`mustcite.io.MAX_DECOMPRESSED_BYTES` and a line is at most :data:`mustcite.io.MAX_LINE_CHARS`."""
     try:
         with open_text(path) as fh:
-            for lineno, line in enumerate(fh, 1):
-                if line.strip():
-                    yield lineno, line.split()
+            for lineno, line in iter_text_lines(fh, path):
+                yield lineno, line.split()
     except FileNotFoundError:
         raise MustciteError("file not found", path=path) from None
     except UnicodeDecodeError as exc:

@@ -17,7 +17,6 @@
 
 from __future__ import annotations
 
-import gzip
 import hashlib
 import io
 import json
@@ -32,7 +31,7 @@ from urllib.parse import urlsplit
 import httpx
 
 from ..errors import MustciteError
-from ..io import atomic_write_bytes, atomic_write_json
+from ..io import MAX_DECOMPRESSED_BYTES, atomic_write_bytes, atomic_write_json, open_decompressed
 from ..retry import parse_retry_after
 
 USER_AGENT = "mustcite-collect/1 (+https://github.com/mustcite; polite research crawler)"
@@ -41,8 +40,17 @@ DEFAULT_DELAY = 1.0
 HOST_DELAYS = {"api.openreview.net": 3.0, "api2.openreview.net": 3.0}
 #: wait after a 429 that gives no Retry-After, per host (else exponential backoff)
 LONG_WAIT_429 = {"api.openreview.net": 60.0, "api2.openreview.net": 60.0}
-#: at most this many bytes per answer / archive member
+#: at most this many bytes per answer
 MAX_BYTES = 512 * 1024 * 1024
+#: a volume source archive (``get_archive``): only its text members (what the collectors parse) are
+#: kept, each of at most MAX_MEMBER_BYTES (larger ones are skipped unread), MAX_KEPT_BYTES in all;
+#: the decompressed stream (PDFs and all, read past) stops at MAX_ARCHIVE_STREAM_BYTES
+ARCHIVE_TEXT_SUFFIXES = (".md", ".markdown", ".yml", ".yaml", ".json", ".bib", ".html", ".htm", ".xml", ".txt",
+                         ".csv", ".tsv")
+MAX_MEMBER_BYTES = 32 * 2**20
+MAX_KEPT_BYTES = 256 * 2**20
+MAX_ARCHIVE_STREAM_BYTES = 4 * 2**30
+MAX_ARCHIVE_MEMBERS = 200_000
 
 
 class FetchError(Exception):
@@ -129,13 +137,15 @@ class OfflineSource:
         if p is None or p.is_dir():
             raise FetchError(url, f"not in the offline folder {self.root} (looked for {self.mirror_path(url)})",
                              kind="offline_missing")
-        data = p.read_bytes()
         if p.name.endswith(".gz") and not urlsplit(url).path.endswith((".gz", ".tgz")):
             try:
-                data = gzip.decompress(data)
+                with open_decompressed(p, max_bytes=MAX_DECOMPRESSED_BYTES) as fh:
+                    return fh.read()
+            except MustciteError as exc:
+                raise FetchError(url, f"{p}: {exc.message}", kind="archive") from None
             except (OSError, EOFError) as exc:
                 raise FetchError(url, f"corrupt gzip file {p}: {exc}", kind="archive") from None
-        return data
+        return p.read_bytes()
 
     def read_archive(self, url: str) -> dict[str, bytes]:
         p = self.resolve(url)
@@ -147,20 +157,38 @@ class OfflineSource:
                 if f.is_file():
                     out[f"{p.name}/{f.relative_to(p).as_posix()}"] = f.read_bytes()
             return out
-        return untar(url, p.read_bytes())
+        return untar(url, p)
 
 
-def untar(url: str, data: bytes) -> dict[str, bytes]:
-    """Members (files only) of a ``.tar.gz`` / ``.tar`` held in memory, by name."""
+def untar(url: str, data: bytes | Path) -> dict[str, bytes]:
+    """Text members (files named :data:`ARCHIVE_TEXT_SUFFIXES`) of a ``.tar.gz`` / ``.tar``, held
+    in memory (``data``) or a file, by name; read as one capped stream
+    (:func:`mustcite.tarstream.iter_tar`): a member over :data:`MAX_MEMBER_BYTES` is skipped
+    unread, and an archive keeping more than :data:`MAX_KEPT_BYTES`, expanding beyond
+    :data:`MAX_ARCHIVE_STREAM_BYTES`, or with a hostile header is a ``FetchError`` (kind ``archive``)."""
+    from ..tarstream import iter_tar
+
     out: dict[str, bytes] = {}
+    kept = members = 0
+    source = data if isinstance(data, Path) else io.BytesIO(data)
+    name = str(data) if isinstance(data, Path) else url
     try:
-        with tarfile.open(fileobj=io.BytesIO(data), mode="r:*") as tf:
-            for m in tf:
-                if not m.isfile() or m.size > MAX_BYTES:
-                    continue
-                fh = tf.extractfile(m)
-                if fh is not None:
-                    out[m.name] = fh.read()
+        for tf, m in iter_tar(source, name, max_stream_bytes=MAX_ARCHIVE_STREAM_BYTES):
+            members += 1
+            if members > MAX_ARCHIVE_MEMBERS:
+                raise FetchError(url, f"the archive has more than {MAX_ARCHIVE_MEMBERS:,} members; refusing it",
+                                 kind="archive")
+            if not m.isfile() or m.size > MAX_MEMBER_BYTES or not m.name.lower().endswith(ARCHIVE_TEXT_SUFFIXES):
+                continue
+            kept += m.size
+            if kept > MAX_KEPT_BYTES:
+                raise FetchError(url, f"the archive's text members hold more than {MAX_KEPT_BYTES:,} bytes; "
+                                 "refusing it", kind="archive")
+            fh = tf.extractfile(m)
+            if fh is not None:
+                out[m.name] = fh.read()         # at most m.size <= MAX_MEMBER_BYTES
+    except MustciteError as exc:            # a refused header, a bomb, a truncated archive
+        raise FetchError(url, str(exc), kind="archive") from None
     except (tarfile.TarError, OSError, EOFError) as exc:
         raise FetchError(url, f"not a readable tar archive: {exc}", kind="archive") from None
     return out

@@ -10,13 +10,19 @@ total uncompressed size, checked on the sizes the archive declares *and* on the 
 decompressed (a lying header stops at the cap: zip bombs). Files are created with ``O_EXCL`` and
 ``O_NOFOLLOW`` under a resolved destination, so nothing is written outside it.
 
+A tar archive (compressed or not) is read once, as a stream (:func:`mustcite.tarstream.iter_tar`): the decompressed
+stream goes through :func:`mustcite.io.open_decompressed`, capped at
+:meth:`ArchiveLimits.stream_bytes`, and every raw 512-byte header is checked before ``tarfile``
+acts on it: a GNU long-name/long-link or PAX header declaring more than
+:data:`mustcite.tarstream.MAX_TAR_META_BYTES` is refused without reading its body (``tarfile`` would read it whole),
+as are sparse members, negative sizes and long chains of such headers.
+
 :func:`unpacked` is the context manager callers use: it yields the folder and always removes it.
 """
 
 from __future__ import annotations
 
 import contextlib
-import gzip
 import os
 import shutil
 import stat
@@ -29,6 +35,8 @@ from pathlib import Path, PurePosixPath
 from typing import IO
 
 from ..errors import MustciteError
+from ..io import CorruptCompressedError, open_decompressed
+from ..tarstream import TarCorrupt, iter_tar
 
 ARCHIVE_SUFFIXES = (".zip", ".tar.gz", ".tgz", ".tar", ".gz")
 #: Members written out: the LaTeX sources and bibliographies (everything else is skipped unread).
@@ -41,6 +49,14 @@ class ArchiveLimits:
     max_members: int = 5000                  # members of any kind
     max_member_bytes: int = 32 * 2**20       # one extracted member, uncompressed
     max_total_bytes: int = 256 * 2**20       # declared sizes of all members, and bytes extracted
+    #: decompressed bytes of a whole compressed tar stream (headers, skipped members and all);
+    #: None: the declared total plus room for every member's headers (:meth:`stream_bytes`)
+    max_stream_bytes: int | None = None
+
+    def stream_bytes(self) -> int:
+        if self.max_stream_bytes is not None:
+            return self.max_stream_bytes
+        return self.max_total_bytes + (self.max_members + 2) * 4096 + 2**20
 
 
 @dataclass
@@ -164,21 +180,9 @@ def _unzip(archive: Path, root: Path, limits: ArchiveLimits, out: Unpacked) -> N
 
 def _untar(archive: Path, root: Path, limits: ArchiveLimits, out: Unpacked) -> None:
     w = _Writer(root, archive, limits, out)
-    try:
-        tf = tarfile.open(archive, mode="r:*")
-    except (tarfile.ReadError, OSError, EOFError) as exc:
-        raise tarfile.ReadError(str(exc)) from None
     declared = 0
-    with tf:
-        while True:
-            try:
-                m = tf.next()
-            except (tarfile.TarError, OSError, EOFError, zlib_error()) as exc:
-                out.messages.append(f"{archive.name}: the archive is truncated or corrupt after "
-                                    f"{out.members} members ({exc}); read what came before")
-                break
-            if m is None:
-                break
+    try:
+        for tf, m in iter_tar(archive, archive, max_stream_bytes=limits.stream_bytes()):
             _count(out, archive, limits)
             declared += max(m.size, 0)
             if declared > limits.max_total_bytes:
@@ -201,23 +205,19 @@ def _untar(archive: Path, root: Path, limits: ArchiveLimits, out: Unpacked) -> N
                 continue
             try:
                 w.write(rel, src, m.size)
-            except (tarfile.TarError, EOFError, zlib_error()) as exc:
+            except (tarfile.TarError, EOFError, CorruptCompressedError) as exc:
                 out.messages.append(f"{archive.name}: member {m.name!r} unreadable ({exc}); skipped")
-
-
-def zlib_error():
-    import zlib
-
-    return zlib.error
+    except TarCorrupt as exc:
+        out.messages.append(f"{archive.name}: {exc.message}; read what came before")
 
 
 def _gunzip_single(archive: Path, root: Path, limits: ArchiveLimits, out: Unpacked) -> None:
     """arXiv serves a one-file source as a gzipped .tex (not a tar): unpack it as main.tex."""
     w = _Writer(root, archive, limits, out)
     try:
-        with gzip.open(archive, "rb") as src:
+        with open_decompressed(archive, max_bytes=limits.max_member_bytes, sniff=True) as src:
             w.write(PurePosixPath("main.tex"), src, 0)
-    except (OSError, EOFError, zlib_error()) as exc:
+    except (OSError, EOFError) as exc:
         raise MustciteError(f"not a readable gzip or tar archive: {exc}", path=archive) from None
     out.members = 1
 

@@ -54,27 +54,67 @@ def _converter():
     return LatexNodes2Text(math_mode="text")
 
 
+LATEX_PIECE = 20_000      # pylatexenc is quadratic in a long run of text: longer LaTeX goes in pieces
+_SPACE = re.compile(r"\s")
+
+
+def latex_pieces(latex: str, size: int = LATEX_PIECE) -> list[str]:
+    """``latex`` cut into pieces of about ``size`` characters (one piece when shorter), each cut at
+    white space outside braces and ``$...$`` where one comes within ``4 * size`` characters (else at
+    the first white space, else anywhere); linear in the text. pylatexenc copies the text it has
+    read so far for each token of a run of plain text, so one long piece costs quadratic time."""
+    pieces, start, n = [], 0, len(latex)
+    while n - start > size:
+        k = start + size
+        depth = (latex.count("{", start, k) - latex.count("\\{", start, k)
+                 - latex.count("}", start, k) + latex.count("\\}", start, k))
+        dollars = latex.count("$", start, k) - latex.count("\\$", start, k)
+        cut, first, prev = None, None, k
+        while True:
+            w = _SPACE.search(latex, prev, min(n, start + 4 * size))
+            if w is None:
+                break
+            i = w.start()
+            depth += (latex.count("{", prev, i) - latex.count("\\{", prev, i)
+                      - latex.count("}", prev, i) + latex.count("\\}", prev, i))
+            dollars += latex.count("$", prev, i) - latex.count("\\$", prev, i)
+            first = i if first is None else first
+            if depth <= 0 and dollars % 2 == 0:
+                cut = i
+                break
+            prev = i + 1
+        cut = cut if cut is not None else first if first is not None else k
+        pieces.append(latex[start:cut])
+        start = cut
+    pieces.append(latex[start:])
+    return pieces
+
+
 def decode_latex(value: str) -> str:
     """LaTeX field text -> plain Unicode (accents, ``\\&``, braces); white space collapsed."""
     value = value or ""
     if "\\" in value or "{" in value or "~" in value or "$" in value:
         try:
-            value = _converter().latex_to_text(value)
+            value = " ".join(_converter().latex_to_text(p) for p in latex_pieces(value))
         except Exception:  # pylatexenc is tolerant, but never let a field break a reading
             value = re.sub(r"\\[a-zA-Z]+\*?|[{}]", "", value)
     return re.sub(r"\s+", " ", value).strip()
 
 
+# "and" between names; tried at the start of a white-space run only, so a long run costs linear time
+_AUTHOR_TOKENS = re.compile(r"(\{|\}|(?<!\s)\s+and\s+)")
+
+
 def split_authors(value: str) -> tuple[list[str], bool]:
     """BibTeX ``author`` field -> (["Given Family", ...], had "and others")."""
     parts, depth, cur = [], 0, []
-    tokens = re.split(r"(\{|\}|\s+and\s+)", value or "")
+    tokens = _AUTHOR_TOKENS.split(value or "")
     for t in tokens:
         if t == "{":
             depth += 1
         elif t == "}":
             depth = max(0, depth - 1)
-        if depth == 0 and re.fullmatch(r"\s+and\s+", t or ""):
+        if depth == 0 and t and t[0].isspace() and t[-1].isspace() and t.strip() == "and":
             parts.append("".join(cur))
             cur = []
         else:
@@ -177,8 +217,48 @@ def parse_bib(text: str, name: str) -> tuple[list[BibEntry], list[str]]:
 
 # ---- .bbl and thebibliography ------------------------------------------------------------------
 
-_BIBITEM = re.compile(r"\\bibitem\s*(?:\[(?P<label>(?:[^\[\]{}]|\{[^{}]*\})*)\])?\s*\{(?P<key>[^}]*)\}")
-_BIBLATEX_ENTRY = re.compile(r"\\entry\{(?P<key>[^}]*)\}\{(?P<type>[^}]*)\}\{[^}]*\}(?P<body>.*?)\\endentry", re.S)
+# keys and labels are bounded: an unclosed "{" must not make every later item scan to the end
+_BIBITEM = re.compile(r"\\bibitem\s*(?:\[(?P<label>(?:[^\[\]{}]|\{[^{}]{0,1000}\}){0,1000})\])?"
+                      r"\s*\{(?P<key>[^}]{0,1000})\}")
+_BIBLATEX_HEAD = re.compile(r"\\entry\{(?P<key>[^}]{0,1000})\}\{(?P<type>[^}]{0,100})\}\{[^}]{0,1000}\}")
+_VERB_HEAD = re.compile(r"\\verb\{(\w+)\}\s*\\verb\s?")
+_NAME_HEAD = re.compile(r"\\name\{(author|editor)\}\{\d+\}\{[^}]{0,1000}\}\{")
+_BRACE = re.compile(r"(?<!\\)[{}]")      # a brace not preceded by a backslash
+
+
+def _blocks(text: str, head: re.Pattern, end: str):
+    """``(head match, body)`` of each ``head ... end`` block (as ``head(.*?)end`` with re.S, in one
+    pass: once no ``end`` follows a head, no later head can have one either)."""
+    pos = 0
+    while True:
+        m = head.search(text, pos)
+        if m is None:
+            return
+        e = text.find(end, m.end())
+        if e < 0:
+            return
+        yield m, text[m.end():e]
+        pos = e + len(end)
+
+
+class _Braces:
+    """Where each ``{`` of ``text`` closes, with :func:`_braced`'s rules, found in one pass."""
+
+    def __init__(self, text: str):
+        self.text, self.close = text, {}
+        stack = []
+        for m in _BRACE.finditer(text):
+            if m.group() == "{":
+                stack.append(m.start())
+            elif stack:
+                self.close[stack.pop()] = m.start()
+        self.opened = set(stack)                  # never closed
+
+    def braced(self, start: int) -> tuple[str, int] | None:
+        if start in self.close:
+            i = self.close[start]
+            return self.text[start + 1:i], i + 1
+        return None if start in self.opened else _braced(self.text, start)
 
 
 def _braced(text: str, start: int) -> tuple[str, int] | None:
@@ -201,19 +281,28 @@ def _braced(text: str, start: int) -> tuple[str, int] | None:
 
 def _biblatex_fields(body: str) -> dict[str, str]:
     f: dict[str, str] = {}
+    braces = _Braces(body)
     for m in re.finditer(r"\\(?:field|range)\{(\w+)\}", body):
-        got = _braced(body, m.end())
-        if got and m.group(1).lower() not in f:
-            f[m.group(1).lower()] = got[0]
-    for m in re.finditer(r"\\verb\{(\w+)\}\s*\\verb\s?(.*?)\s*\\endverb", body, re.S):
-        f.setdefault(m.group(1).lower(), m.group(2).strip())
-    for m in re.finditer(r"\\name\{(author|editor)\}\{\d+\}\{[^}]*\}\{", body):
-        got = _braced(body, m.end() - 1)
-        if not got or m.group(1) in f:
+        if m.group(1).lower() in f:
             continue
-        names = []
-        for nm in re.finditer(r"family=\{((?:[^{}]|\{[^{}]*\})*)\}", got[0]):
-            seg = got[0][nm.start():got[0].find("}}", nm.end()) + 1 or None]
+        got = braces.braced(m.end())
+        if got:
+            f[m.group(1).lower()] = got[0]
+    for m, value in _blocks(body, _VERB_HEAD, "\\endverb"):
+        f.setdefault(m.group(1).lower(), value.strip())
+    for m in _NAME_HEAD.finditer(body):
+        if m.group(1) in f:
+            continue
+        got = braces.braced(m.end() - 1)
+        if not got:
+            continue
+        names, people, close = [], got[0], -1
+        for nm in re.finditer(r"family=\{((?:[^{}]|\{[^{}]*\})*)\}", people):
+            if close is not None and close < nm.end():     # the "}}" ending this name (found once each)
+                close = people.find("}}", nm.end())
+                close = None if close < 0 else close
+            stop = len(people) if close is None else close + 1
+            seg = people[nm.start():min(stop, nm.end() + 2000)]
             given = re.search(r"given=\{((?:[^{}]|\{[^{}]*\})*)\}", seg)
             names.append(f"{nm.group(1)}, {given.group(1)}" if given else nm.group(1))
         f[m.group(1)] = " and ".join(names)
@@ -239,7 +328,7 @@ def _bibitem_entry(key: str, label: str, body: str, source: str) -> BibEntry:
         m = re.search(r"(?:1[89]|20)\d\d", label or "")
         year = int(m.group(0)) if m else None
     url = None
-    m = re.search(r"\\url\{([^}]*)\}|\\href\{([^}]*)\}", body)
+    m = re.search(r"\\url\{([^}]{0,2000})\}|\\href\{([^}]{0,2000})\}", body)
     if m:
         url = m.group(1) or m.group(2)
     e = BibEntry(key=key, title=title, authors=authors, year=year, url=url, raw=text, source=source,
@@ -253,21 +342,28 @@ def parse_bbl(text: str, name: str) -> tuple[list[BibEntry], list[str]]:
     ``\\bibitem[...]{key}`` items or biblatex ``\\entry{key}{type}{}...\\endentry`` records."""
     entries: list[BibEntry] = []
     messages: list[str] = []
+    line, at = 1, 0                       # line numbers counted on as the items come (not from the start each time)
+
+    def line_of(i: int) -> int:
+        nonlocal line, at
+        line += text.count("\n", at, i)
+        at = i
+        return line
+
     if "\\entry{" in text and "\\endentry" in text:
-        for m in _BIBLATEX_ENTRY.finditer(text):
-            line = text.count("\n", 0, m.start()) + 1
-            entries.append(entry_from_fields(m.group("key").strip(), _biblatex_fields(m.group("body")),
-                                             f"{name}:{line}"))
+        for m, body in _blocks(text, _BIBLATEX_HEAD, "\\endentry"):
+            entries.append(entry_from_fields(m.group("key").strip(), _biblatex_fields(body),
+                                             f"{name}:{line_of(m.start())}"))
         return entries, messages
     items = list(_BIBITEM.finditer(text))
     for i, m in enumerate(items):
         end = items[i + 1].start() if i + 1 < len(items) else len(text)
         body = text[m.end():end]
         body = re.split(r"\\end\{thebibliography\}", body)[0]
-        line = text.count("\n", 0, m.start()) + 1
+        ln = line_of(m.start())
         key = m.group("key").strip()
         if not key:
-            messages.append(f"{name}:{line}: a \\bibitem without a key; skipped")
+            messages.append(f"{name}:{ln}: a \\bibitem without a key; skipped")
             continue
-        entries.append(_bibitem_entry(key, m.group("label") or "", body, f"{name}:{line}"))
+        entries.append(_bibitem_entry(key, m.group("label") or "", body, f"{name}:{ln}"))
     return entries, messages

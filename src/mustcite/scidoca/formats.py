@@ -42,7 +42,8 @@ from pathlib import Path
 from typing import Any, Union
 
 from ..errors import MustciteError
-from ..io import atomic_write_json, iter_jsonl, open_text, read_json, read_text, write_jsonl
+from ..io import (MAX_DECOMPRESSED_BYTES, atomic_write_json, iter_jsonl, iter_text_lines, open_text, read_json,
+                  read_text, write_jsonl)
 
 TASKS: tuple[int, ...] = (1, 2, 3)
 #: The seed's no-citation marker (Section 2.5, output example).
@@ -413,11 +414,13 @@ def example_to_json(example: Example, *, empty_marker: bool = False) -> dict[str
     return row
 
 
-def _iter_seed_jsonl(path: Path, task: int | None, parse) -> Iterator[Any]:
-    """Parse every line with ``parse(obj, where, task=...)``; one task and unique ids per file."""
+def _iter_seed_jsonl(path: Path, task: int | None, parse, *,
+                     max_bytes: int | None = MAX_DECOMPRESSED_BYTES) -> Iterator[Any]:
+    """Parse every line with ``parse(obj, where, task=...)``; one task and unique ids per file.
+    A ``.gz`` file expanding beyond ``max_bytes`` raises (None: no cap, for the streamed training files)."""
     first: tuple[int, int] | None = None
     seen: dict[str, int] = {}
-    for lineno, obj in iter_jsonl(path):
+    for lineno, obj in iter_jsonl(path, max_bytes=max_bytes):
         where = Origin(str(path), lineno)
         record = parse(obj, where, task=task)
         if first is None:
@@ -617,7 +620,7 @@ def iter_examples(path: str | Path, *, task: int | None = None) -> Iterator[Exam
     files) is streamed a line at a time, never held whole."""
     path = Path(path)
     if detect_shape(path) == "seed-jsonl":
-        return _iter_seed_jsonl(path, task, example_from_json)
+        return _iter_seed_jsonl(path, task, example_from_json, max_bytes=None)
     return iter(read_examples(path, task=task))
 
 
@@ -637,9 +640,9 @@ def sample_examples(path: str | Path, n: int, *, seed: int = 0, task: int | None
     keep: list[tuple[int, str]] = []
     seen = 0
     try:
-        with open_text(path) as fh:
-            for lineno, line in enumerate(fh, 1):
-                if not line.strip() or (skip and _line_id(line, path, lineno) in skip):
+        with open_text(path, max_bytes=None) as fh:       # a training file: streamed, no total cap
+            for lineno, line in iter_text_lines(fh, path):
+                if skip and _line_id(line, path, lineno) in skip:
                     continue
                 seen += 1
                 if len(keep) < n:

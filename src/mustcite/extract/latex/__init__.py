@@ -8,8 +8,10 @@ Input (:func:`extract_latex`): a ``.tex`` file, a project folder, or a source ar
 1. the main file (:mod:`.includes`): the one with ``\\documentclass`` and ``\\begin{document}``
    (``main``/``ms``/``paper`` preferred when several); ``\\input``, ``\\include``, ``\\subfile``,
    ``\\import`` and ``\\subimport`` are followed relative to the main file's folder, never outside
-   the project folder; comments (``%``, not ``\\%``), ``comment`` environments and ``\\iffalse``
-   blocks are dropped; circular and missing includes give a message;
+   the project folder (a missing file and a path outside read the same: "not read (outside the
+   project or missing)"; paths outside are never looked at), at most ``MAX_INCLUDES`` includes
+   followed; comments (``%``, not ``\\%``), ``comment`` environments and ``\\iffalse`` blocks are
+   dropped; circular and missing includes give a message;
 2. every citation command (:mod:`.citations`: ``\\cite``, natbib's ``\\citet``/``\\citep``/... and
    their capitalised forms, biblatex's ``\\autocite``/``\\parencite``/``\\textcite``/``\\footcite``/
    ``\\smartcite`` and the multi-cite ``\\cites`` family, with optional arguments) is replaced by a
@@ -32,19 +34,20 @@ the entry (``year``/``date``) or in its key ("vaswani2017attention"), it is left
 
 from __future__ import annotations
 
-from .arguments import braced, bracketed
+from .arguments import BraceIndex, braced, bracketed
 from .bibliography import bib_names, read_bibliography
 from .citations import MARK_END, MARK_START, MARKER, TEXTUAL_COMMANDS, Citation, citation_style, mark_citations
 from .extraction import extract_latex, extract_project
-from .includes import (LATEX_SUFFIXES, MAIN_NAMES, MAX_CHARS, MAX_DEPTH, MAX_FILE_BYTES, MAX_FILES, TEX_SUFFIXES,
-                       Project, expand, find_main, is_inside, load_project, project_files, read_text, rel_path,
-                       strip_comments)
+from .includes import (LATEX_SUFFIXES, MAIN_NAMES, MAX_CHARS, MAX_DEPTH, MAX_FILE_BYTES, MAX_FILES, MAX_INCLUDES,
+                       TEX_SUFFIXES, Project, expand, find_inside, find_main, is_inside, load_project, project_files,
+                       read_text, rel_path, strip_comments)
 from .text import Segment, drop_refs, paragraphs, split_segments, to_text
 
 __all__ = [
     "LATEX_SUFFIXES", "MAIN_NAMES", "MARKER", "MARK_END", "MARK_START", "MAX_CHARS", "MAX_DEPTH", "MAX_FILES",
-    "MAX_FILE_BYTES", "TEXTUAL_COMMANDS", "TEX_SUFFIXES", "Citation", "Project", "Segment", "bib_names", "braced",
-    "bracketed", "citation_style", "drop_refs", "expand", "extract_latex", "extract_project", "find_main",
+    "MAX_FILE_BYTES", "MAX_INCLUDES", "TEXTUAL_COMMANDS", "TEX_SUFFIXES", "BraceIndex", "Citation", "Project",
+    "Segment", "bib_names", "braced", "bracketed", "citation_style", "drop_refs", "expand", "extract_latex",
+    "extract_project", "find_inside", "find_main",
     "is_inside", "load_project", "mark_citations", "paragraphs", "project_files", "read_bibliography", "read_text",
     "rel_path", "split_segments", "strip_comments", "to_text",
 ]

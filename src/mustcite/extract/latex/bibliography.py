@@ -11,8 +11,8 @@ import re
 from pathlib import Path
 
 from ..bibtex import BibEntry, parse_bbl, parse_bib
-from .arguments import braced, bracketed
-from .includes import Project, is_inside, read_text, rel_path
+from .arguments import BraceIndex, braced, bracketed
+from .includes import Project, find_inside, read_text, rel_path
 
 
 def bib_names(text: str) -> list[str]:
@@ -20,13 +20,18 @@ def bib_names(text: str) -> list[str]:
     ``\\addglobalbib``/``\\addsectionbib``) in ``text``, ``.bib`` added where missing; remote
     resources are skipped."""
     names = []
+    index = BraceIndex(text)
+    pos = 0
     for m in re.finditer(r"\\(bibliography|addbibresource|addglobalbib|addsectionbib)(?![a-zA-Z])", text):
+        if m.start() < pos:          # inside the argument just read: not a command of its own
+            continue
         j = m.end()
         b = bracketed(text, j)
         opt = b[0] if b else ""
-        br = braced(text, b[1] if b else j)
+        br = braced(text, b[1] if b else j, index)
         if not br or "remote" in opt:
             continue
+        pos = br[1]
         for n in br[0].split(","):
             n = n.strip()
             if n:
@@ -40,14 +45,18 @@ def read_bibliography(project: Project, body: str, all_files: list[Path]) -> tup
     root, msgs = project.root, project.messages
     named = bib_names(project.text)
     bibs: list[Path] = []
-    for n in named:
-        p = project.main.parent / n
-        if not p.is_file():
-            p = root / n
-        if p.is_file() and is_inside(p, root):
+    looked: dict[str, Path | None] = {}
+    for n in dict.fromkeys(named):
+        if len(looked) >= 100:               # \bibliography{a,b,...} repeated: a bounded number of look-ups
+            msgs.append(f"more than {len(looked)} bibliography files named; the rest are not read")
+            break
+        # inside the project only, decided on the name first; missing and outside read the same
+        p = find_inside(root, project.main.parent, n) or find_inside(root, root, n)
+        looked[n] = p
+        if p is not None:
             bibs.append(p)
         else:
-            msgs.append(f"bibliography file {n} not found in the project")
+            msgs.append(f"bibliography file {n} not found in the project")   # also when outside it
     if not bibs:
         bibs = [p for p in all_files if p.name.lower().endswith(".bib")]
         if named and bibs:

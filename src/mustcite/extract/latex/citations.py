@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .arguments import braced, bracketed
+from .arguments import BraceIndex, braced, bracketed
 
 MARK_START, MARK_END = "\ue000", "\ue001"    # a citation marker: MARK_START + occurrence number + MARK_END
 MARKER = re.compile(f"{MARK_START}(\\d+){MARK_END}")
@@ -33,7 +33,8 @@ class Citation:
     post: str = ""
 
 
-def _cite_args(text: str, j: int, multi: bool) -> tuple[list[tuple[str, str, list[str]]], int] | None:
+def _cite_args(text: str, j: int, multi: bool,
+               index: BraceIndex | None = None) -> tuple[list[tuple[str, str, list[str]]], int] | None:
     groups = []
     while True:
         opts = []
@@ -44,7 +45,7 @@ def _cite_args(text: str, j: int, multi: bool) -> tuple[list[tuple[str, str, lis
                 break
             opts.append(b[0])
             k = b[1]
-        br = braced(text, k)
+        br = braced(text, k, index)
         if not br:
             break
         keys = [x.strip() for x in br[0].split(",") if x.strip()]
@@ -61,12 +62,13 @@ def mark_citations(text: str) -> tuple[str, list[Citation], list[str]]:
     in order) and the ``\\nocite`` keys."""
     out, cites, nocite = [], [], []
     pos = 0
+    index = BraceIndex(text)          # one pass for every argument: an unclosed "{" costs no rescan
     for m in _CITE.finditer(text):
         if m.start() < pos:
             continue
         cmd = m.group(1).rstrip("*")
         multi = cmd.endswith("cites") or cmd in ("cites", "Cites")
-        got = _cite_args(text, m.end(), multi)
+        got = _cite_args(text, m.end(), multi, index)
         if got is None:
             continue
         groups, end = got
@@ -85,15 +87,15 @@ def mark_citations(text: str) -> tuple[str, list[Citation], list[str]]:
 def citation_style(preamble: str, cites: list[Citation]) -> str:
     """"numeric" or "author-year", from the packages and bibliography style (else the commands)."""
     p = preamble
-    if re.search(r"\\usepackage\s*\[[^\]]*\bnumbers\b[^\]]*\]\s*\{natbib\}", p) \
-            or re.search(r"\\usepackage\s*(?:\[[^\]]*\])?\s*\{cite\}", p):
+    # option lists and names are bounded: an unclosed "[" or "{" must not make each match scan to the end
+    if any(re.search(r"\bnumbers\b", m.group(1)) for m in _NATBIB_OPTS.finditer(p)) or _CITE_PKG.search(p):
         return "numeric"
-    m = re.search(r"\\usepackage\s*\[([^\]]*)\]\s*\{biblatex\}", p)
+    m = _BIBLATEX_OPTS.search(p)
     if m:
         style = re.search(r"\b(?:citestyle|style)\s*=\s*([\w-]+)", m.group(1))
         if style:
             return "author-year" if re.search(r"author|apa|chicago|mla|harvard", style.group(1)) else "numeric"
-    m = re.search(r"\\bibliographystyle\s*\{([^}]*)\}", p)
+    m = _BIBSTYLE.search(p)
     if m:
         s = m.group(1).lower()
         if s in ("plain", "unsrt", "abbrv", "ieeetr", "ieeetran", "splncs04", "splncs", "alpha", "acm",
@@ -101,7 +103,13 @@ def citation_style(preamble: str, cites: list[Citation]) -> str:
             return "numeric"
         if re.search(r"nat$|apa|named|chicago|harvard|acl|iclr|icml|neurips|aaai", s):
             return "author-year" if not re.search(r"numbers", p) else "numeric"
-    if re.search(r"\\usepackage\s*(?:\[[^\]]*\])?\s*\{natbib\}", p) or any(c.command.lower() not in ("cite",)
-                                                                             for c in cites):
+    if _NATBIB.search(p) or any(c.command.lower() not in ("cite",) for c in cites):
         return "author-year"
     return "numeric"
+
+
+_NATBIB_OPTS = re.compile(r"\\usepackage\s*\[([^\]]{0,2000})\]\s*\{natbib\}")
+_CITE_PKG = re.compile(r"\\usepackage\s*(?:\[[^\]]{0,2000}\])?\s*\{cite\}")
+_BIBLATEX_OPTS = re.compile(r"\\usepackage\s*\[([^\]]{0,2000})\]\s*\{biblatex\}")
+_BIBSTYLE = re.compile(r"\\bibliographystyle\s*\{([^}]{0,500})\}")
+_NATBIB = re.compile(r"\\usepackage\s*(?:\[[^\]]{0,2000}\])?\s*\{natbib\}")

@@ -6,6 +6,7 @@ statistics (see :mod:`mustcite.extract.latex` for the steps).
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -96,7 +97,7 @@ def extract_project(project: Project, all_files: list[Path], source_path: str) -
     def render_marks(text: str) -> str:
         return MARKER.sub(lambda mm: _render(cites[int(mm.group(1))], refs, number, style), text)
 
-    tm = re.search(r"\\title\s*(?:\[[^\]]*\])?\s*(?=\{)", marked)
+    tm = re.search(r"\\title\s*(?:\[[^\]]{0,2000}\])?\s*(?=\{)", marked)
     if tm:
         got = braced(marked, tm.end())
         if got:
@@ -125,7 +126,7 @@ def extract_project(project: Project, all_files: list[Path], source_path: str) -
                 starts.append(i if i >= 0 else at)
                 at = (i if i >= 0 else at) + len(s)
             for ci, start in spans:
-                si = max(0, sum(1 for s in starts if s <= start) - 1)
+                si = max(0, bisect_right(starts, start) - 1)
                 window = context_windows(sents, si)
                 for k in cites[ci].keys:
                     r = refs.get(k)

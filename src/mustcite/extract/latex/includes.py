@@ -2,20 +2,26 @@
 with every ``\\input``, ``\\include``, ``\\subfile``, ``\\import`` and ``\\subimport`` spliced in.
 
 Includes are followed relative to the main file's folder (``\\subimport`` relative to the including
-file) and never outside the project folder; comments (``%``, not ``\\%``), ``comment`` environments
-and ``\\iffalse`` blocks are dropped; circular, missing and too deeply nested includes are skipped
-with a message. Caps: :data:`MAX_FILES` files listed, :data:`MAX_FILE_BYTES` per file,
-:data:`MAX_CHARS` for the expanded text, :data:`MAX_DEPTH` levels of nesting.
+file) and never outside the project folder (:func:`find_inside`: a path leaving it is refused on its
+normalised name, before anything is looked at, and a missing file and a path outside get the same
+message, so an include cannot probe which paths exist on the host); comments (``%``, not ``\\%``),
+``comment`` environments and ``\\iffalse`` blocks are dropped; circular, missing and too deeply
+nested includes are skipped with a message. Caps: :data:`MAX_FILES` files listed,
+:data:`MAX_FILE_BYTES` per file, :data:`MAX_CHARS` for the expanded text, :data:`MAX_INCLUDES`
+includes followed (each counts 1, an empty file too), :data:`MAX_DEPTH` levels of nesting.
+Every scan is linear in the text (no rescan to the end per unclosed ``{`` or ``\\begin{comment}``).
 """
 
 from __future__ import annotations
 
+import os
 import re
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ...errors import MustciteError
-from .arguments import braced
+from .arguments import BraceIndex, braced
 
 TEX_SUFFIXES = (".tex", ".ltx", ".latex")
 LATEX_SUFFIXES = TEX_SUFFIXES + (".zip", ".tar.gz", ".tgz", ".tar")
@@ -60,8 +66,23 @@ def rel_path(path: Path, root: Path) -> str:
         return path.name
 
 
-_COMMENT_ENV = re.compile(r"\\begin\{comment\}.*?\\end\{comment\}", re.S)
-_IFFALSE = re.compile(r"\\iffalse\b.*?\\fi\b", re.S)
+_IFFALSE, _FI = re.compile(r"\\iffalse\b"), re.compile(r"\\fi\b")
+_COMMENT_BEGIN, _COMMENT_END = re.compile(re.escape("\\begin{comment}")), re.compile(re.escape("\\end{comment}"))
+
+
+def _drop_blocks(text: str, start: re.Pattern, end: re.Pattern) -> str:
+    """``text`` without its ``start ... end`` blocks (as ``re.sub(start.*?end, "")`` with re.S), in
+    one pass: once no end follows a start, no later start can have one either."""
+    out, pos = [], 0
+    while True:
+        s = start.search(text, pos)
+        e = end.search(text, s.end()) if s else None
+        if e is None:
+            break
+        out.append(text[pos:s.start()])
+        pos = e.end()
+    out.append(text[pos:])
+    return "".join(out)
 
 
 def strip_comments(text: str) -> str:
@@ -84,8 +105,8 @@ def strip_comments(text: str) -> str:
         else:
             out.append(line if li == last else line + "\n")
     text = "".join(out)
-    text = _COMMENT_ENV.sub("", text)
-    return _IFFALSE.sub("", text)
+    text = _drop_blocks(text, _COMMENT_BEGIN, _COMMENT_END)
+    return _drop_blocks(text, _IFFALSE, _FI)
 
 
 # ---- the project: main file and includes -----------------------------------------------------------
@@ -103,7 +124,7 @@ class Project:
 
 def _is_main(text: str) -> bool:
     return bool(re.search(r"\\documentclass", text) and re.search(r"\\begin\s*\{document\}", text)
-                and not re.search(r"\\documentclass\s*(?:\[[^\]]*\])?\s*\{(?:subfiles|standalone)\}", text))
+                and not re.search(r"\\documentclass\s*(?:\[[^\]]{0,2000}\])?\s*\{(?:subfiles|standalone)\}", text))
 
 
 def project_files(root: Path, messages: list[str], *, recursive: bool = True) -> list[Path]:
@@ -155,17 +176,87 @@ def find_main(root: Path, files: list[Path], messages: list[str]) -> Path:
 
 
 _INCLUDE = re.compile(r"\\(input|include|subfile|import|subimport|subinputfrom|inputfrom)\*?(?![a-zA-Z])")
+_BARE_NAME = re.compile(r"\s+([^\s{}\\%]+)")          # \input name (no braces)
+_QUIET = (".bbl", ".sty", ".cls", ".tikz", ".pgf", ".pdf_tex")   # not read without a message
+MAX_LINK_HOPS = 40               # symbolic links followed inside the project for one path
+
+
+def find_inside(root: Path, base: Path, name: str) -> Path | None:
+    """The regular file that ``name`` (relative to the folder ``base``, or absolute) names inside the
+    project folder ``root``; None when it is missing *or* outside, without telling which.
+
+    The decision is made on the normalised path string first (``..`` and absolute names leaving
+    ``root`` stop here); only then are the path's parts looked at, one by one from ``root`` with
+    ``lstat``, a symbolic link being followed only when its target (read, not opened) stays inside
+    ``root``. Nothing outside the project folder is ever looked at, so the answer cannot tell which
+    paths exist on the host."""
+    root_abs = os.path.abspath(root)
+    cand = os.path.normpath(os.path.join(os.path.abspath(base), name))
+    if cand != root_abs and not cand.startswith(root_abs.rstrip(os.sep) + os.sep):
+        return None
+    real = _walk(os.path.realpath(root_abs), root_abs, os.path.relpath(cand, root_abs))
+    return None if real is None else Path(root_abs, real)
+
+
+def _walk(root_real: str, root_abs: str, rel: str) -> str | None:
+    """``rel`` (inside the project) followed part by part from ``root_real``: its real path relative
+    to the project folder when it is a regular file, else None (missing, a folder, a link leaving
+    the project, too many links)."""
+    parts = [x for x in rel.split(os.sep) if x not in ("", ".")]
+    cur: list[str] = []
+    hops, regular = 0, False
+    while parts:
+        part = parts.pop(0)
+        if part == "..":
+            if not cur:
+                return None
+            cur.pop()
+            regular = False
+            continue
+        p = os.path.join(root_real, *cur, part)
+        try:
+            st = os.lstat(p)
+        except (OSError, ValueError):
+            return None
+        if stat.S_ISLNK(st.st_mode):
+            hops += 1
+            if hops > MAX_LINK_HOPS:
+                return None
+            try:
+                target = os.readlink(p)
+            except (OSError, ValueError):
+                return None
+            if os.path.isabs(target):
+                t = os.path.normpath(target)
+                for r in (root_real, root_abs):
+                    if t == r or t.startswith(r.rstrip(os.sep) + os.sep):
+                        cur = [x for x in os.path.relpath(t, r).split(os.sep) if x not in ("", ".")]
+                        break
+                else:
+                    return None
+                parts = cur + parts
+                cur = []
+            else:
+                parts = [x for x in target.split(os.sep) if x not in ("", ".")] + parts
+            regular = False
+            continue
+        cur.append(part)
+        regular = stat.S_ISREG(st.st_mode)
+        if parts and not stat.S_ISDIR(st.st_mode):
+            return None
+    return os.path.join(*cur) if cur and regular else None
 
 
 def _resolve_include(name: str, base: Path, root: Path, always_tex: bool) -> Path | None:
     name = name.strip().strip('"')
     if not name:
         return None
-    cands = [base / name] if (always_tex and name.endswith(".tex")) else \
-        ([base / (name + ".tex")] if always_tex else [base / name, base / (name + ".tex")])
+    cands = [name] if (always_tex and name.endswith(".tex")) else \
+        ([name + ".tex"] if always_tex else [name, name + ".tex"])
     for c in cands:
-        if c.is_file():
-            return c
+        got = find_inside(root, base, c)
+        if got is not None:
+            return got
     return None
 
 
@@ -178,12 +269,71 @@ def is_inside(path: Path, root: Path) -> bool:
         return False
 
 
+MAX_INCLUDES = 2000              # includes followed in all (each counts 1, an empty file too)
+MAX_LOOKUPS = 5 * MAX_INCLUDES   # different include names looked up in the project folder
+MAX_SKIP_MESSAGES = 50           # messages about includes not read; then one count
+
+
+@dataclass
+class _Budget:
+    """What one expansion of a project may still spend, shared by every nested :func:`expand`."""
+
+    chars: int = MAX_CHARS
+    includes: int = MAX_INCLUDES
+    exhausted: bool = False
+    skipped: int = 0                               # includes not read, messages or not
+    lookups: dict = field(default_factory=dict)    # (base, name, kind) -> found file or None
+
+    def spend(self, messages: list[str]) -> bool:
+        """Count one include followed; False (with the message, once) when the budget is spent."""
+        if self.includes <= 0:
+            if not self.exhausted:
+                messages.append(f"include budget reached: {MAX_INCLUDES - self.includes:,} includes followed; "
+                                "the rest are not read")
+            self.exhausted = True
+            return False
+        self.includes -= 1
+        return True
+
+    def skip(self, messages: list[str], text: str) -> None:
+        self.skipped += 1
+        if self.skipped <= MAX_SKIP_MESSAGES:
+            messages.append(text)
+        elif self.skipped == MAX_SKIP_MESSAGES + 1:
+            messages.append(f"more includes not read after {MAX_SKIP_MESSAGES} messages about them; "
+                            "the rest are not listed")
+
+
+class _OverBudget(Exception):
+    pass
+
+
+def _find(cmd: str, name: str, base: Path, here: Path, root: Path,
+          budget: _Budget) -> tuple[Path, str, str] | None:
+    """``(file, its real path, its path in the project)`` of an include, looked up once per project."""
+    key = (str(base), str(here), name, cmd)
+    if key not in budget.lookups:
+        if len(budget.lookups) >= MAX_LOOKUPS:
+            raise _OverBudget(f"include budget reached: {MAX_LOOKUPS:,} include names looked up; "
+                              "the rest are not read")
+        target = _resolve_include(name, base, root, always_tex=(cmd == "include"))
+        if target is None and cmd in ("input", "include", "subfile"):
+            target = _resolve_include(name, here, root, always_tex=(cmd == "include"))
+        budget.lookups[key] = None if target is None else (target, os.path.realpath(target), rel_path(target, root))
+    return budget.lookups[key]
+
+
 def expand(path: Path, root: Path, messages: list[str], *, main_dir: Path | None = None,
-           stack: tuple[Path, ...] = (), files: list[str] | None = None, budget: list[int] | None = None) -> str:
-    """The text of ``path`` with its includes spliced in (comments stripped), recursively."""
+           stack: tuple[str, ...] = (), files: list[str] | None = None, budget: _Budget | None = None) -> str:
+    """The text of ``path`` with its includes spliced in (comments stripped), recursively.
+
+    Caps (shared by the whole expansion through ``budget``): :data:`MAX_CHARS` characters read
+    (MustciteError beyond), :data:`MAX_INCLUDES` includes followed (the rest are dropped with one
+    message), :data:`MAX_DEPTH` levels. Every include that is not read gets the same message,
+    whether its file is missing or outside the project folder."""
     main_dir = main_dir or path.parent
     files = files if files is not None else []
-    budget = budget if budget is not None else [MAX_CHARS]
+    budget = budget if budget is not None else _Budget()
     text = read_text(path, root, messages)
     if text is None:
         return ""
@@ -193,7 +343,13 @@ def expand(path: Path, root: Path, messages: list[str], *, main_dir: Path | None
         m = re.search(r"\\begin\s*\{document\}(.*?)(?:\\end\s*\{document\}|$)", text, re.S)
         if m:
             text = m.group(1)
-    stack = stack + (path.resolve(),)
+    budget.chars -= len(text)
+    if budget.chars < 0:
+        raise MustciteError(f"the LaTeX project expands to more than {MAX_CHARS:,} characters: not a paper",
+                            path=path)
+    stack = stack + (os.path.realpath(path),)
+    index = BraceIndex(text)
+    where = rel_path(path, root)
     out, pos = [], 0
     for m in _INCLUDE.finditer(text):
         if m.start() < pos:
@@ -201,57 +357,58 @@ def expand(path: Path, root: Path, messages: list[str], *, main_dir: Path | None
         cmd = m.group(1)
         j = m.end()
         if cmd in ("import", "subimport", "inputfrom", "subinputfrom"):
-            a = braced(text, j)
-            b = braced(text, a[1]) if a else None
+            a = braced(text, j, index)
+            b = braced(text, a[1], index) if a else None
             if not b:
                 continue
             base = (main_dir if cmd in ("import", "inputfrom") else path.parent) / a[0].strip()
             name, end = b[0], b[1]
         else:
-            a = braced(text, j)
+            a = braced(text, j, index)
             if a:
                 name, end = a
             elif cmd == "input":
-                mm = re.match(r"\s+([^\s{}\\%]+)", text[j:])
+                mm = _BARE_NAME.match(text, j)
                 if not mm:
                     continue
-                name, end = mm.group(1), j + mm.end()
+                name, end = mm.group(1), mm.end()
             else:
                 continue
             base = main_dir
         out.append(text[pos:m.start()])
         pos = end
+        if budget.exhausted:                      # past the include budget: dropped unread, no look-up
+            continue
         rel_name = name.strip()
-        target = _resolve_include(rel_name, base, root, always_tex=(cmd == "include"))
-        if target is None and cmd in ("input", "include", "subfile"):
-            target = _resolve_include(rel_name, path.parent, root, always_tex=(cmd == "include"))
-        where = rel_path(path, root)
-        if target is None:
-            if not rel_name.lower().endswith((".bbl", ".sty", ".cls", ".tikz", ".pgf", ".pdf_tex")):
-                messages.append(f"{where}: \\{cmd}{{{rel_name}}}: file not found; skipped")
+        shown = rel_name if len(rel_name) <= 200 else rel_name[:200] + "..."
+        try:
+            found = _find(cmd, rel_name, base, path.parent, root, budget)
+        except _OverBudget as exc:
+            budget.exhausted = True
+            messages.append(str(exc))
             continue
+        if found is None:
+            if not rel_name.lower().endswith(_QUIET):
+                budget.skip(messages, f"{where}: \\{cmd}{{{shown}}}: not read (outside the project or missing)")
+            continue
+        target, real, rel = found
         if target.name.lower().endswith((".bbl",)):
-            out.append(f"\n\\mustcitebbl{{{rel_path(target, root)}}}\n")
+            if budget.spend(messages):
+                out.append(f"\n\\mustcitebbl{{{rel}}}\n")
             continue
-        if not is_inside(target, root):
-            messages.append(f"{where}: \\{cmd}{{{rel_name}}} points outside the project folder; not read")
-            continue
-        if target.resolve() in stack:
-            messages.append(f"{where}: \\{cmd}{{{rel_name}}} includes a file already being read "
-                            "(circular \\input); skipped")
+        if real in stack:
+            budget.skip(messages, f"{where}: \\{cmd}{{{shown}}} includes a file already being read "
+                                  "(circular \\input); skipped")
             continue
         if len(stack) >= MAX_DEPTH:
-            messages.append(f"{where}: \\{cmd}{{{rel_name}}}: includes nested deeper than {MAX_DEPTH}; skipped")
+            budget.skip(messages, f"{where}: \\{cmd}{{{shown}}}: includes nested deeper than {MAX_DEPTH}; skipped")
+            continue
+        if not budget.spend(messages):
             continue
         sub = expand(target, root, messages, main_dir=main_dir, stack=stack, files=files, budget=budget)
         out.append(("\n\\clearpage\n" if cmd == "include" else " ") + sub + ("\n" if cmd == "include" else " "))
     out.append(text[pos:])
-    result = "".join(out)
-    budget[0] -= len(text)
-    if budget[0] < 0:
-        raise MustciteError(f"the LaTeX project expands to more than {MAX_CHARS:,} characters: not a paper",
-                            path=path)
-    return result
+    return "".join(out)
 
 
 def load_project(root: Path, main: Path, messages: list[str]) -> Project:

@@ -13,12 +13,14 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
+from ..bibtex import latex_pieces
 from ..sections import APPENDIX, Heading, classify
-from .arguments import braced, bracketed
+from .arguments import MAX_BRACKET, BraceIndex, braced, bracketed
 
 _HEAD = re.compile(r"\\(part|chapter|section|subsection|subsubsection|paragraph|subparagraph)(\*?)(?![a-zA-Z])"
                    r"|\\(appendix|backmatter)(?![a-zA-Z])|\\(bibliography|printbibliography|mustcitebbl)(?![a-zA-Z])"
                    r"|\\begin\s*\{(thebibliography|abstract)\}")
+_CHAPTER = re.compile(r"\\chapter\*?\s*(?:\[[^\]]{0,%d}\])?\s*\{" % MAX_BRACKET)
 _LEVEL = {"part": 0, "chapter": 1, "section": 2, "subsection": 3, "subsubsection": 4, "paragraph": 5,
           "subparagraph": 6}
 
@@ -31,7 +33,8 @@ class Segment:
 
 def split_segments(body: str, messages: list[str]) -> tuple[list[Segment], str]:
     """The document body split into labelled segments; also the abstract's LaTeX ("" if none)."""
-    main_level = 1 if re.search(r"\\chapter\*?\s*(?:\[[^\]]*\])?\s*\{", body) else 2
+    main_level = 1 if _CHAPTER.search(body) else 2
+    index = BraceIndex(body)
     segs: list[Segment] = []
     label, counter, appendix, after_refs = "", 0, False, False
     abstract = ""
@@ -47,12 +50,12 @@ def split_segments(body: str, messages: list[str]) -> tuple[list[Segment], str]:
             continue
         if m.group(4):
             if m.group(4) == "mustcitebbl":
-                b = braced(body, m.end())
+                b = braced(body, m.end(), index)
                 pos = b[1] if b else pos
             else:
                 b = bracketed(body, m.end())
                 pos = b[1] if b else pos
-                b = braced(body, pos)
+                b = braced(body, pos, index)
                 if m.group(4) == "bibliography" and b:
                     pos = b[1]
             after_refs = True
@@ -72,7 +75,7 @@ def split_segments(body: str, messages: list[str]) -> tuple[list[Segment], str]:
         b = bracketed(body, pos)
         if b:
             pos = b[1]
-        br = braced(body, pos)
+        br = braced(body, pos, index)
         if not br:
             continue
         pos = br[1]
@@ -97,13 +100,17 @@ def split_segments(body: str, messages: list[str]) -> tuple[list[Segment], str]:
 
 # ---- LaTeX to text -------------------------------------------------------------------------------
 
+# where a float or display starts; its end is searched for apart (see _pairs)
 _FLOAT = re.compile(r"\\begin\s*\{(figure|table|wrapfigure|wraptable|algorithm|lstlisting|verbatim|tikzpicture|"
-                    r"minted)(\*?)\}(.*?)\\end\s*\{\1\2\}", re.S)
-_DISPLAY = re.compile(r"\\begin\s*\{(equation|align|gather|multline|eqnarray|displaymath|flalign|alignat)(\*?)\}.*?"
-                      r"\\end\s*\{\1\2\}|\\\[.*?\\\]|\$\$.*?\$\$", re.S)
+                    r"minted)(\*?)\}")
+_DISPLAY = re.compile(r"\\begin\s*\{(equation|align|gather|multline|eqnarray|displaymath|flalign|alignat)(\*?)\}"
+                      r"|\\\[|\$\$")
 _DROP_CMDS = re.compile(r"\\(?:label|ref|eqref|cref|Cref|autoref|pageref|vspace|hspace|includegraphics|"
                         r"bibliographystyle|usepackage|newcommand|renewcommand|def|maketitle|tableofcontents|"
                         r"clearpage|newpage|centering|noindent|thanks|footnotemark)\*?(?![a-zA-Z])")
+
+
+_ITEM = re.compile(r"\\(?:item)(?![a-zA-Z])(?:\s*\[[^\]]{0,%d}\])?" % MAX_BRACKET)
 
 
 @lru_cache(maxsize=1)
@@ -116,26 +123,73 @@ def _l2t():
 def to_text(latex: str) -> str:
     """Plain text of a LaTeX fragment (pylatexenc; commands and braces dropped if it fails)."""
     try:
-        return _l2t().latex_to_text(latex)
+        pieces = latex_pieces(latex)          # long text in pieces: pylatexenc is quadratic in one
+        if len(pieces) == 1:
+            text = _l2t().latex_to_text(latex)
+        else:
+            text = " ".join(_l2t().latex_to_text(p) for p in pieces)
     except Exception:  # pylatexenc is tolerant; a crash here must not stop the reading
-        return re.sub(r"\\[a-zA-Z]+\*?|[{}]", " ", latex)
+        text = re.sub(r"\\[a-zA-Z]+\*?|[{}]", " ", latex)
+    # math delimiters pylatexenc left as they were (unclosed, too deeply nested) are no text; left in,
+    # the sentence splitter's math search would run from each one to the end of the paragraph
+    return _LEFT_DELIMS.sub(" ", text) if "\\" in text else text
 
 
-def _captions(m: re.Match) -> str:
-    out = []
-    body = m.group(3)
+_LEFT_DELIMS = re.compile(r"\\[()\[\]]")
+
+
+@lru_cache(maxsize=64)
+def _end_of(start: str) -> re.Pattern:
+    """The end of a block whose start is ``start``: its ``\\end{...}``, ``\\]`` or ``$$``."""
+    if start == "\\[":
+        return re.compile(r"\\\]")
+    if start == "$$":
+        return re.compile(r"\$\$")
+    name = start[len("\\begin{"):-1]
+    return re.compile(r"\\end\s*\{" + re.escape(name) + r"\}")
+
+
+def _pairs(text: str, start: re.Pattern, repl) -> str:
+    """``text`` with each block (a ``start`` match up to the first end of its kind, as ``start.*?end``
+    with re.S) replaced by ``repl(body)``, in linear time: a kind whose end was not found after
+    some start is not searched for again (no later start of it can find one either)."""
+    out, pos, at, missing = [], 0, 0, set()
+    while True:
+        m = start.search(text, at)
+        if m is None:
+            break
+        kind = re.sub(r"\s+", "", m.group(0))
+        e = None if kind in missing else _end_of(kind).search(text, m.end())
+        if e is None:
+            missing.add(kind)
+            at = m.start() + 1
+            continue
+        out.append(text[pos:m.start()])
+        out.append(repl(text[m.end():e.start()]))
+        pos = at = e.end()
+    out.append(text[pos:])
+    return "".join(out)
+
+
+def _captions(body: str) -> str:
+    out, pos = [], 0
+    index = BraceIndex(body)
     for c in re.finditer(r"\\caption\*?(?![a-zA-Z])", body):
+        if c.start() < pos:          # inside the caption just read
+            continue
         j = c.end()
         b = bracketed(body, j)
-        br = braced(body, b[1] if b else j)
+        br = braced(body, b[1] if b else j, index)
         if br:
             out.append(br[0])
+            pos = br[1]
     return "\n\n" + "\n\n".join(out) + "\n\n" if out else "\n\n"
 
 
 def drop_refs(text: str) -> str:
     """``\\ref{...}`` and friends: their argument is a label, not prose."""
     out, pos = [], 0
+    index = BraceIndex(text)
     for m in _DROP_CMDS.finditer(text):
         if m.start() < pos:
             continue
@@ -143,13 +197,13 @@ def drop_refs(text: str) -> str:
         j = m.end()
         name = m.group(0)
         if any(name.startswith("\\" + x) for x in ("ref", "eqref", "cref", "Cref", "autoref", "pageref")):
-            br = braced(text, j)
+            br = braced(text, j, index)
             out.append("?" if br else "")
             pos = br[1] if br else j
             continue
         b = bracketed(text, j)
         j = b[1] if b else j
-        br = braced(text, j)
+        br = braced(text, j, index)
         if name.startswith(("\\label", "\\vspace", "\\hspace", "\\includegraphics", "\\bibliographystyle",
                             "\\usepackage", "\\thanks")) and br:
             j = br[1]
@@ -161,10 +215,10 @@ def drop_refs(text: str) -> str:
 def paragraphs(latex: str) -> list[str]:
     """Plain-text paragraphs of a LaTeX segment (markers kept; floats reduced to their captions,
     display math dropped)."""
-    latex = _FLOAT.sub(_captions, latex)
-    latex = _DISPLAY.sub(" ", latex)
+    latex = _pairs(latex, _FLOAT, _captions)
+    latex = _pairs(latex, _DISPLAY, lambda _: " ")
     latex = drop_refs(latex)
-    latex = re.sub(r"\\(?:item)(?![a-zA-Z])(?:\s*\[[^\]]*\])?", "\n\n", latex)
+    latex = _ITEM.sub("\n\n", latex)
     out = []
     for chunk in re.split(r"\n[ \t]*\n", latex):
         if not chunk.strip():
