@@ -88,7 +88,7 @@ def recover_title(title: str, raw: str) -> str:
     sentence after an author list (``T.-Y. Lin, ..., and P. Dollar. Focal loss for dense object
     detection. In ...``); else the title as given."""
     title = title or ""
-    authorish = len(_INITIAL.findall(title)) >= 2
+    authorish = looks_like_authors(title)
     if not authorish and not _QUOTE_CHARS.search(title):
         return title
     for text in (title, raw or ""):
@@ -131,7 +131,7 @@ def is_title_like(title: str) -> bool:
     """False for what the parser took for a title but names no work: page or volume fragments
     (``"33, pp"``, ``"3844-3852, Curran Associates Inc., 2016"``), a URL, an author list, empty."""
     t = (title or "").strip()
-    if not t or _URLISH.match(t) or len(_INITIAL.findall(t)) >= 2:
+    if not t or _URLISH.match(t) or looks_like_authors(t):
         return False
     return len(_ALPHA_WORD.findall(t)) >= 2 and not re.match(r"^\W*\d", t)
 
@@ -169,7 +169,7 @@ def raw_segments(raw: str) -> list[str]:
         seg = seg.strip(" ,.;:|")
         if len(seg) < MIN_SEGMENT_CHARS or len(seg.split()) < MIN_SEGMENT_WORDS:
             continue
-        if _VENUEISH.match(re.sub(r"^[Ii]n:?\s+", "", seg)) or len(_INITIAL.findall(seg)) >= 2 or _URLISH.match(seg):
+        if _VENUEISH.match(re.sub(r"^[Ii]n:?\s+", "", seg)) or looks_like_authors(seg) or _URLISH.match(seg):
             continue
         out.append(clean_title(seg))
     return list(dict.fromkeys(out))
