@@ -17,6 +17,7 @@ import pytest
 from mustcite.cli.main import main
 from mustcite.corpus import CorpusStore, build_corpus, corpus_stats, load_papers, make_paper_id
 from mustcite.corpus.importers import import_file, openreview_id, parse_authors
+from mustcite.corpus.records import Paper
 from mustcite.corpus.venues import is_main_track, parse_file_name
 from mustcite.errors import DataMissingError, MustciteError, UsageError
 
@@ -59,8 +60,9 @@ def test_totals(built):
     assert report.sources["paperlists"]["records"] == 102_054
     assert report.sources["paperlists"]["with_abstract"] == 45_079
     assert report.skipped == {}
-    assert report.total == 120_169
-    assert report.with_abstract == 97_168
+    assert report.total == 120_000
+    assert report.with_abstract == 97_086
+    assert report.same_work_merged == 169          # later versions of 169 works (JMLR <-> conferences)
     assert report.duplicates_merged == 51_382
     assert report.multi_source_papers == 42_309
     assert report.records_main_track == 172_188
@@ -69,7 +71,7 @@ def test_totals(built):
     # 153 of 2,795 rows of this source are not accepted NeurIPS 2022 papers (PROVENANCE: 2,642 match)
     assert report.unconfirmed == {"346644054-NeurIPS2022-OpenReviewData": 153}
     # every main-track record is a paper, merged into one, dropped with an ancillary twin, or unconfirmed
-    assert report.records_main_track == (report.total + report.duplicates_merged
+    assert report.records_main_track == (report.total + report.duplicates_merged + report.same_work_merged
                                          + sum(report.dropped_linked.values()) + sum(report.unconfirmed.values()))
 
 
@@ -91,7 +93,8 @@ def test_acl_family_main_track_filter(built):
     assert counts[("ACL", 2018)] == 256 + 125
     assert counts[("ACL", 2019)] == 660
     assert counts[("ACL", 2024)] == 864 + 76
-    assert counts[("NAACL", 2018)] == 205 + 125
+    # less ELMo, also listed at ICLR 2018 (one work, kept there with "also NAACL 2018")
+    assert counts[("NAACL", 2018)] == 205 + 125 - 1
     assert counts[("EMNLP", 2019)] == 681
     assert counts[("EMNLP", 2024)] == 1268
     assert counts[("ACL", 2021)] == 571 + 139        # paperlists Long + Short
@@ -112,7 +115,8 @@ def test_stats_match_store(built):
     by_venue = {r["venue"]: r for r in stats.by_venue()}
     assert len(by_venue) == 15
     assert by_venue["ECCV"]["papers"] == 6_166       # = MasterSet Table 1 (ECCV 2018-2024)
-    assert by_venue["JMLR"]["papers"] == 84 + 184 + 252 + 290 + 352 + 401 + 422
+    # JMLR's lists, less 55 articles that are a later version of a conference paper (kept there)
+    assert by_venue["JMLR"]["papers"] == 84 + 184 + 252 + 290 + 352 + 401 + 422 - 55
 
 
 # ---------------------------------------------------------------- real data: dedup
@@ -132,6 +136,27 @@ def test_neurips_oral_in_three_sources_is_one_paper(built):
     assert p.has_abstract                             # paperlists nips2023 has none; a second source does
     assert p.authors[:2] == ["Jincheng Mei", "Bo Dai"]
     assert p.paper_id == make_paper_id(p.title, p.venue, p.year, p.source_id)
+
+
+@pytest.mark.slow
+@pytest.mark.data
+def test_one_work_at_two_venues_is_one_paper_dated_by_its_first_version(built):
+    work, _ = built
+    with CorpusStore(work) as store:
+        tcal = store.by_title("T-Cal: An Optimal Test for the Calibration of Predictive Models")
+        hyper = store.by_title("Hyperbolic Neural Networks")
+        titles = store.query("select title_norm, list(authors) AS lists from papers group by 1 "
+                             "having count(*) > 1").to_pylist()
+    assert [(p.venue, p.year, p.also_published) for p in tcal] == [("JMLR", 2023, ["ICML 2024"])]
+    assert any(s.startswith("paper:") for s in tcal[0].source_ids)
+    # same normalised title, other authors: two papers ("Hyperbolic Neural Networks" and "...++")
+    assert sorted((p.venue, p.year) for p in hyper) == [("ICLR", 2021), ("NeurIPS", 2018)]
+    # what still shares a title is not one work: no two records of a title share an author
+    from mustcite.corpus.records import surname_key
+    for row in titles:
+        names = [{surname_key(a) for a in authors} for authors in row["lists"]]
+        assert not any(names[i] & names[j] for i in range(len(names)) for j in range(i + 1, len(names)))
+    assert len(titles) <= 3
 
 
 @pytest.mark.slow
@@ -358,3 +383,47 @@ def test_import_file_reads_real_iclr_oral():
     tm = next(r for r in recs if r.title == "Token Merging_ Your ViT But Faster")
     assert tm.openreview_id == "JroZRaRw7Eu" and tm.venue == "ICLR" and tm.year == 2023
     assert tm.authors[0] == "Daniel Bolya"
+
+
+# ---------------------------------------------------------------- one work, two venues
+
+_TCAL = "T-Cal: An Optimal Test for the Calibration of Predictive Models"
+_TCAL_AUTHORS = ["Donghwan Lee", "Xinmeng Huang", "Hamed Hassani", "Edgar Dobriban"]
+
+
+def _paper(title, venue, year, authors, **kw):
+    return Paper(paper_id=make_paper_id(title, venue, year), title=title, venue=venue, year=year,
+                 authors=list(authors), **kw)
+
+
+def test_same_work_at_two_venues_is_folded_into_its_first_version():
+    from mustcite.corpus.dedup import merge_same_work
+
+    papers = [_paper(_TCAL, "ICML", 2024, _TCAL_AUTHORS, url="https://ICML.cc//virtual/2024/poster/35627",
+                     source_ids=["LukasMosser-icml2024_finder:https://ICML.cc//virtual/2024/poster/35627"]),
+              _paper(_TCAL, "JMLR", 2023, _TCAL_AUTHORS, source_ids=["JmlrOrg-v24:22-0320"]),
+              _paper("Hyperbolic Neural Networks", "NeurIPS", 2018, ["Octavian Ganea", "Thomas Hofmann"]),
+              _paper("Hyperbolic Neural Networks++", "ICLR", 2021, ["Ryohei Shimizu", "Tatsuya Harada"]),
+              _paper("Preface", "COLT", 2011, []), _paper("Preface", "COLT", 2012, [])]
+    icml_id = papers[0].paper_id
+    kept, folded = merge_same_work(papers)
+    assert folded == 1 and len(kept) == 5
+    tcal = [p for p in kept if p.title == _TCAL]
+    assert [(p.venue, p.year, p.also_published) for p in tcal] == [("JMLR", 2023, ["ICML 2024"])]
+    assert f"paper:{icml_id}" in tcal[0].source_ids and tcal[0].url.startswith("https://ICML.cc")
+
+
+def test_a_reference_to_either_version_is_the_one_cited_paper():
+    """The audit's already-cited check: a draft citing the ICML 2024 version cites the work, so
+    its JMLR 2023 version can never be listed as missing."""
+    from mustcite.corpus.dedup import merge_same_work
+    from mustcite.extract.link import TitleIndex, link_references
+
+    kept, _ = merge_same_work([_paper(_TCAL, "ICML", 2024, _TCAL_AUTHORS),
+                               _paper(_TCAL, "JMLR", 2023, _TCAL_AUTHORS),
+                               _paper("Attention Is All You Need", "NeurIPS", 2017, ["Ashish Vaswani"])])
+    index = TitleIndex.from_pool([p.to_dict() for p in kept])
+    refs = [{"target": 1, "title": _TCAL + ".", "year": 2024, "cite": "1", "contexts": []},
+            {"target": 2, "title": _TCAL, "year": 2023, "cite": "2", "contexts": []}]
+    linked = {r.get("paper_id") for r in link_references(refs, index, citing_year=2025)}
+    assert linked == {next(p.paper_id for p in kept if p.title == _TCAL)}

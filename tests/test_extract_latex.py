@@ -490,3 +490,53 @@ def test_cli_audit_of_a_zip_project(capsys, tmp_path):
     assert res["references"] == 2 and res["linked"] == 2, res
     assert not {a["paper_id"], b["paper_id"]} & {r["paper_id"] for r in res["missing"]}
     assert res["extraction"]["method"] == "latex"
+
+
+@pytest.mark.data
+def test_a_bib_entry_without_a_year_is_kept_and_noted_in_every_format(capsys, tmp_path):
+    """A reference whose .bib entry lacks a year still counts as cited (linked by its title), and
+    every output format says that it had no year."""
+    import shutil
+
+    from helpers import recommender as S
+    from mustcite.cli.main import main
+
+    q = S.held_out_queries()[0]
+    a, b = S.pool()[0], S.pool()[1]
+    bib = (f"@inproceedings{{dated,\n  title = {{{a['title']}}},\n  author = {{Doe, Jane}},\n  year = {{{a['year']}}}\n}}\n"
+           f"@inproceedings{{velickovic_gat,\n  title = {{{b['title']}}},\n  author = {{Veli{{\\v{{c}}}}kovi{{\\'c}}, Petar}},\n"
+           "  booktitle = {International Conference on Learning Representations}\n}\n")
+    main_tex = (f"\\documentclass{{article}}\n\\title{{{q['title']}}}\n\\begin{{document}}\n\\begin{{abstract}}\n"
+                f"{q['abstract']}\n\\end{{abstract}}\n\\section{{Introduction}}\nWe build on \\cite{{dated}} and "
+                "\\cite{velickovic_gat}.\n\\bibliography{refs}\n\\end{document}\n")
+    proj = write(tmp_path / "proj", {"main.tex": main_tex, "refs.bib": bib})
+    paper = extract_latex(proj)
+    assert [(r.bibkey, r.year) for r in paper.references] == [("dated", a["year"]), ("velickovic_gat", None)]
+    assert any("without a year" in m and "velickovic_gat" in m for m in paper.messages)
+
+    work = tmp_path / "work"
+    shutil.copytree(S.model_dir(), work / "models" / "recommender")
+    outputs = {}
+    for fmt in ("json", "table", "markdown", "bibtex"):
+        code = main(["--work", str(work), "audit", str(proj), "--format", fmt, "--top", "5"])
+        out, err = capsys.readouterr()
+        assert code == 0, err
+        outputs[fmt] = out
+    res = json.loads(outputs["json"])
+    assert res["references"] == 2 and res["linked"] == 2, res
+    assert b["paper_id"] not in {r["paper_id"] for r in res["missing"]}
+    assert any("without a year" in n for n in res["notes"])
+    assert "notes on reading the draft (1):" in outputs["table"] and "velickovic_gat" in outputs["table"]
+    assert "Notes on reading the draft (1)" in outputs["markdown"]
+    assert "% note: 1 reference(s) without a year" in outputs["bibtex"]
+
+
+def test_table_notes_are_capped_and_counted():
+    from mustcite.recommend.audit import AuditResult
+    from mustcite.recommend.formats import MAX_TABLE_NOTES, audit_table
+
+    msgs = [f"\\input{{sec{i}}}: not read (outside the project or missing)" for i in range(MAX_TABLE_NOTES + 5)]
+    res = AuditResult("d.tex", "T", "", 0, 0, extraction={"status": "flagged", "messages": msgs}, year=2024)
+    text = audit_table(res)
+    assert f"notes on reading the draft ({len(msgs) + 1}):" in text
+    assert "extraction flagged" in text and "... and 6 more" in text

@@ -157,6 +157,11 @@ def test_references_without_years_fail():
     p = extract_markdown(text)
     assert p.status == "failed" and "no_references" in p.failure_modes
     assert p.stats["n_dropped_no_year"] == 1
+    # a draft keeps it: the reference counts as cited (matched by title), with a note
+    d = extract_markdown(text, keep_undated=True)
+    assert d.status == "ok" and [(r.cite, r.year, r.mentions) for r in d.references] == [("1", None, 20)]
+    assert d.stats["n_dropped_no_year"] == 0
+    assert d.messages == ["1 reference(s) without a year, matched by title alone"]
 
 
 def test_reordered_labels_flagged_but_keys_follow_labels():

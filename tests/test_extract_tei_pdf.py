@@ -70,6 +70,10 @@ def test_tei_drops_entries_without_year_and_reports_bad_xml():
     assert len(parse_tei(undated).references) == 27
     no_year = undated.replace("Power. 2017. The ai2 system", "Power. The ai2 system", 1)
     assert len(parse_tei(no_year).references) == 26
+    # a draft keeps it (a reference it has must count as cited), with a note
+    kept = parse_tei(no_year, keep_undated=True)
+    assert len(kept.references) == 27 and [r.year for r in kept.references].count(None) == 1
+    assert any("1 reference(s) without a year" in m for m in kept.messages)
     truncated = parse_tei(xml[:5000], source_path="cut.tei.xml")
     assert truncated.status == "failed" and truncated.messages[0].startswith("malformed TEI XML")
     other = parse_tei("<html><body/></html>")

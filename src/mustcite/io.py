@@ -8,11 +8,17 @@ small hostile ``.gz`` never becomes gigabytes in memory or minutes of work. :fun
 :data:`MAX_DECOMPRESSED_BYTES`); the tar reader of :mod:`mustcite.extract.archive` and the
 collectors' archives use it too. Line readers (:func:`iter_text_lines`) also cap one line's length
 (:data:`MAX_LINE_CHARS`) and skip runs of blank lines a block at a time.
+
+CSV files are read through :func:`iter_csv`: a file that is not UTF-8, a field longer than the
+``csv`` module's field size limit, an overlong line or a malformed row raise MustciteError naming
+the file and line.
 """
 
 from __future__ import annotations
 
 import bz2
+import codecs
+import csv
 import gzip
 import hashlib
 import io
@@ -264,6 +270,107 @@ def read_json(path: str | Path, *, missing_ok: bool = False, max_bytes: int | No
         raise MustciteError(f"malformed JSON: {_json_limit(exc)}", path=path) from None
 
 
+def _line_ends(data: bytes) -> int:
+    """Line ends in ``data`` (``\\n``, ``\\r\\n`` or a lone ``\\r``), as text-mode reading counts them."""
+    return data.count(b"\n") + data.count(b"\r") - data.count(b"\r\n")
+
+
+def first_non_utf8(path: str | Path) -> tuple[int, int, int] | None:
+    """``(line, offset, byte)`` of the first byte of the file at ``path`` that is not UTF-8 text
+    (line numbered from 1, counted as text-mode reading counts lines; offset from 0), or None when
+    the whole file is UTF-8. Read a block at a time."""
+    line, offset, pending, prev_cr = 1, 0, b"", False
+    with open(path, "rb") as fh:
+        while True:
+            block = fh.read(_TEXT_BLOCK)
+            data = pending + block
+            if not data:
+                return None
+            try:
+                _, used = codecs.utf_8_decode(data, "strict", not block)
+            except UnicodeDecodeError as exc:
+                head = data[:exc.start]
+                n = _line_ends(head) - (prev_cr and head.startswith(b"\n"))
+                return line + n, offset + exc.start, data[exc.start]
+            done = data[:used]
+            line += _line_ends(done) - (prev_cr and done.startswith(b"\n"))
+            if done:
+                prev_cr = done.endswith(b"\r")
+            pending, offset = data[used:], offset + used
+            if not block:
+                return None
+
+
+def not_utf8_error(path: str | Path, exc: UnicodeDecodeError | None = None) -> MustciteError:
+    """The MustciteError for a file that is not UTF-8: its line and the offending byte where the
+    file can be read again, else the position ``exc`` gives."""
+    try:
+        where = first_non_utf8(path)
+    except OSError:
+        where = None
+    hint = "save the file as UTF-8 text"
+    if where is None:
+        at = f" (byte {exc.start})" if exc is not None else ""
+        return MustciteError(f"not UTF-8 text{at}", path=path, hint=hint)
+    line, offset, byte = where
+    return MustciteError(f"not UTF-8 text (byte 0x{byte:02x} at offset {offset:,})", path=path, line=line,
+                         hint=hint)
+
+
+def _capped_lines(fh, path: str | Path, max_line_chars: int) -> Iterator[str]:
+    """The lines of ``fh`` (opened with ``newline=""``, line ends kept), one longer than
+    ``max_line_chars`` raising MustciteError naming ``path`` and the line (never held whole)."""
+    n = 0
+    while True:
+        line = fh.readline(max_line_chars + 1)
+        if not line:
+            return
+        n += 1
+        if len(line) > max_line_chars and not line.endswith(("\n", "\r")):
+            raise MustciteError(f"line longer than {max_line_chars:,} characters (the cap; is this a CSV file?)",
+                                path=path, line=n)
+        yield line
+
+
+def iter_csv(path: str | Path, *, required: tuple[str, ...] | list[str] = (), hint: str | None = None,
+             what: str = "CSV", max_line_chars: int = MAX_LINE_CHARS) -> Iterator[tuple[int, dict[str, str]]]:
+    """``(line, row)`` for each row of a CSV file with a header line, ``line`` the row's last line
+    in the file and ``row`` keyed by the stripped header names. UTF-8 (a leading BOM is dropped).
+
+    Raises MustciteError naming the file, and the line where known, when the file cannot be read
+    (``cannot read {what}: ...``), is not UTF-8, lacks a column of ``required`` (with ``hint``),
+    holds a field longer than ``csv.field_size_limit()`` or a line longer than ``max_line_chars``,
+    or is otherwise malformed CSV. Close the generator (``contextlib.closing``) when stopping early.
+    """
+    try:
+        fh = open(path, newline="", encoding="utf-8-sig")
+    except OSError as exc:
+        raise MustciteError(f"cannot read {what}: {_reason(exc)}", path=path) from None
+    reader = None
+    try:
+        with fh:
+            reader = csv.DictReader(_capped_lines(fh, path, max_line_chars))
+            header = [h.strip() for h in reader.fieldnames or []]
+            missing = [c for c in required if c not in header]
+            if missing:
+                raise MustciteError(f"missing column(s) {', '.join(missing)}; header is {header}", path=path,
+                                    line=1, hint=hint)
+            reader.fieldnames = header
+            for row in reader:
+                yield reader.line_num, row
+    except UnicodeDecodeError as exc:
+        raise not_utf8_error(path, exc) from None
+    except csv.Error as exc:
+        line = reader.reader.line_num if reader is not None and reader.reader.line_num else None
+        text = str(exc)
+        if text.startswith("field larger than field limit"):
+            raise MustciteError(f"field longer than {csv.field_size_limit():,} characters (the CSV field size limit)",
+                                path=path, line=line) from None
+        raise MustciteError(f"malformed CSV: {text}", path=path, line=line) from None
+    except OSError as exc:
+        raise MustciteError(f"cannot read {what}: {_reason(exc)}", path=path) from None
+
+
 def check_output_file(path: str | Path) -> Path:
     """``path`` as an output file, checked before any work is done: not a folder, and its folder
     exists (or can be made) and is writable. Raises UsageError naming the path."""
@@ -302,7 +409,8 @@ def iter_jsonl(path: str | Path, *, max_bytes: int | None = MAX_DECOMPRESSED_BYT
                max_line_chars: int = MAX_LINE_CHARS) -> Iterator[tuple[int, dict[str, Any]]]:
     """Yield ``(line_number, object)``; lines are split on ``\\n`` only (never ``splitlines``).
 
-    A malformed line raises MustciteError with the file and line number; so does a line longer
+    A UTF-8 byte order mark at the start of the file is skipped (as ``utf-8-sig`` reads it). A
+    malformed line raises MustciteError with the file and line number; so does a line longer
     than ``max_line_chars`` and a ``.gz`` file expanding beyond ``max_bytes`` (None: no cap; for
     the large training files read a line at a time).
     """
@@ -310,6 +418,10 @@ def iter_jsonl(path: str | Path, *, max_bytes: int | None = MAX_DECOMPRESSED_BYT
         with open_text(path, max_bytes=max_bytes) as fh:
             for lineno, line in iter_text_lines(fh, path, max_line_chars=max_line_chars):
                 # split on \n (and \r\n, \r), never on U+2028 / U+0085; blank lines are skipped
+                if lineno == 1 and line.startswith("\ufeff"):
+                    line = line[1:]
+                    if not line.strip():
+                        continue
                 try:
                     obj = json.loads(line)
                 except json.JSONDecodeError as exc:

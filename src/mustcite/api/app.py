@@ -134,6 +134,9 @@ class AuditResponse(BaseModel):
     missing: list[Result]
     cited: list[Result]
     notice: str | None = Field(None, description="why no paper was recommended, when none was")
+    notes: list[str] = Field(default_factory=list, description="what to know about how the draft was read: "
+                             "files not read, bibliographies missing, cite keys defined nowhere, references "
+                             "without a year")
     closest_bibliographies: list[dict[str, Any]] = Field(
         default_factory=list, description="the labelled papers whose reference lists are closest to the draft's")
     reference_list: list[dict[str, Any]] = Field(

@@ -60,7 +60,8 @@ def audit_body(rec, name: str, data: bytes, top: int, year: int | None) -> dict[
             raise MustciteError(f"{name}: {message}", field="file", hint=exc.hint) from None
     return {"draft": name, "title": res.title, "year": res.year, "references": res.references,
             "linked": res.linked, "missing": _results(res.missing), "cited": _results(res.cited),
-            "notice": res.notice, "closest_bibliographies": res.closest_bibliographies,
+            "notice": res.notice, "notes": [n.replace(tmp, "") for n in res.notes],
+            "closest_bibliographies": res.closest_bibliographies,
             "reference_list": res.reference_list}
 
 

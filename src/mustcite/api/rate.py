@@ -7,8 +7,12 @@
 * ``POST /api/rate/undo`` ``{"rater"}`` -> removes NAME's last answer
 * ``GET /api/rate/progress[?rater=NAME]`` -> answers per rater, or NAME's progress
 
-Answers go to ``OUT/<rater>.csv`` (:class:`mustcite.labels.rating.RatingStore`).  ``mustcite rate``
-serves only these routes, behind the same guards as the recommender (same-origin POSTs only, body
+Answers go to ``OUT/<rater>.csv`` (:class:`mustcite.labels.rating.RatingStore`).  A ratings file
+that cannot be read or written (not UTF-8, malformed, an overlong field, a bad answer in it) is
+answered ``500`` with ``{"error": "OUT/<rater>.csv:LINE: why", "file", "line"}``: the request was
+fine, the file on the server needs fixing (or moving away) before that rater can go on.
+
+``mustcite rate`` serves only these routes, behind the same guards as the recommender (same-origin POSTs only, body
 cap, CSP, loopback Host names); ``create_app(rating=...)`` adds them to the recommender server.
 """
 
@@ -18,13 +22,13 @@ from importlib import resources
 from pathlib import Path
 from typing import Literal
 
-from fastapi import FastAPI, Query
+from fastapi import FastAPI, Query, Request
 from fastapi.responses import FileResponse
 from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from starlette.middleware.trustedhost import TrustedHostMiddleware
 
-from ..labels.rating import RatingStore
+from ..labels.rating import RatingsFileError, RatingStore
 from ..version import __version__
 
 MAX_BODY = 16 * 1024
@@ -56,8 +60,18 @@ class UndoRequest(BaseModel):
 
 def add_rate_routes(app: FastAPI, store: RatingStore) -> None:
     """``/rate`` and ``/api/rate/*`` over ``store`` (file I/O runs in FastAPI's thread pool)."""
+    from .guards import error_response
+
     static = Path(str(resources.files("mustcite.web").joinpath("static")))
     app.state.rating = store
+
+    async def bad_ratings_file(request: Request, exc: RatingsFileError):
+        where = (exc.path or "the ratings file") + (f":{exc.line}" if exc.line is not None else "")
+        message = f"{where}: {exc.message}" + (f" (field '{exc.field}')" if exc.field else "")
+        extra = {"file": exc.path, "line": exc.line, **({"hint": exc.hint} if exc.hint else {})}
+        return error_response(500, message, **extra)
+
+    app.add_exception_handler(RatingsFileError, bad_ratings_file)
 
     @app.get("/rate", include_in_schema=False)
     def rate_page():
@@ -114,6 +128,7 @@ def serve_rate(store: RatingStore, *, host: str = "127.0.0.1", port: int = 8010,
     import uvicorn
 
     from .guards import default_allowed_hosts
+    from .timeouts import Timeouts
 
     uvicorn.run(create_rate_app(store, allowed_hosts=default_allowed_hosts(host) or None),
-                host=host, port=port, log_level=log_level)
+                host=host, port=port, log_level=log_level, **Timeouts().uvicorn_options())

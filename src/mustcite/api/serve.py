@@ -3,6 +3,10 @@
 One server process answers HTTP. With ``workers`` 1 the model lives in it; with more, each of
 ``workers`` worker processes loads the model once (read-only) and takes an equal share of the CPUs,
 and requests wait in one queue for the next free worker (:class:`.backends.PoolBackend`).
+
+Both :func:`serve` and :func:`running` limit slow and idle clients the same way
+(:class:`.timeouts.Timeouts`): incomplete request headers, stalled bodies, idle kept-alive
+connections and too many open connections are cut off.
 """
 
 from __future__ import annotations
@@ -10,6 +14,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+
+from .timeouts import Timeouts
 
 
 @dataclass
@@ -24,6 +30,7 @@ class ServeSettings:
     max_upload: int = 20 * 2**20
     rate_sample: str | None = None                # a sample CSV: also serve the rater page /rate
     rate_out: str | None = None                   # ... writing OUT/<rater>.csv
+    timeouts: Timeouts = field(default_factory=Timeouts)   # limits for slow and idle clients
 
 
 def build_app(settings: ServeSettings):
@@ -55,7 +62,7 @@ def serve(settings: ServeSettings, *, host: str = "127.0.0.1", port: int = 8000,
 
     app = build_app(settings)
     try:
-        uvicorn.run(app, host=host, port=port, log_level=log_level)
+        uvicorn.run(app, host=host, port=port, log_level=log_level, **settings.timeouts.uvicorn_options())
     finally:
         close = getattr(app.state.backend, "close", None)
         if close:
@@ -63,10 +70,12 @@ def serve(settings: ServeSettings, *, host: str = "127.0.0.1", port: int = 8000,
 
 
 @contextmanager
-def running(app, *, host: str = "127.0.0.1", port: int = 0, timeout: float = 30.0) -> Iterator[str]:
+def running(app, *, host: str = "127.0.0.1", port: int = 0, timeout: float = 30.0,
+            timeouts: Timeouts | None = None) -> Iterator[str]:
     """Serve ``app`` with uvicorn in a background thread for the duration of the ``with`` block and
     yield its base URL (a free port when ``port`` is 0): for browser tests, screenshots and
-    benchmarks that need a real server in the same process."""
+    benchmarks that need a real server in the same process. ``timeouts``: as :func:`serve`'s
+    (default :class:`.timeouts.Timeouts`)."""
     import socket
     import threading
     import time
@@ -79,7 +88,8 @@ def running(app, *, host: str = "127.0.0.1", port: int = 0, timeout: float = 30.
         with socket.socket() as s:
             s.bind((host, 0))
             port = s.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning"))
+    options = (timeouts or Timeouts()).uvicorn_options()
+    server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning", **options))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     deadline = time.monotonic() + timeout

@@ -20,10 +20,15 @@ Qrels = dict[str, dict[str, int]]      # qid -> {docid: relevance}
 
 def _lines(path: str | Path):
     """``(line_number, fields)`` of each non-blank line; a ``.gz`` file is decompressed within
-    :data:`mustcite.io.MAX_DECOMPRESSED_BYTES` and a line is at most :data:`mustcite.io.MAX_LINE_CHARS`."""
+    :data:`mustcite.io.MAX_DECOMPRESSED_BYTES` and a line is at most :data:`mustcite.io.MAX_LINE_CHARS`.
+    A UTF-8 byte order mark at the start of the file is skipped."""
     try:
         with open_text(path) as fh:
             for lineno, line in iter_text_lines(fh, path):
+                if lineno == 1 and line.startswith("\ufeff"):
+                    line = line[1:]
+                    if not line.strip():
+                        continue
                 yield lineno, line.split()
     except FileNotFoundError:
         raise MustciteError("file not found", path=path) from None
@@ -57,8 +62,11 @@ def read_run(path: str | Path) -> Run:
 
 
 def read_qrels(path: str | Path) -> Qrels:
-    """Read a TREC qrels file into ``{qid: {docid: relevance}}``."""
+    """Read a TREC qrels file into ``{qid: {docid: relevance}}``. A (query, document) pair given
+    twice with the same relevance is read once; with different relevances it is an error naming
+    both lines."""
     qrels: Qrels = {}
+    first_line: dict[tuple[str, str], int] = {}
     for lineno, parts in _lines(path):
         if len(parts) != 4:
             raise MustciteError(f"a qrels line needs 4 fields 'qid 0 docid rel', got {len(parts)}",
@@ -68,7 +76,16 @@ def read_qrels(path: str | Path) -> Qrels:
             value = int(rel)
         except ValueError:
             raise MustciteError(f"relevance must be an integer, got {rel!r}", path=path, line=lineno) from None
-        qrels.setdefault(qid, {})[docid] = value
+        docs = qrels.setdefault(qid, {})
+        if docid in docs:
+            if docs[docid] != value:
+                first = first_line[(qid, docid)]
+                raise MustciteError(f"query {qid!r}, document {docid!r} has relevance {docs[docid]} on line "
+                                    f"{first} and {value} on line {lineno}", path=path, line=lineno,
+                                    hint="give each (query, document) pair one relevance")
+            continue
+        first_line[(qid, docid)] = lineno
+        docs[docid] = value
     return qrels
 
 

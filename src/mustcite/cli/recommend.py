@@ -47,18 +47,21 @@ _YEAR_HELP = "answer as of this year: only papers of this year or earlier (defau
 
 
 def _read_query_file(path: Path, year: int | None) -> list[dict]:
-    """Queries of a JSONL file, each with its own ``"year"`` (checked, naming file:line) or ``year``."""
+    """Queries of a JSONL file, each with its own ``"year"`` (checked, naming file:line) or ``year``.
+    Every line is checked here, as the recommender will check it (text length, year), so a bad
+    line is refused, naming file:line and the field, before the model loads."""
     from ..io import iter_jsonl
-    from ..recommend.method import parse_year
+    from ..recommend.query import check_text_length, parse_year
     from ..retrieval.queries import read_queries
 
     docs = read_queries(path)
     years: dict[str, int | None] = {}
     for lineno, obj in iter_jsonl(path):
         try:
+            check_text_length(obj.get("title") or "", obj.get("abstract") or "")
             years[str(obj.get("id"))] = parse_year(obj.get("year"))
         except MustciteError as exc:
-            raise MustciteError(exc.message, path=path, line=lineno, field="year") from None
+            raise MustciteError(exc.message, path=path, line=lineno, field=exc.field or "year") from None
     out = []
     for d in docs:
         own = years.get(d.id)
@@ -238,6 +241,12 @@ def recommend_cmd(
     else:
         if not title.strip():
             raise UsageError("--title is empty")
+        from ..recommend.query import check_text_length
+
+        try:
+            check_text_length(title, abstract or "")
+        except MustciteError as exc:
+            raise UsageError(f"--{exc.field}: {exc.message}") from None
         qs = [{"id": "query", "title": title, "abstract": abstract or "", "year": year}]
     rec = _load(model, rerank)
     ranked = rec.recommend_many(qs, top=top, rank_by=rank_by)
@@ -256,8 +265,13 @@ def recommend_cmd(
 def _draft_query(path: Path) -> dict:
     from ..extract.run import stem_of
     from ..recommend.draft import read_draft
+    from ..recommend.query import check_text_length
 
     title, abstract = read_draft(path).query_text
+    try:
+        check_text_length(title, abstract)
+    except MustciteError as exc:
+        raise MustciteError(f"the draft's {exc.message}", path=path, field=exc.field) from None
     return {"id": stem_of(path), "title": title, "abstract": abstract}
 
 
@@ -286,13 +300,13 @@ def audit_cmd(
     from ..recommend import formats
 
     gate = formats.parse_gate(fail_on) if fail_on is not None else None
-    from ..recommend.draft import check_draft_file
+    from ..recommend.draft import read_draft
 
-    check_draft_file(draft)     # a missing, empty or mistyped draft: say so before loading the model
+    read = read_draft(draft)     # the draft read and checked whole before the model loads
     rec = _load(model, rerank)
     if gate and gate[0] not in rec.tiers.models:
         raise UsageError(f"--fail-on: this model has no {gate[0]} tier (it has {', '.join(rec.tiers.models)})")
-    res = rec.audit(draft, top=top, min_score=min_score, year=year)
+    res = rec.audit(read, top=top, min_score=min_score, year=year)
     if fmt == "json":
         text = json.dumps(res.to_dict(), ensure_ascii=False, indent=2) + "\n"
     elif fmt == "markdown":
@@ -332,10 +346,14 @@ def serve_cmd(
                                                 "loopback: 127.0.0.1, localhost, [::1]; '*': any)"),
     api_key: str = typer.Option(None, "--api-key", envvar="MUSTCITE_API_KEY",
                                 help="require this key (header X-API-Key) on /api/* (default: $MUSTCITE_API_KEY)"),
+    header_timeout: float = typer.Option(10.0, "--header-timeout", min=0.1, max=3600,
+                                         help="seconds a client has to send a request's line and headers; "
+                                              "slower or idle connections are closed"),
 ) -> None:
     """Serve the REST API (/api/...) and the web page (/); /api/health answers 503 until the model is loaded."""
     from ..api.guards import default_allowed_hosts, is_loopback
     from ..api.serve import ServeSettings, serve
+    from ..api.timeouts import Timeouts
     from ..recommend.store import read_config
 
     folder = _model_folder(model)
@@ -348,4 +366,5 @@ def serve_cmd(
               "the server (--api-key or $MUSTCITE_API_KEY)", file=sys.stderr)
     work = workspace()
     serve(ServeSettings(model=str(folder), work=str(work.root), workers=workers, concurrency=concurrency,
-                        queue=queue, allowed_hosts=hosts, api_key=api_key or None), host=host, port=port)
+                        queue=queue, allowed_hosts=hosts, api_key=api_key or None,
+                        timeouts=Timeouts(header=header_timeout)), host=host, port=port)

@@ -31,7 +31,8 @@ from urllib.parse import urlsplit
 import httpx
 
 from ..errors import MustciteError
-from ..io import MAX_DECOMPRESSED_BYTES, atomic_write_bytes, atomic_write_json, open_decompressed
+from ..io import (MAX_DECOMPRESSED_BYTES, atomic_write_bytes, atomic_write_json, open_decompressed,
+                  read_json)
 from ..retry import parse_retry_after
 
 USER_AGENT = "mustcite-collect/1 (+https://github.com/mustcite; polite research crawler)"
@@ -93,10 +94,7 @@ class OfflineSource:
                 self.manifest[url] = rel
         own = self.root / "urls.json"
         if own.is_file():
-            try:
-                data = json.loads(own.read_text(encoding="utf-8"))
-            except (ValueError, UnicodeDecodeError) as exc:
-                raise MustciteError(f"malformed urls.json: {exc}", path=own) from None
+            data = read_json(own)        # names the file: not UTF-8, malformed, nested too deeply
             if not isinstance(data, dict) or not all(isinstance(v, str) for v in data.values()):
                 raise MustciteError("urls.json must map URL strings to path strings", path=own)
             self.manifest.update(data)

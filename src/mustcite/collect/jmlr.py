@@ -69,8 +69,9 @@ def parse_archive(members: dict[str, bytes], volume: int, year: int) -> Index:
         key = n.rsplit("/", 2)[-2]
         try:
             rec = info_record(json.loads(members[n].decode("utf-8")), volume, year)
-        except (ValueError, UnicodeDecodeError) as exc:
-            idx.errors.append(ItemError(key=key, url=n, kind="parse", message=f"malformed info.json: {exc}"))
+        except (ValueError, UnicodeDecodeError, RecursionError) as exc:
+            why = "nested too deeply" if isinstance(exc, RecursionError) else exc
+            idx.errors.append(ItemError(key=key, url=n, kind="parse", message=f"malformed info.json: {why}"))
             continue
         except ParseError as exc:
             idx.errors.append(ItemError(key=key, url=n, kind="parse", message=str(exc)))

@@ -45,6 +45,8 @@ def _notes(page: bytes) -> list[dict]:
         data = json.loads(page)
     except (ValueError, UnicodeDecodeError) as exc:
         raise ParseError(f"OpenReview answer is not JSON (truncated?): {exc}") from None
+    except RecursionError:
+        raise ParseError("OpenReview answer is not usable JSON: nested too deeply") from None
     notes = data.get("notes") if isinstance(data, dict) else None
     if not isinstance(notes, list):
         raise ParseError("OpenReview answer has no 'notes' list")

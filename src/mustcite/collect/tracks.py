@@ -25,7 +25,7 @@ from typing import Callable
 
 from ..corpus.venues import is_main_track
 from ..errors import MustciteError
-from ..io import atomic_write_json
+from ..io import atomic_write_json, read_json
 
 EXTRA_ANCILLARY = re.compile(
     r"\bpreface\b|front ?matter|student abstract|senior member|new faculty|\beaai\b|\biaai\b|"
@@ -50,16 +50,13 @@ def load_overrides(path: str | Path | None = None) -> list[OverrideRule]:
     if path is None:
         text = resources.files("mustcite.collect").joinpath("tracks_override.json").read_text(encoding="utf-8")
         where = "mustcite/collect/tracks_override.json"
-    else:
         try:
-            text = Path(path).read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise MustciteError(f"cannot read the track override file: {exc}", path=path) from None
+            data = json.loads(text)
+        except (ValueError, RecursionError) as exc:
+            raise MustciteError(f"malformed JSON: {exc}", path=where) from None
+    else:
+        data = read_json(path)       # names the file: not UTF-8, malformed, nested too deeply
         where = str(path)
-    try:
-        data = json.loads(text)
-    except ValueError as exc:
-        raise MustciteError(f"malformed JSON: {exc}", path=where) from None
     rules = []
     for i, r in enumerate(data.get("rules", []) if isinstance(data, dict) else []):
         try:
@@ -95,7 +92,7 @@ class TrackJudge:
         if self.cache_path and self.cache_path.is_file():
             try:
                 self._cache = {k: bool(v) for k, v in json.loads(self.cache_path.read_text("utf-8")).items()}
-            except (ValueError, UnicodeDecodeError, AttributeError):
+            except (ValueError, UnicodeDecodeError, AttributeError, RecursionError, OSError):
                 self._cache = {}
         self.calls = 0
 

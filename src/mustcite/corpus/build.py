@@ -22,7 +22,7 @@ from tqdm import tqdm
 from ..config import Workspace
 from ..errors import DataMissingError
 from ..io import atomic_write_json, sha256_file
-from .dedup import dedup
+from .dedup import dedup, merge_same_work
 from .importers import (COLLECTED_PREFIX, ImportedRecord, import_collected, import_file, list_collected_files,
                         list_source_files)
 from .records import VENUES, normalize_title
@@ -41,6 +41,8 @@ class BuildReport:
     total: int = 0
     with_abstract: int = 0
     duplicates_merged: int = 0
+    #: later versions of a work (same title and authors, another venue or year) folded into its first
+    same_work_merged: int = 0
     multi_source_papers: int = 0
     records_read: int = 0
     records_main_track: int = 0
@@ -207,7 +209,7 @@ def build_corpus(data_dir: str | Path, work: str | Path | Workspace | None = Non
     report.records_main_track = sum(r.main_track for r in records)
     result = dedup(records)
     del records                      # the merged papers hold what is kept; free the rest early
-    papers = result.papers
+    papers, report.same_work_merged = merge_same_work(result.papers)
     order = {v: i for i, v in enumerate(VENUES)}
     papers.sort(key=lambda p: (order.get(p.venue, 99), p.year or 0, p.paper_id))
     report.total = len(papers)

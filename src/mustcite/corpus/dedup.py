@@ -8,6 +8,12 @@ The kept record is the richest one: an abstract beats none, then more filled fie
 source's priority (paperlists first), then file order. Empty fields of the kept record are filled
 from the others; a title from a source that mangles titles is replaced by another member's title.
 ``source_ids`` lists every ``"source:id"`` of the group (``source:file:line`` when a source has no id).
+
+The same work published twice (a JMLR article presented again at ICML, a conference paper
+extended in a journal) is then one paper too (:func:`merge_same_work`): same normalised title and
+a shared author surname (or no author list on one side and a title of four words or more). The
+earliest version is kept, so that a paper is never dated later than its first publication;
+``also_published`` names the other versions and ``source_ids`` holds their ids as well.
 """
 
 from __future__ import annotations
@@ -16,7 +22,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
 from .importers import COLLECTED_PREFIX, ImportedRecord
-from .records import Paper, make_paper_id, normalize_title
+from .records import Paper, make_paper_id, normalize_title, surname_key
 
 
 @dataclass
@@ -145,3 +151,54 @@ def dedup(records: list[ImportedRecord]) -> DedupResult:
     return DedupResult(papers=papers, duplicates_merged=merged, groups_multi_source=multi,
                        dropped_track=dropped_track, dropped_linked=dropped_linked,
                        unconfirmed=unconfirmed)
+
+
+#: a title shared by records without an author list must have this many words to make them one work
+MIN_WORDS_WITHOUT_AUTHORS = 4
+
+
+def _same_authors(a: Paper, b: Paper) -> bool:
+    sa = {surname_key(x) for x in a.authors} - {""}
+    sb = {surname_key(x) for x in b.authors} - {""}
+    if sa and sb:
+        return bool(sa & sb)
+    return len(normalize_title(a.title).split()) >= MIN_WORDS_WITHOUT_AUTHORS
+
+
+def _version_rank(p: Paper, order: int) -> tuple:
+    return (p.year if p.year is not None else 9999, not p.has_abstract, order)
+
+
+def merge_same_work(papers: list[Paper]) -> tuple[list[Paper], int]:
+    """Fold the versions of one work published at several venues or years into its earliest
+    version; returns the papers (in their order, versions removed) and how many were folded."""
+    by_title: dict[str, list[int]] = defaultdict(list)
+    for i, p in enumerate(papers):
+        t = normalize_title(p.title)
+        if t:
+            by_title[t].append(i)
+    uf = _UnionFind(len(papers))
+    for idx in by_title.values():
+        for x in range(len(idx)):
+            for y in range(x + 1, len(idx)):
+                if _same_authors(papers[idx[x]], papers[idx[y]]):
+                    uf.union(idx[x], idx[y])
+    groups: dict[int, list[int]] = defaultdict(list)
+    for idx in by_title.values():
+        if len(idx) > 1:
+            for i in idx:
+                groups[uf.find(i)].append(i)
+    drop: set[int] = set()
+    for members in groups.values():
+        if len(members) < 2:
+            continue
+        members.sort(key=lambda i: _version_rank(papers[i], i))
+        keep, rest = papers[members[0]], [papers[i] for i in members[1:]]
+        for other in rest:
+            keep.also_published.append(f"{other.venue} {other.year or ''}".strip())
+            keep.source_ids.extend(s for s in [*other.source_ids, f"paper:{other.paper_id}"] if s not in keep.source_ids)
+            keep.abstract = keep.abstract or other.abstract
+            keep.authors = keep.authors or list(other.authors)
+            keep.url, keep.pdf = keep.url or other.url, keep.pdf or other.pdf
+        drop.update(members[1:])
+    return [p for i, p in enumerate(papers) if i not in drop], len(drop)

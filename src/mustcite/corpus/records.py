@@ -53,6 +53,13 @@ def normalize_title(title: str | None) -> str:
     return _WS.sub(" ", t).strip()
 
 
+def surname_key(name: str | None) -> str:
+    """The family name of an author, folded for comparison ("Smith, J." and "John Smith" -> "smith")."""
+    name = (name or "").strip()
+    family = name.split(",")[0] if "," in name else (name.split() or [""])[-1]
+    return normalize_title(family)
+
+
 def make_paper_id(title: str, venue: str, year: int | None, source_id: str = "") -> str:
     key = "|".join([normalize_title(title), venue.lower(), str(year or ""), source_id or ""])
     return str(uuid.uuid5(PAPER_NAMESPACE, key))
@@ -75,6 +82,8 @@ class Paper:
     track: str = ""
     #: every (source, source_id) this paper was seen under, after cross-source dedup
     source_ids: list[str] = field(default_factory=list)
+    #: the other venues of the same work ("ICML 2024"), folded into this, its earliest version
+    also_published: list[str] = field(default_factory=list)
 
     @property
     def has_abstract(self) -> bool:

@@ -29,7 +29,7 @@ SCHEMA = pa.schema([
     ("authors", pa.list_(pa.string())), ("venue", pa.string()), ("year", pa.int32()),
     ("source", pa.string()), ("source_id", pa.string()), ("url", pa.string()),
     ("pdf", pa.string()), ("track", pa.string()), ("source_ids", pa.list_(pa.string())),
-    ("title_norm", pa.string()),
+    ("also_published", pa.list_(pa.string())), ("title_norm", pa.string()),
 ])
 PAPER_COLUMNS = [f for f in SCHEMA.names if f != "title_norm"]
 
@@ -88,6 +88,16 @@ def require_store(work: str | Path | Workspace | None = None) -> Path:
     return path
 
 
+def _papers_sql(path: Path) -> str:
+    """A query of the store's rows with every column of :data:`SCHEMA` (a store written before a
+    column existed reads it as empty)."""
+    have = set(pq.read_schema(path).names)
+    extra = "".join(f", CAST({'[]' if pa.types.is_list(f.type) else 'NULL'} AS "
+                    f"{'VARCHAR[]' if pa.types.is_list(f.type) else 'VARCHAR'}) AS {f.name}"
+                    for f in SCHEMA if f.name not in have)
+    return f"(SELECT *{extra} FROM read_parquet('{str(path).replace(chr(39), chr(39) * 2)}'))"
+
+
 def _where(years: Sequence[int] | None, venues: Sequence[str] | None) -> tuple[str, list]:
     clauses, params = [], []
     if years is not None:
@@ -113,9 +123,9 @@ def load_papers(work: str | Path | Workspace | None = None, years: Sequence[int]
     if unknown:
         raise UsageError(f"unknown column(s): {', '.join(unknown)}; known: {', '.join(SCHEMA.names)}")
     where, params = _where(years, venues)
-    sql = f"SELECT {', '.join(cols)} FROM read_parquet(?){where}"
+    sql = f"SELECT {', '.join(cols)} FROM {_papers_sql(path)}{where}"
     with duckdb.connect() as con:
-        return _arrow(con, sql, [str(path), *params])
+        return _arrow(con, sql, params)
 
 
 def iter_papers(work: str | Path | Workspace | None = None, years: Sequence[int] | None = None,
@@ -130,10 +140,7 @@ class CorpusStore:
     def __init__(self, work: str | Path | Workspace | None = None):
         self.path = require_store(work)
         self._con = duckdb.connect()
-        self._con.execute(f"CREATE VIEW papers AS SELECT * FROM read_parquet('{self._sql_path()}')")
-
-    def _sql_path(self) -> str:
-        return str(self.path).replace("'", "''")
+        self._con.execute(f"CREATE VIEW papers AS SELECT * FROM {_papers_sql(self.path)}")
 
     def close(self) -> None:
         self._con.close()

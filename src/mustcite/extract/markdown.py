@@ -315,15 +315,16 @@ def iter_cited_sentences(body: list[Paragraph], style: str, index: RefIndex
                 yield pi, sents, i, ms
 
 
-def reference_targets(entries: list[RefEntry], index: RefIndex, style: str) -> list[int | None]:
+def reference_targets(entries: list[RefEntry], index: RefIndex, style: str, *,
+                      keep_undated: bool = False) -> list[int | None]:
     """Per entry, its ``target`` (1-based position in the reference file), or None when the entry
     is left out: superseded by a later entry with the same ``[n]`` label (numeric style), or
-    without a four-digit year."""
+    without a four-digit year (unless ``keep_undated``: a draft keeps every reference)."""
     superseded = index.superseded if style == "numeric" else set()
     out: list[int | None] = []
     n = 0
     for i, e in enumerate(entries):
-        if i in superseded or e.year is None:
+        if i in superseded or (e.year is None and not keep_undated):
             out.append(None)
         else:
             n += 1
@@ -331,8 +332,9 @@ def reference_targets(entries: list[RefEntry], index: RefIndex, style: str) -> l
     return out
 
 
-def extract_markdown(text: str, source_path: str = "") -> ExtractedPaper:
-    """Extract references, contexts, mention counts and failure modes from Nougat Markdown."""
+def extract_markdown(text: str, source_path: str = "", *, keep_undated: bool = False) -> ExtractedPaper:
+    """Extract references, contexts, mention counts and failure modes from Nougat Markdown
+    (``keep_undated``: keep the entries without a four-digit year, as a draft's audit must)."""
     paper = ExtractedPaper(source_path=source_path, method="markdown")
     paper.stats = {"n_raw_entries": 0, "n_dropped_no_year": 0, "max_ref_number": 0,
                    "mentions_total": 0, "mentions_resolved": 0, "citation_style": None}
@@ -401,7 +403,10 @@ def extract_markdown(text: str, source_path: str = "") -> ExtractedPaper:
     superseded = index.superseded if style == "numeric" else set()
     if superseded:
         paper.messages.append(f"dropped {len(superseded)} entries whose [n] label a later entry repeats")
-    targets = reference_targets(entries, index, style)
+    targets = reference_targets(entries, index, style, keep_undated=keep_undated)
+    undated = sum(1 for i, e in enumerate(entries) if e.year is None and targets[i] is not None)
+    if undated:
+        paper.messages.append(f"{undated} reference(s) without a year, matched by title alone")
     for i, e in enumerate(entries):
         if targets[i] is None:
             dropped += i not in superseded       # no four-digit year

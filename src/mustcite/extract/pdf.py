@@ -268,15 +268,16 @@ def _surname(author: str) -> str:
     return parts[-1] if parts else ""
 
 
-def _cite_key_author_year(authors: list[str], year: int) -> str:
+def _cite_key_author_year(authors: list[str], year: int | None) -> str:
     names = [_surname(a) for a in authors if _surname(a)]
+    when = f", {year}" if year else ""
     if not names:
-        return str(year)
+        return str(year or "")
     if len(names) == 1:
-        return f"{names[0]}, {year}"
+        return f"{names[0]}{when}"
     if len(names) == 2:
-        return f"{names[0]} and {names[1]}, {year}"
-    return f"{names[0]} et al., {year}"
+        return f"{names[0]} and {names[1]}{when}"
+    return f"{names[0]} et al.{when}"
 
 
 def _text_citations(body: _Body, refs: list[Reference], entries: list[_Entry],
@@ -300,7 +301,7 @@ def _text_citations(body: _Body, refs: list[Reference], entries: list[_Entry],
     # author-year: "Surname et al., 2017", "Surname and Other (2017)", "Surname, 2017"
     for ref in refs:
         sur = _surname(ref.authors[0]) if ref.authors else ""
-        if len(sur) < 2:
+        if len(sur) < 2 or ref.year is None:      # an author-year marker needs the year
             continue
         pat = re.compile(re.escape(sur) + r"(?:\s+et\s+al\.?|\s+(?:and|&)\s+[A-Z][\w'\-]+)?,?\s*\(?\s*"
                          + str(ref.year) + r"[a-z]?\b")
@@ -406,8 +407,9 @@ def _title_abstract(doc) -> tuple[str, str]:
     return title.strip(), abstract.strip()
 
 
-def extract_pdf(path: str | Path, source_path: str = "") -> ExtractedPaper:
-    """Extract references and citation contexts from a PDF file with PyMuPDF."""
+def extract_pdf(path: str | Path, source_path: str = "", *, keep_undated: bool = False) -> ExtractedPaper:
+    """Extract references and citation contexts from a PDF file with PyMuPDF (``keep_undated``:
+    keep the entries without a year, as a draft's audit must)."""
     source_path = source_path or str(path)
     try:
         doc = pymupdf.open(str(path))
@@ -433,11 +435,12 @@ def extract_pdf(path: str | Path, source_path: str = "") -> ExtractedPaper:
         refs: list[Reference] = []
         for e in entries_all:
             authors, rtitle, year = parse_reference(e.text)
-            if year is None:
+            if year is None and not keep_undated:
                 continue
+            year = int(year) if year is not None else None
             entries.append(e)
-            refs.append(Reference(target=len(refs) + 1, title=rtitle or "", year=int(year),
-                                  cite=str(e.num) if e.num is not None else _cite_key_author_year(authors, int(year)),
+            refs.append(Reference(target=len(refs) + 1, title=rtitle or "", year=year,
+                                  cite=str(e.num) if e.num is not None else _cite_key_author_year(authors, year),
                                   raw=e.text, authors=list(authors)))
         body = _body_text(lay.body)
         cites = _link_citations(doc, body, entries, refs)
@@ -455,10 +458,15 @@ def extract_pdf(path: str | Path, source_path: str = "") -> ExtractedPaper:
         failure_modes: list[str] = []
         messages: list[str] = []
         status = "ok"
+        undated = sum(1 for r in refs if r.year is None)
+        if undated:
+            messages.append(f"{undated} reference(s) without a year, matched by title alone")
         if not refs:
-            status, failure_modes, messages = "flagged", ["no_references"], ["no reference entry with a year"]
+            status, failure_modes = "flagged", ["no_references"]
+            messages.append("no reference entry" + ("" if keep_undated else " with a year"))
         elif sum(r.mentions for r in refs) == 0:
-            status, failure_modes, messages = "flagged", ["no_citations"], ["no in-text citation matched a reference"]
+            status, failure_modes = "flagged", ["no_citations"]
+            messages.append("no in-text citation matched a reference")
         stats = {"pages": doc.page_count, "raw_entries": len(entries_all), "references": len(refs),
                  "dropped_no_year": len(entries_all) - len(refs), "mentions": sum(r.mentions for r in refs),
                  "cited_references": sum(1 for r in refs if r.mentions), "citation_source": source,

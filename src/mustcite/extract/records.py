@@ -29,7 +29,7 @@ class Context:
 class Reference:
     target: int                      # 1-based position in the cleaned reference list
     title: str
-    year: int
+    year: int | None                 # None only in a draft's list (a .bib entry without a year)
     cite: str                        # the cite key as written in the text: "4", "DKS17", "Vaswani et al., 2017"
     contexts: list[Context] = field(default_factory=list)
     raw: str = ""

@@ -54,6 +54,9 @@ class ExtractOptions:
     #: try a sibling ``abc.tei.xml`` / ``abc.pdf`` when ``abc.md`` fails (a corpus run); a user's
     #: draft is exactly the file named (``fallbacks=False``)
     fallbacks: bool = True
+    #: keep references without a year (a draft: every reference it has must count as cited); a
+    #: corpus run leaves them out, as the reference file's schema requires a year
+    keep_undated: bool = False
 
 
 @dataclass
@@ -160,17 +163,17 @@ def _run_markdown(path: Path, opts: ExtractOptions) -> ExtractedPaper:
         return _failed(path, "markdown", exc.message, "unreadable")
     if "\x00" in text:
         return _failed(path, "markdown", "binary content (NUL bytes), not Markdown text", "binary")
-    return extract_markdown(text, source_path=str(path))
+    return extract_markdown(text, source_path=str(path), keep_undated=opts.keep_undated)
 
 
 def _run_tei(path: Path, opts: ExtractOptions) -> ExtractedPaper:
     from .tei import parse_tei
-    return parse_tei(path.read_bytes(), source_path=str(path))
+    return parse_tei(path.read_bytes(), source_path=str(path), keep_undated=opts.keep_undated)
 
 
 def _run_pdf(path: Path, opts: ExtractOptions) -> ExtractedPaper:
     from .pdf import extract_pdf
-    return extract_pdf(path, source_path=str(path))
+    return extract_pdf(path, source_path=str(path), keep_undated=opts.keep_undated)
 
 
 def _run_grobid(path: Path, opts: ExtractOptions) -> ExtractedPaper:
@@ -180,7 +183,7 @@ def _run_grobid(path: Path, opts: ExtractOptions) -> ExtractedPaper:
         tei = GrobidClient(opts.grobid_url or "").process_pdf(path)
     except MustciteError as exc:
         return _failed(path, "tei", f"GROBID: {exc.message}", "grobid_error")
-    paper = parse_tei(tei, source_path=str(path))
+    paper = parse_tei(tei, source_path=str(path), keep_undated=opts.keep_undated)
     paper.method = "grobid"
     return paper
 

@@ -171,8 +171,9 @@ def _cite_key(callout: str) -> str:
     return callout.strip().strip("()[]").strip(" ;,").strip()
 
 
-def parse_tei(xml: str | bytes, source_path: str = "") -> ExtractedPaper:
-    """Parse GROBID TEI XML. Malformed XML gives a ``failed`` paper naming the parser error."""
+def parse_tei(xml: str | bytes, source_path: str = "", *, keep_undated: bool = False) -> ExtractedPaper:
+    """Parse GROBID TEI XML (``keep_undated``: keep the entries without a year, as a draft's audit
+    must). Malformed XML gives a ``failed`` paper naming the parser error."""
     data = xml.encode("utf-8") if isinstance(xml, str) else xml
     try:
         root = etree.fromstring(data, parser=etree.XMLParser(resolve_entities=False, no_network=True,
@@ -190,7 +191,7 @@ def parse_tei(xml: str | bytes, source_path: str = "") -> ExtractedPaper:
     abstract = " ".join(_text(p) for p in root.iterfind(".//t:teiHeader//t:abstract//t:p", _NS))
 
     entries = [_entry(bs) for bs in root.iterfind(".//t:text//t:listBibl/t:biblStruct", _NS)]
-    kept = [e for e in entries if e.year is not None]
+    kept = [e for e in entries if e.year is not None or keep_undated]
     body = _body(root)
 
     by_id: dict[str, Reference] = {}
@@ -214,11 +215,14 @@ def parse_tei(xml: str | bytes, source_path: str = "") -> ExtractedPaper:
     for ref in refs:
         if not ref.cite:  # never cited in the body: fall back to the first author's surname + year
             first = ref.authors[0].split()[-1] if ref.authors else ""
-            ref.cite = f"{first}, {ref.year}" if first else str(ref.target)
+            ref.cite = (f"{first}, {ref.year}" if ref.year else first) if first else str(ref.target)
 
     failure_modes: list[str] = []
     messages: list[str] = []
     status = "ok"
+    undated = sum(1 for r in refs if r.year is None)
+    if undated:
+        messages.append(f"{undated} reference(s) without a year, matched by title alone")
     if not refs:
         status = "flagged"
         failure_modes.append("no_references")

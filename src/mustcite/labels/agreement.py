@@ -21,11 +21,11 @@ named like the ratings' label, e.g. ``type1``), as ``mustcite agreement judge`` 
 
 from __future__ import annotations
 
-import csv
 import itertools
 import math
 import statistics
 from collections import Counter
+from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -35,6 +35,7 @@ import numpy as np
 from sklearn.metrics import cohen_kappa_score
 
 from mustcite.errors import MustciteError
+from mustcite.io import iter_csv
 
 
 @dataclass
@@ -68,22 +69,6 @@ class Ratings:
         return m
 
 
-def _open_csv(path: Path, required: tuple[str, ...]):
-    try:
-        fh = open(path, newline="", encoding="utf-8-sig")
-    except OSError as exc:
-        raise MustciteError(f"cannot read CSV: {exc.strerror}", path=path) from None
-    reader = csv.DictReader(fh)
-    header = [h.strip() for h in (reader.fieldnames or [])]
-    missing = [c for c in required if c not in header]
-    if missing:
-        fh.close()
-        raise MustciteError(f"missing column(s) {', '.join(missing)}; header is {header}", path=path, line=1,
-                            hint=f"expected columns: {','.join(required)}")
-    reader.fieldnames = header
-    return fh, reader
-
-
 def _label(value: str | None, path: Path, line: int, column: str = "label") -> int:
     text = (value or "").strip()
     try:
@@ -104,22 +89,20 @@ def read_ratings(path: str | Path | list[str | Path], *, min_raters: int = 2, la
     ratings = Ratings(path=", ".join(map(str, paths)))
     first_line: dict[str, tuple[Path, int]] = {}
     for path in paths:
-        fh, reader = _open_csv(path, ("item", "rater", label))
-        with fh:
-            for row in reader:
-                line = reader.line_num
-                item, rater = (row.get("item") or "").strip(), (row.get("rater") or "").strip()
-                if not item or not rater:
-                    raise MustciteError("empty item or rater", path=path, line=line,
-                                        hint="each rater fills the rater and label columns of their copy")
-                first_line.setdefault(item, (path, line))
-                if not (row.get(label) or "").strip():
-                    ratings.labels.setdefault(item, {})
-                    continue
-                by_rater = ratings.labels.setdefault(item, {})
-                if rater in by_rater:
-                    raise MustciteError(f"rater {rater!r} rates item {item!r} twice", path=path, line=line)
-                by_rater[rater] = _label(row.get(label), path, line, label)
+        required = ("item", "rater", label)
+        for line, row in iter_csv(path, required=required, hint=f"expected columns: {','.join(required)}"):
+            item, rater = (row.get("item") or "").strip(), (row.get("rater") or "").strip()
+            if not item or not rater:
+                raise MustciteError("empty item or rater", path=path, line=line,
+                                    hint="each rater fills the rater and label columns of their copy")
+            first_line.setdefault(item, (path, line))
+            if not (row.get(label) or "").strip():
+                ratings.labels.setdefault(item, {})
+                continue
+            by_rater = ratings.labels.setdefault(item, {})
+            if rater in by_rater:
+                raise MustciteError(f"rater {rater!r} rates item {item!r} twice", path=path, line=line)
+            by_rater[rater] = _label(row.get(label), path, line, label)
     if len(ratings.raters) < min_raters:
         raise MustciteError(f"{len(ratings.raters)} rater(s) in the file; agreement needs at least {min_raters}",
                             path=ratings.path)
@@ -136,21 +119,21 @@ def read_judge(path: str | Path, label: str = "label") -> dict[str, int]:
     """Read a judge CSV: ``item`` and ``label`` columns, or ``item`` and the column ``label`` names
     (``type1`` / ``type2`` in the files ``mustcite agreement judge`` writes); one label per item."""
     path = Path(path)
-    fh, reader = _open_csv(path, ("item",))
-    column = label if label in reader.fieldnames and "label" not in reader.fieldnames else "label"
-    if column not in reader.fieldnames:
-        fh.close()
-        raise MustciteError(f"missing column {label}; header is {reader.fieldnames}",
-                            path=path, line=1, hint=f"expected columns: item,{label}")
-    out: dict[str, int] = {}
-    with fh:
-        for row in reader:
+    with closing(iter_csv(path, required=("item",), hint=f"expected columns: item,{label}")) as rows:
+        out: dict[str, int] = {}
+        column = None
+        for line, row in rows:
+            if column is None:
+                column = label if label in row and "label" not in row else "label"
+                if column not in row:
+                    raise MustciteError(f"missing column {label}; header is {list(row)}",
+                                        path=path, line=1, hint=f"expected columns: item,{label}")
             item = (row.get("item") or "").strip()
             if not item:
-                raise MustciteError("empty item", path=path, line=reader.line_num)
+                raise MustciteError("empty item", path=path, line=line)
             if item in out:
-                raise MustciteError(f"item {item!r} appears twice", path=path, line=reader.line_num)
-            out[item] = _label(row.get(column), path, reader.line_num, column)
+                raise MustciteError(f"item {item!r} appears twice", path=path, line=line)
+            out[item] = _label(row.get(column), path, line, column)
     return out
 
 
@@ -270,20 +253,18 @@ def read_sample_instances(path: str | Path) -> tuple[list[str], list[Any]]:
 
     load_sample(path, abstracts={})          # validates columns, items and texts
     ids, insts = [], []
-    with open(path, newline="", encoding="utf-8-sig") as fh:
-        for row in csv.DictReader(fh):
-            row = {(k or "").strip(): v for k, v in row.items()}
-            ctxs = tuple((c["section"], c["text"]) for c in _split_contexts(row.get("contexts") or ""))
-            try:
-                mentions = int(row.get("mentions") or len(ctxs))
-            except ValueError:
-                mentions = len(ctxs)
-            ids.append(row["item"].strip())
-            insts.append(CitationInstance(citing_id=row.get("citing") or "", citing_title=row.get("citing_title") or "",
-                                          citing_abstract="", ref_title=row.get("ref_title") or "",
-                                          ref_raw=row.get("cite") or "", cite=(row.get("cite") or "").strip(),
-                                          year=int(row["year"]) if (row.get("year") or "").isdigit() else None,
-                                          contexts=ctxs, mentions=mentions))
+    for _, row in iter_csv(path):
+        ctxs = tuple((c["section"], c["text"]) for c in _split_contexts(row.get("contexts") or ""))
+        try:
+            mentions = int(row.get("mentions") or len(ctxs))
+        except ValueError:
+            mentions = len(ctxs)
+        ids.append(row["item"].strip())
+        insts.append(CitationInstance(citing_id=row.get("citing") or "", citing_title=row.get("citing_title") or "",
+                                      citing_abstract="", ref_title=row.get("ref_title") or "",
+                                      ref_raw=row.get("cite") or "", cite=(row.get("cite") or "").strip(),
+                                      year=int(row["year"]) if (row.get("year") or "").isdigit() else None,
+                                      contexts=ctxs, mentions=mentions))
     return ids, insts
 
 

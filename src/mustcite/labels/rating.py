@@ -23,9 +23,11 @@ import tempfile
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
+from contextlib import closing
 from typing import Any
 
 from mustcite.errors import MustciteError
+from mustcite.io import iter_csv
 
 RATING_COLUMNS = ["item", "rater", "type1", "type2"]
 SAMPLE_REQUIRED = ("item", "contexts", "ref_title")
@@ -34,6 +36,16 @@ TYPE1_VALUES = (0, 1)
 TYPE2_VALUES = (1, 2, 3, 4, 5)
 _CTX = re.compile(r"^\[([^\]]*)\]\s?(.*)$", re.S)
 _BRACKET = re.compile(r"\[([^\[\]]{1,200})\]")
+
+
+class RatingsFileError(MustciteError):
+    """A rater's ratings file on disk cannot be read or written (not UTF-8, malformed, a bad
+    answer in it, a folder in its place...): the file's fault, not the request's. Names the file
+    and line."""
+
+    @classmethod
+    def of(cls, exc: MustciteError) -> "RatingsFileError":
+        return cls(exc.message, path=exc.path, line=exc.line, field=exc.field, hint=exc.hint)
 
 
 def check_rater(name: str | None) -> str:
@@ -122,22 +134,11 @@ def load_sample(path: str | Path, abstracts: dict[str, str] | None = None) -> li
     from mustcite.corpus.records import normalize_title
 
     path = Path(path)
-    try:
-        fh = open(path, newline="", encoding="utf-8-sig")
-    except OSError as exc:
-        raise MustciteError(f"cannot read the sample: {exc.strerror}", path=path) from None
     out: list[dict[str, Any]] = []
     seen: dict[str, int] = {}
-    with fh:
-        reader = csv.DictReader(fh)
-        header = [h.strip() for h in reader.fieldnames or []]
-        missing = [c for c in SAMPLE_REQUIRED if c not in header]
-        if missing:
-            raise MustciteError(f"missing column(s) {', '.join(missing)}; header is {header}", path=path, line=1,
-                                hint="give the CSV written by `mustcite agreement sample`")
-        reader.fieldnames = header
-        for row in reader:
-            line = reader.line_num
+    with closing(iter_csv(path, required=SAMPLE_REQUIRED, what="the sample",
+                          hint="give the CSV written by `mustcite agreement sample`")) as rows:
+        for line, row in rows:
             item = (row.get("item") or "").strip()
             if not item:
                 raise MustciteError("empty item", path=path, line=line, field="item")
@@ -237,17 +238,18 @@ class RatingStore:
         path = self.path_for(rater)
         if not path.exists():
             return {}
+        try:
+            return self._read_answers(rater, path)
+        except RatingsFileError:
+            raise
+        except MustciteError as exc:
+            raise RatingsFileError.of(exc) from None
+
+    def _read_answers(self, rater: str, path: Path) -> dict[str, dict[str, int]]:
         out: dict[str, dict[str, int]] = {}
         known = self.by_item
-        with open(path, newline="", encoding="utf-8-sig") as fh:
-            reader = csv.DictReader(fh)
-            header = [h.strip() for h in reader.fieldnames or []]
-            missing = [c for c in RATING_COLUMNS if c not in header]
-            if missing:
-                raise MustciteError(f"missing column(s) {', '.join(missing)}; header is {header}", path=path, line=1)
-            reader.fieldnames = header
-            for row in reader:
-                line = reader.line_num
+        with closing(iter_csv(path, required=RATING_COLUMNS, what="the ratings file")) as rows:
+            for line, row in rows:
                 item = (row.get("item") or "").strip()
                 if item not in known:
                     raise MustciteError(f"item {item!r} is not in the sample {self.sample_path}", path=path,
@@ -271,7 +273,7 @@ class RatingStore:
         try:
             _fsync_write(path, buf.getvalue())
         except OSError as exc:
-            raise MustciteError(f"cannot save the answer: {exc.strerror}", path=path) from None
+            raise RatingsFileError(f"cannot save the answer: {exc.strerror or exc}", path=path) from None
 
     def save(self, rater: str, item: str, type1: int, type2: int) -> dict[str, Any]:
         """Record (or replace) ``rater``'s answer for ``item``; on disk when this returns."""

@@ -38,6 +38,7 @@ from .results import Ranked, Recommendation, evidence_for, recommendation
 from .text import terms
 
 if TYPE_CHECKING:
+    from .draft import Draft
     from .method import Recommender
 
 
@@ -79,8 +80,18 @@ class AuditResult:
     #: the draft's references as the audit read them (key, title, linked pool paper, mentions)
     reference_list: list[dict[str, Any]] = field(default_factory=list)
 
+    @property
+    def notes(self) -> list[str]:
+        """What the reader of the audit must know about how the draft was read: the extraction's
+        status when it was not clean, then each of its messages (includes not read, bibliographies
+        missing, keys defined nowhere, references without a year)."""
+        status = self.extraction.get("status")
+        head = [f"extraction {status}: the audit may miss or misjudge references"] if status not in (None, "ok") else []
+        return head + [str(m) for m in self.extraction.get("messages") or ()]
+
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
+        d["notes"] = self.notes
         d["missing"] = [r.to_dict() for r in self.missing]
         d["cited"] = [r.to_dict() for r in self.cited]
         return d
@@ -219,17 +230,18 @@ def _reference_rows(refs: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [{k: r.get(k) for k in keys if r.get(k) is not None} for r in refs]
 
 
-def audit_draft(rec: Recommender, path: str | Path, *, top: int = 50, min_score: float = 0.0,
+def audit_draft(rec: Recommender, path: str | Path | Draft, *, top: int = 50, min_score: float = 0.0,
                 year: int | None = None, weights: AuditWeights = DEFAULT_WEIGHTS) -> AuditResult:
     """Extract, link and compare one draft as of ``year`` (default: today's); ``missing`` holds
-    the papers it should cite and does not, best first."""
+    the papers it should cite and does not, best first. ``path`` may be a draft already read with
+    :func:`.draft.read_draft` (a front end reads every input before it loads a model)."""
     from ..extract.link import link_references
-    from .draft import read_draft
+    from .draft import Draft, read_draft
 
     year = parse_year(year)
     if min_score != min_score:
         raise UsageError("min_score must be a number, not NaN")
-    draft = read_draft(path)
+    draft = path if isinstance(path, Draft) else read_draft(path)
     paper, (title, abstract) = draft.paper, draft.query_text
     as_of = rec.effective_year(year)   # a reference cannot be to a later paper either
     refs = link_references(paper.to_reference_list(), _title_index(rec), citing_year=as_of)

@@ -113,7 +113,7 @@ def read_draft(path: str | Path, *, max_bytes: int = MAX_DRAFT_BYTES,
                                 hint="give the main file a \\title{...} and a \\begin{abstract}...\\end{abstract}")
         return Draft(path, kind, title, abstract, paper)
     paper = extract_paper(path, ExtractOptions(out_dir="", fallbacks=False, max_bytes=max_bytes,
-                                               max_chars=max_chars))
+                                               max_chars=max_chars, keep_undated=True))
     reasons = "; ".join(paper.messages or ["unknown reason"])
     if paper.status == "failed":
         raise MustciteError(f"could not extract the draft: {reasons}", path=path)

@@ -199,6 +199,7 @@ def audit_bibtex(audit) -> str:
     """BibTeX entries of the missing papers, ready to paste: keys never collide with the draft's."""
     keys = unique_keys(audit.missing, draft_keys(audit))
     head = f"% mustcite audit of {audit.draft} (as of {audit.year}): {len(audit.missing)} missing papers\n"
+    head += "".join(f"% note: {' '.join(n.split())}\n" for n in audit.notes)
     return head + "\n".join(bibtex(r, k) for r, k in zip(audit.missing, keys))
 
 
@@ -214,9 +215,9 @@ def audit_markdown(audit) -> str:
            f"recommended and already cited: {len(audit.cited)}"]
     if audit.notice:
         out.append(f"- note: {audit.notice}")
-    msgs = audit.extraction.get("messages") or []
-    if msgs:
-        out.append(f"- extraction ({audit.extraction.get('status')}): " + "; ".join(_md(m) for m in msgs[:5]))
+    if audit.notes:
+        out += ["", f"Notes on reading the draft ({len(audit.notes)}):", ""]
+        out += [f"- {_md(n)}" for n in audit.notes]
     if audit.closest_bibliographies:
         out += ["", "Labelled papers whose references are closest to yours:", ""]
         out += [f"- {_md(c['title'])} ({c['shared']} shared references)" for c in audit.closest_bibliographies]
@@ -241,8 +242,17 @@ def audit_table(audit) -> str:
     if audit.closest_bibliographies:
         head += "closest bibliographies: " + "; ".join(
             f"{c['title'][:60]} ({c['shared']} shared)" for c in audit.closest_bibliographies) + "\n"
+    notes = audit.notes
+    if notes:
+        shown = notes[:MAX_TABLE_NOTES]
+        head += f"notes on reading the draft ({len(notes)}):\n" + "".join(f"  - {n}\n" for n in shown)
+        if len(notes) > len(shown):
+            head += f"  ... and {len(notes) - len(shown)} more (--format json or markdown lists all)\n"
     return head + "\nmissing (recommended, not in the bibliography):\n" + table({audit.draft: audit.missing})
 
+
+#: the plain-text audit shows this many notes on reading the draft; the other formats show all
+MAX_TABLE_NOTES = 20
 
 GATE_TIERS = ("type1", "type2", "type3", "must_cite")
 

@@ -46,7 +46,7 @@ from .matrix import training_matrix
 from .neighbours import NeighbourIndex
 from .query import MAX_TEXT, MIN_YEAR, effective_year, parse_query, parse_year, today_year
 from .features import FEATURES, Candidate, as_matrix, feature_matrix
-from .ranking import empty_notice, top_indices
+from .ranking import empty_notice, has_searchable_words, top_indices
 from .results import TIER_MIN, Ranked, Recommendation, evidence_for, recommendation
 from .store import FORMAT_VERSION
 from .text import PoolTerms, terms
@@ -228,6 +228,9 @@ class Recommender:
             sl = slice(start, start + len(cs))
             start += len(cs)
             probs = {t: p[sl] for t, p in probs_all.items()}
+            if not has_searchable_words(d.text):   # no ranking for "the of and": empty_notice says why
+                picked.append((d, year, cs, np.zeros(len(cs)), []))
+                continue
             score = self._rescored(d, cs, *self._ranking_score(X, probs, rank_by), {})
             picked.append((d, year, cs, score, top_indices(score, cs, top)))
         rows = [X[j] for X, (*_, chosen) in zip(feats, picked) for j in chosen]
@@ -235,7 +238,7 @@ class Recommender:
         out: dict[str, Ranked] = {}
         k = 0
         for d, year, cs, score, chosen in picked:
-            if not cs:
+            if not chosen:
                 out[d.id] = Ranked([], year, empty_notice(d.text, year))
                 continue
             qterms = terms(d.text) if evidence else {}

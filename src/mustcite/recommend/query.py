@@ -49,6 +49,16 @@ def parse_year(value: Any, field: str = "year") -> int | None:
     return year
 
 
+def check_text_length(title: str, abstract: str) -> None:
+    """Refuse a query whose title and abstract together exceed MAX_TEXT characters, naming the
+    field to shorten (``title`` when the title alone is too long, else ``abstract``)."""
+    size = len(title) + len(abstract)
+    if size > MAX_TEXT:
+        field = "title" if len(title) > MAX_TEXT else "abstract"
+        raise MustciteError(f"query title + abstract is {size:,} characters, longer than the {MAX_TEXT:,} "
+                            "a query may have", field=field)
+
+
 def parse_query(q: Any, i: int = 0) -> tuple[Doc, int | None]:
     """``(doc, year)`` of the ``i``-th query (its id defaults to ``q<i+1>``); a bad query raises
     MustciteError naming the field. A :class:`Doc` is taken as it is, without a year."""
@@ -61,6 +71,5 @@ def parse_query(q: Any, i: int = 0) -> tuple[Doc, int | None]:
         raise MustciteError("query 'title' and 'abstract' must be strings", field="title")
     if not (title.strip() or abstract.strip()):
         raise MustciteError("query has neither a title nor an abstract", field="title")
-    if len(title) + len(abstract) > MAX_TEXT:
-        raise MustciteError(f"query text is longer than {MAX_TEXT} characters", field="abstract")
+    check_text_length(title, abstract)
     return Doc(str(q.get("id") or f"q{i + 1}"), title.strip(), abstract.strip()), parse_year(q.get("year"))

@@ -6,7 +6,16 @@ from __future__ import annotations
 import numpy as np
 
 from .features import Candidate
-from .text import terms
+from .text import _WORD
+
+
+def has_searchable_words(text: str) -> bool:
+    """Whether ``text`` has a word to search by: a word of two or more letters or digits, starting
+    with a letter, that is not an English stopword. A query without one (``"the of and"``) gets no
+    results: whatever the encoder or the popularity prior puts forward for it is not a ranking."""
+    from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
+
+    return any(w.lower() not in ENGLISH_STOP_WORDS for w in _WORD.findall(text or ""))
 
 
 def top_indices(score: np.ndarray, cands: list[Candidate], top: int) -> list[int]:
@@ -15,8 +24,9 @@ def top_indices(score: np.ndarray, cands: list[Candidate], top: int) -> list[int
 
 
 def empty_notice(text: str, year: int) -> str:
-    """Why a query got no candidate: no searchable word (only stopwords, numbers or symbols), or
-    nothing of its year or earlier matched."""
-    if not terms(text):
-        return "no paper matched: the query has no searchable words (only stopwords, numbers or symbols)"
+    """Why a query got no results: no searchable word (only stopwords, numbers or symbols, see
+    :func:`has_searchable_words`), or nothing of its year or earlier matched."""
+    if not has_searchable_words(text):
+        return ("no results: the query has no searchable words (only stopwords, numbers or symbols); "
+                "give a title or abstract with content words")
     return f"no paper of {year} or earlier matched the query"

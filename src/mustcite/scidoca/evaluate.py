@@ -12,7 +12,8 @@ Conventions the seed leaves open, applied to every task:
   is simply wrong (a false positive);
 * a prediction whose id is not in the gold is an error (:class:`~mustcite.errors.MustciteError`);
   a gold paragraph without a prediction is scored as an empty prediction (the seed says nothing
-  of missing paragraphs; ``missing_predictions`` counts them).
+  of missing paragraphs; ``missing_predictions`` counts them), but a prediction file without any
+  prediction is an error (:func:`evaluate_files`).
 """
 
 from __future__ import annotations
@@ -228,4 +229,8 @@ def evaluate_files(task: int, pred_path: str | Path, gold_path: str | Path) -> d
     gold = read_answers(gold_path, task=task)
     if not gold:
         raise MustciteError("no gold paragraphs", path=gold_path)
-    return evaluate(task, gold, read_answers(pred_path, task=task))
+    preds = read_answers(pred_path, task=task)
+    if not preds:
+        raise MustciteError("no predictions to score: the file has no prediction line", path=pred_path,
+                            hint="a prediction file holds one JSON answer with an \"id\" a line")
+    return evaluate(task, gold, preds)

@@ -91,7 +91,7 @@ def extract_project(project: Project, all_files: list[Path], source_path: str) -
             refs.setdefault(k, _Ref(k, entries.get(k)))
     order = list(refs)
     years = {k: (refs[k].entry.year if refs[k].entry else None) or _year_from_key(k) for k in order}
-    number = {k: i + 1 for i, k in enumerate(k for k in order if years[k] is not None)}
+    number = {k: i + 1 for i, k in enumerate(order)}
 
     # title and abstract (rendered with their citations)
     def render_marks(text: str) -> str:
@@ -142,14 +142,13 @@ def extract_project(project: Project, all_files: list[Path], source_path: str) -
         if e is None:
             undefined.append(k)
         year = years[k]
-        if year is None:
+        if year is None:        # kept: a cited paper must never come back as missing for want of a year
             undated.append(k)
-            continue
         if style == "numeric":
             cite = str(number[k])
         else:
             cite = e.label() if e and e.authors else k
-            if e and e.authors and not e.year:
+            if e and e.authors and not e.year and year:
                 cite = f"{cite}, {year}"
         out.append(Reference(target=len(out) + 1, title=e.title if e else "", year=year, cite=cite,
                              contexts=r.contexts, raw=(e.raw if e else k), authors=list(e.authors) if e else [],
@@ -161,7 +160,7 @@ def extract_project(project: Project, all_files: list[Path], source_path: str) -
         paper.messages.append(f"{len(undefined)} cited key(s) defined in no .bib/.bbl file: "
                               f"{', '.join(undefined[:10])}{' ...' if len(undefined) > 10 else ''}")
     if undated:
-        paper.messages.append(f"{len(undated)} reference(s) without a year left out of the reference file: "
+        paper.messages.append(f"{len(undated)} reference(s) without a year, matched by title alone: "
                               f"{', '.join(undated[:10])}{' ...' if len(undated) > 10 else ''}")
     if not cites and not nocite:
         paper.status = "flagged"

@@ -93,11 +93,14 @@ function renderResult(r) {
   return el("li", { class: "result", "data-paper-id": r.paper_id }, head, meta, probs, evidence, links, bib);
 }
 
-function render(results, summary) {
+function render(results, summary, notes = []) {
   lastResults = results;
   const list = $("results");
   list.replaceChildren(...results.map(renderResult));
   $("summary").textContent = summary || "";
+  // notes on how the draft was read (files not read, keys defined nowhere, ...): always shown
+  $("notes").replaceChildren(...notes.map((n) => el("li", { class: "note", text: n })));
+  $("notes").hidden = notes.length === 0;
   $("toolbar").hidden = results.length === 0;
 }
 
@@ -167,7 +170,8 @@ async function onAudit(ev) {
   try {
     const body = await callApi("/api/audit", { method: "POST", body: form });
     render(body.missing, `"${body.title}" as of ${body.year}: ${body.references} references (${body.linked} found in the pool). ` +
-      `${body.missing.length} recommended papers are missing; ${body.cited.length} recommended papers are already cited.`);
+      `${body.missing.length} recommended papers are missing; ${body.cited.length} recommended papers are already cited.`,
+      body.notes || []);
     setStatus("Audit done.");
   } catch (e) {
     render([], "");
