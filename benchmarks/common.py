@@ -21,6 +21,18 @@ from mustcite.scidoca.formats import Example
 SUBSET_TRUTHS = ("type1", "type2", "type3", "mustcite")
 
 
+def stop_server(proc, log) -> None:
+    """Stop a server subprocess (terminate, then kill after 30 s) and close its log file."""
+    import subprocess
+
+    proc.terminate()
+    try:
+        proc.wait(30)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+    log.close()
+
+
 def percentile(values: list[float], q: float) -> float:
     """The ``q`` quantile of ``values`` (nearest rank)."""
     s = sorted(values)

@@ -34,6 +34,8 @@ import sys
 import time
 from pathlib import Path
 
+from common import stop_server
+
 SETTINGS = {
     "old": ["--workers", "1", "--concurrency", "1", "--queue", "10000"],
     "new": ["--workers", "2"],
@@ -147,12 +149,7 @@ def _run_setting(name: str, args, queries: list[dict]) -> dict:
                 "one_client": {k: single[k] for k in ("requests", "p50_ms", "p95_ms", "throughput_rps", "errors")},
                 "loaded": loaded}
     finally:
-        proc.terminate()
-        try:
-            proc.wait(30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        log.close()
+        stop_server(proc, log)
 
 
 def main(argv: list[str] | None = None) -> int:

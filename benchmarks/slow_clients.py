@@ -38,6 +38,8 @@ import sys
 import time
 from pathlib import Path
 
+from common import stop_server
+
 HALF_REQUEST = b"POST /api/recommend HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nX-Slow: "
 QUERY = {"title": "Graph neural networks for citation recommendation",
          "abstract": "We learn which prior papers a new paper must cite, using the citation graph and "
@@ -180,12 +182,7 @@ def _setting(setting: str, args) -> dict:
             time.sleep(1)
         return out
     finally:
-        proc.terminate()
-        try:
-            proc.wait(30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        log.close()
+        stop_server(proc, log)
 
 
 def main(argv: list[str] | None = None) -> int:
