@@ -21,6 +21,15 @@ from mustcite.scidoca.formats import Example
 SUBSET_TRUTHS = ("type1", "type2", "type3", "mustcite")
 
 
+def free_port() -> int:
+    """A TCP port free on the loopback interface now."""
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
 def stop_server(proc, log) -> None:
     """Stop a server subprocess (terminate, then kill after 30 s) and close its log file."""
     import subprocess

@@ -27,31 +27,19 @@ import asyncio
 import json
 import os
 import platform
-import socket
 import statistics
 import subprocess
 import sys
 import time
 from pathlib import Path
 
-from common import stop_server
+from common import free_port, percentile, stop_server
 
 SETTINGS = {
     "old": ["--workers", "1", "--concurrency", "1", "--queue", "10000"],
     "new": ["--workers", "2"],
     "new-threads": ["--workers", "1", "--concurrency", "2"],
 }
-
-
-def _pct(values: list[float], q: float) -> float:
-    s = sorted(values)
-    return s[min(len(s) - 1, int(round(q * (len(s) - 1))))]
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _tree_rss_mb(pid: int) -> float:
@@ -111,14 +99,14 @@ async def _drive(url: str, queries: list[dict], clients: int) -> dict:
             "throughput_rps": round(len(lat) / wall, 2), "ok": len(lat), "errors": len(errors),
             "status": {str(k): v for k, v in sorted(codes.items())}, "error_samples": errors[:5],
             "p50_ms": round(1000 * statistics.median(lat), 1) if lat else None,
-            "p95_ms": round(1000 * _pct(lat, 0.95), 1) if lat else None,
+            "p95_ms": round(1000 * percentile(lat, 0.95), 1) if lat else None,
             "max_ms": round(1000 * max(lat), 1) if lat else None}
 
 
 def _run_setting(name: str, args, queries: list[dict]) -> dict:
     import httpx
 
-    port = _free_port()
+    port = free_port()
     cmd = [sys.executable, "-m", "mustcite.cli.main", "serve", "--port", str(port), *SETTINGS[name]]
     if args.model:
         cmd += ["--model", str(args.model)]

@@ -31,31 +31,19 @@ import json
 import os
 import platform
 import resource
-import socket
 import statistics
 import subprocess
 import sys
 import time
 from pathlib import Path
 
-from common import stop_server
+from common import free_port, percentile, stop_server
 
 HALF_REQUEST = b"POST /api/recommend HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nX-Slow: "
 QUERY = {"title": "Graph neural networks for citation recommendation",
          "abstract": "We learn which prior papers a new paper must cite, using the citation graph and "
                      "the text of titles and abstracts, and evaluate on recent conference papers.",
          "top": 20, "year": 2024}
-
-
-def _pct(values: list[float], q: float) -> float:
-    s = sorted(values)
-    return s[min(len(s) - 1, int(round(q * (len(s) - 1))))]
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _child(port: int, model: str, setting: str, header_timeout: float) -> None:
@@ -79,7 +67,7 @@ def _child(port: int, model: str, setting: str, header_timeout: float) -> None:
 def _start(setting: str, args, log) -> tuple[subprocess.Popen, str]:
     import httpx
 
-    port = _free_port()
+    port = free_port()
     cmd = [sys.executable, __file__, "--child", str(port), "--setting", setting,
            "--header-timeout", str(args.header_timeout)] + (["--model", str(args.model)] if args.model else [])
     proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=dict(os.environ, HF_HUB_OFFLINE="1"))
@@ -120,7 +108,7 @@ async def _normal(url: str, n: int, with_model: bool) -> dict:
                     codes[exc.__class__.__name__] = codes.get(exc.__class__.__name__, 0) + 1
         out[name] = {"requests": n, "status": codes,
                      "p50_ms": round(1000 * statistics.median(lat), 2) if lat else None,
-                     "p95_ms": round(1000 * _pct(lat, 0.95), 2) if lat else None,
+                     "p95_ms": round(1000 * percentile(lat, 0.95), 2) if lat else None,
                      "max_ms": round(1000 * max(lat), 2) if lat else None}
     return out
 

@@ -243,18 +243,10 @@ def test_stopword_only_query_gets_the_notice_not_a_generic_list(capsys, slice_wo
 @pytest.mark.data
 def test_stopword_only_query_with_a_dense_encoder(tmp_path):
     """The dense encoder embeds any text, stopwords too: its neighbours are no answer to "the of and"."""
-    import copy
-
     from helpers import recommender as S
-    from mustcite.recommend import Recommender, RecommenderConfig
     from mustcite.recommend.query import parse_query
 
-    lab = copy.deepcopy(S.labelled())
-    cited = {c.paper_id for p in lab for c in p.cites}
-    pool = [p for p in S.pool() if p["paper_id"] in cited]
-    pool += [p for p in S.pool() if p["paper_id"] not in cited][: 400 - len(pool)]
-    rec = Recommender.build(pool, lab[:40], RecommenderConfig(dense=True, first_k=30, vote_k=30),
-                            cache_dir=tmp_path / "cache")
+    rec = S.dense_recommender(tmp_path / "cache")
     rec.fit()
     doc, _ = parse_query({"title": "the of and", "abstract": "is it to be"})
     assert rec.candidates.generate([doc], years=[2023])[0][0], "dense hits for a stopword-only query"

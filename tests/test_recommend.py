@@ -155,13 +155,8 @@ def test_build_rejects_unlinked_labels():
 @pytest.mark.data
 def test_dense_fusion_path(tmp_path):
     """BM25 + MiniLM on a 400-paper pool: dense hits join the candidates, save/load keeps the vectors."""
-    lab = copy.deepcopy(S.labelled())
-    cited = {c.paper_id for p in lab for c in p.cites}
-    pool = [p for p in S.pool() if p["paper_id"] in cited]
-    pool += [p for p in S.pool() if p["paper_id"] not in cited][: 400 - len(pool)]
-    rec = Recommender.build(pool, lab[:40], RecommenderConfig(dense=True, first_k=30, vote_k=30),
-                            cache_dir=tmp_path / "cache")
-    assert rec.pool_vecs.shape == (len(pool), 384)
+    rec = S.dense_recommender(tmp_path / "cache")
+    assert rec.pool_vecs.shape == (400, 384)
     rec.fit()
     q = S.held_out_queries()[0]
     res = rec.recommend(q["title"], q["abstract"], 10)

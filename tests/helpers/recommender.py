@@ -134,3 +134,18 @@ def recall_at(results: dict, papers, k: int) -> float:
     vals = [len({c.paper_id for c in p.cites} & {r.paper_id for r in results[p.id][:k]}) / len(p.cites)
             for p in papers]
     return sum(vals) / len(vals)
+
+
+def dense_recommender(cache_dir: Path):
+    """A BM25 + MiniLM recommender over 400 pool papers (every paper the first 40 labelled papers
+    cite, then others), built on 40 labelled papers (not fitted)."""
+    import copy
+
+    from mustcite.recommend import Recommender, RecommenderConfig
+
+    lab = copy.deepcopy(labelled())
+    cited = {c.paper_id for p in lab for c in p.cites}
+    pool_ = [p for p in pool() if p["paper_id"] in cited]
+    pool_ += [p for p in pool() if p["paper_id"] not in cited][: 400 - len(pool_)]
+    return Recommender.build(pool_, lab[:40], RecommenderConfig(dense=True, first_k=30, vote_k=30),
+                             cache_dir=cache_dir)
