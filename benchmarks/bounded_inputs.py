@@ -19,7 +19,9 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
+import os
 import re
+import signal
 import subprocess
 import sys
 import tarfile
@@ -45,12 +47,18 @@ def _header(name: str, size: int, typ: bytes) -> bytes:
 
 def _meta_header_tar(path: Path, typ: bytes, claim: int) -> None:
     """A .tar.gz whose first header (long name / PAX) claims ``claim`` bytes, and really holds them."""
-    name = "././@LongLink" if typ == tarfile.GNUTYPE_LONGNAME else "./PaxHeaders/main.tex"
+    name = "././@LongLink" if typ in (tarfile.GNUTYPE_LONGNAME, tarfile.GNUTYPE_LONGLINK) else "./PaxHeaders/main.tex"
     a = _block(b"a")
     with open(path, "wb") as fh:
         fh.write(gzip.compress(_header(name, claim, typ)))
         for _ in range(-(-claim // (16 * MB))):
             fh.write(a)
+
+
+def _chain_tar(path: Path, n: int = 3000) -> None:
+    """A .tar.gz of ``n`` small GNU long-name headers in a row (each 5 bytes, none followed by a member)."""
+    chain = b"".join(_header("././@LongLink", 5, tarfile.GNUTYPE_LONGNAME) + b"x" * 512 for _ in range(n))
+    path.write_bytes(gzip.compress(chain + b"\0" * 1024))
 
 
 def _gzip_of(path: Path, head: bytes, block: bytes, total: int, tail: bytes = b"") -> None:
@@ -133,19 +141,33 @@ def _time_v(stderr: str) -> tuple[float, float, str]:
     return round(peak, 1), round(secs, 2), own
 
 
-def run_case(args: list[str], timeout: float = 300) -> dict:
+def measure(argv: list[str], *, timeout: float = 300, env: dict | None = None, cwd: Path | None = None) -> dict:
+    """Run ``argv`` under ``/usr/bin/time -v`` (in its own process group, killed whole on timeout):
+    exit_code, stdout, stderr (the command's own), traceback, peak_rss_mb, seconds."""
     t0 = time.perf_counter()
+    p = subprocess.Popen(["/usr/bin/time", "-v", *argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         errors="replace", env={**os.environ, "HF_HUB_OFFLINE": "1", **(env or {})}, cwd=cwd,
+                         start_new_session=True)
     try:
-        p = subprocess.run(["/usr/bin/time", "-v", CLI, *args], capture_output=True, text=True, timeout=timeout,
-                           env={**__import__("os").environ, "HF_HUB_OFFLINE": "1"})
+        out, err = p.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
-        return {"exit_code": None, "error_line": f"timed out after {timeout:.0f} s", "peak_rss_mb": None,
-                "seconds": round(time.perf_counter() - t0, 2)}
-    peak, secs, own = _time_v(p.stderr)
-    lines = [ln for ln in own.splitlines() if ln.strip() and not ln.startswith("Command exited with non-zero")]
+        os.killpg(p.pid, signal.SIGKILL)
+        out, err = p.communicate()
+        return {"exit_code": None, "stdout": out, "stderr": f"timed out after {timeout:.0f} s", "traceback": False,
+                "peak_rss_mb": None, "seconds": round(time.perf_counter() - t0, 2)}
+    peak, secs, own = _time_v(err)
+    own = "\n".join(ln for ln in own.splitlines()
+                    if not ln.startswith(("Command exited with non-zero", "Command terminated by signal")))
+    return {"exit_code": p.returncode, "stdout": out, "stderr": own, "traceback": "Traceback" in own,
+            "peak_rss_mb": peak, "seconds": secs}
+
+
+def run_case(args: list[str], timeout: float = 300) -> dict:
+    m = measure([CLI, *args], timeout=timeout)
+    lines = [ln for ln in m["stderr"].splitlines() if ln.strip()]
     error = next((ln for ln in lines if ln.startswith("error:")), lines[0] if lines else "")
-    return {"exit_code": p.returncode, "error_line": error, "other_stderr": [ln for ln in lines if ln != error][:3],
-            "traceback": "Traceback" in own, "peak_rss_mb": peak, "seconds": secs}
+    return {"exit_code": m["exit_code"], "error_line": error, "other_stderr": [ln for ln in lines if ln != error][:3],
+            "traceback": m["traceback"], "peak_rss_mb": m["peak_rss_mb"], "seconds": m["seconds"]}
 
 
 def main() -> None:
@@ -175,7 +197,7 @@ def main() -> None:
             r["ok"] = (r["exit_code"] == 1 and not r.get("traceback") and r["peak_rss_mb"] is not None
                        and r["peak_rss_mb"] < 400 and r["seconds"] < 5)
             results[name] = r
-            print(f"{name:26s} exit {r['exit_code']}  {r['peak_rss_mb']:>7} MB  {r['seconds']:>6} s  "
+            print(f"{name:26s} exit {r['exit_code']}  {r['peak_rss_mb']!s:>7} MB  {r['seconds']:>6} s  "
                   f"{r['error_line'][:110]}", file=sys.stderr)
     out = {"targets": {"peak_rss_mb_below": 400, "seconds_below": 5, "exit_code": 1},
            "cli_baseline_help": {"peak_rss_mb": baseline["peak_rss_mb"], "seconds": baseline["seconds"]},

@@ -14,6 +14,7 @@ import math
 import os
 import re
 import string
+import time
 import unicodedata
 from collections import Counter
 from pathlib import Path
@@ -25,8 +26,10 @@ from hypothesis import strategies as st
 
 from mustcite.benchmark.trec import format_run, read_qrels, read_run, write_qrels, write_run
 from mustcite.errors import MustciteError
-from mustcite.extract.citations import _MATH, RefIndex, _mask_math, count_style_markers, find_citations
+from mustcite.extract.citations import RefIndex, _mask_math, count_style_markers, find_citations
 from mustcite.extract.markdown import extract_markdown
+from mustcite.extract.mathspans import math_spans
+from mustcite.extract.sentences import split_sentences
 from mustcite.extract.model import STATUSES
 from mustcite.extract.records import validate_reference_list
 from mustcite.extract.references import (fold, normalize_tag, ocr_digits, parse_entries, parse_reference_string,
@@ -234,13 +237,45 @@ def test_find_citations_spans_and_bounds(text, index, style):
     assert set(counts) == {"numeric", "author-year", "alpha"} and min(counts.values()) >= 0
 
 
+#: what the linear math scanners must agree with: the regexes they replace
+MATH_REGEX = re.compile(r"\\\(.*?\\\)|\\\[.*?\\\]|\$[^$]+\$", re.S)
+MATH_REGEX_NO_DOLLARS = re.compile(r"\\\(.*?\\\)|\\\[.*?\\\]", re.S)
+
+
+@FAST
+@given(st.lists(st.sampled_from(["\\(", "\\)", "\\[", "\\]", "\\", "$", "(", "]", "x", ". ", "\n"]), max_size=30)
+       .map("".join))
+@example("$$ a $ b $$")
+@example("\\\\(a\\) \\[ $x$ \\]")
+def test_math_spans_are_the_regex_spans(s):
+    assert math_spans(s) == [m.span() for m in MATH_REGEX.finditer(s)]
+    assert math_spans(s, dollars=False) == [m.span() for m in MATH_REGEX_NO_DOLLARS.finditer(s)]
+
+
+def _best_of_3(fn, arg) -> float:
+    best = float("inf")
+    for _ in range(3):
+        t0 = time.perf_counter()
+        fn(arg)
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
+@pytest.mark.parametrize("unit", ["\\( a. B ", "\\[ a. B ", "$ a. B ", "\\(\\[$ a. B "])
+@pytest.mark.parametrize("n", [10_000, 20_000])
+def test_sentence_splitter_is_linear_in_unclosed_math(unit, n):
+    """time(2n) <= 3 x time(n) (a quadratic scan gives ~4x); under 0.05 s is timer noise."""
+    t1, t2 = _best_of_3(split_sentences, unit * n), _best_of_3(split_sentences, unit * 2 * n)
+    assert t2 <= 3 * t1 or t2 < 0.05, f"time({2 * n}) = {t2:.3f} s > 3 x time({n}) = {t1:.3f} s"
+
+
 @FAST
 @given(st.text(alphabet=st.sampled_from("\\()[]x \n\u2028$"), max_size=80))
 @example("\\( x " * 20000 + "\\)")        # was quadratic (the regex rescanned from every opener)
 @example("\\(\\)\\[\\]\\\\(a\\)\\")
 def test_mask_math_keeps_length_and_text_outside_math(s):
     masked = _mask_math(s)
-    assert masked == _MATH.sub(lambda m: " " * len(m.group(0)), s)     # the regex it replaces
+    assert masked == MATH_REGEX_NO_DOLLARS.sub(lambda m: " " * len(m.group(0)), s)     # the regex it replaces
     assert len(masked) == len(s)
     assert all(a == b or b == " " for a, b in zip(s, masked))
     assert _mask_math(masked) == masked

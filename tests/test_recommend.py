@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import json
 
+import numpy as np
 import pytest
 
 from helpers import recommender as S
@@ -215,6 +216,30 @@ def test_citer_similarity_is_the_closest_citing_labelled_paper():
     own = rec.nindex.similarities([q], None, exclude=[p.id])[0]
     assert own[3] == -1 and rec.nindex.citer_similarity(own, pid)[0] <= best
     assert rec.nindex.citer_similarity(sims, "not-cited-by-anyone") == (0.0, 0.0, 0.0)
+
+
+@pytest.mark.data
+def test_citer_similarities_of_many_candidates_match_each_one_computed_alone():
+    """The vectorised form equals the definition (best, mean of the best 3, best must-citing) for
+    papers with one, two, three and many citers, under leave-one-out."""
+    rec = S.trained()
+    idx = rec.nindex
+    p = rec.labelled[3]
+    q = Doc("draft", "a working title", p.abstract)
+    sims = idx.similarities([q], None, exclude=[p.id])[0]
+    by_citers: dict[int, list[str]] = {}
+    for pid in idx.cited_ids:
+        by_citers.setdefault(min(int(idx._citer_start[idx._col[pid] + 1] - idx._citer_start[idx._col[pid]]), 4),
+                             []).append(pid)
+    ids = [pid for n in sorted(by_citers) for pid in by_citers[n][:50]] + ["not-cited-by-anyone"]
+    got = idx.citer_similarities(sims, ids)
+    for pid, row in zip(ids, got):
+        rows = [i for i, lab in enumerate(rec.labelled) if any(c.paper_id == pid for c in lab.cites)]
+        must = [i for i in rows if any(c.paper_id == pid and c.flags()["must_cite"] for c in rec.labelled[i].cites)]
+        s = np.array([sims[i] for i in rows if sims[i] >= 0], dtype=np.float32)
+        m = [sims[i] for i in must if sims[i] >= 0]
+        want = (s.max(), np.sort(s)[-3:].mean(), max(m) if m else 0.0) if len(s) else (0.0, 0.0, 0.0)
+        assert tuple(row.tolist()) == tuple(float(np.float32(v)) for v in want), pid
 
 
 @pytest.mark.data

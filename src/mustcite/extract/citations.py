@@ -14,6 +14,7 @@ import re
 from collections import defaultdict
 from dataclasses import dataclass
 
+from .mathspans import math_spans
 from .references import RefEntry, fold, normalize_tag, ocr_digits, surname
 
 STYLES = ("numeric", "author-year", "alpha")
@@ -160,7 +161,6 @@ _NARRATIVE = re.compile(rf"({_NAMES})(?:'s)?\s*[(\[]\s*((?:{_YEAR_TOK}|[a-z])(?:
 # one part of a parenthetical group: "e.g., Smith et al., 2020a, 2021"
 _PAREN_PART = re.compile(rf"({_NAMES})(?:'s)?,?\s+((?:{_YEAR_TOK}|[a-z]\b)(?:\s*,\s*(?:{_YEAR_TOK}|[a-z]\b))*)")
 _PAREN = re.compile(r"[(\[]([^()\[\]]{4,400})[)\]]")
-_MATH = re.compile(r"\\\(.*?\\\)|\\\[.*?\\\]", re.S)
 _YEAR_IN = re.compile(r"(?:1[89]|20)\d\d")
 # cheap narrative marker for style detection: "Smith (2020)", "et al. [2020a]"
 _NARRATIVE_CHEAP_YEAR = re.compile(r"[(\[]\s*(?:1[89]|20)\d\d")
@@ -196,28 +196,12 @@ def _is_value_list(text: str, m: re.Match, index: "RefIndex") -> bool:
 
 
 def _mask_math(s: str) -> str:
-    """``s`` with inline math ``\\( .. \\)`` and display math ``\\[ .. \\]`` blanked (same length).
-
-    The result of ``_MATH.sub`` (leftmost opener, nearest closer) in linear time: the regex rescans
-    to the end of the text from every unclosed opener, quadratic on a run of unclosed ``\\(``."""
-    if "\\" not in s:
-        return s
+    """``s`` with inline math ``\\( .. \\)`` and display math ``\\[ .. \\]`` blanked (same length)."""
     parts: list[str] = []
-    last, end = 0, len(s) - 1
-    unclosed: set[str] = set()            # no closer after some opener: none after a later one either
-    p = s.find("\\")
-    while p != -1 and p < end:
-        closer = {"(": "\\)", "[": "\\]"}.get(s[p + 1])
-        if closer is not None and closer not in unclosed:
-            q = s.find(closer, p + 2)
-            if q == -1:
-                unclosed.add(closer)
-            else:
-                parts += [s[last:p], " " * (q + 2 - p)]
-                last = q + 2
-                p = s.find("\\", last)
-                continue
-        p = s.find("\\", p + 1)
+    last = 0
+    for a, b in math_spans(s, dollars=False):
+        parts += [s[last:a], " " * (b - a)]
+        last = b
     parts.append(s[last:])
     return "".join(parts)
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import re
 
+from .mathspans import math_spans
+
 ABBREVIATIONS = frozenset("""
 al e.g i.e eg ie cf vs etc fig figs eq eqs eqn eqns sec secs sect tab tabs ref refs
 no nos resp approx appx app alg algo thm lem def prop cor ch chap pp p vol ed eds
@@ -21,19 +23,12 @@ nov dec viz ca esp w.r.t wrt i.i.d iid a.k.a aka c.f
 _BOUNDARY = re.compile(r"[.!?][\"'\u201d\u2019)\]]*\s+")
 _NEXT_OK = re.compile(r"[A-Z0-9\[(\"'\u201c\u2018\\*_$]")
 _WORD_BEFORE = re.compile(r"([A-Za-z][A-Za-z.]*)\.$")
-_MATH = re.compile(r"\\\(.*?\\\)|\\\[.*?\\\]|\$[^$]+\$", re.S)
-
-
-def _protected_spans(text: str) -> list[tuple[int, int]]:
-    return [m.span() for m in _MATH.finditer(text)]
-
-
 def split_sentences(text: str) -> list[str]:
     """Split ``text`` (one paragraph) into sentences; white space inside is kept as is."""
     text = text.strip()
     if not text:
         return []
-    spans = _protected_spans(text)
+    spans = math_spans(text)
     si = 0
     out: list[str] = []
     start = 0

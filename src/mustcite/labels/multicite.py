@@ -22,7 +22,6 @@ A Type II proxy (1-5, for calibrating ordinal scores only) takes the highest of
 
 from __future__ import annotations
 
-import gzip
 import json
 import random
 import re
@@ -32,6 +31,7 @@ from typing import Iterator, Literal
 
 from mustcite.config import find_data_dir
 from mustcite.errors import DataMissingError, MustciteError
+from mustcite.io import read_json
 from mustcite.labels.judge import CitationInstance
 
 POSITIVE_INTENTS = frozenset({"uses", "differences", "similarities", "extends"})
@@ -87,8 +87,7 @@ def load_split(split: str, context: str = "3", data_dir: str | Path | None = Non
     path = multicite_dir(data_dir) / f"classification_{context}_context" / f"{split}.json.gz"
     if not path.is_file():
         raise DataMissingError("MultiCite split missing", path=path)
-    with gzip.open(path, "rt", encoding="utf-8") as fh:
-        rows = json.load(fh)
+    rows = read_json(path)
     items = []
     for i, row in enumerate(rows):
         x = row.get("x")

@@ -175,7 +175,8 @@ class CandidateGenerator:
                 if pid in self.row and ok[self.row[pid]]:
                     cands.setdefault(pid, Candidate(pid, self.row[pid])).sources.append("references")
             total_sim = sum(sim for _, sim in neigh[i]) or 1.0
-            for pid, c in cands.items():
+            citer = self.nindex.citer_similarities(sims[i], list(cands)).tolist()
+            for (pid, c), cs in zip(cands.items(), citer):
                 if pid in votes:
                     c.vote = votes[pid]
                     c.vote_share = votes[pid].score / total_sim
@@ -183,7 +184,7 @@ class CandidateGenerator:
                     c.dense_cos = float(cos[c.row])
                 if pid in matches:
                     c.context = matches[pid]
-                c.citer = self.nindex.citer_similarity(sims[i], pid)
+                c.citer = tuple(cs)
             # the query's own paper (a draft already in the corpus) is never its own must-cite; the
             # year check is a safety net (every source above is already restricted)
             own_title = normalize_title(q.title)

@@ -223,9 +223,11 @@ class Recommender:
         ranking = rank_by or self.tiers.main
         parsed, cands, feats, probs_all = self.score(queries, exclude_self, tiers=(ranking,))
         picked: list[tuple[Doc, int, list[Candidate], np.ndarray, list[int]]] = []
+        starts: list[int] = []
         start = 0
         for (d, year), cs, X in zip(parsed, cands, feats):
             sl = slice(start, start + len(cs))
+            starts.append(start)
             start += len(cs)
             probs = {t: p[sl] for t, p in probs_all.items()}
             if not has_searchable_words(d.text):   # no ranking for "the of and": empty_notice says why
@@ -234,7 +236,11 @@ class Recommender:
             score = self._rescored(d, cs, *self._ranking_score(X, probs, rank_by), {})
             picked.append((d, year, cs, score, top_indices(score, cs, top)))
         rows = [X[j] for X, (*_, chosen) in zip(feats, picked) for j in chosen]
-        shown = self.tiers.predict(np.vstack(rows)) if rows else {}
+        at = np.array([s0 + j for s0, (*_, chosen) in zip(starts, picked) for j in chosen], dtype=np.int64)
+        # the tiers not scored yet, for the results shown; the ranking tier's are already known
+        shown = self.tiers.predict(np.vstack(rows), tuple(t for t in TIERS if t not in probs_all)) if rows else {}
+        shown.update({t: p[at] for t, p in probs_all.items()} if rows else {})
+        shown = {t: shown[t] for t in TIERS if t in shown}    # tier order, as the model lists them
         out: dict[str, Ranked] = {}
         k = 0
         for d, year, cs, score, chosen in picked:

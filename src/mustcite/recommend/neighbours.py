@@ -74,7 +74,10 @@ class NeighbourIndex:
         self.must_count: dict[str, int] = {}
         citers: dict[str, list[int]] = {}
         must: dict[str, list[bool]] = {}
+        #: per labelled paper, what it votes for: (cited pool paper, vote weight, must-cite)
+        self._ballots: dict[str, list[tuple[str, float, bool]]] = {}
         for row, p in enumerate(labelled):
+            ballot = self._ballots.setdefault(p.id, [])
             for c in p.cites:
                 self.cite_count[c.paper_id] = self.cite_count.get(c.paper_id, 0) + 1
                 m = bool(c.flags()["must_cite"])
@@ -82,14 +85,18 @@ class NeighbourIndex:
                     self.must_count[c.paper_id] = self.must_count.get(c.paper_id, 0) + 1
                 citers.setdefault(c.paper_id, []).append(row)
                 must.setdefault(c.paper_id, []).append(m)
-        # labelled rows citing each pool paper, and which of them must-cite it
-        self.citers = {pid: np.asarray(rows, dtype=np.int64) for pid, rows in citers.items()}
-        self.citer_must = {pid: np.asarray(m, dtype=bool) for pid, m in must.items()}
+                ballot.append((c.paper_id, c.weight(), m))
         # labelled paper x cited pool paper, 1 where it cites it (for co-citation)
         from scipy.sparse import csr_matrix
 
         self.cited_ids = sorted(citers)
         self._col = {pid: j for j, pid in enumerate(self.cited_ids)}
+        # labelled rows citing each pool paper, and which of them must-cite it, one flat array in
+        # ``cited_ids`` order: the citers of column ``j`` are ``[_citer_start[j], _citer_start[j+1])``
+        self._citer_rows = np.asarray([r for pid in self.cited_ids for r in citers[pid]], dtype=np.int64)
+        self._citer_must = np.asarray([m for pid in self.cited_ids for m in must[pid]], dtype=bool)
+        self._citer_start = np.zeros(len(self.cited_ids) + 1, dtype=np.int64)
+        np.cumsum([len(citers[pid]) for pid in self.cited_ids], out=self._citer_start[1:])
         rows_, cols_ = [], []
         for row, p in enumerate(labelled):
             for pid in {c.paper_id for c in p.cites}:
@@ -173,16 +180,43 @@ class NeighbourIndex:
     def citer_similarity(self, sims: np.ndarray, paper_id: str) -> tuple[float, float, float]:
         """(best, mean of the best 3, best must-citing) similarity of the query to the labelled
         papers that cite ``paper_id`` (its own paper excluded through ``sims``)."""
-        rows = self.citers.get(paper_id)
-        if rows is None:
-            return 0.0, 0.0, 0.0
-        s = sims[rows]
-        keep = s >= 0                      # -1: the query's own paper (leave-one-out)
-        s, must = s[keep], s[keep & self.citer_must[paper_id]]
+        best, top3, must = self.citer_similarities(sims, [paper_id])[0]
+        return float(best), float(top3), float(must)
+
+    def citer_similarities(self, sims: np.ndarray, paper_ids: list[str]) -> np.ndarray:
+        """:meth:`citer_similarity` of every paper in ``paper_ids`` at once: ``(len(paper_ids), 3)``
+        float32, zeros for a paper no usable labelled paper cites."""
+        out = np.zeros((len(paper_ids), 3), dtype=np.float32)
+        cols = np.fromiter((self._col.get(pid, -1) for pid in paper_ids), dtype=np.int64, count=len(paper_ids))
+        have = np.flatnonzero(cols >= 0)
+        if not len(have):
+            return out
+        start, end = self._citer_start[cols[have]], self._citer_start[cols[have] + 1]
+        sizes = end - start
+        group = np.repeat(np.arange(len(have)), sizes)
+        at = np.arange(int(sizes.sum())) - np.repeat(np.cumsum(sizes) - sizes, sizes) + np.repeat(start, sizes)
+        s = sims[self._citer_rows[at]].astype(np.float32)
+        keep = s >= 0                      # -1: the query's own paper (leave-one-out), or too late
+        group, s, must = group[keep], s[keep], self._citer_must[at][keep]
         if not len(s):
-            return 0.0, 0.0, 0.0
-        top3 = np.sort(s)[-3:]
-        return float(s.max()), float(top3.mean()), float(must.max()) if len(must) else 0.0
+            return out
+        order = np.lexsort((s, group))      # by candidate, then similarity ascending
+        group, s, must = group[order], s[order], must[order]
+        last = np.flatnonzero(np.r_[group[1:] != group[:-1], True])          # each group's best
+        first = np.r_[0, last[:-1] + 1]
+        n = np.minimum(last - first + 1, 3)
+        zero = np.float32(0)
+        second = np.where(n >= 2, s[np.maximum(last - 1, 0)], zero)
+        third = np.where(n >= 3, s[np.maximum(last - 2, 0)], zero)
+        rows = have[group[last]]
+        out[rows, 0] = s[last]
+        # the mean of the best 3, summed smallest first in float32 as numpy.mean sums a sorted array
+        out[rows, 1] = ((third + second) + s[last]) / n
+        if must.any():
+            mrows, ms = group[must], s[must]
+            mlast = np.flatnonzero(np.r_[mrows[1:] != mrows[:-1], True])
+            out[have[mrows[mlast]], 2] = ms[mlast]
+        return out
 
     def cocitation(self, seeds: list[str], sims: np.ndarray) -> "CoCitation":
         """Papers the labelled papers cite together with ``seeds`` (a query's likeliest citations).
@@ -228,10 +262,9 @@ class NeighbourIndex:
     def votes(self, neighbours: list[tuple[str, float]]) -> dict[str, Vote]:
         out: dict[str, Vote] = {}
         for nid, sim in neighbours:
-            for c in self.by_id[nid].cites:
-                v = out.setdefault(c.paper_id, Vote())
-                must = bool(c.flags()["must_cite"])
-                v.score += sim * c.weight()
+            for pid, weight, must in self._ballots[nid]:
+                v = out.setdefault(pid, Vote())
+                v.score += sim * weight
                 v.count += 1
                 if must:
                     v.must_score += sim

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from .features import Candidate
-from .text import _WORD
+from .text import WORD
 
 
 def has_searchable_words(text: str) -> bool:
@@ -15,7 +15,7 @@ def has_searchable_words(text: str) -> bool:
     results: whatever the encoder or the popularity prior puts forward for it is not a ranking."""
     from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
-    return any(w.lower() not in ENGLISH_STOP_WORDS for w in _WORD.findall(text or ""))
+    return any(w.lower() not in ENGLISH_STOP_WORDS for w in WORD.findall(text or ""))
 
 
 def top_indices(score: np.ndarray, cands: list[Candidate], top: int) -> list[int]:

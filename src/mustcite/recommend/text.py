@@ -6,7 +6,8 @@ import re
 from functools import lru_cache
 from typing import Any
 
-_WORD = re.compile(r"[A-Za-z][A-Za-z0-9\-]{1,}")
+#: a word: two or more letters, digits or hyphens, starting with a letter
+WORD = re.compile(r"[A-Za-z][A-Za-z0-9\-]{1,}")
 
 
 @lru_cache(maxsize=1)
@@ -29,7 +30,7 @@ def terms(text: str) -> dict[str, str]:
     """``{stem: first surface form}`` of the content words of ``text``."""
     stop = _stop()
     out: dict[str, str] = {}
-    words = [w for w in _WORD.findall(text or "") if w.lower() not in stop]
+    words = [w for w in WORD.findall(text or "") if w.lower() not in stop]
     stems = _stemmer().stemWords([w.lower() for w in words])
     for w, s in zip(words, stems):
         out.setdefault(s, w.lower())
