@@ -7,9 +7,12 @@ from __future__ import annotations
 
 import gzip
 import json
+import subprocess
+import sys
 import threading
 import time
 
+import psutil
 import pytest
 
 from helpers import recommender as S
@@ -146,8 +149,30 @@ def test_worker_pool_serves_the_same_answers():
             r = c.post("/api/audit", files={"file": ("empty-ish.md", b"\n\n", "text/markdown")})
             assert r.status_code == 422 and r.json()["error"].startswith("empty-ish.md: ")
             assert "mustcite-upload" not in r.json()["error"]
+            workers = [p for p in psutil.Process().children() if "spawn_main" in " ".join(p.cmdline())]
+            assert len(workers) == 2
     finally:
         backend.close()
+    gone, alive = psutil.wait_procs(workers, timeout=10)
+    assert not alive, f"worker processes left running after close: {[p.pid for p in alive]}"
+
+
+@pytest.mark.data
+def test_workers_end_when_the_server_is_killed(tmp_path):
+    """A killed server cannot stop its workers: each worker ends itself once the server is gone."""
+    script = tmp_path / "server.py"
+    script.write_text(
+        "import os, signal, sys\n"
+        "from mustcite.api.backends import PoolBackend\n"
+        "if __name__ == '__main__':\n"
+        "    b = PoolBackend(sys.argv[1], None, workers=1)\n"
+        "    print(b._pool.submit(os.getpid).result(timeout=300), flush=True)\n"
+        "    os.kill(os.getpid(), signal.SIGKILL)\n")
+    out = subprocess.run([sys.executable, str(script), str(S.model_dir())], capture_output=True, text=True,
+                         timeout=180)
+    worker = psutil.Process(int(out.stdout.split()[0]))
+    gone, alive = psutil.wait_procs([worker], timeout=10)
+    assert not alive, "the worker outlived its killed server"
 
 
 @pytest.mark.data

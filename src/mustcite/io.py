@@ -38,6 +38,9 @@ os.umask(_UMASK)
 
 #: Default cap on the decompressed bytes of one compressed data file (``.gz`` JSONL, runs, qrels...).
 MAX_DECOMPRESSED_BYTES = 256 * 2**20
+#: Cap on the decompressed bytes of a compressed file read whole into memory and parsed at once (a
+#: JSON document, a web page): parsing holds several copies, so it is lower than a streamed file's.
+MAX_DOCUMENT_BYTES = 64 * 2**20
 #: Longest line a line reader accepts (JSONL, TREC runs and qrels): one line is held whole in memory.
 MAX_LINE_CHARS = 32 * 2**20
 _TEXT_BLOCK = 1 << 20
@@ -253,7 +256,7 @@ def _json_limit(exc: BaseException) -> str:
     return "nested too deeply" if isinstance(exc, RecursionError) else str(exc)
 
 
-def read_json(path: str | Path, *, missing_ok: bool = False, max_bytes: int | None = MAX_DECOMPRESSED_BYTES) -> Any:
+def read_json(path: str | Path, *, missing_ok: bool = False, max_bytes: int | None = MAX_DOCUMENT_BYTES) -> Any:
     """A JSON file's value; an unreadable or malformed file raises MustciteError naming it.
 
     A missing file raises too, unless ``missing_ok``: then it is ``None``. A ``.gz`` file is read

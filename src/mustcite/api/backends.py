@@ -65,6 +65,14 @@ def audit_body(rec, name: str, data: bytes, top: int, year: int | None) -> dict[
             "reference_list": res.reference_list}
 
 
+def _ready_to_serve(rec):
+    """``rec`` with what the first audit would build built now (the pool's title index)."""
+    from ..recommend.audit import title_index
+
+    title_index(rec)
+    return rec
+
+
 def _log(message: str) -> None:
     print(f"mustcite: {message} (process {os.getpid()})", file=sys.stderr, flush=True)
 
@@ -84,7 +92,7 @@ class LocalBackend:
     def _load(self, loader: Callable[[], Any]) -> None:
         t0 = time.perf_counter()
         try:
-            self._rec = loader()
+            self._rec = _ready_to_serve(loader())
         except Exception as exc:  # noqa: BLE001 - reported by /api/health and every request
             self._error = f"the model failed to load: {exc}"
             _log(self._error)
@@ -121,7 +129,16 @@ class LocalBackend:
 _WORKER: dict[str, Any] = {}      # in a worker process: its recommender, or the error loading it
 
 
+def _exit_with(parent: int) -> None:
+    """End this worker process once ``parent`` (the server) is gone, however the server ended
+    (a killed server cannot tell its workers): checked every second."""
+    while os.getppid() == parent:
+        time.sleep(1.0)
+    os._exit(0)
+
+
 def _init_worker(work: str | None, model: str, threads: int) -> None:
+    threading.Thread(target=_exit_with, args=(os.getppid(),), daemon=True, name="exit-with-server").start()
     for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
         os.environ[name] = str(threads)
     t0 = time.perf_counter()
@@ -131,7 +148,7 @@ def _init_worker(work: str | None, model: str, threads: int) -> None:
         from ..recommend import load_default
 
         threadpool_limits(threads)
-        _WORKER["rec"] = load_default(work, model)
+        _WORKER["rec"] = _ready_to_serve(load_default(work, model))
         _log(f"model loaded in {time.perf_counter() - t0:.1f} s")
     except Exception as exc:  # noqa: BLE001 - answered to every request instead of breaking the pool
         _WORKER["error"] = f"the model failed to load: {exc}"
@@ -201,4 +218,10 @@ class PoolBackend:
         return await self._call("audit", name, data, top, year)
 
     def close(self) -> None:
+        """Stop the workers: queued requests are cancelled, a request being computed is not waited for."""
+        processes = list(getattr(self._pool, "_processes", {}).values())
         self._pool.shutdown(wait=False, cancel_futures=True)
+        for proc in processes:
+            proc.terminate()
+        for proc in processes:
+            proc.join(5)

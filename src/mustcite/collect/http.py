@@ -31,7 +31,7 @@ from urllib.parse import urlsplit
 import httpx
 
 from ..errors import MustciteError
-from ..io import (MAX_DECOMPRESSED_BYTES, atomic_write_bytes, atomic_write_json, open_decompressed,
+from ..io import (MAX_DOCUMENT_BYTES, atomic_write_bytes, atomic_write_json, open_decompressed,
                   read_json)
 from ..retry import parse_retry_after
 
@@ -137,7 +137,7 @@ class OfflineSource:
                              kind="offline_missing")
         if p.name.endswith(".gz") and not urlsplit(url).path.endswith((".gz", ".tgz")):
             try:
-                with open_decompressed(p, max_bytes=MAX_DECOMPRESSED_BYTES) as fh:
+                with open_decompressed(p, max_bytes=MAX_DOCUMENT_BYTES) as fh:   # a page, parsed whole
                     return fh.read()
             except MustciteError as exc:
                 raise FetchError(url, f"{p}: {exc.message}", kind="archive") from None

@@ -199,7 +199,9 @@ def audit_ranking(rec: Recommender, query: dict[str, Any], references: list[str]
     return Ranked(out[:len(chosen)], ds.year), Ranked(out[len(chosen):], ds.year), signals
 
 
-def _title_index(rec: Recommender):
+def title_index(rec: Recommender):
+    """The index the draft's references are linked with: the pool's titles and identifiers, built
+    on the first audit and kept on ``rec`` (a server builds it as it loads, so no request pays it)."""
     idx = getattr(rec, "_title_index", None)
     if idx is None:
         from ..extract.link import TitleIndex
@@ -244,7 +246,7 @@ def audit_draft(rec: Recommender, path: str | Path | Draft, *, top: int = 50, mi
     draft = path if isinstance(path, Draft) else read_draft(path)
     paper, (title, abstract) = draft.paper, draft.query_text
     as_of = rec.effective_year(year)   # a reference cannot be to a later paper either
-    refs = link_references(paper.to_reference_list(), _title_index(rec), citing_year=as_of)
+    refs = link_references(paper.to_reference_list(), title_index(rec), citing_year=as_of)
     linked = [r["paper_id"] for r in refs if r.get("paper_id")]
     missing, have, signals = audit_ranking(rec, {"id": "draft", "title": title, "abstract": abstract, "year": year},
                                            linked, text=context_text(refs), top=top, min_score=min_score,

@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import Any, Union
 
 from ..errors import MustciteError
-from ..io import (MAX_DECOMPRESSED_BYTES, atomic_write_json, iter_jsonl, iter_text_lines, open_text, read_json,
+from ..io import (MAX_DECOMPRESSED_BYTES, MAX_DOCUMENT_BYTES, atomic_write_json, iter_jsonl, iter_text_lines, open_text, read_json,
                   read_text, write_jsonl)
 
 TASKS: tuple[int, ...] = (1, 2, 3)
@@ -582,7 +582,7 @@ def detect_shape(path: str | Path) -> str:
         return "official"
     if path.name.endswith((".jsonl", ".jsonl.gz")):
         return "seed-jsonl"
-    text = read_text(path)
+    text = read_text(path, max_bytes=MAX_DOCUMENT_BYTES)
     try:
         obj = json.loads(text)
     except json.JSONDecodeError:
