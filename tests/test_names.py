@@ -115,14 +115,15 @@ def _index():
 
 
 def test_a_result_says_what_it_is():
-    from mustcite.recommend.formats import describe, reasons
+    from mustcite.recommend.reasons import describe, reasons
     from mustcite.recommend.results import Recommendation
 
     r = Recommendation("w-1", "Towards accurate generative models of video", 2018, "arXiv preprint arXiv:1812",
                        0.9, "I", {}, authors=["T. Unterthiner", "S. van Steenkiste"], kind="dataset", source="references")
     assert describe(r) == "the dataset of Unterthiner et al., arXiv 2018"
     ev = {"named": {"name": "FVD", "support": 4, "from_title": False}}
-    assert reasons(ev, r)[0] == "your abstract names FVD: the dataset of Unterthiner et al., arXiv 2018 (so called by 4 labelled papers)"
+    assert reasons(ev, r)[0] == "Your abstract names FVD: the dataset of Unterthiner et al., arXiv 2018 (4 papers call it so)."
+    assert r.tier_name == "baseline or dataset"
 
 
 def test_name_index_time_order_leave_one_out_and_case():

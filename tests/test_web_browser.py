@@ -52,8 +52,9 @@ def test_paste_title_and_abstract_and_see_results(server, tmp_path):
             assert items.count() == 10
             assert items.first.get_attribute("data-paper-id") == expected[0].paper_id
             assert items.first.locator(".title").inner_text() == expected[0].title
-            assert page.locator("#results .tier").first.inner_text() == expected[0].tier
-            assert "Cited by" in page.locator("#results").inner_text()
+            assert page.locator("#results .tier").first.inner_text() == expected[0].tier_name
+            assert page.locator("#results .evidence li").first.inner_text() == expected[0].reasons[0]
+            assert re.search(r"^Chance it is: .*\bcited \d+%$", page.locator("#results .probs").first.inner_text())
             page.locator("#results .bib").first.click()
             expect(page.locator("#copied")).to_have_text("copied")
             assert "recommendations" in page.locator("#summary").inner_text()

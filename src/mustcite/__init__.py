@@ -8,13 +8,22 @@ Layers, lowest first; a module imports only from its own layer or lower ones: th
 
 from .version import __version__
 
-__all__ = ["Recommender", "__version__"]
+__all__ = ["Recommender", "__version__", "audit", "load", "recommend"]
 
 
 def __getattr__(name: str):
-    """``from mustcite import Recommender`` without importing the recommender on ``import mustcite``."""
+    """``mustcite.recommend(...)``, ``mustcite.audit(...)``, ``mustcite.load(...)`` and
+    ``from mustcite import Recommender`` without importing the recommender on ``import mustcite``."""
     if name == "Recommender":
         from .recommend import Recommender
 
         return Recommender
+    if name in ("audit", "load"):
+        from .recommend import shortcuts
+
+        return getattr(shortcuts, name)
+    if name == "recommend":
+        import importlib
+
+        return importlib.import_module(".recommend", __name__)     # the package, callable
     raise AttributeError(f"module 'mustcite' has no attribute {name!r}")

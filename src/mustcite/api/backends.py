@@ -138,7 +138,10 @@ def _exit_with(parent: int) -> None:
 
 
 def _init_worker(work: str | None, model: str, threads: int) -> None:
+    from ..quiet import quiet_libraries, verbose_requested
+
     threading.Thread(target=_exit_with, args=(os.getppid(),), daemon=True, name="exit-with-server").start()
+    quiet_libraries(verbose_requested())
     for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
         os.environ[name] = str(threads)
     t0 = time.perf_counter()

@@ -15,6 +15,7 @@ import click
 import typer
 
 from ..errors import MustciteError
+from ..quiet import quiet_libraries
 
 try:  # typer >= 0.29 vendors click as typer._click, with its own exception classes
     from typer._click.exceptions import UsageError as _TyperUsageError
@@ -36,7 +37,9 @@ app = typer.Typer(
 def _root(
     data: str = typer.Option(None, "--data", help="data directory (default: $MUSTCITE_DATA or ../shared/data)"),
     work: str = typer.Option(None, "--work", help="work directory (default: $MUSTCITE_WORK or ./mustcite-work)"),
+    verbose: bool = typer.Option(False, "-v", "--verbose", help="also show the libraries' log messages and warnings"),
 ) -> None:
+    quiet_libraries(verbose)
     if data:
         os.environ["MUSTCITE_DATA"] = data
     if work:

@@ -7,6 +7,7 @@ import re
 import unicodedata
 from collections.abc import Mapping, Sequence
 
+from .reasons import reasons
 from .results import Recommendation
 
 FORMATS = ("table", "json", "bibtex", "trec")
@@ -93,44 +94,6 @@ def bibtex_all(results: Mapping[str, Sequence[Recommendation]]) -> str:
     return "\n".join(out)
 
 
-def describe(r: Recommendation) -> str:
-    """What a result is, in a few words: ``the dataset of Zhang et al., CVPR 2021``."""
-    who = ""
-    if r.authors:
-        last = r.authors[0].split(",")[0].split()[-1] if "," in r.authors[0] else r.authors[0].split()[-1]
-        who = f" of {last}" + (" et al." if len(r.authors) > 1 else "")
-    venue = re.sub(r"^arxiv\b.*", "arXiv", r.venue or "", flags=re.I)
-    when = " ".join(x for x in (venue, str(r.year or "")) if x)
-    return f"the {r.kind or 'paper'}{who}" + (f", {when}" if when else "")
-
-
-def reasons(ev: Mapping, r: Recommendation | None = None) -> list[str]:
-    """The evidence of one result (``r``, for saying what it is) in words, strongest first."""
-    why = []
-    what = f": {describe(r)}" if r is not None else ""
-    if ev.get("named_in_text"):
-        why.append(f"your text names {ev['named_in_text']}{what}, but does not cite it")
-    elif ev.get("named"):
-        n = ev["named"]
-        by = f" (so called by {n['support']} labelled papers)" if n.get("support") else ""
-        why.append(f"your abstract names {n['name']}{what}{by}")
-    if ev.get("references_cocited"):
-        n = ev["references_cocited"]
-        why.append(f"co-cited with {n} of your references" if n > 1 else "co-cited with one of your references")
-    if ev.get("closest_bibliographies_type1"):
-        why.append(f"{ev['closest_bibliographies_type1']} of the 3 labelled papers whose references are closest "
-                   "to yours use it as a baseline")
-    if ev.get("neighbours_citing"):
-        why.append(f"cited by {ev['neighbours_citing']} similar labelled papers")
-    if ev.get("described_by"):
-        why.append(f"described in words like yours where {ev['described_by']} labelled papers cite it")
-    if ev.get("co_cited_by"):
-        why.append(f"co-cited with the likeliest citations by {ev['co_cited_by']} labelled papers")
-    if ev.get("matched_terms"):
-        why.append("terms: " + ", ".join(ev["matched_terms"][:4]))
-    return why
-
-
 def work_note(r: Recommendation) -> str:
     """`` (dataset; from reference lists)`` for a cited work outside the corpus, else ``""``."""
     if r.source != "references":
@@ -144,11 +107,11 @@ def table(results: Mapping[str, Sequence[Recommendation]]) -> str:
     for qid, rs in results.items():
         year = query_year(rs)
         lines.append(f"# {qid}" + (f" (as of {year}: papers of {year} or earlier)" if year else ""))
-        lines.append(f"{'rank':>4}  {'score':>6}  {'tier':<4} {'year':<4} {'venue':<8} title  [why]")
+        lines.append(f"{'rank':>4}  {'score':>6}  {'tier':<19} {'year':<4} {'venue':<8} title  [why]")
         for i, r in enumerate(rs, 1):
-            why = reasons(r.evidence or {}, r)
-            lines.append(f"{i:>4}  {r.score:6.3f}  {r.tier:<4} {r.year or '':<4} {(r.venue or '')[:8]:<8} "
-                         f"{r.title[:90]}{work_note(r)}" + (f"  [{'; '.join(why)}]" if why else ""))
+            why = r.reasons or reasons(r.evidence or {}, r)
+            lines.append(f"{i:>4}  {r.score:6.3f}  {r.tier_name or r.tier:<19} {r.year or '':<4} "
+                         f"{(r.venue or '')[:8]:<8} {r.title[:90]}{work_note(r)}" + (f"  [{' '.join(why)}]" if why else ""))
         lines.append("")
     return "\n".join(lines)
 
@@ -225,12 +188,12 @@ def audit_markdown(audit) -> str:
     if not audit.missing:
         out.append("None found.")
     else:
-        out += ["| # | tier | P(Type I) | score | paper | why |", "|---:|---|---:|---:|---|---|"]
+        out += ["| # | tier | P(baseline or dataset) | score | paper | why |", "|---:|---|---:|---:|---|---|"]
         for i, r in enumerate(audit.missing, 1):
             link = f"[{_md(r.title)}]({r.url})" if r.url else _md(r.title)
             paper = f"{link} ({r.venue or 'unknown venue'} {r.year or ''}){work_note(r)}".strip()
-            out.append(f"| {i} | {r.tier} | {r.tiers.get('type1', 0.0):.2f} | {r.score:.3f} | {paper} | "
-                       f"{_md('; '.join(reasons(r.evidence or {}, r)))} |")
+            out.append(f"| {i} | {r.tier_name or r.tier} | {r.tiers.get('type1', 0.0):.2f} | {r.score:.3f} | {paper} | "
+                       f"{_md(' '.join(r.reasons or reasons(r.evidence or {}, r)))} |")
     return "\n".join(out) + "\n"
 
 

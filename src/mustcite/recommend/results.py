@@ -11,6 +11,7 @@ from typing import Any
 from ..extract.works import is_work_id
 from .neighbours import NeighbourIndex
 from .features import Candidate
+from .reasons import reasons, tier_name
 
 #: A result is labelled with its likeliest must-cite type (I/II/III) when that probability reaches
 #: this; otherwise "must-cite" (if P(must-cite) does) or plain "cited".
@@ -36,6 +37,14 @@ class Recommendation:
     #: ``corpus`` (a paper of the proceedings corpus) or ``references`` (a work known from the
     #: reference lists of labelled papers: the catalogue of cited works)
     source: str = "corpus"
+    #: ``tier`` in words: "baseline or dataset" (I), "core" (II), "used throughout" (III), "must-cite", "cited"
+    tier_name: str = ""
+    #: why it was recommended, as sentences, the strongest evidence first (:func:`.reasons.reasons`)
+    reasons: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        if not self.tier_name:
+            self.tier_name = tier_name(self.tier)
 
     def to_dict(self) -> dict[str, Any]:
         """The public JSON shape of one result (keys in field order)."""
@@ -94,7 +103,9 @@ def recommendation(paper: dict[str, Any], score: float, probs: dict[str, float],
     A cited work's ``year`` is the year it was published (the pool's ``year`` is when queries may
     first see it)."""
     year = paper.get("published") if paper.get("published") is not None else paper.get("year")
-    return Recommendation(paper["paper_id"], paper.get("title") or "", year, paper.get("venue"),
-                          round(score, 6), tier_label(probs), {t: round(v, 6) for t, v in probs.items()},
-                          paper.get("url") or None, paper.get("pdf") or None, list(paper.get("authors") or []), ev,
-                          paper.get("kind") or "paper", "references" if is_work_id(paper["paper_id"]) else "corpus")
+    r = Recommendation(paper["paper_id"], paper.get("title") or "", year, paper.get("venue"),
+                       round(score, 6), tier_label(probs), {t: round(v, 6) for t, v in probs.items()},
+                       paper.get("url") or None, paper.get("pdf") or None, list(paper.get("authors") or []), ev,
+                       paper.get("kind") or "paper", "references" if is_work_id(paper["paper_id"]) else "corpus")
+    r.reasons = reasons(ev, r)
+    return r

@@ -328,6 +328,7 @@ class OnnxEncoder:
         # onnxruntime's default counts physical cores (1 on a 2-vCPU VM); use every CPU we may run on,
         # as torch does
         options.intra_op_num_threads = _cpus()
+        options.log_severity_level = 3          # errors only: the runtime's start-up notes are not the user's
         try:
             self.session = ort.InferenceSession(str(path / (onnx_file or ONNX_FILE)), options,
                                                 providers=["CPUExecutionProvider"])

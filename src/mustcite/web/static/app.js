@@ -2,9 +2,12 @@
 "use strict";
 
 const $ = (id) => document.getElementById(id);
-const TIER_NAMES = { I: "Type I: experimental baseline", II: "Type II: core relevance",
-                     III: "Type III: mentioned 3+ times", "must-cite": "must-cite", cited: "cited" };
-const PROB_NAMES = { type1: "I", type2: "II", type3: "III", must_cite: "must-cite", cited: "cited" };
+// what each tier means (the tooltip), and the tier probabilities in the same words as the tier names
+const TIER_HELP = { I: "Type I: an experimental baseline or a dataset or benchmark it evaluates on",
+                    II: "Type II: core to the paper's method or question", III: "Type III: mentioned three or more times",
+                    "must-cite": "likely a must-cite", cited: "likely cited" };
+const PROB_NAMES = { type1: "baseline or dataset", type2: "core", type3: "used throughout", must_cite: "must-cite",
+                     cited: "cited" };
 let lastResults = [];
 
 function el(tag, attrs = {}, ...children) {
@@ -50,38 +53,20 @@ function renderResult(r) {
   const href = safeUrl(r.url) || safeUrl(r.pdf);
   const title = href ? el("a", { class: "title", href, target: "_blank", rel: "noopener", text: r.title })
                      : el("span", { class: "title", text: r.title });
-  const tier = el("span", { class: `tier t-${r.tier}`, title: TIER_NAMES[r.tier] || r.tier, text: r.tier });
+  const tier = el("span", { class: `tier t-${r.tier}`, title: TIER_HELP[r.tier] || r.tier, text: r.tier_name || r.tier });
   const head = el("div", { class: "head" }, title, tier,
     el("span", { class: "score", text: `score ${r.score.toFixed(3)}` }));
   const meta = el("div", { class: "meta",
     text: [r.venue, r.year, (r.authors || []).slice(0, 4).join(", ") + ((r.authors || []).length > 4 ? " et al." : "")]
       .filter(Boolean).join(" · ") });
-  const probs = el("div", { class: "probs", text: "P(" + Object.entries(r.tiers || {})
-    .map(([k, v]) => `${PROB_NAMES[k] || k}) ${v.toFixed(2)}`).join(" · P(") });
-  const ev = r.evidence || {};
-  const evidence = el("div", { class: "evidence" });
-  if (ev.named) {
-    const what = r.kind && r.kind !== "paper" ? `the ${r.kind}` : "it";
-    evidence.append(el("div", { text: `Your abstract names ${ev.named.name}: ${what}` +
-      (ev.named.support ? ` (so called by ${ev.named.support} labelled paper(s))` : "") }));
-  }
-  if ((ev.neighbours || []).length) {
-    evidence.append(el("div", { text: `Cited by ${ev.neighbours_citing} similar labelled paper(s)` +
-      (ev.neighbours_must_citing ? `, must-cite for ${ev.neighbours_must_citing}` : "") + ":" }));
-    const ul = el("ul");
-    for (const n of ev.neighbours.slice(0, 3)) {
-      ul.append(el("li", { text: `${n.title} (similarity ${n.similarity.toFixed(2)}${n.must_cite ? ", must-cite" : ""})` }));
-    }
-    evidence.append(ul);
-  }
-  if (ev.described_by) {
-    evidence.append(el("div", { text: `Described in words like yours where ${ev.described_by} labelled paper(s) cite it` }));
-  }
-  if (ev.co_cited_by) {
-    evidence.append(el("div", { text: `Cited together with your likeliest citations by ${ev.co_cited_by} labelled paper(s)` }));
-  }
-  if ((ev.matched_terms || []).length) {
-    evidence.append(el("div", { class: "terms", text: "Matching terms: " + ev.matched_terms.join(", ") }));
+  const probs = el("div", { class: "probs", text: "Chance it is: " + Object.entries(r.tiers || {})
+    .map(([k, v]) => `${PROB_NAMES[k] || k} ${Math.round(100 * v)}%`).join(" · ") });
+  const evidence = el("ul", { class: "evidence" });
+  for (const reason of r.reasons || []) evidence.append(el("li", { text: reason }));
+  const closest = ((r.evidence || {}).neighbours || []).slice(0, 3);
+  if (closest.length) {
+    evidence.append(el("li", { class: "closest", text: "Closest papers citing it: " + closest
+      .map((n) => `${n.title} (similarity ${n.similarity.toFixed(2)}${n.must_cite ? ", must-cite" : ""})`).join("; ") }));
   }
   const links = el("div", { class: "links" });
   for (const [label, u] of [["page", r.url], ["pdf", r.pdf]]) {

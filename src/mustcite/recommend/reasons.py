@@ -1,0 +1,78 @@
+"""A result in words: its tier's name and the reasons it was recommended, as short sentences.
+
+:func:`tier_name` spells out a result's tier (``I`` is "baseline or dataset"); :func:`reasons`
+turns its evidence (:func:`.results.evidence_for`, plus what an audit adds) into sentences, the
+strongest evidence first: the draft naming the work, the papers whose reference lists are closest
+to the draft's, the draft's own references, the nearest labelled papers that must-cite it, the
+citation contexts that describe it in the draft's words, co-citation, and last the shared words.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .results import Recommendation
+
+#: what each tier label means, in the words a result shows
+TIER_WORDS = {"I": "baseline or dataset", "II": "core", "III": "used throughout", "must-cite": "must-cite",
+              "cited": "cited"}
+#: the same for the tier probabilities (``Recommendation.tiers`` keys)
+PROBABILITY_WORDS = {"type1": "baseline or dataset", "type2": "core", "type3": "used throughout",
+                     "must_cite": "must-cite", "cited": "cited"}
+
+
+def tier_name(tier: str) -> str:
+    """``"baseline or dataset"`` for ``"I"``, and so on (an unknown label as it is)."""
+    return TIER_WORDS.get(tier, tier)
+
+
+def describe(r: "Recommendation") -> str:
+    """What a result is, in a few words: ``the dataset of Zhang et al., CVPR 2021``."""
+    who = ""
+    if r.authors:
+        last = r.authors[0].split(",")[0].split()[-1] if "," in r.authors[0] else r.authors[0].split()[-1]
+        who = f" of {last}" + (" et al." if len(r.authors) > 1 else "")
+    venue = re.sub(r"^arxiv\b.*", "arXiv", r.venue or "", flags=re.I)
+    when = " ".join(x for x in (venue, str(r.year or "")) if x)
+    return f"the {r.kind or 'paper'}{who}" + (f", {when}" if when else "")
+
+
+def _papers(n: int, verb: str = "") -> str:
+    """``3 papers cite`` / ``1 paper cites`` (``verb`` in the plural, or none)."""
+    if n == 1:
+        return "1 paper" + (f" {verb}s" if verb else "")
+    return f"{n} papers" + (f" {verb}" if verb else "")
+
+
+def reasons(ev: Mapping, r: "Recommendation | None" = None) -> list[str]:
+    """The evidence of one result (``r``, for saying what it is) as sentences, strongest first."""
+    what = f": {describe(r)}" if r is not None else ""
+    named, strong, weak = [], [], []
+    if ev.get("named_in_text"):
+        named.append(f"Your text names {ev['named_in_text']}{what}, but does not cite it.")
+    elif ev.get("named"):
+        n = ev["named"]
+        by = f" ({_papers(n['support'], 'call')} it so)" if n.get("support") else ""
+        named.append(f"Your abstract names {n['name']}{what}{by}.")
+    if ev.get("closest_bibliographies_type1"):
+        strong.append(f"{ev['closest_bibliographies_type1']} of the 3 papers whose references are closest to yours "
+                      "use it as a baseline.")
+    if ev.get("references_cocited"):
+        n = ev["references_cocited"]
+        strong.append(f"Papers that cite it also cite {n} of your references." if n > 1
+                      else "Papers that cite it also cite one of your references.")
+    citing, must = ev.get("neighbours_citing") or 0, ev.get("neighbours_must_citing") or 0
+    if citing:
+        sentence = f"Of the papers closest to yours, {_papers(citing, 'cite')} it" + \
+            (f", {must} as a must-cite." if must else ".")
+        (strong if must >= 2 or citing >= 3 else weak).append(sentence)
+    if ev.get("described_by"):
+        strong.append(f"Described in words like yours where {_papers(ev['described_by'], 'cite')} it.")
+    if ev.get("co_cited_by"):
+        weak.append(f"Cited together with the papers yours most likely cites, by {_papers(ev['co_cited_by'])}.")
+    if ev.get("matched_terms"):
+        weak.append("It shares your words " + ", ".join(ev["matched_terms"][:4]) + ".")
+    return named + strong + weak
