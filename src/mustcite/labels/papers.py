@@ -25,7 +25,7 @@ TIER_NAMES = {"type1": "Type I (baseline)", "type2": "Type II (core)", "type3": 
 TYPE3_MENTIONS = 3
 
 
-@dataclass
+@dataclass(slots=True)
 class CitedPaper:
     """One linked reference of a labelled paper, with its tier flags (None = not labelled)."""
 
@@ -34,6 +34,10 @@ class CitedPaper:
     type2: int | None = None       # 1..5
     type3: int | None = None
     must_cite: bool | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"paper_id": self.paper_id, "type1": self.type1, "type2": self.type2, "type3": self.type3,
+                "must_cite": self.must_cite}
 
     def flags(self) -> dict[str, int | None]:
         """0/1 per tier (None where unknown); ``cited`` is always 1."""
@@ -45,9 +49,10 @@ class CitedPaper:
         return {"type1": self.type1, "type2": t2, "type3": self.type3,
                 "must_cite": None if mc is None else int(mc), "cited": 1}
 
-    def weight(self) -> float:
-        """Vote weight: 1 for a plain citation, up to 3 for a must-cite one."""
-        f = self.flags()
+    def weight(self, flags: dict[str, int | None] | None = None) -> float:
+        """Vote weight: 1 for a plain citation, up to 3 for a must-cite one (``flags``: this
+        citation's :meth:`flags`, when already at hand)."""
+        f = self.flags() if flags is None else flags
         return 1.0 + sum(1.0 for t in ("type1", "type2", "type3") if f[t]) * (2.0 / 3.0)
 
 
@@ -66,7 +71,7 @@ class LabelledPaper:
 
     def to_dict(self) -> dict[str, Any]:
         return {"id": self.id, "title": self.title, "abstract": self.abstract, "year": self.year,
-                "source": self.source, "cites": [vars(c) for c in self.cites], "contexts": self.contexts,
+                "source": self.source, "cites": [c.to_dict() for c in self.cites], "contexts": self.contexts,
                 "names": self.names}
 
     @classmethod

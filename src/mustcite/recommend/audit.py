@@ -199,16 +199,35 @@ def audit_ranking(rec: Recommender, query: dict[str, Any], references: list[str]
     return Ranked(out[:len(chosen)], ds.year), Ranked(out[len(chosen):], ds.year), signals
 
 
+def build_title_index(pool):
+    """The pool's titles and the identifiers in its urls (DOI, arXiv, ...), for linking a draft's
+    references (:class:`~mustcite.extract.link.TitleIndex`)."""
+    from ..extract.link import TitleIndex
+
+    return TitleIndex.build(pool.ids, [t or "" for t in pool.titles], pool.column("year")).add_identifiers(
+        *(pool.column(k) for k in ("url", "pdf", "doi", "arxiv")))
+
+
 def title_index(rec: Recommender):
-    """The index the draft's references are linked with: the pool's titles and identifiers, built
-    on the first audit and kept on ``rec`` (a server builds it as it loads, so no request pays it)."""
+    """The index the draft's references are linked with (:func:`build_title_index`): read from the
+    model's prebuilt indexes when it has them, else built on the first audit; kept on ``rec`` (a
+    server gets it as it loads, so no request pays it)."""
     idx = getattr(rec, "_title_index", None)
     if idx is None:
-        from ..extract.link import TitleIndex
+        saved = rec.index_dir / TITLE_INDEX_FILE if rec.index_dir is not None else None
+        if saved is not None and saved.is_file():
+            import pickle
 
-        idx = TitleIndex.from_pool(rec.pool)     # titles, and the identifiers in urls (DOI, arXiv, ...)
+            with open(saved, "rb") as fh:
+                idx = pickle.load(fh)
+        else:
+            idx = build_title_index(rec.pool)
         rec._title_index = idx
     return idx
+
+
+#: the file of :func:`build_title_index` among a model's prebuilt indexes
+TITLE_INDEX_FILE = "titles.pickle"
 
 
 def context_text(refs: list[dict[str, Any]], drop: set[str] = frozenset()) -> str:

@@ -29,6 +29,7 @@ from .contexts import ContextIndex
 from .names import NameIndex
 from .fusion import rrf
 from .neighbours import NeighbourIndex, year_array
+from .pool_table import PoolTable
 from .query import effective_year
 from .features import Candidate
 from .text import same_normalised_title
@@ -42,11 +43,11 @@ class CandidateGenerator:
     A copy (``copy.copy``) shares the indexes but not the per-year caches, so a copy's
     ``pool_years`` or ``nindex`` can be replaced."""
 
-    def __init__(self, pool: list[dict[str, Any]], config: RecommenderConfig):
+    def __init__(self, pool: list[dict[str, Any]] | PoolTable, config: RecommenderConfig):
         self.config = config
-        self.pool = pool
-        self.row = {p["paper_id"]: i for i, p in enumerate(pool)}
-        self.pool_years = year_array([p.get("year") for p in pool])   # unknown: never eligible
+        self.pool = PoolTable.from_records(pool)
+        self.row = {pid: i for i, pid in enumerate(self.pool.ids)}
+        self.pool_years = year_array(self.pool.column("year"))   # unknown: never eligible
         self.bm25: BM25Retriever | None = None
         self.encoder = None
         self.pool_vecs: np.ndarray | None = None
@@ -56,13 +57,14 @@ class CandidateGenerator:
         self.cache_queries = True     # False once loaded for serving (see store.load)
         self._masks: dict[int, tuple[np.ndarray, np.ndarray | None]] = {}
         self._popular_ids: dict[int, list[str]] = {}
-        self._titles: list[str] | None = None
+        self._titles: dict[int, str] = {}      # row -> normalised title, on first use
 
     def normalised_title(self, row: int) -> str:
-        """The pool paper's title after ``normalize_title`` (computed once for the whole pool)."""
-        if self._titles is None:
-            self._titles = [normalize_title(p.get("title") or "") for p in self.pool]
-        return self._titles[row]
+        """The pool paper's title after ``normalize_title`` (worked out on first use, then kept)."""
+        got = self._titles.get(row)
+        if got is None:
+            got = self._titles[row] = normalize_title(self.pool.titles[row] or "")
+        return got
 
     def __copy__(self) -> "CandidateGenerator":
         new = object.__new__(type(self))
@@ -143,7 +145,8 @@ class CandidateGenerator:
                 k = min(cfg.first_k, len(cos) if weights is None else int(ok.sum()))
                 top = np.argpartition(-masked, min(k, len(cos) - 1))[:k]
                 top = top[np.lexsort((top, -masked[top]))]
-                runs["dense"] = [(self.pool[int(j)]["paper_id"], float(cos[j])) for j in top]
+                ids = self.pool.ids
+                runs["dense"] = [(ids[int(j)], float(cos[j])) for j in top]
             cands: dict[str, Candidate] = {}
             for name, ranked in runs.items():
                 for rank, (pid, s) in enumerate(ranked, 1):

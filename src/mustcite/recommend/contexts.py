@@ -15,9 +15,11 @@ year) never count.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
+from ..io import atomic_write_json, read_json
 from ..retrieval.base import Doc
 from ..retrieval.bm25 import BM25Retriever
 from ..labels.papers import LabelledPaper
@@ -58,6 +60,30 @@ class ContextIndex:
         if docs:
             self._bm25 = BM25Retriever()
             self._bm25.index(docs)
+
+    def save(self, folder: str | Path) -> None:
+        """Write the index into ``folder`` (read back by :meth:`load`)."""
+        folder = Path(folder)
+        folder.mkdir(parents=True, exist_ok=True)
+        np.save(folder / "citer.npy", self.citer)
+        np.save(folder / "citer_year.npy", self.citer_year)
+        atomic_write_json(folder / "meta.json", {"hits": self.hits, "ids": self.ids, "cited": self.cited}, indent=None)
+        if self._bm25 is not None:
+            self._bm25.save(folder / "bm25")
+
+    @classmethod
+    def load(cls, folder: str | Path) -> "ContextIndex":
+        """An index written by :meth:`save`, its BM25 scores memory-mapped."""
+        folder = Path(folder)
+        meta = read_json(folder / "meta.json")
+        new = object.__new__(cls)
+        new.hits, new.ids, new.cited = int(meta["hits"]), list(meta["ids"]), list(meta["cited"])
+        new.size = len(new.cited)
+        new.citer = np.load(folder / "citer.npy")
+        new.citer_year = np.load(folder / "citer_year.npy")
+        new._row_of = {pid: i for i, pid in enumerate(new.ids)}
+        new._bm25 = BM25Retriever.load(folder / "bm25", mmap=True) if (folder / "bm25").is_dir() else None
+        return new
 
     def search(self, queries: list[Doc], *, exclude: list[str | None] | None = None,
                years: list[int | None] | None = None) -> list[dict[str, ContextMatch]]:

@@ -8,6 +8,7 @@ leave-one-out and the features of switched-off signals (:data:`.config.ABLATABLE
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,6 +20,7 @@ from .config import ABLATABLE
 from .contexts import ContextMatch
 from .names import NameHit
 from .neighbours import NeighbourIndex, Vote
+from .pool_table import PoolTable
 from .text import overlap, terms
 
 FEATURES: tuple[str, ...] = (
@@ -82,7 +84,7 @@ def as_matrix(rows: list[list[float]]) -> np.ndarray:
 
 
 def feature_matrix(q: Doc, year: int, cands: list[Candidate], own: dict[str, dict[str, int | None]], *,
-                   pool: list[dict[str, Any]], title_terms: list[set[str]], nindex: NeighbourIndex,
+                   pool: PoolTable, title_terms: Sequence[set[str]], nindex: NeighbourIndex,
                    disable: tuple[str, ...] = ()) -> np.ndarray:
     """Feature matrix of ``cands`` for a query of ``year`` (its effective year). ``own``: the
     tier flags of the query's own citations when the query is itself a labelled paper of
@@ -96,17 +98,19 @@ def feature_matrix(q: Doc, year: int, cands: list[Candidate], own: dict[str, dic
         if lab is None or not nindex.years[lab] <= year:
             own = {}
     rows = []
+    years, published, venues, kinds = (pool.column(k) for k in ("year", "published", "venue", "kind"))
+    has_abstract = pool.has_abstract
     for c in cands:
-        p = pool[c.row]
         f = own.get(c.paper_id)
         cc = cite_count.get(c.paper_id, 0) - (f is not None)
         mc = must_count.get(c.paper_id, 0) - bool(f and f["must_cite"])
         # a cited work's age is its publication year's (its pool year is when queries may see it)
-        published = p.get("published") if p.get("published") is not None else p.get("year")
-        rows.append(feature_row(c, query_year=year, cand_year=published,
-                                venue=p.get("venue") or "", has_abstract=bool(p.get("abstract")),
-                                query_terms=qt, title_terms=title_terms[c.row], cite_count=cc, must_count=mc,
-                                kind=p.get("kind") if is_work_id(c.paper_id) else None))
+        r = c.row
+        cand_year = published[r] if published[r] is not None else years[r]
+        rows.append(feature_row(c, query_year=year, cand_year=cand_year,
+                                venue=venues[r] or "", has_abstract=bool(has_abstract[r]),
+                                query_terms=qt, title_terms=title_terms[r], cite_count=cc, must_count=mc,
+                                kind=kinds[r] if is_work_id(c.paper_id) else None))
     X = as_matrix(rows)
     masked = [FEATURES.index(f) for sig in disable for f in ABLATABLE[sig]]
     if masked:

@@ -75,6 +75,8 @@ class Recommender:
         #: the optional cross-encoder re-scoring the top ``config.cross_top`` candidates
         self.cross: CrossEncoderReranker | None = None
         self.info: dict[str, Any] = {}
+        #: the folder of indexes prebuilt for this model (:mod:`.store`), when it was loaded with them
+        self.index_dir: Path | None = None
         self._pool_terms: PoolTerms | None = None
 
     config = _part("config", "the :class:`RecommenderConfig`")

@@ -19,8 +19,10 @@ gradients" names nothing.
 
 from __future__ import annotations
 
+import pickle
 from collections import defaultdict
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -29,6 +31,7 @@ from ..corpus.records import title_short_name
 from ..extract.works import name_key
 from ..extract.works.names import MIN_SHARE, MIN_SUPPORT, MIN_SUPPORT_PLAIN, TOKEN, is_plain
 from ..labels.papers import LabelledPaper
+from .pool_table import PoolTable
 
 #: title names too generic to say which paper is meant
 _GENERIC = frozenset({"introduction", "review", "survey", "position", "tutorial", "overview", "abstract",
@@ -51,12 +54,14 @@ class NameHit:
 class NameIndex:
     """The pool entries by name: from the labelled papers' citation contexts and from the titles."""
 
-    def __init__(self, pool: list[dict[str, Any]], labelled: list[LabelledPaper], labelled_years: np.ndarray):
-        self.pool = pool
-        row = {p["paper_id"]: i for i, p in enumerate(pool)}
+    def __init__(self, pool: PoolTable | list[dict[str, Any]], labelled: list[LabelledPaper],
+                 labelled_years: np.ndarray):
+        pool = PoolTable.from_records(pool)
+        self.ids = pool.ids
+        row = {pid: i for i, pid in enumerate(self.ids)}
         by_title: dict[str, list[int]] = defaultdict(list)
-        for i, p in enumerate(pool):
-            key = name_key(title_short_name(p.get("title")))
+        for i, title in enumerate(pool.titles):
+            key = name_key(title_short_name(title))
             if len(key) >= 3 and not key.isdigit() and key not in _GENERIC:
                 by_title[key].append(i)
         self.title_rows = {k: rows for k, rows in by_title.items() if len(rows) <= MAX_TITLE_PAPERS}
@@ -80,6 +85,21 @@ class NameIndex:
 
     def __len__(self) -> int:
         return len(self.uses) + len(self.title_rows)
+
+    def save(self, path: str | Path) -> None:
+        """Write the index into the file ``path`` (read back by :meth:`load`)."""
+        with open(path, "wb") as fh:
+            pickle.dump({k: v for k, v in self.__dict__.items() if k != "ids"}, fh, protocol=5)
+
+    @classmethod
+    def load(cls, path: str | Path, pool: PoolTable) -> "NameIndex":
+        """The index :meth:`save` wrote for this ``pool``."""
+        with open(path, "rb") as fh:
+            state = pickle.load(fh)
+        new = object.__new__(cls)
+        new.__dict__.update(state)
+        new.ids = pool.ids
+        return new
 
     def mined(self, key: str, year: int, exclude: str | None = None) -> dict[int, int]:
         """``{pool row: support}`` of the entries a mined name stands for, as of ``year``, without
@@ -116,10 +136,10 @@ class NameIndex:
                 if key in self.uses and (cased or not self.cased[key]):
                     for r, support in self.mined(key, year, exclude).items():
                         if pool_years[r] <= year:
-                            hit = out.setdefault(self.pool[r]["paper_id"], NameHit(surface, 0, False))
+                            hit = out.setdefault(self.ids[r], NameHit(surface, 0, False))
                             hit.support = max(hit.support, support)
                 for r in self.title_rows.get(key, ()) if cased else ():
                     if pool_years[r] <= year:
-                        hit = out.setdefault(self.pool[r]["paper_id"], NameHit(surface, 0, True))
+                        hit = out.setdefault(self.ids[r], NameHit(surface, 0, True))
                         hit.from_title = True
         return out

@@ -16,8 +16,10 @@ allowed (a 2024 paper may have read another 2024 paper).
 
 from __future__ import annotations
 
+import pickle
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 
@@ -80,12 +82,13 @@ class NeighbourIndex:
             ballot = self._ballots.setdefault(p.id, [])
             for c in p.cites:
                 self.cite_count[c.paper_id] = self.cite_count.get(c.paper_id, 0) + 1
-                m = bool(c.flags()["must_cite"])
+                f = c.flags()
+                m = bool(f["must_cite"])
                 if m:
                     self.must_count[c.paper_id] = self.must_count.get(c.paper_id, 0) + 1
                 citers.setdefault(c.paper_id, []).append(row)
                 must.setdefault(c.paper_id, []).append(m)
-                ballot.append((c.paper_id, c.weight(), m))
+                ballot.append((c.paper_id, c.weight(f), m))
         # labelled paper x cited pool paper, 1 where it cites it (for co-citation)
         from scipy.sparse import csr_matrix
 
@@ -113,6 +116,33 @@ class NeighbourIndex:
         self.must_matrix_t = csr_matrix((np.ones(len(mrows), dtype=np.float32), (mcols, mrows)),
                                         shape=(len(self.cited_ids), len(labelled)))
         self.degree = np.asarray(self.matrix_t.sum(axis=1), dtype=np.float32).ravel()   # labelled citers
+
+    #: what :meth:`save` leaves out: the labelled papers and vectors (saved with the model) and caches
+    _NOT_SAVED = ("labelled", "by_id", "vectors", "_bm25", "_counts_cache")
+
+    def save(self, folder: str | Path) -> None:
+        """Write the index's arrays and tables into ``folder`` (read back by :meth:`load`)."""
+        folder = Path(folder)
+        folder.mkdir(parents=True, exist_ok=True)
+        self._bm25.save(folder / "bm25")
+        with open(folder / "state.pickle", "wb") as fh:
+            pickle.dump({k: v for k, v in self.__dict__.items() if k not in self._NOT_SAVED}, fh, protocol=5)
+
+    @classmethod
+    def load(cls, folder: str | Path, labelled: list[LabelledPaper],
+             vectors: np.ndarray | None = None) -> "NeighbourIndex":
+        """The index :meth:`save` wrote for these ``labelled`` papers (in the same order)."""
+        folder = Path(folder)
+        with open(folder / "state.pickle", "rb") as fh:
+            state = pickle.load(fh)
+        if list(state["_row"]) != [p.id for p in labelled]:
+            raise ValueError("the saved neighbour index is of other labelled papers")
+        new = object.__new__(cls)
+        new.__dict__.update(state)
+        new.labelled, new.by_id, new.vectors = labelled, {p.id: p for p in labelled}, vectors
+        new._bm25 = BM25Retriever.load(folder / "bm25", mmap=True)
+        new._counts_cache = {}
+        return new
 
     def eligible(self, year: int | None) -> np.ndarray | None:
         """Labelled papers a query of ``year`` may use (year <= ``year``; unknown years never);

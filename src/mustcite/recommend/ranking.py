@@ -6,16 +6,15 @@ from __future__ import annotations
 import numpy as np
 
 from .features import Candidate
-from .text import WORD
+from .text import WORD, english_stop_words
 
 
 def has_searchable_words(text: str) -> bool:
     """Whether ``text`` has a word to search by: a word of two or more letters or digits, starting
     with a letter, that is not an English stopword. A query without one (``"the of and"``) gets no
     results: whatever the encoder or the popularity prior puts forward for it is not a ranking."""
-    from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
-
-    return any(w.lower() not in ENGLISH_STOP_WORDS for w in WORD.findall(text or ""))
+    stop = english_stop_words()
+    return any(w.lower() not in stop for w in WORD.findall(text or ""))
 
 
 def top_indices(score: np.ndarray, cands: list[Candidate], top: int) -> list[int]:

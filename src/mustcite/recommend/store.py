@@ -2,12 +2,18 @@
 
 ``pool.parquet`` (the pool papers), ``labelled.jsonl`` (the labelled papers), ``bm25/`` (the BM25
 index), ``pool_vectors.npy`` and ``labelled_vectors.npy`` (dense models only), ``tiers.joblib``
-(the per-tier models), ``cross_encoder/`` (the optional cross-encoder) and ``config.json`` (format version, settings, feature names, tier statistics,
-encoder). A folder of another :data:`FORMAT_VERSION` is refused.
+(the per-tier models), ``cross_encoder/`` (the optional cross-encoder), ``config.json`` (format
+version, settings, feature names, tier statistics, encoder) and ``indexes/``: what a load would
+otherwise build, built once from the others (the pool as a memory-mapped Arrow file, the labelled
+papers without their context texts, the citation-context, neighbour, name and title indexes, numpy
+copies of the tier models' trees) and rebuilt when ``pool.parquet``, ``labelled.jsonl`` or
+``tiers.joblib`` changes. A folder of another :data:`FORMAT_VERSION` is refused.
 """
 
 from __future__ import annotations
 
+import pickle
+from collections.abc import Callable
 from dataclasses import asdict, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -20,11 +26,14 @@ from ..corpus.pool import POOL_COLUMNS, WORK_COLUMNS
 from ..retrieval.bm25 import BM25Retriever
 from .candidates import dense_encoder
 from .config import RecommenderConfig
+from .audit import TITLE_INDEX_FILE, build_title_index
 from .contexts import ContextIndex
 from .names import NameIndex
+from .pool_table import PoolTable
 from ..retrieval.cross_encoder import CrossEncoderReranker
 from ..labels.papers import LabelledPaper
 from .neighbours import NeighbourIndex
+from .tiers import TierModels
 from .features import FEATURES
 
 if TYPE_CHECKING:
@@ -32,8 +41,12 @@ if TYPE_CHECKING:
 
 FORMAT_VERSION = 6
 CROSS_DIR = "cross_encoder"
+#: the folder of indexes built from the saved parts (:func:`_write_indexes`), and its layout version
+INDEX_DIR = "indexes"
+INDEX_VERSION = 5
 
 R = TypeVar("R", bound="Recommender")
+T = TypeVar("T")
 
 
 def save(rec: "Recommender", folder: str | Path) -> Path:
@@ -43,7 +56,7 @@ def save(rec: "Recommender", folder: str | Path) -> Path:
 
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    columns = POOL_COLUMNS + tuple(c for c in WORK_COLUMNS if any(c in p for p in rec.pool))
+    columns = _pool_columns(rec.pool)
     table = pa.Table.from_pylist([{k: p.get(k) for k in columns} for p in rec.pool])
     pq.write_table(table, folder / "pool.parquet")
     write_jsonl(folder / "labelled.jsonl", [p.to_dict() for p in rec.labelled])
@@ -51,7 +64,9 @@ def save(rec: "Recommender", folder: str | Path) -> Path:
     if rec.pool_vecs is not None:
         np.save(folder / "pool_vectors.npy", rec.pool_vecs)
         np.save(folder / "labelled_vectors.npy", rec.nindex.vectors)
-    return save_learned(rec, folder)
+    save_learned(rec, folder)
+    _write_indexes(folder, rec)
+    return folder
 
 
 def save_learned(rec: "Recommender", folder: str | Path) -> Path:
@@ -113,27 +128,111 @@ def read_config(folder: str | Path) -> dict[str, Any]:
 
 def _load_parts(cls: type[R], folder: Path, meta: dict[str, Any], cache_dir, cache_queries: bool) -> R:
     import joblib
-    import pyarrow.parquet as pq
 
     # saved before `disable` existed: none; keys of older formats (query_year) are dropped
     known = {f.name for f in fields(RecommenderConfig)}
     config = RecommenderConfig(**{"disable": (), **{k: v for k, v in meta["config"].items() if k in known}})
-    pool = pq.read_table(folder / "pool.parquet").to_pylist()
-    labelled = [LabelledPaper.from_dict(obj) for _, obj in iter_jsonl(folder / "labelled.jsonl")]
+    saved = _saved_indexes(folder)
+    pool = _from_saved(saved, lambda d: PoolTable.open(d / "pool.arrow"),
+                       lambda: PoolTable.from_records(_read_parquet(folder / "pool.parquet")))
+    labelled = _from_saved(saved, lambda d: _read_labelled(d / "labelled.jsonl"),
+                           lambda: _read_labelled(folder / "labelled.jsonl"))
     rec = cls(pool, labelled, config)
     gen = rec.candidates
-    gen.bm25 = BM25Retriever.load(folder / "bm25")
+    gen.bm25 = BM25Retriever.load(folder / "bm25", mmap=True)
     lab_vecs = None
     if config.dense and (folder / "pool_vectors.npy").exists():
         gen.encoder = dense_encoder(cache_dir, meta.get("encoder", {}) or {})
-        gen.pool_vecs = np.load(folder / "pool_vectors.npy")
+        gen.pool_vecs = np.load(folder / "pool_vectors.npy", mmap_mode="r")   # read as queries need it
         lab_vecs = np.load(folder / "labelled_vectors.npy")
-    gen.nindex = NeighbourIndex(labelled, lab_vecs)
-    gen.cindex = ContextIndex(labelled)
-    gen.names = NameIndex(pool, labelled, gen.nindex.years)
+    gen.cindex = _from_saved(saved, lambda d: ContextIndex.load(d / "contexts"), lambda: ContextIndex(labelled))
+    gen.nindex = _from_saved(saved, lambda d: NeighbourIndex.load(d / "neighbours", labelled, lab_vecs),
+                             lambda: NeighbourIndex(labelled, lab_vecs))
+    gen.names = _from_saved(saved, lambda d: NameIndex.load(d / "names.pickle", pool),
+                            lambda: NameIndex(pool, labelled, gen.nindex.years))
     gen.cache_queries = cache_queries
-    rec.tiers = joblib.load(folder / "tiers.joblib")
+    rec.tiers = _from_saved(saved, lambda d: TierModels.load_arrays(d / "tiers", folder / "tiers.joblib"),
+                            lambda: joblib.load(folder / "tiers.joblib"))
+    if saved is None:     # built here: kept for the next load
+        _write_indexes(folder, rec)
+    rec.index_dir = _saved_indexes(folder)
+    for p in labelled:
+        p.contexts = {}       # read by the context index only
     rec.info = meta.get("info", {})
     if (folder / CROSS_DIR).is_dir():
         rec.cross = CrossEncoderReranker.load(folder / CROSS_DIR)
     return rec
+
+
+# ---- indexes built once per model, read back at load --------------------------------------------
+
+def _index_key(folder: Path) -> dict[str, Any]:
+    """What the saved indexes were built from: the pool, labelled papers and tier models' files
+    (size and modification time of each) and the index layout's version."""
+    def stamp(name: str) -> list[int]:
+        st = (folder / name).stat()
+        return [st.st_size, st.st_mtime_ns]
+    return {"version": INDEX_VERSION, "pool": stamp("pool.parquet"), "labelled": stamp("labelled.jsonl"),
+            "tiers": stamp("tiers.joblib")}
+
+
+def _write_indexes(folder: Path, rec: "Recommender") -> None:
+    """Write ``<folder>/indexes``: the pool as an uncompressed Arrow file (mapped from disk at load),
+    the labelled papers without their context texts (only the context index reads those), and the
+    context, neighbour and name indexes. Written into a temporary folder and renamed, so a reader
+    sees all of it or none; a folder that cannot be written is left as it is (the next load builds
+    the indexes in memory again)."""
+    import os
+    import shutil
+
+    final = folder / INDEX_DIR
+    tmp = folder / f".{INDEX_DIR}-{os.getpid()}"
+    try:
+        shutil.rmtree(tmp, ignore_errors=True)
+        tmp.mkdir()
+        rec.pool.write(tmp / "pool.arrow", _pool_columns(rec.pool))
+        write_jsonl(tmp / "labelled.jsonl", [p.to_dict() | {"contexts": {}} for p in rec.labelled])
+        rec.cindex.save(tmp / "contexts")
+        rec.nindex.save(tmp / "neighbours")
+        rec.names.save(tmp / "names.pickle")
+        rec.tiers.save_arrays(tmp / "tiers")
+        with open(tmp / TITLE_INDEX_FILE, "wb") as fh:
+            pickle.dump(build_title_index(rec.pool), fh, protocol=5)
+        atomic_write_json(tmp / "key.json", _index_key(folder))
+        shutil.rmtree(final, ignore_errors=True)
+        os.replace(tmp, final)
+    except OSError:
+        pass       # read-only model folder, or another process wrote the same indexes first
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _pool_columns(pool) -> tuple[str, ...]:
+    """The columns a saved pool keeps: :data:`POOL_COLUMNS`, and the :data:`WORK_COLUMNS` some entry has."""
+    return POOL_COLUMNS + tuple(c for c in WORK_COLUMNS if any(v is not None for v in pool.column(c)))
+
+
+def _saved_indexes(folder: Path) -> Path | None:
+    """``<folder>/indexes`` when it was built from this folder's pool and labelled papers."""
+    saved = folder / INDEX_DIR
+    return saved if read_json(saved / "key.json", missing_ok=True) == _index_key(folder) else None
+
+
+def _from_saved(saved: Path | None, load: Callable[[Path], T], build: Callable[[], T]) -> T:
+    """``load(saved)`` when the saved indexes are current and readable, else ``build()``."""
+    if saved is not None:
+        try:
+            return load(saved)
+        except (MustciteError, OSError, EOFError, KeyError, ValueError, AttributeError, pickle.UnpicklingError):
+            pass     # damaged or of another version: build it again
+    return build()
+
+
+def _read_parquet(path: Path) -> list[dict[str, Any]]:
+    import pyarrow.parquet as pq
+
+    return pq.read_table(path).to_pylist()
+
+
+def _read_labelled(path: Path) -> list[LabelledPaper]:
+    return [LabelledPaper.from_dict(obj) for _, obj in iter_jsonl(path)]

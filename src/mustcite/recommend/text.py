@@ -4,19 +4,34 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
+from pathlib import Path
 from typing import Any
+
+from .pool_table import PoolTable
 
 #: a word: two or more letters, digits or hyphens, starting with a letter
 WORD = re.compile(r"[A-Za-z][A-Za-z0-9\-]{1,}")
 
 
 @lru_cache(maxsize=1)
-def _stop() -> frozenset[str]:
-    from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
+def english_stop_words() -> frozenset[str]:
+    """scikit-learn's English stop words (the Glasgow IR group's list), read from its file without
+    importing scikit-learn, whose import costs a second on a command that answers in three."""
+    import importlib.util
 
+    spec = importlib.util.find_spec("sklearn")          # finds the package without running it
+    folder = Path(next(iter(spec.submodule_search_locations)))
+    words = importlib.util.spec_from_file_location("mustcite_stop_words", folder / "feature_extraction" / "_stop_words.py")
+    module = importlib.util.module_from_spec(words)
+    words.loader.exec_module(module)
+    return frozenset(module.ENGLISH_STOP_WORDS)
+
+
+@lru_cache(maxsize=1)
+def _stop() -> frozenset[str]:
     extra = {"paper", "propose", "proposed", "method", "methods", "approach", "show", "results", "use",
              "using", "based", "new", "novel", "model", "models", "learning", "task", "tasks", "work"}
-    return frozenset(ENGLISH_STOP_WORDS | extra)
+    return frozenset(english_stop_words() | extra)
 
 
 @lru_cache(maxsize=1)
@@ -67,14 +82,35 @@ def same_normalised_title(x: str, y: str) -> bool:
     return fuzz.ratio(x, y) >= 92
 
 
+class TitleTerms:
+    """``titles[row]``: the title stems of the pool paper at ``row``, worked out on first use (a
+    query looks at a few hundred of the pool's papers; stemming every title would cost seconds)."""
+
+    def __init__(self, titles: list[str | None]):
+        self.titles = titles
+        self._stems: dict[int, set[str]] = {}
+
+    def __len__(self) -> int:
+        return len(self.titles)
+
+    def __getitem__(self, row: int) -> set[str]:
+        got = self._stems.get(row)
+        if got is None:
+            got = self._stems[row] = set(terms(self.titles[row] or ""))
+        return got
+
+    def __iter__(self):
+        return (self[row] for row in range(len(self.titles)))
+
+
 class PoolTerms:
     """The title stems of every pool paper (``titles``) and how many pool papers have each stem
     (``doc_freq``: from the BM25 index's postings over title + abstract, else from the titles)."""
 
-    def __init__(self, pool: list[dict[str, Any]], bm25: Any = None):
+    def __init__(self, pool: PoolTable, bm25: Any = None):
         self.pool = pool
-        self.titles = [set(terms(p.get("title") or "")) for p in pool]
-        self.doc_freq = _doc_freq(bm25, self.titles)
+        self.titles = TitleTerms(pool.titles)
+        self.doc_freq = DocFreq(bm25, self.titles)
 
     def shared(self, query_terms: dict[str, str], row: int) -> list[str]:
         """Query words (``{stem: word}``) the pool paper at ``row`` shares, title words first, then
@@ -85,25 +121,42 @@ class PoolTerms:
         common = max(20, len(self.pool) // 12)
 
         def df(stem: str) -> int:   # the BM25 tokenizer splits hyphenated words: use the rarest known part
-            known = [self.doc_freq[part] for part in stem.split("-") if part in self.doc_freq]
+            known = [n for n in map(self.doc_freq.get, stem.split("-")) if n is not None]
             return min(known) if known else 0
         shared = [(s, w) for s, w in query_terms.items() if s in cand and df(s) <= common]
         shared.sort(key=lambda sw: (sw[0] not in title_terms, df(sw[0]), sw[1]))
         return [w for _, w in shared]
 
 
-def _doc_freq(bm25: Any, titles: list[set[str]]) -> dict[str, int]:
-    """Stem -> number of pool papers whose title + abstract has it (from the BM25 index; titles
-    only if that index does not expose its postings)."""
-    import numpy as np
+class DocFreq:
+    """Stem -> number of pool papers whose title + abstract has it, looked up in the BM25 index's
+    postings as asked (titles only, counted once, if that index does not expose its postings)."""
 
-    try:
-        b = bm25._bm25
-        indptr = np.asarray(b.scores["indptr"])
-        return {tok: int(indptr[i + 1] - indptr[i]) for tok, i in b.vocab_dict.items() if i + 1 < len(indptr)}
-    except (AttributeError, KeyError, TypeError, IndexError):
-        df: dict[str, int] = {}
-        for ts in titles:
-            for t in ts:
-                df[t] = df.get(t, 0) + 1
-        return df
+    def __init__(self, bm25: Any, titles: TitleTerms):
+        try:
+            b = bm25._bm25
+            self._vocab, self._indptr = b.vocab_dict, b.scores["indptr"]
+            self._counted: dict[str, int] | None = None
+        except (AttributeError, KeyError, TypeError):
+            self._vocab, self._indptr = None, None
+            self._counted = {}
+            for ts in titles:
+                for t in ts:
+                    self._counted[t] = self._counted.get(t, 0) + 1
+
+    def get(self, stem: str) -> int | None:
+        if self._counted is not None:
+            return self._counted.get(stem)
+        i = self._vocab.get(stem)
+        if i is None or i + 1 >= len(self._indptr):
+            return None
+        return int(self._indptr[i + 1] - self._indptr[i])
+
+    def __contains__(self, stem: str) -> bool:
+        return self.get(stem) is not None
+
+    def __getitem__(self, stem: str) -> int:
+        got = self.get(stem)
+        if got is None:
+            raise KeyError(stem)
+        return got

@@ -78,12 +78,14 @@ class BM25Retriever:
         atomic_write_json(path / "meta.json", self.metadata())
 
     @classmethod
-    def load(cls, path: str | Path) -> "BM25Retriever":
+    def load(cls, path: str | Path, *, mmap: bool = False) -> "BM25Retriever":
+        """An index written by :meth:`save`; ``mmap``: map its score arrays from disk instead of
+        reading them (a search touches only the query terms' pages)."""
         import bm25s
 
         path = Path(path)
         meta = read_meta(path / "meta.json")
         r = cls(k1=meta["k1"], b=meta["b"], method=meta.get("variant", "lucene"))
-        r._bm25 = bm25s.BM25.load(str(path / "bm25s"))
+        r._bm25 = bm25s.BM25.load(str(path / "bm25s"), mmap=mmap)
         r._ids = json.loads((path / "ids.json").read_text(encoding="utf-8"))
         return r
