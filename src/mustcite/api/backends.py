@@ -66,10 +66,13 @@ def audit_body(rec, name: str, data: bytes, top: int, year: int | None) -> dict[
 
 
 def _ready_to_serve(rec):
-    """``rec`` with what the first audit would build built now (the pool's title index)."""
+    """``rec`` with what its first requests would load loaded now: the pool's title index (the
+    first audit) and the compiled tier models (faster per request than the copies a one-shot
+    command uses)."""
     from ..recommend.audit import title_index
 
     title_index(rec)
+    rec.tiers.compiled()
     return rec
 
 
