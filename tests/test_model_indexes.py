@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import shutil
 
+import joblib
 import numpy as np
 import pytest
 
@@ -14,7 +15,7 @@ from helpers import DATA
 from helpers import recommender as S
 from mustcite.recommend import Recommender
 from mustcite.recommend.forest import TreeEnsemble
-from mustcite.recommend.store import INDEX_DIR
+from mustcite.recommend.store import INDEX_DIR, save_learned
 from mustcite.recommend.tiers import COMPILED_ROWS
 
 pytestmark = pytest.mark.data
@@ -72,6 +73,9 @@ def test_tree_copies_give_scikit_learns_probabilities(model):
     Recommender.load(model)
     read = Recommender.load(model)
     assert not any(hasattr(m, "_predictors") for m in read.tiers.models.values())
+    save_learned(Recommender.load(model), model)         # a loaded model saved again keeps the compiled models
+    assert all(hasattr(m, "_predictors") for m in joblib.load(model / "tiers.joblib").models.values())
+    read = Recommender.load(model)
     big = np.repeat(X, COMPILED_ROWS // len(X) + 1, axis=0)
     probs = read.tiers.predict(big)                       # a large batch: the compiled models from here on
     assert read.tiers.compiled_from is None and all(hasattr(m, "_predictors") for m in read.tiers.models.values())

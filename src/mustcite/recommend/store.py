@@ -78,7 +78,7 @@ def save_learned(rec: "Recommender", folder: str | Path) -> Path:
     import joblib
 
     folder = Path(folder)
-    joblib.dump(rec.tiers, folder / "tiers.joblib")
+    joblib.dump(rec.tiers.compiled(), folder / "tiers.joblib")     # scikit-learn's models, never the numpy copies
     if rec.cross is not None:
         rec.cross.save(folder / CROSS_DIR)
     elif (folder / CROSS_DIR).exists():
