@@ -42,6 +42,7 @@ if TYPE_CHECKING:
 FORMAT_VERSION = 6
 CROSS_DIR = "cross_encoder"
 #: the folder of indexes built from the saved parts (:func:`_write_indexes`), and its layout version
+#: (raise it whenever what an index file holds changes: a folder of another version is rebuilt)
 INDEX_DIR = "indexes"
 INDEX_VERSION = 5
 
