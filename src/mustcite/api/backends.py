@@ -66,13 +66,16 @@ def audit_body(rec, name: str, data: bytes, top: int, year: int | None) -> dict[
 
 
 def _ready_to_serve(rec):
-    """``rec`` with what its first requests would load loaded now: the pool's title index (the
-    first audit) and the compiled tier models (faster per request than the copies a one-shot
-    command uses)."""
+    """``rec`` with what its first requests would load loaded now: the pool's title index and the
+    labelled papers' bibliography index (the first audit), the compiled tier models (faster per
+    request than the copies a one-shot command uses) and every memory-mapped part read in."""
     from ..recommend.audit import title_index
+    from ..recommend.bibliography import bibliography_index
 
     title_index(rec)
+    bibliography_index(rec)
     rec.tiers.compiled()
+    rec.read_into_memory()
     return rec
 
 

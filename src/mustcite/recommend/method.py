@@ -302,6 +302,16 @@ class Recommender:
         the embedding cache (for repeated benchmark runs); by default every query is encoded afresh."""
         return store.load(cls, folder, cache_dir=cache_dir, cache_queries=cache_queries)
 
+    def read_into_memory(self) -> None:
+        """Read every memory-mapped part now (BM25 postings, the pool's vectors and its Arrow table):
+        a server does it once as it loads, a one-shot command never (it reads only what it needs)."""
+        for bm25 in (self.bm25, getattr(self.cindex, "_bm25", None), getattr(self.nindex, "_bm25", None)):
+            if bm25 is not None:
+                bm25.read_into_memory()
+        if isinstance(self.pool_vecs, np.memmap):
+            np.asarray(self.pool_vecs).view(np.uint8).sum()
+        self.pool.read_into_memory()
+
     def describe(self) -> dict[str, Any]:
         return {"pool": len(self.pool), "labelled": len(self.labelled), "dense": self.pool_vecs is not None,
                 "tiers": {t: TIER_NAMES[t] for t in self.tiers.models}, "main_tier": self.tiers.main}

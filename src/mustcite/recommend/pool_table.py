@@ -82,6 +82,15 @@ class PoolTable(Sequence):
         row.pop(HAS_ABSTRACT, None)
         return row
 
+    def read_into_memory(self) -> None:
+        """Read a mapped table's pages now (every column), so that showing a record never waits on disk."""
+        if self._table is not None:
+            for column in self._table.columns:
+                for chunk in column.chunks:
+                    for buf in chunk.buffers():
+                        if buf is not None:
+                            np.frombuffer(buf, dtype=np.uint8).sum()
+
     # ---- columns ----------------------------------------------------------------------------------
     def column(self, name: str) -> list[Any]:
         """Every entry's ``name`` (None where absent), as a list; kept after the first call."""

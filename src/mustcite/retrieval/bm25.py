@@ -66,6 +66,13 @@ class BM25Retriever:
             out[q.id] = list(zip([self._ids[i] for i in row[keep].tolist()], srow[keep].tolist()))
         return out
 
+    def read_into_memory(self) -> None:
+        """Read a memory-mapped index's pages now (a long-running server does, so that no request
+        pays the first reads of the postings it touches)."""
+        for arr in getattr(self._bm25, "scores", {}).values():
+            if isinstance(arr, np.memmap):
+                np.asarray(arr).view(np.uint8).sum()
+
     def metadata(self) -> dict[str, Any]:
         return {"method": self.name, "k1": self.k1, "b": self.b, "variant": self.method,
                 "tokenizer": "bm25s en stopwords + PyStemmer english", "fields": "title + abstract",
