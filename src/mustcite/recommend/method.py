@@ -225,11 +225,9 @@ class Recommender:
         ranking = rank_by or self.tiers.main
         parsed, cands, feats, probs_all = self.score(queries, exclude_self, tiers=(ranking,))
         picked: list[tuple[Doc, int, list[Candidate], np.ndarray, list[int]]] = []
-        starts: list[int] = []
         start = 0
         for (d, year), cs, X in zip(parsed, cands, feats):
             sl = slice(start, start + len(cs))
-            starts.append(start)
             start += len(cs)
             probs = {t: p[sl] for t, p in probs_all.items()}
             if not has_searchable_words(d.text):   # no ranking for "the of and": empty_notice says why
@@ -238,11 +236,14 @@ class Recommender:
             score = self._rescored(d, cs, *self._ranking_score(X, probs, rank_by), {})
             picked.append((d, year, cs, score, top_indices(score, cs, top)))
         rows = [X[j] for X, (*_, chosen) in zip(feats, picked) for j in chosen]
-        at = np.array([s0 + j for s0, (*_, chosen) in zip(starts, picked) for j in chosen], dtype=np.int64)
-        # the tiers not scored yet, for the results shown; the ranking tier's are already known
-        shown = self.tiers.predict(np.vstack(rows), tuple(t for t in TIERS if t not in probs_all)) if rows else {}
-        shown.update({t: p[at] for t, p in probs_all.items()} if rows else {})
-        shown = {t: shown[t] for t in TIERS if t in shown}    # tier order, as the model lists them
+        shown: dict[str, np.ndarray] = {}
+        if rows:
+            # the ranking tier is known for every candidate; the other tiers are scored for those shown
+            offsets = np.cumsum([0] + [len(cs) for cs in cands[:-1]])
+            at = np.array([o + j for o, (*_, chosen) in zip(offsets, picked) for j in chosen], dtype=np.int64)
+            known = {t: p[at] for t, p in probs_all.items()}
+            both = known | self.tiers.predict(np.vstack(rows), tuple(t for t in TIERS if t not in known))
+            shown = {t: both[t] for t in TIERS if t in both}    # tier order, as the model lists them
         out: dict[str, Ranked] = {}
         k = 0
         for d, year, cs, score, chosen in picked:
