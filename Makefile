@@ -11,20 +11,25 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export MUSTCITE_WORK ?= $(abspath $(WORK))
 
-.PHONY: venv demo test test-all browser-deps clean bench mpnet incite-model
+.PHONY: lock venv demo test test-all browser-deps clean bench mpnet incite-model
 
-# The stamp is rebuilt when pyproject.toml changes. torch==2.13.0 (CPU build) goes in first so that
-# nothing else pulls a CUDA build.
-$(VENV)/.installed: pyproject.toml
+# Everything installs from the lock files, pinned with sha256 hashes: requirements/lock.txt (every
+# extra of pyproject.toml but llm; torch is its 2.13.0 CPU build, found through pip's find-links, so nothing pulls a CUDA
+# build), then requirements/no-deps.txt (PyLate, whose declared pins would pull CUDA torch and an older
+# sentence-transformers), then the package itself. `make lock` refreshes both files (scripts/lock.sh;
+# UPGRADE=1 moves every pin to its newest allowed release). The stamp is rebuilt when they change.
+$(VENV)/.installed: pyproject.toml requirements/lock.txt requirements/no-deps.txt
 	@command -v $(PYTHON) >/dev/null || { echo "need $(PYTHON)"; exit 1; }
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PIP) install -q --upgrade pip
-	$(PIP) install -q torch==2.13.0
-	$(PIP) install -q -e '.[dense,serve,judges,test,ray,graph,colbert]'
-	$(PIP) install -q --no-deps pylate==1.6.0
+	$(PIP) install -q --require-hashes -r requirements/lock.txt
+	$(PIP) install -q --require-hashes --no-deps -r requirements/no-deps.txt
+	$(PIP) install -q --no-deps --no-build-isolation -e .
 	touch $@
 
 venv: $(VENV)/.installed
+
+lock: venv
+	VENV=$(VENV) bash scripts/lock.sh
 
 # Debian's chromium for the browser tests (never `playwright install`: it downloads a browser).
 browser-deps:
