@@ -26,6 +26,7 @@ from ..retrieval.base import Doc
 from ..retrieval.bm25 import BM25Retriever
 from .config import RecommenderConfig
 from .contexts import ContextIndex
+from .dense import dense_scores
 from .names import NameIndex
 from .fusion import rrf
 from .neighbours import NeighbourIndex, year_array
@@ -132,6 +133,7 @@ class CandidateGenerator:
         neigh = self.nindex.neighbours(queries, qvecs, cfg.neighbours, exclude, sims=sims)
         ctx = self.cindex.search(queries, exclude=exclude, years=years) \
             if self.cindex is not None and "contexts" not in cfg.disable else [{} for _ in queries]
+        dense = dense_scores(self.pool_vecs, qvecs) if qvecs is not None else None
         out = []
         for i, q in enumerate(queries):
             ok, weights = self.pool_mask(years[i])   # weights None: every pool paper is eligible
@@ -139,8 +141,8 @@ class CandidateGenerator:
             if "bm25" not in cfg.disable:
                 runs["bm25"] = bm.get(q.id, [])
             cos = None
-            if qvecs is not None:
-                cos = self.pool_vecs @ qvecs[i]
+            if dense is not None:
+                cos = next(dense)
                 masked = cos if weights is None else np.where(ok, cos, -np.inf)   # later papers never rank
                 k = min(cfg.first_k, len(cos) if weights is None else int(ok.sum()))
                 top = np.argpartition(-masked, min(k, len(cos) - 1))[:k]

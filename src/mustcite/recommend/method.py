@@ -310,7 +310,7 @@ class Recommender:
             if bm25 is not None:
                 bm25.read_into_memory()
         if isinstance(self.pool_vecs, np.memmap):
-            np.asarray(self.pool_vecs).view(np.uint8).sum()
+            self.candidates.pool_vecs = np.array(self.pool_vecs)
         self.pool.read_into_memory()
 
     def describe(self) -> dict[str, Any]:

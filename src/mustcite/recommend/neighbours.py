@@ -55,6 +55,7 @@ class Vote:
     must_score: float = 0.0       # the same, counting must-cite citations only
     count: int = 0                # neighbours citing it
     must_count: int = 0           # neighbours must-citing it
+    baseline_count: int = 0       # neighbours citing it as a baseline or dataset (Type I)
     best_sim: float = 0.0
     by: list[tuple[str, float, bool]] = field(default_factory=list)   # (labelled id, sim, must-cite)
 
@@ -76,8 +77,8 @@ class NeighbourIndex:
         self.must_count: dict[str, int] = {}
         citers: dict[str, list[int]] = {}
         must: dict[str, list[bool]] = {}
-        #: per labelled paper, what it votes for: (cited pool paper, vote weight, must-cite)
-        self._ballots: dict[str, list[tuple[str, float, bool]]] = {}
+        #: per labelled paper, what it votes for: (cited pool paper, vote weight, must-cite, Type I)
+        self._ballots: dict[str, list[tuple[str, float, bool, bool]]] = {}
         for row, p in enumerate(labelled):
             ballot = self._ballots.setdefault(p.id, [])
             for c in p.cites:
@@ -88,7 +89,7 @@ class NeighbourIndex:
                     self.must_count[c.paper_id] = self.must_count.get(c.paper_id, 0) + 1
                 citers.setdefault(c.paper_id, []).append(row)
                 must.setdefault(c.paper_id, []).append(m)
-                ballot.append((c.paper_id, c.weight(f), m))
+                ballot.append((c.paper_id, c.weight(f), m, bool(f["type1"])))
         # labelled paper x cited pool paper, 1 where it cites it (for co-citation)
         from scipy.sparse import csr_matrix
 
@@ -292,13 +293,14 @@ class NeighbourIndex:
     def votes(self, neighbours: list[tuple[str, float]]) -> dict[str, Vote]:
         out: dict[str, Vote] = {}
         for nid, sim in neighbours:
-            for pid, weight, must in self._ballots[nid]:
+            for pid, weight, must, baseline in self._ballots[nid]:
                 v = out.setdefault(pid, Vote())
                 v.score += sim * weight
                 v.count += 1
                 if must:
                     v.must_score += sim
                     v.must_count += 1
+                v.baseline_count += baseline
                 v.best_sim = max(v.best_sim, sim)
                 v.by.append((nid, sim, must))
         return out

@@ -3,8 +3,9 @@
 :func:`tier_name` spells out a result's tier (``I`` is "baseline or dataset"); :func:`reasons`
 turns its evidence (:func:`.results.evidence_for`, plus what an audit adds) into sentences, the
 strongest evidence first: the draft naming the work, the papers whose reference lists are closest
-to the draft's, the draft's own references, the nearest labelled papers that must-cite it, the
-citation contexts that describe it in the draft's words, co-citation, and last the shared words.
+to the draft's, the draft's own references, the nearest labelled papers that use it as a baseline
+or dataset or must-cite it, the citation contexts that describe it in the draft's words,
+co-citation, and last the shared words.
 """
 
 from __future__ import annotations
@@ -65,7 +66,13 @@ def reasons(ev: Mapping, r: "Recommendation | None" = None) -> list[str]:
         strong.append(f"Papers that cite it also cite {n} of your references." if n > 1
                       else "Papers that cite it also cite one of your references.")
     citing, must = ev.get("neighbours_citing") or 0, ev.get("neighbours_must_citing") or 0
-    if citing:
+    baseline = ev.get("neighbours_baseline_citing") or 0
+    if baseline:
+        uses = "uses" if baseline == 1 else "use"
+        sentence = f"Of the papers closest to yours, {baseline} {uses} it as a baseline or dataset" + \
+            (f" and {citing} cite it." if citing > baseline else ".")
+        (strong if baseline >= 2 or citing >= 3 else weak).append(sentence)
+    elif citing:
         sentence = f"Of the papers closest to yours, {_papers(citing, 'cite')} it" + \
             (f", {must} as a must-cite." if must else ".")
         (strong if must >= 2 or citing >= 3 else weak).append(sentence)

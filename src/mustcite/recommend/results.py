@@ -84,6 +84,7 @@ def evidence_for(c: Candidate, matched_terms: list[str], nindex: NeighbourIndex,
         "neighbours": [{"id": nid, "title": nindex.by_id[nid].title, "similarity": round(sim, 4),
                         "must_cite": must} for nid, sim, must in by],
         "neighbours_citing": c.vote.count, "neighbours_must_citing": c.vote.must_count,
+        "neighbours_baseline_citing": c.vote.baseline_count,
         # labelled papers (of the query's year or earlier) citing it
         "labelled_citing": cite_count.get(c.paper_id, 0),
         # labelled papers citing it together with the query's likeliest citations (seeds)

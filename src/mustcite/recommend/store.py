@@ -44,7 +44,7 @@ CROSS_DIR = "cross_encoder"
 #: the folder of indexes built from the saved parts (:func:`_write_indexes`), and its layout version
 #: (raise it whenever what an index file holds changes: a folder of another version is rebuilt)
 INDEX_DIR = "indexes"
-INDEX_VERSION = 5
+INDEX_VERSION = 6
 
 R = TypeVar("R", bound="Recommender")
 T = TypeVar("T")
