@@ -47,6 +47,10 @@ demo: venv
 test: venv browser-deps
 	$(PY) -m pytest -q -m "not slow" tests
 
+# The documentation site (mkdocs-material; tests/test_docs.py builds it in strict mode too).
+docs: venv
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict -d site
+
 test-all: venv
 	$(PY) -m pytest -q tests
 
