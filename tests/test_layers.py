@@ -33,7 +33,8 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("benchmark", ("benchmark",)),
     ("recommend", ("recommend",)),
     ("scidoca", ("scidoca",)),
-    ("front ends", ("api", "web")),
+    ("refcheck", ("refcheck",)),
+    ("front ends", ("api", "web", "lsp")),
     ("command line", ("cli", "__main__")),
     ("facade", ("",)),
 ]

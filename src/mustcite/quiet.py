@@ -3,7 +3,7 @@
 The libraries under mustcite log and warn on their own (bm25s at DEBUG while it indexes, torch's
 ``TracerWarning`` while an encoder is exported, onnxruntime's advice on quantization, Hugging Face
 on model loading, Ray at start-up). :func:`quiet_libraries` keeps all of that off stderr: their
-loggers at ERROR, their warnings ignored (mustcite's own warnings still show), the C++ runtimes'
+loggers at ERROR, their warnings ignored, the C++ runtimes'
 start-up chatter at error level. With ``-v`` nothing is silenced and library loggers print at INFO.
 The choice is kept in ``MUSTCITE_VERBOSE`` for the worker processes a server starts. The command
 line and the server call this; the library itself never changes the caller's logging.
@@ -40,8 +40,9 @@ def quiet_libraries(verbose: bool = False) -> None:
     # while mustcite's own loggers keep their warnings
     logging.getLogger().setLevel(logging.ERROR)
     logging.getLogger("mustcite").setLevel(logging.WARNING)
+    # every warning, also a library's warning raised at a line of mustcite (torch's deprecation
+    # notices name the caller): mustcite tells the user what matters in its own lines
     warnings.filterwarnings("ignore")
-    warnings.filterwarnings("default", module=r"mustcite(\.|$)")
 
 
 def verbose_requested() -> bool:

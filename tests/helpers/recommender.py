@@ -47,6 +47,18 @@ def pool() -> list[dict]:
     return rows
 
 
+def write_corpus(work: Path) -> Path:
+    """The pool as a work folder's corpus (``<work>/corpus/papers.parquet``), for the commands that
+    read the corpus (check-refs, the language server); returns ``work``."""
+    from mustcite.corpus.records import Paper
+    from mustcite.corpus.store import write_papers
+
+    write_papers([Paper(r["paper_id"], r["title"], "NeurIPS", r["year"], abstract=r["abstract"] or "",
+                        authors=list(r["authors"] or []), source="test", url=r["url"] or "") for r in pool()],
+                 work / "corpus" / "papers.parquet")
+    return work
+
+
 @lru_cache(maxsize=1)
 def manifest() -> dict[str, dict]:
     out = {}

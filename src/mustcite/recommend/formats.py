@@ -51,6 +51,12 @@ def _esc(s: str) -> str:
     return s.replace("\\", "\\textbackslash{}").replace("{", "\\{").replace("}", "\\}")
 
 
+def booktitle(venue: str) -> str:
+    """The proceedings' title of a corpus venue (``NeurIPS``: "Advances in Neural Information
+    Processing Systems"); any other venue as it is."""
+    return _VENUE_BOOK.get(venue, venue)
+
+
 def bibtex(r: Recommendation, key: str | None = None) -> str:
     """A BibTeX entry: ``@inproceedings`` for a corpus paper; for a cited work the entry its kind
     and venue call for (``@article`` for a journal or arXiv, ``@book``, ``@misc`` for datasets,
@@ -59,7 +65,7 @@ def bibtex(r: Recommendation, key: str | None = None) -> str:
     if r.authors:
         fields.append(("author", _esc(" and ".join(r.authors))))
     kind = "inproceedings"
-    venue = _esc(_VENUE_BOOK.get(r.venue, r.venue)) if r.venue else ""
+    venue = _esc(booktitle(r.venue)) if r.venue else ""
     arxiv = re.search(r"arxiv\.org/abs/(\S+)", r.url or "")
     if r.source == "references":
         if r.kind == "book":

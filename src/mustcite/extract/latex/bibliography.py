@@ -8,6 +8,7 @@ project) are read first (:func:`mustcite.extract.bibtex.parse_bib`), then a ``.b
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from pathlib import Path
 
 from ..bibtex import BibEntry, parse_bbl, parse_bib
@@ -15,11 +16,20 @@ from .arguments import BraceIndex, braced, bracketed
 from .includes import Project, find_inside, read_text, rel_path
 
 
-def bib_names(text: str) -> list[str]:
-    """The ``.bib`` file names given to ``\\bibliography``/``\\addbibresource`` (and biblatex's
-    ``\\addglobalbib``/``\\addsectionbib``) in ``text``, ``.bib`` added where missing; remote
-    resources are skipped."""
-    names = []
+@dataclass(frozen=True)
+class BibliographyCommand:
+    """A ``\\bibliography``-like command: its ``.bib`` names and the offsets of the whole command."""
+
+    names: list[str]
+    start: int
+    end: int
+
+
+def bibliography_commands(text: str) -> list[BibliographyCommand]:
+    """The ``\\bibliography``/``\\addbibresource`` (and biblatex's ``\\addglobalbib``/
+    ``\\addsectionbib``) commands of ``text`` in order, ``.bib`` added to names where missing;
+    remote resources are skipped."""
+    out = []
     index = BraceIndex(text)
     pos = 0
     for m in re.finditer(r"\\(bibliography|addbibresource|addglobalbib|addsectionbib)(?![a-zA-Z])", text):
@@ -32,11 +42,15 @@ def bib_names(text: str) -> list[str]:
         if not br or "remote" in opt:
             continue
         pos = br[1]
-        for n in br[0].split(","):
-            n = n.strip()
-            if n:
-                names.append(n if n.lower().endswith(".bib") else n + ".bib")
-    return names
+        names = [n.strip() for n in br[0].split(",") if n.strip()]
+        out.append(BibliographyCommand([n if n.lower().endswith(".bib") else n + ".bib" for n in names],
+                                       m.start(), br[1]))
+    return out
+
+
+def bib_names(text: str) -> list[str]:
+    """The ``.bib`` file names of :func:`bibliography_commands`, in order."""
+    return [n for c in bibliography_commands(text) for n in c.names]
 
 
 def read_bibliography(project: Project, body: str, all_files: list[Path]) -> tuple[dict[str, BibEntry], list[str]]:

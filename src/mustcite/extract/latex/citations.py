@@ -84,6 +84,56 @@ def mark_citations(text: str) -> tuple[str, list[Citation], list[str]]:
     return "".join(out), cites, nocite
 
 
+@dataclass(frozen=True)
+class KeySpan:
+    """One key of a citation command and where it is: ``start``/``end`` are offsets in the text."""
+
+    key: str
+    command: str
+    start: int
+    end: int
+
+
+def citation_keys(text: str) -> list[KeySpan]:
+    """Every key of every citation command of ``text`` (``\\nocite`` included), in order, with its
+    offsets (for an editor to point at a key; :func:`mark_citations` reads the same commands)."""
+    out: list[KeySpan] = []
+    pos = 0
+    index = BraceIndex(text)
+    for m in _CITE.finditer(text):
+        if m.start() < pos:
+            continue
+        cmd = m.group(1).rstrip("*")
+        multi = cmd.endswith("cites") or cmd in ("cites", "Cites")
+        got = _cite_args(text, m.end(), multi, index)
+        if got is None:
+            continue
+        pos = got[1]
+        j = m.end()
+        while j < pos:
+            for _ in range(2):          # the optional arguments, as _cite_args skips them
+                opt = bracketed(text, j)
+                if not opt:
+                    break
+                j = opt[1]
+            opening = text.find("{", j, pos)
+            if opening < 0:
+                break
+            arg = braced(text, opening, index)
+            if arg is None:
+                break
+            inner, after = arg
+            at = opening + 1
+            for piece in inner.split(","):
+                key = piece.strip()
+                if key:
+                    start = at + piece.index(key)
+                    out.append(KeySpan(key, cmd, start, start + len(key)))
+                at += len(piece) + 1
+            j = after
+    return out
+
+
 def citation_style(preamble: str, cites: list[Citation]) -> str:
     """"numeric" or "author-year", from the packages and bibliography style (else the commands)."""
     p = preamble

@@ -85,6 +85,28 @@ def _drop_blocks(text: str, start: re.Pattern, end: re.Pattern) -> str:
     return "".join(out)
 
 
+def _comment_start(line: str) -> int:
+    """Where the ``%`` comment of ``line`` starts (a ``%`` after an even number of backslashes), or -1."""
+    i = line.find("%")
+    while i >= 0:
+        j = i - 1
+        while j >= 0 and line[j] == "\\":
+            j -= 1
+        if (i - j - 1) % 2 == 0:
+            return i
+        i = line.find("%", i + 1)
+    return -1
+
+
+def blank_comments(text: str) -> str:
+    """``text`` with each ``%`` comment replaced by spaces: every other character keeps its offset."""
+    out = []
+    for line in text.split("\n"):
+        i = _comment_start(line)
+        out.append(line if i < 0 else line[:i] + " " * (len(line) - i))
+    return "\n".join(out)
+
+
 def strip_comments(text: str) -> str:
     """Drop ``%`` comments (a ``%`` after an even number of backslashes), the line end they eat,
     ``comment`` environments and ``\\iffalse ... \\fi`` blocks."""
@@ -92,14 +114,7 @@ def strip_comments(text: str) -> str:
     lines = text.split("\n")
     last = len(lines) - 1
     for li, line in enumerate(lines):
-        i = line.find("%")
-        while i >= 0:
-            j = i - 1
-            while j >= 0 and line[j] == "\\":
-                j -= 1
-            if (i - j - 1) % 2 == 0:
-                break
-            i = line.find("%", i + 1)
+        i = _comment_start(line)
         if i >= 0:
             out.append(line[:i])          # TeX also eats the line end after a comment
         else:

@@ -1,0 +1,70 @@
+"""``mustcite check-refs FILE...``: is each bibliography entry a real paper, cited correctly?
+
+Each FILE is a ``.bib``, a ``.bbl``, a LaTeX project (a ``.tex`` file or folder), its ``.zip`` /
+``.tar.gz`` archive, or a draft (.pdf, .tei.xml, Markdown) whose reference list is read as
+``audit`` reads it. Each entry is answered verified, mismatch, not_found or unverifiable against
+``<work>/corpus`` (papers and the catalogue of cited works); nothing goes online.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import typer
+
+from ..errors import MustciteError, UsageError
+from ..io import check_output_file
+
+
+def register(app: typer.Typer) -> None:
+    app.command("check-refs")(check_refs_cmd)
+
+
+def check_refs_cmd(
+    files: list[Path] = typer.Argument(..., metavar="FILE...", help="one or more: a .bib or .bbl file, a LaTeX .tex "
+                                       "file / project folder / .zip / .tar.gz archive, or a draft (.pdf, .tei.xml, "
+                                       ".md/.mmd[.gz]); their entries are reported in order"),
+    fmt: str = typer.Option("table", "--format", help="table | json (one JSON object per entry, in input order) | "
+                                                      "markdown"),
+    fail_on: str = typer.Option(None, "--fail-on", help="exit 1 after the report when an entry is: not_found; or "
+                                                        "mismatch (a mismatch or a not_found: the stricter gate). "
+                                                        "unverifiable entries never fail"),
+    out: Path = typer.Option(None, "--out", help="write the report to this file (default: standard output)"),
+) -> None:
+    """Check every entry of a bibliography against the corpus: title, authors (order and count), year,
+    venue and identifiers. Statuses: verified; mismatch (a record is found and a field disagrees);
+    not_found (the venue-year is one the corpus holds completely and no record matches: very likely
+    invented or misattributed); unverifiable (an arXiv preprint, a journal, workshop or venue-year the
+    corpus does not hold: cannot verify offline)."""
+    from ..refcheck import FAIL_ON
+    from ..refcheck.check import check_file
+    from ..refcheck.render import FORMATS, render, summary
+
+    if fmt not in FORMATS:
+        raise UsageError(f"--format must be one of {', '.join(FORMATS)}, got {fmt!r}")
+    if fail_on is not None and fail_on not in FAIL_ON:
+        raise UsageError(f"--fail-on must be one of {', '.join(FAIL_ON)}, got {fail_on!r}")
+    if out:
+        check_output_file(out)
+    checks = []
+    for file in files:
+        got, messages = check_file(file)
+        checks.extend(got)
+        for m in messages:
+            print(f"note: {m}", file=sys.stderr)
+    text = render(checks, fmt)
+    if out:
+        from ..io import atomic_write_text
+
+        atomic_write_text(out, text)
+    else:
+        sys.stdout.write(text)
+    if fmt != "table":
+        print(summary(checks), file=sys.stderr)
+    if fail_on is not None:
+        bad = [c for c in checks if c.status in FAIL_ON[fail_on]]
+        if bad:
+            raise MustciteError(f"check-refs failed: {len(bad)} entr{'y' if len(bad) == 1 else 'ies'} "
+                                f"{' or '.join(FAIL_ON[fail_on])}: " + ", ".join(c.key for c in bad[:10])
+                                + (" ..." if len(bad) > 10 else ""), path=files[0] if len(files) == 1 else None)

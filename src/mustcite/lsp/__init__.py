@@ -1,0 +1,6 @@
+"""The language server (``mustcite lsp``): reference checks and the audit inside the editor.
+
+:mod:`.documents` finds keys, bibliography commands and BibTeX fields in a document's text;
+:mod:`.diagnostics` turns checks and audit results into diagnostics and quick fixes;
+:mod:`.server` is the pygls server that keeps them current as files are opened, edited and saved.
+"""

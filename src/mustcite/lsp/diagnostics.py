@@ -1,0 +1,132 @@
+"""Reference checks and audit results as editor diagnostics, and the fixes they offer.
+
+* a ``.bib`` entry: ``mismatch`` is a warning on each field that disagrees (its fix: the record's
+  value), ``not_found`` an error on the entry's head line, ``unverifiable`` a hint ("cannot verify
+  offline"); a verified entry says nothing;
+* a ``\\cite`` key: an error when no bibliography of the project defines it, a warning when its
+  entry is a mismatch or not found;
+* the audit: one information diagnostic per missing must-cite paper at the bibliography command,
+  with its reasons; its fix adds the paper's BibTeX to the ``.bib`` file the command names.
+
+A fix travels in the diagnostic's ``data`` (:func:`code_actions` reads it back).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lsprotocol import types
+
+from ..recommend.formats import bibtex, booktitle
+from .documents import Bibliography, Cite, Lines, appended_entry, entry_head_range, field_value
+
+SOURCE = "mustcite"
+
+#: the BibTeX field each checked field is written in
+BIB_FIELDS = {"title": ("title",), "authors": ("author",), "year": ("year",), "venue": ("booktitle", "journal")}
+
+
+def _line(source: str) -> int:
+    """The line (from 1) of a check's ``source`` ("refs.bib:12")."""
+    tail = source.rpartition(":")[2]
+    return int(tail) if tail.isdigit() else 1
+
+
+def record_value(field: str, record: dict[str, Any]) -> str | None:
+    """The value a fix writes for ``field`` (a checked field), from the record the check found."""
+    if field == "title":
+        return record.get("title") or None
+    if field == "authors":
+        return " and ".join(record.get("authors") or ()) or None
+    if field == "year":
+        return str(record["year"]) if record.get("year") else None
+    if field == "venue":
+        return booktitle(record["venue"]) if record.get("venue") else None
+    return None
+
+
+def entry_diagnostics(text: str, check) -> list[types.Diagnostic]:
+    """The diagnostics of one checked entry (a :class:`~mustcite.refcheck.results.RefCheck`) of a
+    ``.bib`` file whose text is ``text``."""
+    line = _line(check.source)
+    head = entry_head_range(text, line)
+    lines = Lines(text)
+    if check.status == "not_found":
+        return [types.Diagnostic(range=head, severity=types.DiagnosticSeverity.Error, source=SOURCE,
+                                 code="not_found", message=f"{check.key}: not found. {check.why}".strip())]
+    if check.status == "unverifiable":
+        return [types.Diagnostic(range=head, severity=types.DiagnosticSeverity.Hint, source=SOURCE,
+                                 code="unverifiable", message=f"{check.key}: cannot verify offline. {check.why}".strip())]
+    if check.status != "mismatch":
+        return []
+    out = []
+    for issue in check.issues:
+        where, data = head, None
+        for name in BIB_FIELDS.get(issue.field, ()):
+            span = field_value(text, line, name)
+            if span is None:
+                continue
+            where = lines.range(*span)
+            value = record_value(issue.field, check.record or {})
+            if value is not None:
+                data = {"fix": "set-field", "field": name, "value": value, "key": check.key}
+            break
+        out.append(types.Diagnostic(range=where, severity=types.DiagnosticSeverity.Warning, source=SOURCE,
+                                    code=f"mismatch-{issue.field}", message=f"{check.key}: {issue.why}", data=data))
+    return out
+
+
+def cite_diagnostics(cites: list[Cite], checks: dict[str, Any], bib_names: list[str]) -> list[types.Diagnostic]:
+    """The diagnostics of a LaTeX source's citation keys, given the checks of every entry of the
+    project's bibliographies by key (``bib_names``: the files they came from, for the message)."""
+    out = []
+    where = ", ".join(bib_names) or "no .bib file"
+    for c in cites:
+        check = checks.get(c.key)
+        if check is None:
+            out.append(types.Diagnostic(range=c.range, severity=types.DiagnosticSeverity.Error, source=SOURCE,
+                                        code="undefined", message=f"{c.key}: no entry of this key in {where}"))
+        elif check.status in ("mismatch", "not_found"):
+            what = "; ".join(i.why for i in check.issues) if check.status == "mismatch" else \
+                f"not found. {check.why}".strip()
+            out.append(types.Diagnostic(range=c.range, severity=types.DiagnosticSeverity.Warning, source=SOURCE,
+                                        code=check.status, message=f"{c.key}: {what}"))
+    return out
+
+
+def missing_diagnostics(bib: Bibliography, missing: list, bib_uri: str | None) -> list[types.Diagnostic]:
+    """One information diagnostic per missing must-cite paper (audit results, best first) at the
+    bibliography command ``bib``; its fix adds the paper's BibTeX to ``bib_uri``."""
+    out = []
+    for r in missing:
+        why = " ".join(r.reasons[:2]) if r.reasons else ""
+        venue = " ".join(str(x) for x in (r.venue, r.year) if x)
+        data = {"fix": "add-entry", "uri": bib_uri, "bibtex": bibtex(r), "title": r.title} if bib_uri else None
+        out.append(types.Diagnostic(
+            range=bib.range, severity=types.DiagnosticSeverity.Information, source=SOURCE, code="missing",
+            message=f"Not cited: {r.title}" + (f" ({venue})" if venue else "") + f", {r.tier_name} "
+                    f"(audit score {r.score:.2f})." + (f" {why}" if why else ""),
+            data=data))
+    return out
+
+
+def code_actions(uri: str, text_of, diagnostics: list[types.Diagnostic]) -> list[types.CodeAction]:
+    """The quick fixes of ``diagnostics`` of the document ``uri``; ``text_of(uri)`` gives a
+    document's current text (open in the editor, else on disk)."""
+    out = []
+    for d in diagnostics:
+        data = d.data if isinstance(d.data, dict) else None
+        if not data or d.source != SOURCE:
+            continue
+        if data.get("fix") == "set-field":
+            edit = types.TextEdit(range=d.range, new_text=data["value"])
+            title = f"Set {data['field']} of {data['key']} to the corpus record's: {data['value']}"
+            out.append(types.CodeAction(title=title, kind=types.CodeActionKind.QuickFix, diagnostics=[d],
+                                        edit=types.WorkspaceEdit(changes={uri: [edit]})))
+        elif data.get("fix") == "add-entry":
+            target = data["uri"]
+            edit = appended_entry(text_of(target), data["bibtex"])
+            title = f"Add the BibTeX of \"{data['title']}\" to {target.rpartition('/')[2]}"
+            out.append(types.CodeAction(title=title, kind=types.CodeActionKind.QuickFix, diagnostics=[d],
+                                        edit=types.WorkspaceEdit(changes={target: [edit]})))
+    return out

@@ -1,0 +1,19 @@
+"""Checking a bibliography against the corpus: is each entry a real paper, cited correctly?
+
+Public API::
+
+    check_refs(path, work=None) -> list[RefCheck]     # .bib, .bbl, LaTeX project/archive or draft
+    RefCheck.to_json() -> {"key", "status", "issues", "record", ...}
+    load_index(work=None) -> RefIndex                  # built once, cached under <work>/cache/refcheck
+
+Statuses: ``verified``, ``mismatch``, ``not_found`` (the claimed venue-year is held completely and
+no record matches), ``unverifiable`` (the corpus cannot say). See :mod:`.check` for the rules.
+"""
+
+from .check import check_entries, check_entry, check_file, check_refs
+from .entries import Entry, read_entries
+from .index import RefIndex, load_index
+from .results import FAIL_ON, STATUSES, Issue, RefCheck
+
+__all__ = ["FAIL_ON", "STATUSES", "Entry", "Issue", "RefCheck", "RefIndex", "check_entries", "check_entry",
+           "check_file", "check_refs", "load_index", "read_entries"]

@@ -1,0 +1,396 @@
+"""Check each entry of a bibliography against the corpus and the catalogue of cited works.
+
+Finding the record (in this order):
+
+1. the entry's title, as the citation linker matches it (:class:`~mustcite.extract.link.TitleIndex`:
+   the normalised title exactly, then rapidfuzz ratio >= 93 among blocked candidates, then the
+   title without its "Name:" prefix); every corpus paper of that title is a candidate, and the one
+   that agrees best with the entry's venue, year and authors is taken; a title read from a
+   reference string (``.bbl`` items, drafts) also gets the linker's repairs;
+2. else the entry's DOI / arXiv id / URL, when a corpus paper carries it;
+3. else a title that joins two corpus titles (the start of one and the end of another, each of at
+   least two words, together all but at most one word of the entry's title) where the entry's
+   first author or claimed venue-year is one of theirs;
+4. else, for a venue-year held completely, a paper of it by the entry's first author sharing at
+   least half of the entry's authors: a renamed version (title similarity, rapidfuzz token-set
+   ratio, of at least 80, and at most a quarter (or two) of its significant words not in the
+   record's title: the record, with a note) or another paper (else: a title mismatch).
+
+The status:
+
+* ``verified``: a record is found and title, authors, year, venue and identifiers agree;
+* ``mismatch``: a record is found and a field disagrees (one :class:`Issue` each); an entry that
+  cites the arXiv preprint of a paper the corpus holds is a venue mismatch;
+* ``not_found``: no record, and the venue-year the entry names is one the corpus holds completely
+  (:mod:`.index`);
+* ``unverifiable``: anything else: an arXiv preprint, a journal, book, workshop or Findings paper,
+  a venue-year not held (completely), an entry without a venue or a year. Such an entry is never
+  called wrong; a same-titled corpus paper or a catalogue work is attached as ``record`` when there
+  is one.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import numpy as np
+from rapidfuzz import fuzz
+
+from ..corpus.records import normalize_title
+from ..extract.link import STOPWORDS, clean_title, identifier_keys, raw_segments, repaired_titles
+from .compare import compare_authors, compare_identifiers, compare_venue, compare_year, title_similarity
+from .entries import Entry, read_entries
+from .index import Record, RefIndex, load_index
+from .names import align, name_tokens, same_person
+from .results import Issue, RefCheck
+from .venue import VenueClaim, classify_venue
+
+#: a renamed version (step 4) needs this token-set similarity of titles to count as the same paper
+RENAMED_SIMILARITY = 80
+#: candidates (by shared title words) tried for a joined title
+JOIN_CANDIDATES = 60
+#: words so common that their postings are skipped when gathering join candidates
+JOIN_MAX_POSTING = 6000
+#: each of the two joined parts has at least this many words
+JOIN_MIN_WORDS = 2
+FUZZY_SAME = 93
+
+
+# ---- reading the entry ---------------------------------------------------------------------------
+
+def venue_text(entry: Entry) -> str:
+    """The entry's venue: its field, else the reference string after the title."""
+    if entry.venue:
+        return entry.venue
+    raw = entry.raw or ""
+    if entry.title and entry.title in raw:
+        return raw.split(entry.title, 1)[1]
+    return raw if not entry.structured else ""
+
+
+def entry_json(entry: Entry, claim: VenueClaim) -> dict:
+    return {"title": entry.title, "authors": list(entry.authors) + (["others"] if entry.others else []),
+            "year": entry.year, "venue": entry.venue or (claim.label() if claim.kind != "none" else ""),
+            **({"doi": entry.doi} if entry.doi else {}), **({"arxiv": entry.arxiv} if entry.arxiv else {})}
+
+
+# ---- finding the record ----------------------------------------------------------------------------
+
+def _agreement(index: RefIndex, row: int, entry: Entry, claim: VenueClaim, year: int | None) -> tuple:
+    pairs = [(index.venue[row], index.year[row]), *index.also[row]]
+    vy = claim.kind == "held" and any(v == claim.code and y == year for v, y in pairs)
+    v = claim.kind == "held" and any(v == claim.code for v, _ in pairs)
+    y = year is not None and any(yy == year for _, yy in pairs)
+    auth = len(align(entry.authors, index.authors[row]).matched) if entry.authors and index.authors[row] else 0
+    return (vy, auth, v, y, -row)
+
+
+def title_rows(index: RefIndex, title: str, year: int | None, *, raw: str = "", structured: bool = True) -> list[int]:
+    """Corpus rows whose title is the entry's (see the module doc, step 1)."""
+    t = index.titles
+    norm = normalize_title(clean_title(title))
+    rows = list(t.exact.get(norm, ())) if norm else []
+    if rows:
+        return rows
+    hit = t.match(title, ref_year=year) if norm else None
+    if hit is None:
+        hit = t.match_subtitle(title, ref_year=year) if norm else None
+    if hit is None and not structured:
+        for cand in repaired_titles(title, raw):
+            hit = t.match(cand, ref_year=year, near_year=True)
+            if hit:
+                break
+        if hit is None:
+            for seg in raw_segments(raw):
+                hit = t.match_exact(seg, ref_year=year, near_year=True)
+                if hit:
+                    break
+    if hit is None:
+        return []
+    row = index.row_of(hit[0])
+    return list(t.exact.get(t.norms[row], (row,))) if row is not None else []
+
+
+def identifier_row(index: RefIndex, entry: Entry) -> tuple[int, str] | None:
+    for k in identifier_keys(doi=entry.doi, arxiv=entry.arxiv, url=entry.url):
+        rows = index.titles.id_rows.get(k)
+        if rows:
+            return rows[0], k
+    return None
+
+
+def _contains(hay: str, words: list[str]) -> bool:
+    return f" {' '.join(words)} " in hay
+
+
+def _candidates(index: RefIndex, words: list[str], k: int) -> list[int]:
+    """Corpus rows sharing the most of ``words`` (their significant ones; very common words skipped)."""
+    t = index.titles
+    keys = [w for w in dict.fromkeys(words) if len(w) > 2 and w not in STOPWORDS and w in t.blocks]
+    posts = [t.blocks[w] for w in keys if len(t.blocks[w]) <= JOIN_MAX_POSTING]
+    if not posts:
+        return []
+    ids, counts = np.unique(np.concatenate(posts), return_counts=True)
+    return ids[np.argsort(-counts, kind="stable")[:k]].tolist()
+
+
+def joined_title(index: RefIndex, title: str, entry: Entry, claim: VenueClaim, year: int | None
+                 ) -> tuple[int, int] | None:
+    """(row A, row B) when the title is the start of A's and the end of B's (module doc, step 3)."""
+    if claim.kind != "held":
+        return None
+    norm = normalize_title(clean_title(title))
+    words = norm.split()
+    n = len(words)
+    if n < 5:
+        return None
+    t = index.titles
+    half = n // 2
+    top = list(dict.fromkeys(_candidates(index, words[:half + 1], JOIN_CANDIDATES // 2)
+                             + _candidates(index, words[half:], JOIN_CANDIDATES // 2)
+                             + _candidates(index, words, JOIN_CANDIDATES // 2)))
+    heads, tails = [], []
+    for r in top:
+        hay = f" {t.norms[r]} "
+        if t.norms[r] == norm:
+            return None
+        p = next((k for k in range(n - 1, 1, -1) if _contains(hay, words[:k])), 0)
+        s = next((k for k in range(n - 1, 1, -1) if _contains(hay, words[n - k:])), 0)
+        if p >= JOIN_MIN_WORDS:
+            heads.append((p, r))
+        if s >= JOIN_MIN_WORDS:
+            tails.append((s, r))
+    best = None
+    for p, a in heads:
+        if _contains(f" {t.norms[a]} ", words[p:]):
+            continue                 # A holds the rest as well: not a join
+        for s, b in tails:
+            if a != b and p + s >= n - 1 and t.norms[a] != t.norms[b]:
+                anchored = any(_anchor(index, r, entry, claim, year) for r in (a, b))
+                if anchored and (best is None or p + s > best[0]):
+                    best = (p + s, a, b)
+    return (best[1], best[2]) if best else None
+
+
+def _anchor(index: RefIndex, row: int, entry: Entry, claim: VenueClaim, year: int | None) -> bool:
+    """Whether a corpus paper is the entry's: the venue-year it claims, or two of its authors
+    (its only one for a one-author entry), the first among them."""
+    pairs = [(index.venue[row], index.year[row]), *index.also[row]]
+    if claim.kind == "held" and any(v == claim.code and y == year for v, y in pairs):
+        return True
+    if not entry.authors or not index.authors[row]:
+        return False
+    a = align(entry.authors, index.authors[row])
+    return any(i == 0 for i, _ in a.matched) and len(a.matched) >= min(2, len(entry.authors))
+
+
+def _foreign_words(title: str, other_norm: str) -> int:
+    """How many significant words of ``title`` the other title lacks."""
+    have = set(other_norm.split())
+    return sum(1 for w in normalize_title(title).split() if w not in have and w not in STOPWORDS)
+
+
+def by_authors(index: RefIndex, entry: Entry, claim: VenueClaim, year: int | None) -> tuple[int, float] | None:
+    """(row, title similarity) of the entry's first author's paper of the claimed venue-year that
+    shares at least half of the entry's authors (module doc, step 4)."""
+    if claim.kind != "held" or year is None or not entry.authors:
+        return None
+    toks = name_tokens(entry.authors[0])
+    if not toks:
+        return None
+    rows = set(index.rows_by_surname(claim.code, year, toks[-1]))
+    if len(toks) >= 2:
+        rows |= set(index.rows_by_surname(claim.code, year, toks[0]))
+    norm = normalize_title(entry.title)
+    need = max(1, (len(entry.authors) + 1) // 2)
+    if len(entry.authors) >= 2:
+        need = max(need, 2)
+    best = None
+    for r in rows:
+        rec = index.authors[r]
+        if not rec:
+            continue
+        a = align(entry.authors, rec)
+        if len(a.matched) < min(need, len(rec)) or not any(i == 0 for i, _ in a.matched):
+            continue
+        sim = fuzz.token_set_ratio(norm, index.titles.norms[r])
+        if best is None or sim > best[1]:
+            best = (r, sim)
+    return best
+
+
+# ---- the catalogue ----------------------------------------------------------------------------------
+
+def catalogue_work(index: RefIndex, entry: Entry) -> Record | None:
+    if index.works is None:
+        return None
+    for k in identifier_keys(doi=entry.doi, arxiv=entry.arxiv, url=entry.url):
+        rows = index.works.id_rows.get(k)
+        if rows:
+            w = index.work(rows[0])
+            if not entry.title or title_similarity(entry.title, w.title) >= FUZZY_SAME:
+                return w
+    if entry.title and len(normalize_title(entry.title)) >= 12:
+        hit = index.works.match(entry.title, ref_year=entry.year)
+        if hit is not None:
+            return index.work(index.work_row(hit[0]))
+    return None
+
+
+# ---- one entry ---------------------------------------------------------------------------------------
+
+def _where(claim: VenueClaim, year: int | None) -> str:
+    return f"{claim.code} {year}" if year is not None else str(claim.code)
+
+
+def check_entry(entry: Entry, index: RefIndex) -> RefCheck:
+    vtext = venue_text(entry)
+    claim = classify_venue(vtext, arxiv_id=entry.arxiv)
+    if not entry.structured and claim.kind in ("other", "none") and entry.raw:
+        whole = classify_venue(entry.raw.replace(entry.title, " ") if entry.title else entry.raw, arxiv_id=entry.arxiv)
+        if whole.kind in ("held", "arxiv", "ancillary"):
+            claim = whole
+    year = entry.year if entry.year is not None else claim.year
+    out = RefCheck(entry.key, "unverifiable", entry=entry_json(entry, claim), source=entry.source)
+    title = clean_title(entry.title or "")
+    issues: list[Issue] = []
+    notes: list[str] = []
+
+    rows = title_rows(index, title, year, raw=entry.raw, structured=entry.structured) if title else []
+    by_id = identifier_row(index, entry)
+    row: int | None = None
+    if rows:
+        row = max(rows, key=lambda r: _agreement(index, r, entry, claim, year))
+    elif by_id is not None:
+        row = by_id[0]
+        if title and title_similarity(title, index.title[row]) < FUZZY_SAME:
+            issues.append(Issue("title", entry.title, index.title[row],
+                                f"the entry's {by_id[1]} id is this paper's, whose title is another"))
+    elif title:
+        joined = joined_title(index, title, entry, claim, year)
+        if joined is not None:
+            a, b = joined
+            row = a if _anchor(index, a, entry, claim, year) else b
+            issues.append(Issue("title", entry.title, index.title[row],
+                                f"the title joins two papers: {index.title[a]!r} and {index.title[b]!r}"))
+        elif index.is_complete(claim.code or "", year):
+            hit = by_authors(index, entry, claim, year)
+            if hit is not None:
+                row, sim = hit
+                foreign = _foreign_words(title, index.titles.norms[row])
+                if sim >= RENAMED_SIMILARITY and foreign <= max(2, len(title.split()) // 4):
+                    notes.append(f"the title differs from the record's ({sim:.0f}% similar): a renamed version?")
+                else:
+                    issues.append(Issue("title", entry.title, index.title[row],
+                                        f"no paper of {_where(claim, year)} has this title; these authors' paper "
+                                        f"there is titled otherwise"))
+
+    if row is None:
+        return _not_found(out, entry, claim, year, index, notes)
+
+    rec = index.record(row)
+    out.record = rec.to_json()
+    if claim.kind in ("other", "ancillary"):
+        out.status = "unverifiable"
+        out.why = (f"{claim.text!r} is not held by the corpus (main tracks of 15 venues only); a paper of this title "
+                   f"appeared at {rec.venue} {rec.year}: cannot verify offline")
+        out.notes = notes
+        return out
+    if claim.kind == "held":
+        # another venue is an error when the claimed venue-year is held completely, or when both
+        # are conferences; a journal (JMLR) of a year not held may be an extended version
+        known = index.is_complete(claim.code, year) or (claim.code != "JMLR" and rec.venue != "JMLR"
+                                                         and all(v != "JMLR" for v, _ in rec.also))
+        v_issues, vyear = compare_venue(claim, rec, known)
+        if not known and claim.code not in {v for v, _ in rec.venue_years()}:
+            out.why = (f"the corpus does not hold {claim.code} {year}; a paper of this title appeared at "
+                       f"{rec.venue} {rec.year}: cannot verify offline")
+            out.notes = notes
+            return out
+        issues += v_issues
+        y = compare_year(entry, claim, rec, vyear)
+        if y is not None:
+            issues.append(y)
+    elif claim.kind == "arxiv":
+        shown = ", ".join(f"{v} {y}" for v, y in rec.venue_years())
+        issues.append(Issue("venue", "arXiv", shown, f"the arXiv version is cited; the paper appeared at {shown}"))
+    else:
+        y = compare_year(entry, claim, rec, None)
+        if y is not None:
+            issues.append(y)
+    if entry.structured:        # authors parsed from a reference string are too rough to compare
+        issues += compare_authors(entry, rec)
+    issues += compare_identifiers(entry, rec, index)
+    if title and not any(i.field == "title" for i in issues):
+        sim = title_similarity(title, rec.title)
+        if sim < 100 and normalize_title(title) != normalize_title(rec.title) and not notes:
+            notes.append(f"the title is written differently from the record's ({sim:.0f}% similar)")
+    out.issues, out.notes = issues, notes
+    if issues:
+        out.status = "mismatch"
+        out.why = "; ".join(dict.fromkeys(i.why for i in issues))
+    else:
+        out.status = "verified"
+        out.why = f"matches {rec.venue} {rec.year}: {rec.title!r}"
+    return out
+
+
+def _not_found(out: RefCheck, entry: Entry, claim: VenueClaim, year: int | None, index: RefIndex,
+               notes: list[str]) -> RefCheck:
+    work = catalogue_work(index, entry)
+    if work is not None:
+        notes.append(f"the catalogue of cited works knows this title ({work.venue or 'no venue'}, {work.year})")
+    if claim.kind == "held" and index.is_complete(claim.code, year):
+        n = index.counts.get((claim.code, int(year)), 0)
+        out.status = "not_found"
+        out.why = (f"the corpus holds {claim.code} {year} completely ({n} papers) and none of them is this "
+                   f"paper: very likely invented or misattributed")
+        out.record = None
+    else:
+        out.status = "unverifiable"
+        out.why = _unverifiable_why(entry, claim, year, index)
+        out.record = work.to_json() if work is not None else None
+    out.notes = notes
+    return out
+
+
+def _unverifiable_why(entry: Entry, claim: VenueClaim, year: int | None, index: RefIndex) -> str:
+    if not entry.title:
+        return "no title: cannot verify offline"
+    if claim.kind == "arxiv":
+        return "an arXiv preprint the corpus does not hold: cannot verify offline"
+    if claim.kind == "held":
+        if year is None:
+            return f"{claim.code} without a year: cannot verify offline"
+        held = index.held_years(claim.code)
+        span = f" (it holds {held[0]}-{held[-1]}, with gaps)" if held else ""
+        return f"the corpus does not hold {claim.code} {year} completely{span}: cannot verify offline"
+    if claim.kind == "ancillary":
+        return f"{claim.text!r}: workshops, Findings and other side tracks are not in the corpus: cannot verify offline"
+    if claim.kind == "other":
+        return f"{claim.text!r} is not a venue the corpus holds: cannot verify offline"
+    return "no venue, and no corpus paper has this title: cannot verify offline"
+
+
+# ---- a file ------------------------------------------------------------------------------------------
+
+def check_entries(entries: list[Entry], index: RefIndex) -> list[RefCheck]:
+    return [check_entry(e, index) for e in entries]
+
+
+def check_refs(path: str | Path, *, work: str | Path | None = None, index: RefIndex | None = None
+               ) -> list[RefCheck]:
+    """One :class:`RefCheck` per entry of ``path`` (a .bib, a .bbl, a LaTeX project or archive, or a
+    draft), in input order. Raises MustciteError naming the file when it cannot be read."""
+    return check_file(path, work=work, index=index)[0]
+
+
+def check_file(path: str | Path, *, work: str | Path | None = None, index: RefIndex | None = None
+               ) -> tuple[list[RefCheck], list[str]]:
+    """:func:`check_refs` and the reader's messages (entries it skipped, with file and line)."""
+    entries, messages = read_entries(path)
+    index = index if index is not None else load_index(work)
+    return check_entries(entries, index), messages
+
+

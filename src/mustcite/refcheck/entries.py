@@ -1,0 +1,170 @@
+"""The reference entries of the file to check, in input order.
+
+A ``.bib`` file is read with :func:`mustcite.extract.bibtex.parse_bib`, a ``.bbl`` with
+:func:`~mustcite.extract.bibtex.parse_bbl`; anything else goes through the draft reader that
+``audit`` uses (:func:`mustcite.recommend.draft.check_draft_file`, then the LaTeX or the
+Markdown/TEI/PDF extraction), so a LaTeX project, a source archive or a draft gives the reference
+list the audit would read. Every entry becomes an :class:`Entry`; the reader's messages (blocks it
+skipped, with file and line) come back beside them.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..errors import MustciteError
+from ..extract.bibtex import BibEntry, parse_bbl, parse_bib
+
+#: a .bib or .bbl file larger than this is refused (a bibliography is far smaller)
+MAX_BIB_BYTES = 32 * 2**20
+
+
+@dataclass
+class Entry:
+    key: str
+    title: str = ""
+    authors: list[str] = field(default_factory=list)
+    others: bool = False           # the author list ends in "and others" / "et al."
+    year: int | None = None
+    venue: str = ""                # booktitle / journal / ... as written ("" when none)
+    doi: str | None = None
+    arxiv: str | None = None
+    url: str | None = None
+    raw: str = ""                  # the entry as one line (the reference string for a draft)
+    source: str = ""               # "refs.bib:12"
+    structured: bool = True        # fields came from BibTeX/biblatex (False: parsed from a string)
+    volume: int | None = None      # a volume number ("Advances in NeurIPS 36")
+
+
+_VOLUME_FIELD = re.compile(r"^\s*volume\s*=\s*[{\"]?\s*(\d{1,4})\b", re.I | re.M)
+_VOLUME_TEXT = re.compile(r"neural information processing systems[\s_*,:(NeurIPS)]{0,20}?(?:vol\.?\s*)?(\d{1,2})\b", re.I)
+
+
+def _from_bib(e: BibEntry, structured: bool, volumes: dict[int, int] | None = None) -> Entry:
+    line = int(e.source.rsplit(":", 1)[1]) if e.source and e.source.rsplit(":", 1)[-1].isdigit() else None
+    volume = (volumes or {}).get(line) if line is not None else None
+    if volume is None:
+        m = _VOLUME_TEXT.search(e.raw or "")
+        volume = int(m.group(1)) if m else None
+    return Entry(key=e.key, title=e.title, authors=list(e.authors), others=e.others, year=e.year,
+                 venue=e.venue or "", doi=e.doi, arxiv=e.arxiv, url=e.url, raw=e.raw, source=e.source,
+                 structured=structured, volume=volume)
+
+
+def _bib_volumes(text: str) -> dict[int, int]:
+    """1-based start line of each ``@entry`` -> its ``volume`` number (:class:`BibEntry` keeps no
+    volume, so it is read from the text)."""
+    out: dict[int, int] = {}
+    current = None
+    for i, line in enumerate(text.split("\n"), 1):
+        if line.lstrip().startswith("@"):
+            current = i
+        elif current is not None and current not in out:
+            m = _VOLUME_FIELD.match(line)
+            if m:
+                out[current] = int(m.group(1))
+    return out
+
+
+def _read_text(path: Path) -> str:
+    try:
+        size = path.stat().st_size
+        if size > MAX_BIB_BYTES:
+            raise MustciteError(f"too large: {size / 2**20:.1f} MB > {MAX_BIB_BYTES / 2**20:.0f} MB cap", path=path)
+        data = path.read_bytes()
+    except OSError as exc:
+        raise MustciteError(f"cannot read: {exc.strerror or exc}", path=path) from None
+    if b"\x00" in data[:4096]:
+        raise MustciteError("not a text file (binary content)", path=path)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[:exc.start].count(b"\n") + 1
+        raise MustciteError("not UTF-8 text", path=path, line=line) from None
+
+
+def read_entries(path: str | Path) -> tuple[list[Entry], list[str]]:
+    """The entries of ``path`` in input order and the reader's messages; a MustciteError naming
+    the file (and line where known) when it cannot be read or holds no entry at all."""
+    path = Path(path)
+    name = path.name.lower()
+    if name.endswith((".bib", ".bbl")):
+        if not path.is_file():
+            raise MustciteError("file not found", path=path)
+        text = _read_text(path)
+        if not text.strip():
+            raise MustciteError("the file is empty", path=path)
+        if name.endswith(".bib"):
+            got, messages = parse_bib(text, path.name)
+            volumes = _bib_volumes(text)
+            entries = [_from_bib(e, True, volumes) for e in got]
+            if not entries:
+                raise MustciteError(_no_entries(messages, "no BibTeX entry (@type{key, ...}) found"), path=path,
+                                    line=_first_line(messages))
+        else:
+            got, messages = parse_bbl(text, path.name)
+            structured = "\\entry{" in text
+            entries = [_from_bib(e, structured) for e in got]
+            if not entries:
+                raise MustciteError(_no_entries(messages, "no \\bibitem or biblatex \\entry found"), path=path,
+                                    line=_first_line(messages))
+        return entries, messages
+    return _draft_entries(path)
+
+
+def _no_entries(messages: list[str], default: str) -> str:
+    return messages[0].split(": ", 2)[-1] if messages else default
+
+
+def _first_line(messages: list[str]) -> int | None:
+    for m in messages:
+        got = re.match(r"[^:]*:(\d+):", m)
+        if got:
+            return int(got.group(1))
+    return None
+
+
+def _volume_of(raw: str) -> int | None:
+    m = _VOLUME_TEXT.search(raw or "")
+    return int(m.group(1)) if m else None
+
+
+def _draft_entries(path: Path) -> tuple[list[Entry], list[str]]:
+    """The reference list of a LaTeX project, archive or draft, read as ``audit`` reads it."""
+    from ..recommend.draft import MAX_DRAFT_BYTES, MAX_DRAFT_CHARS, check_draft_file
+
+    kind = check_draft_file(path)
+    if kind == "latex":
+        from ..extract.latex import extract_latex
+
+        paper = extract_latex(path)
+    else:
+        from ..extract.run import ExtractOptions, extract_paper
+
+        paper = extract_paper(path, ExtractOptions(out_dir="", fallbacks=False, max_bytes=MAX_DRAFT_BYTES,
+                                                   max_chars=MAX_DRAFT_CHARS, keep_undated=True))
+        if paper.status == "failed":
+            raise MustciteError("could not extract the reference list: " + "; ".join(paper.messages or ["unknown reason"]),
+                                path=path)
+    entries = []
+    for r in sorted(paper.references, key=lambda r: r.target):
+        structured = kind == "latex" and bool(r.bibkey) and not (r.raw or "").startswith("\\")
+        raw = r.raw or ""
+        others = bool(re.search(r"\bet al\b\.?", raw.split(r.title)[0] if r.title and r.title in raw else raw[:200]))
+        entries.append(Entry(key=r.bibkey or r.cite or str(r.target), title=r.title or "", authors=list(r.authors),
+                             others=others, year=r.year, venue=r.venue or "", doi=r.doi, arxiv=r.arxiv, url=r.url,
+                             raw=raw, source=f"{path.name}:ref {r.target}", structured=structured and bool(r.venue),
+                             volume=_volume_of(raw)))
+    if not entries:
+        raise MustciteError("found no reference list", path=path,
+                            hint="give a .bib or .bbl file, or a draft with a References section")
+    return entries, list(paper.messages)
+
+
+def entries_from_bib(text: str, name: str) -> tuple[list[Entry], list[str]]:
+    """The entries of BibTeX ``text`` (an editor's buffer; ``name`` for each entry's ``source``)
+    in input order, and the parser's messages."""
+    got, messages = parse_bib(text, name)
+    return [_from_bib(e, True) for e in got], messages

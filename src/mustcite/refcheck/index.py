@@ -1,0 +1,271 @@
+"""The look-up index over the corpus and the catalogue of cited works, built once and cached.
+
+:func:`load_index` returns a :class:`RefIndex`: the corpus titles in the linker's
+:class:`~mustcite.extract.link.TitleIndex` (exact, blocked fuzzy and subtitle look-ups, identifier
+keys from the records' URLs: ACL Anthology, OpenReview, NeurIPS proceedings and PMLR ids), the
+fields each check compares (title, authors, venue, year, the other venues of the same work), the
+catalogue of cited works (``works.parquet``: title, authors, year, venue text, DOI/arXiv ids) in a
+second TitleIndex, and the venue-years the corpus holds completely.
+
+The index is pickled under ``<cache>/refcheck/`` with a name made of the size and modification
+time of ``papers.parquet`` and ``works.parquet``: a rebuilt corpus or catalogue gives a new name,
+so a stale index is never read. Loading it takes well under a second; nothing here imports torch
+or loads the recommender.
+
+**Which venue-years are held completely** (:func:`complete_venue_years`): a venue-year is complete
+when the corpus has at least :data:`MIN_COMPLETE` papers of it and at least
+:data:`NEIGHBOUR_SHARE` of the papers of the largest other year of the same venue within
+:data:`NEIGHBOUR_YEARS` years (venues grow, but a full list never holds under half of a nearby
+year's). A year read only from a partial list (orals, a hand-picked sample, a lost file) fails the
+test and its entries are answered ``unverifiable``, never ``not_found``. A venue-year that is not in
+the corpus at all (AAAI 2023-2025, ACL 2025, ...) is not held.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import pickle
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..config import Workspace
+from ..errors import DataMissingError, MustciteError
+from ..extract.link import TitleIndex, identifier_keys
+
+#: a venue-year with fewer corpus papers is never held completely
+MIN_COMPLETE = 20
+#: ... nor one with fewer than this share of the papers of its largest nearby year
+NEIGHBOUR_SHARE = 0.5
+NEIGHBOUR_YEARS = 3
+#: bump when the pickled layout changes
+INDEX_VERSION = 3
+
+
+@dataclass
+class Record:
+    """A corpus paper or a catalogue work as the checks see it."""
+
+    paper_id: str
+    title: str
+    authors: list[str]
+    venue: str
+    year: int | None
+    source: str = "corpus"          # "corpus" | "catalogue"
+    also: list[tuple[str, int]] = field(default_factory=list)   # other (venue, year) of the same work
+    url: str = ""
+    identifiers: list[str] = field(default_factory=list)
+
+    def venue_years(self) -> list[tuple[str, int | None]]:
+        return [(self.venue, self.year), *self.also]
+
+    def to_json(self) -> dict[str, Any]:
+        d = {"title": self.title, "authors": list(self.authors), "year": self.year, "venue": self.venue,
+             "paper_id": self.paper_id, "source": self.source}
+        if self.also:
+            d["also_published"] = [f"{v} {y}" for v, y in self.also]
+        if self.url:
+            d["url"] = self.url
+        return d
+
+
+def complete_venue_years(counts: dict[tuple[str, int], int]) -> set[tuple[str, int]]:
+    """The venue-years held completely, by the rule in the module doc."""
+    by_venue: dict[str, dict[int, int]] = defaultdict(dict)
+    for (v, y), n in counts.items():
+        if y is not None:
+            by_venue[v][int(y)] = n
+    out = set()
+    for v, years in by_venue.items():
+        for y, n in years.items():
+            near = [m for yy, m in years.items() if yy != y and abs(yy - y) <= NEIGHBOUR_YEARS]
+            if n >= MIN_COMPLETE and (not near or n >= NEIGHBOUR_SHARE * max(near)):
+                out.add((v, y))
+    return out
+
+
+def _parse_also(items: list[str] | None) -> list[tuple[str, int]]:
+    out = []
+    for s in items or ():
+        bits = str(s).rsplit(" ", 1)
+        if len(bits) == 2 and bits[1].isdigit():
+            out.append((bits[0], int(bits[1])))
+    return out
+
+
+@dataclass
+class RefIndex:
+    titles: TitleIndex
+    title: list[str]
+    authors: list[list[str]]
+    venue: list[str]
+    year: list[int | None]
+    also: list[list[tuple[str, int]]]
+    url: list[str]
+    counts: dict[tuple[str, int], int]
+    complete: set[tuple[str, int]]
+    works: TitleIndex | None = None
+    work_fields: dict[str, list] = field(default_factory=dict)
+    #: (venue, year) -> corpus rows (the other venues of a work included)
+    by_venue_year: dict[tuple[str, int], np.ndarray] = field(default_factory=dict)
+    _row_of: dict[str, int] = field(default_factory=dict, repr=False)
+    _work_row: dict[str, int] = field(default_factory=dict, repr=False)
+    _surnames: dict[tuple[str, int], dict[str, list[int]]] = field(default_factory=dict, repr=False)
+
+    # ---- records ---------------------------------------------------------------------------
+
+    def record(self, row: int) -> Record:
+        keys = identifier_keys(url=self.url[row])
+        return Record(self.titles.ids[row], self.title[row], list(self.authors[row]), self.venue[row], self.year[row],
+                      "corpus", list(self.also[row]), self.url[row], keys)
+
+    def row_of(self, paper_id: str) -> int | None:
+        if not self._row_of:
+            self._row_of = {p: i for i, p in enumerate(self.titles.ids)}
+        return self._row_of.get(paper_id)
+
+    def work(self, row: int) -> Record:
+        f = self.work_fields
+        return Record(self.works.ids[row], f["title"][row], list(f["authors"][row] or []), f["venue"][row] or "",
+                      f["year"][row], "catalogue", [], "", list(f["identifiers"][row] or []))
+
+    def work_citing(self, row: int) -> int:
+        return int(self.work_fields["n_citing"][row] or 0)
+
+    def work_kind(self, row: int) -> str:
+        return self.work_fields["kind"][row] or ""
+
+    def work_row(self, work_id: str) -> int | None:
+        if not self._work_row and self.works is not None:
+            self._work_row = {p: i for i, p in enumerate(self.works.ids)}
+        return self._work_row.get(work_id)
+
+    # ---- venue-years -----------------------------------------------------------------------
+
+    def is_complete(self, venue: str, year: int | None) -> bool:
+        return year is not None and (venue, int(year)) in self.complete
+
+    def held_years(self, venue: str) -> list[int]:
+        return sorted(y for v, y in self.complete if v == venue)
+
+    def rows_by_surname(self, venue: str, year: int, surname: str) -> list[int]:
+        """Corpus rows of ``venue`` ``year`` with an author whose last name word is ``surname``."""
+        key = (venue, int(year))
+        table = self._surnames.get(key)
+        if table is None:
+            from .names import name_tokens
+
+            table = defaultdict(list)
+            for r in self.by_venue_year.get(key, np.zeros(0, dtype=np.int32)).tolist():
+                for a in self.authors[r]:
+                    toks = name_tokens(a)
+                    for t in set(toks[-2:]):      # the last two words: "Van Gool", "Zhang Wei"
+                        table[t].append(r)
+            self._surnames[key] = table = dict(table)
+        return table.get(surname, [])
+
+    # ---- building ----------------------------------------------------------------------------
+
+    @classmethod
+    def build(cls, papers: Path, works: Path | None = None) -> "RefIndex":
+        import pyarrow.parquet as pq
+
+        try:
+            t = pq.read_table(papers, columns=["paper_id", "title", "authors", "venue", "year", "url", "pdf",
+                                               "also_published", "title_norm"])
+        except Exception as exc:  # pyarrow raises several types for a bad file
+            raise MustciteError(f"cannot read corpus store: {exc}", path=papers) from None
+        col = {c: t.column(c).to_pylist() for c in t.column_names}
+        titles = TitleIndex.build(col["paper_id"], col["title"], col["year"], col["title_norm"])
+        titles.add_identifiers(col["url"], col["pdf"])
+        also = [_parse_also(a) for a in col["also_published"]]
+        counts: dict[tuple[str, int], int] = defaultdict(int)
+        vy: dict[tuple[str, int], list[int]] = defaultdict(list)
+        for i, (v, y) in enumerate(zip(col["venue"], col["year"])):
+            if y is not None:
+                counts[(v, int(y))] += 1
+                vy[(v, int(y))].append(i)
+            for v2, y2 in also[i]:
+                vy[(v2, y2)].append(i)
+        idx = cls(titles, col["title"], [a or [] for a in col["authors"]], col["venue"], col["year"], also,
+                  [u or "" for u in col["url"]], dict(counts), complete_venue_years(counts),
+                  by_venue_year={k: np.asarray(v, dtype=np.int32) for k, v in vy.items()})
+        if works is not None and works.is_file():
+            try:
+                w = pq.read_table(works, columns=["work_id", "title", "year", "authors", "venue", "identifiers",
+                                                  "kind", "n_citing"])
+            except Exception as exc:
+                raise MustciteError(f"cannot read the catalogue of cited works: {exc}", path=works) from None
+            wf = {c: w.column(c).to_pylist() for c in w.column_names}
+            wt = TitleIndex.build(wf["work_id"], [x or "" for x in wf["title"]], wf["year"])
+            rows: dict[str, list[int]] = defaultdict(list)
+            for i, ids in enumerate(wf["identifiers"]):
+                for k in ids or ():
+                    rows[k].append(i)
+            wt.id_rows = dict(rows)
+            idx.works = wt
+            idx.work_fields = {k: wf[k] for k in ("title", "year", "authors", "venue", "identifiers", "kind", "n_citing")}
+        return idx
+
+
+def _stamp(path: Path) -> str:
+    try:
+        st = path.stat()
+    except OSError:
+        return f"{path.name}:absent"
+    return f"{path.name}:{st.st_size}:{st.st_mtime_ns}"
+
+
+def index_cache_path(papers: Path, works: Path | None, cache_dir: Path) -> Path:
+    key = "|".join([str(INDEX_VERSION), str(papers.resolve()), _stamp(papers),
+                    _stamp(works) if works is not None else "-"])
+    return cache_dir / "refcheck" / f"index-{hashlib.sha1(key.encode()).hexdigest()[:16]}.pickle"
+
+
+_LOADED: dict[str, RefIndex] = {}
+
+
+def load_index(work: str | Path | Workspace | None = None, *, papers: str | Path | None = None,
+               works: str | Path | None = None, cache: bool = True) -> RefIndex:
+    """The index of ``<work>/corpus/papers.parquet`` (+ ``works.parquet`` when there), from the
+    on-disk cache when it is current, else built and cached; kept per process."""
+    ws = work if isinstance(work, Workspace) else Workspace.resolve(work)
+    papers = Path(papers) if papers else ws.root / "corpus" / "papers.parquet"
+    if works is None:
+        cand = papers.parent / "works.parquet"
+        works = cand if cand.is_file() else None
+    works = Path(works) if works else None
+    if not papers.is_file():
+        raise DataMissingError(f"no corpus store at {papers}",
+                               hint="run `mustcite corpus build` first, or pass --work DIR")
+    cache_dir = ws.cache if cache else None
+    path = index_cache_path(papers, works, cache_dir) if cache_dir is not None else None
+    mem_key = str(path) if path is not None else f"{papers}|{works}|{_stamp(papers)}"
+    got = _LOADED.get(mem_key)
+    if got is not None:
+        return got
+    idx = None
+    if path is not None and path.is_file():
+        try:
+            with open(path, "rb") as fh:
+                idx = pickle.load(fh)
+        except Exception:  # a damaged or foreign cache file: rebuild it
+            idx = None
+    if idx is None:
+        idx = RefIndex.build(papers, works)
+        if path is not None:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+            try:
+                with open(tmp, "wb") as fh:
+                    pickle.dump(idx, fh, protocol=pickle.HIGHEST_PROTOCOL)
+                os.replace(tmp, path)
+            except OSError:
+                if tmp.exists():
+                    tmp.unlink()
+    _LOADED[mem_key] = idx
+    return idx

@@ -1,0 +1,39 @@
+"""What a check says about one entry: :class:`RefCheck` with its :class:`Issue` list."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+STATUSES = ("verified", "mismatch", "not_found", "unverifiable")
+
+#: the statuses each ``--fail-on`` level fails on (mismatch is the stricter gate: it includes not_found)
+FAIL_ON = {"not_found": ("not_found",), "mismatch": ("mismatch", "not_found")}
+
+
+@dataclass
+class Issue:
+    field: str                 # title | authors | year | venue | doi | identifier
+    entry: Any
+    record: Any
+    why: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"field": self.field, "entry": self.entry, "record": self.record, "why": self.why}
+
+
+@dataclass
+class RefCheck:
+    key: str
+    status: str                                   # one of STATUSES
+    issues: list[Issue] = field(default_factory=list)
+    record: dict[str, Any] | None = None          # {title, authors, year, venue, paper_id, source, ...}
+    why: str = ""                                 # one line: the reason for the status
+    notes: list[str] = field(default_factory=list)   # what was noticed but is not an error
+    entry: dict[str, Any] = field(default_factory=dict)   # the entry as read (title, authors, year, venue)
+    source: str = ""                              # "refs.bib:12"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"key": self.key, "status": self.status, "issues": [i.to_json() for i in self.issues],
+                "record": self.record, "why": self.why, "notes": list(self.notes), "entry": self.entry,
+                "source": self.source}

@@ -1,0 +1,138 @@
+"""What venue a reference claims, read from its free text.
+
+:func:`classify_venue` maps a ``booktitle``/``journal`` text (or the tail of a reference string)
+to a :class:`VenueClaim`:
+
+* ``held``: the main proceedings of one of the 15 corpus venues (``code`` = "NeurIPS", "ICML", ...),
+  in any of the forms people write: DBLP's "Advances in Neural Information Processing Systems 36:
+  Annual Conference ...", Google Scholar's "International Conference on Learning Representations",
+  abbreviations ("Proc. ICML", "{CVPR}", "NIPS"), ACL Anthology's "Proceedings of the 2019
+  Conference of the North American Chapter ...", LNCS's "Computer Vision -- ECCV 2020";
+* ``ancillary``: a workshop, Findings, demo, student, tutorial or Datasets-and-Benchmarks track of
+  such a venue, or a transactions journal named after one (TACL): the corpus keeps main tracks only;
+* ``arxiv``: an arXiv / CoRR preprint;
+* ``other``: any other journal, conference, book or publisher (not held by the corpus);
+* ``none``: no venue at all.
+
+The order of the tests matters and is fixed: ancillary words first, then the venues, with the
+shorter patterns that other names contain (ACL inside NAACL, "computer vision" inside CVPR) after
+the longer ones; JMLR's "Workshop and Conference Proceedings" and PMLR are proceedings series,
+never the journal.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from ..corpus.records import normalize_title
+
+KINDS = ("held", "ancillary", "arxiv", "other", "none")
+
+
+@dataclass(frozen=True)
+class VenueClaim:
+    kind: str                 # one of KINDS
+    code: str | None = None   # the corpus venue code for held (and the named venue of ancillary)
+    text: str = ""            # the venue text as written
+    year: int | None = None   # a year written inside the venue text ("NeurIPS 2020")
+
+    def label(self) -> str:
+        if self.kind == "held":
+            return self.code or ""
+        if self.kind == "arxiv":
+            return "arXiv"
+        return self.text
+
+
+#: (code, pattern on the normalised text); first match wins
+_VENUES: list[tuple[str, re.Pattern]] = [(c, re.compile(p)) for c, p in [
+    ("NeurIPS", r"neural information processing systems|\bneurips\b|\bnips\b"),
+    ("ICLR", r"international conference on learning representations?|\biclr\b"),
+    ("ICML", r"international conference on machine learning(?! and (?:applications|cybernetics))|\bicml\b"),
+    ("AISTATS", r"artificial intelligence and statistics|\baistats\b"),
+    ("UAI", r"uncertainty in artificial intelligence|\buai\b"),
+    ("COLT", r"(?:computational )?learning theory|\bcolt\b"),
+    ("IJCAI", r"international joint conferences? on artificial intelligence|\bijcai\b"),
+    ("AAAI", r"\baaai\b"),
+    ("CVPR", r"computer vision and pattern recognition|\bcvpr\b"),
+    ("ICCV", r"international conference (?:on )?computer vision|\biccv\b"),
+    ("ECCV", r"european conference (?:on )?computer vision|\beccv\b"),
+    ("EMNLP", r"empirical methods in natural language processing|\bemnlp\b"),
+    ("NAACL", r"north american chapter of the association for computational linguistics|\bnaacl\b"),
+    ("ACL", r"annual meeting of the association for computational linguistics|\bacl\b"),
+    ("JMLR", r"journal of machine learning research|\bjmlr\b|\bj mach learn res\b"),
+]]
+
+#: words that make a venue text name a track or publication the corpus does not hold
+_ANCILLARY = re.compile(
+    r"\bworkshops?\b|\bfindings\b|\bdemo|\bstudent research\b|\bsrw\b|\btutorial|\bdoctoral\b|"
+    r"datasets? (?:and )?benchmarks?|\btiny papers?\b|\bblog ?post|\bblog track\b|\bshared task\b|"
+    r"\bcompanion\b|\bposition papers?\b|\bsymposium\b|\bextended abstracts?\b|\bjournal track\b|"
+    r"\btransactions of the association for computational linguistics\b|\btacl\b|\bsister conference")
+#: proceedings series (not a venue of their own): "JMLR W&CP", "Proceedings of Machine Learning Research"
+_SERIES = re.compile(r"workshop and conference proceedings|\bw ?cp\b|proceedings of machine learning research|\bpmlr\b")
+#: other venues whose names contain a held venue's words ("ICMLA", "ACML", "AAAI Press" is a publisher)
+_NOT_HELD = re.compile(r"\bicmla\b|\bacml\b|\bcolt ?\d|\bijcnn\b|\beacl\b|\baacl\b|\bcoling\b|\bconll\b|"
+                       r"\bwacv\b|\bbmvc\b|\baccv\b|\bicpr\b|\bkdd\b|\baistats workshop\b|\btransactions on\b|"
+                       r"\bieee transactions\b|\binternational journal\b|\bmachine learning journal\b|"
+                       r"\bicassp\b|\binterspeech\b|\biros\b|\bicra\b|\bcorl\b|\brss\b|\bmiccai\b|\btmlr\b|"
+                       r"\bwww\b|\bsigir\b|\bcikm\b|\bwsdm\b|\bicdm\b|\bsdm\b|\becml\b|\bpakdd\b|\baamas\b|\bcikm\b|"
+                       r"\bnature\b|\bscience\b|\bpnas\b|\bjournal of artificial intelligence research\b|\bjair\b|"
+                       r"\bartificial intelligence journal\b|\bneural computation\b|\bpublished in transactions\b")
+_ARXIV = re.compile(r"\barxiv\b|\bcorr\b|\bpreprint\b|\bopenreview\b")
+_YEAR = re.compile(r"(?<!\d)((?:19|20)\d\d)(?!\d)")
+_AAAI_PUBLISHER = re.compile(r"\baaai press\b")
+
+
+#: abbreviated words of venue names ("Proc. IEEE Int. Conf. Comput. Vis.") -> their full form
+_ABBREV = {"proc": "proceedings", "conf": "conference", "int": "international", "intl": "international",
+           "comput": "computer", "vis": "vision", "recog": "recognition", "recognit": "recognition",
+           "mach": "machine", "learn": "learning", "artif": "artificial", "intell": "intelligence",
+           "assoc": "association", "linguist": "linguistics", "ling": "linguistics", "inf": "information",
+           "process": "processing", "syst": "systems", "adv": "advances", "neural inf": "neural information",
+           "eur": "european", "annu": "annual", "meet": "meeting", "stat": "statistics", "res": "research",
+           "j": "journal", "uncertain": "uncertainty"}
+
+
+def _norm(text: str) -> str:
+    """Normalised venue text with abbreviations spelled out ("ACL-IJCNLP", "NAACL-HLT" become words)."""
+    words = normalize_title(text).split()
+    t = " ".join(_ABBREV.get(w, w) for w in words)
+    return t.replace("journal machine learning research", "journal of machine learning research")
+
+
+def classify_venue(text: str | None, *, arxiv_id: str | None = None) -> VenueClaim:
+    """The :class:`VenueClaim` of a venue text (``arxiv_id``: the entry carries an arXiv id, which
+    makes an entry without a venue an arXiv one)."""
+    raw = (text or "").strip()
+    t = _norm(raw)
+    year = None
+    m = _YEAR.search(raw)
+    if m:
+        year = int(m.group(1))
+    if not re.search(r"[a-z]{2,}", re.sub(r"\b(?:pp|pages?|vol|volume|no|url|https?|doi|in|and|et|al)\b", "", t)):
+        return VenueClaim("arxiv" if arxiv_id else "none", None, raw, year)
+    t_nopub = _AAAI_PUBLISHER.sub(" ", t)
+    code = next((c for c, p in _VENUES if p.search(t_nopub)), None)
+    if code == "JMLR" and _SERIES.search(t):
+        code = None          # "JMLR W&CP" without a conference name: a series, the venue unknown
+    if code == "COLT" and "learning theory" in t and not re.search(r"\bcolt\b|conference on (?:computational )?learning theory", t):
+        code = None
+    if _ANCILLARY.search(_SERIES.sub(" ", t)):
+        return VenueClaim("ancillary", code, raw, year)
+    if code is not None and not (_NOT_HELD.search(t) and not _strong_name(code, t)):
+        return VenueClaim("held", code, raw, year)
+    if _ARXIV.search(t) or (arxiv_id and not code and _SERIES.search(t) is None and len(t) < 12):
+        return VenueClaim("arxiv", None, raw, year)
+    if _SERIES.search(t):
+        return VenueClaim("none", None, raw, year)     # a proceedings series alone names no venue
+    return VenueClaim("other", None, raw, year)
+
+
+def _strong_name(code: str, t: str) -> bool:
+    """Whether ``t`` names ``code`` by its own abbreviation or full name (not only by shared words)."""
+    short = code.lower()
+    if short == "neurips":
+        return bool(re.search(r"\bneurips\b|\bnips\b|neural information processing systems", t))
+    return bool(re.search(rf"\b{short}\b", t))

@@ -1,0 +1,309 @@
+"""``mustcite check-refs``: statuses, perturbations, formats, --fail-on and bad input.
+
+The corpus here is cut from the real paper lists (NeurIPS 2019, ICML 2019, ICLR 2020, ACL 2022 main
+track, read with the corpus importer); the BibTeX entries are written from its real records, intact
+or perturbed. Only the bad-input files are made up.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from mustcite.cli.main import main
+from mustcite.refcheck import check_refs, load_index
+from mustcite.refcheck.index import complete_venue_years, index_cache_path
+from mustcite.refcheck.venue import classify_venue
+
+pytestmark = pytest.mark.data("proceedings/paperlists/nips2019.jsonl.gz")
+
+FILES = ["nips2019", "icml2019", "iclr2020", "acl2022"]
+
+
+@pytest.fixture(scope="module")
+def work(tmp_path_factory):
+    from helpers import DATA
+
+    from mustcite.corpus.importers import import_file
+    from mustcite.corpus.records import Paper, make_paper_id
+    from mustcite.corpus.store import write_papers
+
+    root = tmp_path_factory.mktemp("refcheck-work")
+    papers = []
+    for f in FILES:
+        for r in import_file(DATA / "proceedings" / "paperlists" / f"{f}.jsonl.gz", DATA):
+            if r.skip or not r.main_track:
+                continue
+            papers.append(Paper(make_paper_id(r.title, r.venue, r.year, r.source_id), r.title, r.venue, r.year,
+                                authors=list(r.authors), source="paperlists", source_id=r.source_id, url=r.url,
+                                pdf=r.pdf, track=r.track))
+    write_papers(papers, root / "corpus" / "papers.parquet")
+    os.environ.pop("MUSTCITE_CACHE", None)
+    return root
+
+
+@pytest.fixture(scope="module")
+def records(work):
+    import pyarrow.parquet as pq
+
+    rows = pq.read_table(work / "corpus" / "papers.parquet").to_pylist()
+    return {r["title"]: r for r in rows}
+
+
+def rec(records, start: str) -> dict:
+    return next(r for t, r in records.items() if t.startswith(start))
+
+
+def bib(key, title, authors, year, venue_field, extra="") -> str:
+    return (f"@inproceedings{{{key},\n  title = {{{title}}},\n  author = {{{' and '.join(authors)}}},\n"
+            f"  {venue_field},\n  year = {{{year}}}{extra}\n}}\n")
+
+
+def run(work: Path, *args: str) -> int:
+    return main(["--work", str(work), "check-refs", *args])
+
+
+# ---- venue texts and completeness (no corpus needed) -------------------------------------------
+
+@pytest.mark.parametrize("text,kind,code", [
+    ("Advances in Neural Information Processing Systems 36: Annual Conference on Neural Information "
+     "Processing Systems 2023, NeurIPS 2023", "held", "NeurIPS"),
+    ("{NeurIPS}", "held", "NeurIPS"),
+    ("Proc. ICML", "held", "ICML"),
+    ("International Conference on Learning Representations", "held", "ICLR"),
+    ("Proceedings of the IEEE/CVF Conference on Computer Vision and Pattern Recognition (CVPR)", "held", "CVPR"),
+    ("Proceedings of the 2019 Conference of the North American Chapter of the Association for Computational "
+     "Linguistics: Human Language Technologies, Volume 1 (Long and Short Papers)", "held", "NAACL"),
+    ("Findings of the Association for Computational Linguistics: EMNLP 2020", "ancillary", "EMNLP"),
+    ("Transactions of the Association for Computational Linguistics", "ancillary", None),
+    ("ICML 2021 Workshop on Uncertainty and Robustness", "ancillary", "ICML"),
+    ("Thirty-sixth Conference on Neural Information Processing Systems Datasets and Benchmarks Track",
+     "ancillary", "NeurIPS"),
+    ("arXiv preprint arXiv:1412.6980", "arxiv", None),
+    ("CoRR", "arxiv", None),
+    ("IEEE Transactions on Pattern Analysis and Machine Intelligence", "other", None),
+    ("J. Mach. Learn. Res.", "held", "JMLR"),
+    ("International Conference on Algorithmic Learning Theory", "other", None),
+    ("", "none", None),
+])
+def test_venue_texts(text, kind, code):
+    claim = classify_venue(text)
+    assert (claim.kind, claim.code) == (kind, code)
+
+
+def test_complete_venue_years_rule():
+    counts = {("ICLR", 2013): 23, ("ICLR", 2014): 69, ("ICLR", 2017): 198, ("ICLR", 2018): 337,
+              ("NeurIPS", 2025): 77, ("NeurIPS", 2024): 4530, ("COLT", 2011): 43}
+    held = complete_venue_years(counts)
+    assert ("ICLR", 2018) in held and ("COLT", 2011) in held
+    assert ("ICLR", 2013) not in held          # under half of a nearby year: a partial list
+    assert ("NeurIPS", 2025) not in held       # 77 orals beside 4,530 papers
+
+
+# ---- statuses and perturbations ----------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def checked(work, records, tmp_path_factory):
+    """One file with every case; returns {key: RefCheck as JSON}."""
+    g = rec(records, "(Nearly) Efficient Algorithms for the Graph Matching")   # NeurIPS 2019, 3 authors
+    m = rec(records, "A Baseline for Any Order Gradient Estimation")          # ICML 2019, Rocktäschel
+    a = rec(records, "(Un)solving Morphological Inflection")                   # ACL 2022 short
+    other_acl = next(r for r in records.values() if r["venue"] == "ACL" and r["paper_id"] != a["paper_id"]
+                     and "aclanthology.org" in r["url"])
+    nips_bt = "booktitle = {Advances in Neural Information Processing Systems 32: Annual Conference on Neural " \
+              "Information Processing Systems 2019, NeurIPS 2019}"
+    ga = g["authors"]
+    last_first = [f"{n.split()[-1]}, {' '.join(n.split()[:-1])}" for n in ga]
+    half = " ".join(g["title"].split()[:6])
+    joiner = rec(records, "Structured Object-Aware Physics Prediction")["title"]   # not NeurIPS: another venue's
+    other_nips = next(r for r in records.values() if r["venue"] == "NeurIPS" and len(r["title"].split()) >= 8
+                      and r["paper_id"] != g["paper_id"])
+    joined = half + " " + " ".join(other_nips["title"].split()[-5:])
+    aid = a["url"].rstrip("/").rsplit("/", 1)[1]
+    bad_doi = other_acl["url"].rstrip("/").rsplit("/", 1)[1]
+    text = "".join([
+        bib("intact_dblp", g["title"], ga, 2019, nips_bt, f",\n  url = {{{g['url']}}}"),
+        bib("intact_scholar", g["title"].lower().capitalize(), last_first, 2019,
+            "booktitle = {Advances in neural information processing systems}"),
+        bib("intact_accents", m["title"], [n.replace("ä", '{\\"a}') for n in m["authors"]], 2019,
+            "booktitle = {Proc. ICML}"),
+        bib("intact_others", g["title"], ga[:1] + ["others"], 2019, "booktitle = {{NeurIPS}}"),
+        bib("intact_volume_year", g["title"], ga, 2020, "booktitle = {Advances in Neural Information Processing "
+            "Systems}", ",\n  volume = {32}"),
+        bib("intact_acl_doi", a["title"], a["authors"], 2022,
+            "booktitle = {Proceedings of the 60th Annual Meeting of the Association for Computational Linguistics "
+            "(Volume 2: Short Papers)}", f",\n  doi = {{10.18653/v1/{aid}}}"),
+        bib("wrong_year", g["title"], ga, 2018, "booktitle = {NeurIPS}"),
+        bib("wrong_venue", g["title"], ga, 2019, "booktitle = {International Conference on Machine Learning}"),
+        bib("authors_dropped", g["title"], ga[:-1], 2019, nips_bt),
+        bib("authors_added", g["title"], ga[:1] + ["Yoshua Bengio"] + ga[1:], 2019, nips_bt),
+        bib("authors_swapped", g["title"], [ga[1], ga[0], *ga[2:]], 2019, nips_bt),
+        bib("title_joined", joined, ga, 2019, nips_bt),
+        "@article{arxiv_version,\n  title = {" + g["title"] + "},\n  author = {" + " and ".join(ga)
+        + "},\n  journal = {arXiv preprint arXiv:1805.11111},\n  year = {2018}\n}\n",
+        bib("wrong_doi", a["title"], a["authors"], 2022, "booktitle = {ACL}", f",\n  doi = {{10.18653/v1/{bad_doi}}}"),
+        bib("invented", "Hierarchical Diffusion Transformers for Zero-Shot Graph Reasoning Over Sparse Hypergraphs",
+            ["Smith, John", "Doe, Jane"], 2019, nips_bt),
+        bib("invented_real_authors", "Hierarchical Diffusion Transformers for Zero-Shot Graph Reasoning",
+            ga, 2019, nips_bt),
+        "@article{preprint,\n  title = {A Study of Something Nobody Wrote Down in Any Corpus},\n  author = {Doe, Jane},\n"
+        "  journal = {arXiv preprint arXiv:2101.00001},\n  year = {2021}\n}\n",
+        "@article{journal,\n  title = {Another Journal Paper on Visual Things},\n  author = {Doe, Jane},\n"
+        "  journal = {IEEE Transactions on Pattern Analysis and Machine Intelligence},\n  year = {2020}\n}\n",
+        bib("not_held_year", "Some Paper Title of a Year the Corpus Lacks Entirely", ["Jane Doe"], 2018,
+            "booktitle = {Advances in Neural Information Processing Systems}"),
+        bib("workshop", joiner, ["Jane Doe"], 2019, "booktitle = {NeurIPS 2019 Workshop on Robot Learning}"),
+    ])
+    path = tmp_path_factory.mktemp("bib") / "refs.bib"
+    path.write_text(text, encoding="utf-8")
+    checks = check_refs(path, work=work)
+    assert [c.key for c in checks] == [line.split("{", 1)[1].rstrip(",") for line in text.splitlines()
+                                       if line.startswith("@")]          # input order
+    return {c.key: c.to_json() for c in checks}, path
+
+
+@pytest.mark.parametrize("key", ["intact_dblp", "intact_scholar", "intact_accents", "intact_others", "intact_acl_doi",
+                                 "intact_volume_year"])
+def test_intact_entries_are_verified(checked, key):
+    got = checked[0][key]
+    assert got["status"] == "verified", got
+    assert got["record"]["paper_id"] and got["issues"] == []
+
+
+@pytest.mark.parametrize("key,field", [("wrong_year", "year"), ("wrong_venue", "venue"),
+                                       ("authors_dropped", "authors"), ("authors_added", "authors"),
+                                       ("authors_swapped", "authors"), ("title_joined", "title"),
+                                       ("arxiv_version", "venue"), ("wrong_doi", "identifier")])
+def test_perturbations_are_mismatches(checked, key, field):
+    got = checked[0][key]
+    assert got["status"] == "mismatch", got
+    assert field in {i["field"] for i in got["issues"]}, got["issues"]
+    assert got["record"]["title"]
+
+
+def test_mismatch_issue_shape(checked):
+    year = checked[0]["wrong_year"]["issues"][0]
+    assert year == {"field": "year", "entry": "2018", "record": "2019", "why": year["why"]} and year["why"]
+    swapped = [i for i in checked[0]["authors_swapped"]["issues"] if i["field"] == "authors"][0]
+    assert "order" in swapped["why"]
+    dropped = [i for i in checked[0]["authors_dropped"]["issues"] if i["field"] == "authors"][0]
+    assert "missing" in dropped["why"]
+
+
+def test_invented_entry_is_not_found(checked):
+    got = checked[0]["invented"]
+    assert got["status"] == "not_found" and got["record"] is None
+    assert "NeurIPS 2019" in got["why"] and "completely" in got["why"]
+    # an invented title under real authors of that venue-year: their real paper there, titled otherwise
+    got = checked[0]["invented_real_authors"]
+    assert got["status"] == "mismatch" and [i["field"] for i in got["issues"]] == ["title"]
+
+
+@pytest.mark.parametrize("key", ["preprint", "journal", "not_held_year", "workshop"])
+def test_what_the_corpus_cannot_say_is_unverifiable(checked, key):
+    got = checked[0][key]
+    assert got["status"] == "unverifiable", got
+    assert "cannot verify offline" in got["why"]
+
+
+# ---- other inputs ------------------------------------------------------------------------------
+
+def test_bbl_and_latex_project(work, records, tmp_path):
+    g = rec(records, "(Nearly) Efficient Algorithms for the Graph Matching")
+    names = ", ".join(g["authors"][:-1]) + ", and " + g["authors"][-1]
+    bbl = tmp_path / "main.bbl"
+    bbl.write_text("\\begin{thebibliography}{1}\n\\bibitem{g}\n" + names + ".\n\\newblock " + g["title"]
+                   + ".\n\\newblock In {\\em Advances in Neural Information Processing Systems}, 2019.\n"
+                   "\\end{thebibliography}\n", encoding="utf-8")
+    got = check_refs(bbl, work=work)
+    assert [(c.key, c.status) for c in got] == [("g", "verified")]
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    (proj / "main.tex").write_text("\\documentclass{article}\\title{T}\\begin{document}\\maketitle\n"
+                                   "\\begin{abstract}A.\\end{abstract}\nSee \\cite{g}.\n"
+                                   "\\bibliography{refs}\\end{document}\n", encoding="utf-8")
+    (proj / "refs.bib").write_text(bib("g", g["title"], g["authors"], 2017, "booktitle = {NeurIPS}"), encoding="utf-8")
+    got = check_refs(proj, work=work)
+    assert [(c.key, c.status) for c in got] == [("g", "mismatch")]
+    assert got[0].issues[0].field == "year"
+
+
+def test_index_is_cached_on_disk(work):
+    papers = work / "corpus" / "papers.parquet"
+    idx = load_index(work)
+    path = index_cache_path(papers, None, work / "cache")
+    assert path.is_file() and len(idx.titles) > 3000
+    st = papers.stat()
+    os.utime(papers, ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))
+    try:
+        assert index_cache_path(papers, None, work / "cache") != path     # a changed store: a new index
+    finally:
+        os.utime(papers, ns=(st.st_atime_ns, st.st_mtime_ns))
+
+
+# ---- the command -------------------------------------------------------------------------------
+
+def test_formats(work, checked, capsys):
+    path = checked[1]
+    assert run(work, str(path), "--format", "json") == 0
+    lines = capsys.readouterr().out.splitlines()
+    objs = [json.loads(x) for x in lines]
+    assert [o["key"] for o in objs] == list(checked[0])
+    assert set(objs[0]) >= {"key", "status", "issues", "record"}
+    assert set(objs[0]["record"]) >= {"title", "authors", "year", "venue", "paper_id"}
+    assert run(work, str(path), "--format", "markdown") == 0
+    md = capsys.readouterr().out
+    assert md.startswith("| key | status |") and "**not_found**" in md
+    assert run(work, str(path)) == 0
+    table = capsys.readouterr().out
+    assert "wrong_year" in table and "1 not_found" in table
+
+
+def test_fail_on(work, checked, records, tmp_path, capsys):
+    path = checked[1]
+    assert run(work, str(path), "--format", "json", "--fail-on", "not_found") == 1
+    err = capsys.readouterr().err
+    assert "invented" in err and "Traceback" not in err
+    g = rec(records, "(Nearly) Efficient Algorithms for the Graph Matching")
+    only_mismatch = tmp_path / "m.bib"
+    only_mismatch.write_text(bib("y", g["title"], g["authors"], 2017, "booktitle = {NeurIPS}"), encoding="utf-8")
+    assert run(work, str(only_mismatch), "--fail-on", "not_found") == 0
+    assert run(work, str(only_mismatch), "--fail-on", "mismatch") == 1
+    clean = tmp_path / "ok.bib"
+    clean.write_text(bib("ok", g["title"], g["authors"], 2019, "booktitle = {NeurIPS}"), encoding="utf-8")
+    assert run(work, str(clean), "--fail-on", "mismatch") == 0
+    assert run(work, str(clean), "--fail-on", "everything") == 2
+
+
+@pytest.mark.parametrize("name,content,needle", [
+    ("empty.bib", b"", "empty"),
+    ("junk.bib", b"this is not bibtex at all\n", "no BibTeX entry"),
+    ("latin1.bib", b"@article{a,\n title={Caf\xe9}\n}\n", ":2: not UTF-8"),
+    ("binary.bib", b"\x00\x01\x02@article", "binary"),
+    ("notes.txt", b"hello", "unsupported"),
+])
+def test_bad_input_is_one_clear_line(work, tmp_path, capsys, name, content, needle):
+    p = tmp_path / name
+    p.write_bytes(content)
+    assert run(work, str(p)) in (1, 2)
+    err = capsys.readouterr().err
+    assert needle in err and name in err and "Traceback" not in err
+
+
+def test_missing_file_and_bad_format(work, tmp_path, capsys):
+    assert run(work, str(tmp_path / "nope.bib")) == 1
+    assert "nope.bib: file not found" in capsys.readouterr().err
+    p = tmp_path / "x.bib"
+    p.write_text("@misc{a, title={T}}\n", encoding="utf-8")
+    assert run(work, str(p), "--format", "yaml") == 2
+    assert "--format" in capsys.readouterr().err
+
+
+def test_missing_corpus_is_a_clear_error(tmp_path, capsys):
+    p = tmp_path / "x.bib"
+    p.write_text("@misc{a, title={T}}\n", encoding="utf-8")
+    assert run(tmp_path / "empty-work", str(p)) == 1
+    assert "no corpus store" in capsys.readouterr().err
