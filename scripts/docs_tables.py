@@ -719,7 +719,54 @@ def scidoca_task3() -> str:
                  ["---", "---", "---:", "---:", "---:", "---:", "---:", "---:"])
 
 
+# ---------------------------------------------------------------------------- reference checks, editor
+REFCHECK_KINDS = {"wrong_year": "wrong year", "wrong_venue": "wrong venue", "authors_dropped": "an author dropped",
+                  "authors_added": "an author added", "authors_swapped": "two authors swapped",
+                  "title_joined": "a title joining two papers", "arxiv_version": "the arXiv version of a published paper",
+                  "wrong_identifier": "a DOI or URL of another paper", "invented": "an invented paper",
+                  "misattributed": "a real work claimed at a held venue-year"}
+
+
+def _wilson(d: dict) -> str:
+    lo, hi = d["ci95"]
+    return f"{lo:.3f}-{hi:.3f}"
+
+
+def refcheck_eval() -> str:
+    t = load("refcheck_eval.json")["test"]
+    rows = [[what, n(t[k]["n"]), f3(t[k]["rate"]), _wilson(t[k]), pct(t[k]["unverifiable_share"])]
+            for k, what in REFCHECK_KINDS.items()]
+    o = t["overall_perturbed"]
+    rows.append([bold("all perturbed entries"), n(o["n"]), bold(f3(o["rate"])), _wilson(o), ""])
+    for k, what in (("intact", "intact, venues the corpus holds (false positives)"),
+                    ("outside_intact", "intact, outside the corpus (false positives)"),
+                    ("real_references", "reference strings from NeurIPS full texts (flagged)")):
+        rows.append([what, n(t[k]["n"]), f3(t[k]["rate"]), _wilson(t[k]), pct(t[k]["unverifiable_share"])])
+    return table(["entries (held-out test split)", "n", "detected / flagged", "95% interval", "unverifiable"], rows)
+
+
+def refcheck_speed() -> str:
+    d = load("refcheck_eval.json")
+    w, c = d["warm"], d["new_process_60"]
+    rss = sorted(r["peak_rss_mb"] for r in c["runs"])[len(c["runs"]) // 2]
+    rows = [["warm process (index loaded)", f"{n(w['entries'])} entries in {w['seconds']:.1f} s",
+             f"{w['entries_per_s']:,.0f} entries/s"],
+            ["new process, 60-entry .bib", f"{c['median_wall_s']:.2f} s (median of {len(c['runs'])})",
+             f"peak RSS {rss:,.0f} MB"],
+            ["first run after a corpus rebuild", f"+{d['index_build_s']:.1f} s", "the index is built once"]]
+    return table(["check-refs", "time", ""], rows)
+
+
+def lsp_latency() -> str:
+    d = load("lsp_latency.json")
+    rows = [[step, f"{s:.3f} s"] for step, s in d["seconds"].items()]
+    return table([f"language server, {d['references']}-reference LaTeX project", "wall time"], rows)
+
+
 TABLES = {
+    "refcheck_eval": refcheck_eval,
+    "refcheck_speed": refcheck_speed,
+    "lsp_latency": lsp_latency,
     "headline": headline,
     "cold_start": cold_start,
     "load_test": load_test,
