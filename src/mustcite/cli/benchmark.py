@@ -19,6 +19,7 @@ import typer
 
 from ..errors import DataMissingError, MustciteError, UsageError
 from ..io import check_output_dir, check_output_file
+from .common import write_report
 
 bench_app = typer.Typer(help="Build and run the must-cite retrieval benchmark.", no_args_is_help=True)
 
@@ -164,12 +165,7 @@ def retrieve_cmd(
                     for i, (pid, score) in enumerate(results.get(q.id, []), 1)]
             lines.append(json.dumps({"id": q.id, "method": retriever.metadata(), "results": hits}, ensure_ascii=False))
         text = "\n".join(lines) + "\n"
-    if out:
-        from ..io import atomic_write_text
-
-        atomic_write_text(out, text)
-    else:
-        sys.stdout.write(text)
+    write_report(text, out)
 
 
 def evaluate_cmd(

@@ -22,7 +22,7 @@ import typer
 
 from ..errors import MustciteError, UsageError
 from ..io import check_output_dir, check_output_file
-from .common import workspace, year_range
+from .common import workspace, year_range, write_report
 
 
 def register(app: typer.Typer) -> None:
@@ -254,12 +254,7 @@ def recommend_cmd(
         if rs.notice:
             print(f"note: query {qid}: {rs.notice}", file=sys.stderr)
     text = render(ranked, fmt)
-    if out:
-        from ..io import atomic_write_text
-
-        atomic_write_text(out, text)
-    else:
-        sys.stdout.write(text)
+    write_report(text, out)
 
 
 def _draft_query(path: Path) -> dict:
@@ -315,12 +310,7 @@ def audit_cmd(
         text = formats.audit_bibtex(res)
     else:
         text = formats.audit_table(res)
-    if out:
-        from ..io import atomic_write_text
-
-        atomic_write_text(out, text)
-    else:
-        sys.stdout.write(text)
+    write_report(text, out)
     if res.notice:
         print(f"note: {res.notice}", file=sys.stderr)
     if gate:

@@ -15,6 +15,7 @@ import typer
 
 from ..errors import MustciteError, UsageError
 from ..io import check_output_file
+from .common import write_report
 
 
 def register(app: typer.Typer) -> None:
@@ -54,12 +55,7 @@ def check_refs_cmd(
         for m in messages:
             print(f"note: {m}", file=sys.stderr)
     text = render(checks, fmt)
-    if out:
-        from ..io import atomic_write_text
-
-        atomic_write_text(out, text)
-    else:
-        sys.stdout.write(text)
+    write_report(text, out)
     if fmt != "table":
         print(summary(checks), file=sys.stderr)
     if fail_on is not None:

@@ -57,10 +57,8 @@ def _cite_args(text: str, j: int, multi: bool,
     return (groups, j) if groups else None
 
 
-def mark_citations(text: str) -> tuple[str, list[Citation], list[str]]:
-    """``text`` with every citation command replaced by a marker, the citations (one per marker,
-    in order) and the ``\\nocite`` keys."""
-    out, cites, nocite = [], [], []
+def _commands(text: str):
+    """Each citation command of ``text``: (its match, its name, its argument groups, where it ends)."""
     pos = 0
     index = BraceIndex(text)          # one pass for every argument: an unclosed "{" costs no rescan
     for m in _CITE.finditer(text):
@@ -71,7 +69,16 @@ def mark_citations(text: str) -> tuple[str, list[Citation], list[str]]:
         got = _cite_args(text, m.end(), multi, index)
         if got is None:
             continue
-        groups, end = got
+        groups, pos = got
+        yield m, cmd, groups, pos
+
+
+def mark_citations(text: str) -> tuple[str, list[Citation], list[str]]:
+    """``text`` with every citation command replaced by a marker, the citations (one per marker,
+    in order) and the ``\\nocite`` keys."""
+    out, cites, nocite = [], [], []
+    pos = 0
+    for m, cmd, groups, end in _commands(text):
         out.append(text[pos:m.start()])
         pos = end
         keys = [k for g in groups for k in g[2]]
@@ -98,17 +105,8 @@ def citation_keys(text: str) -> list[KeySpan]:
     """Every key of every citation command of ``text`` (``\\nocite`` included), in order, with its
     offsets (for an editor to point at a key; :func:`mark_citations` reads the same commands)."""
     out: list[KeySpan] = []
-    pos = 0
     index = BraceIndex(text)
-    for m in _CITE.finditer(text):
-        if m.start() < pos:
-            continue
-        cmd = m.group(1).rstrip("*")
-        multi = cmd.endswith("cites") or cmd in ("cites", "Cites")
-        got = _cite_args(text, m.end(), multi, index)
-        if got is None:
-            continue
-        pos = got[1]
+    for m, cmd, _, pos in _commands(text):
         j = m.end()
         while j < pos:
             for _ in range(2):          # the optional arguments, as _cite_args skips them
