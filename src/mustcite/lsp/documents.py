@@ -95,7 +95,7 @@ def field_value(text: str, line: int, field: str) -> tuple[int, int] | None:
     i = m.end()
     if i < hi and text[i] in "{\"":
         close = "}" if text[i] == "{" else "\""
-        depth, j = 0, i
+        depth, j = 0, (i if close == "}" else i + 1)
         while j < hi:
             ch = text[j]
             if ch == "\\":

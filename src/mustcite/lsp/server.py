@@ -65,7 +65,7 @@ class CitationServer(LanguageServer):
         self.options = options or Options()
         self._index = None
         self._model = None
-        self._load_lock = threading.Lock()
+        self._index_lock, self._model_lock = threading.Lock(), threading.Lock()
         self._work = ThreadPoolExecutor(1, thread_name_prefix="mustcite-check")
         self._audits = ThreadPoolExecutor(1, thread_name_prefix="mustcite-audit")
         #: per .bib document: entry text -> its check (an entry is checked again only when it changes)
@@ -81,7 +81,7 @@ class CitationServer(LanguageServer):
 
     # ---- what is loaded once ------------------------------------------------------------------------
     def index(self):
-        with self._load_lock:
+        with self._index_lock:
             if self._index is None:
                 from ..refcheck.index import load_index
 
@@ -89,7 +89,7 @@ class CitationServer(LanguageServer):
             return self._index
 
     def model(self):
-        with self._load_lock:
+        with self._model_lock:
             if self._model is None:
                 from ..recommend.shortcuts import load
 
@@ -190,6 +190,9 @@ class CitationServer(LanguageServer):
                 self.publish(uri)
         except MustciteError as e:
             self.show(types.MessageType.Error, f"mustcite: {e}")
+        except Exception as e:          # a server outlives a bad file: say what failed, keep serving
+            log.exception("checking %s", uri)
+            self.show(types.MessageType.Error, f"mustcite: checking {uri} failed: {type(e).__name__}: {e}")
 
     # ---- the audit -----------------------------------------------------------------------------------
     def audit_folder(self, root: Path):
@@ -222,6 +225,10 @@ class CitationServer(LanguageServer):
                     result = await loop.run_in_executor(self._audits, self.audit_folder, root)
                 except MustciteError as e:
                     self.show(types.MessageType.Warning, f"mustcite audit: {e}")
+                    result = None
+                except Exception as e:      # a server outlives a bad project: say what failed, keep serving
+                    log.exception("auditing %s", root)
+                    self.show(types.MessageType.Error, f"mustcite audit of {root} failed: {type(e).__name__}: {e}")
                     result = None
                 site = self.bibliography_site(root)
                 for uri in list(self._audit_diags):
