@@ -53,6 +53,11 @@ of the test cases (dev figures are written beside them).
   matches no corpus title exactly or fuzzily) claimed at a held venue-year in the corpus range near
   its own year.
 
+* ``side_track_intact``: papers of the ancillary tracks the corpus leaves out (``side_tracks.parquet``:
+  Findings, Datasets & Benchmarks, workshops, demos, industry tracks) of a held venue, written with
+  that venue's main booktitle, as authors usually cite them; expected ``unverifiable`` (the corpus
+  holds main tracks only); a false positive is ``mismatch`` or ``not_found``.
+
 * ``real_references``: reference strings as authors wrote them, from the NeurIPS full texts
   (``<work>/extract/*.json``) that the citation linker tied to a corpus paper by its exact title:
   title, authors and year as the extraction parsed them, the venue read from the string after the
@@ -98,12 +103,15 @@ KINDS = ("intact", "wrong_year", "wrong_venue", "authors_dropped", "authors_adde
 FIELD_OF = {"wrong_year": ("year",), "wrong_venue": ("venue",), "authors_dropped": ("authors",),
             "authors_added": ("authors",), "authors_swapped": ("authors",), "title_joined": ("title",),
             "arxiv_version": ("venue",), "wrong_identifier": ("doi", "identifier")}
+#: kinds whose entries are real and correct: a mismatch or not_found there is a false positive
+FP_KINDS = ("intact", "outside_intact", "side_track_intact", "real_references")
 STYLES = ("dblp", "scholar", "short", "site", "latex")
 GROUPS = [("NeurIPS", "ICML", "ICLR", "AISTATS", "UAI", "COLT", "JMLR"), ("CVPR", "ICCV", "ECCV"),
           ("ACL", "EMNLP", "NAACL"), ("AAAI", "IJCAI")]
 PER_KIND = 450          # cases per perturbation kind (both splits together, before skips)
 INTACT = 1500
 OUTSIDE = 450
+SIDE = 450
 
 
 def h(*parts) -> int:
@@ -456,6 +464,16 @@ def make_cases(idx, papers, works) -> list[dict]:
         c = base(fake, "outside_intact", style, venue_fields=vf)
         cases.append(c)
         n_out += 1
+    # papers of the tracks the corpus leaves out (Findings, Datasets & Benchmarks, workshops, demos),
+    # cited the way authors cite them: with their venue's main booktitle
+    if idx.side is not None:
+        f = idx.side_fields
+        side = [{"paper_id": pid, "title": f["title"][i], "authors": f["authors"][i] or [], "venue": f["venue"][i],
+                 "year": f["year"][i], "url": f["url"][i] or ""}
+                for i, pid in enumerate(idx.side.ids)
+                if f["venue"][i] and f["year"][i] and f["authors"][i] and len(normalize_title(f["title"][i]).split()) >= 4]
+        for sp in sorted(side, key=lambda x: h("side", x["paper_id"]))[:SIDE]:
+            cases.append(base(sp, "side_track_intact", style_of(sp["paper_id"], "side")))
     return cases
 
 
@@ -512,7 +530,7 @@ def score(cases: list[dict], results: dict[str, dict]) -> dict:
         st = Counter(r["status"] for _, r in rows)
         k = sum(r["status"] in flagged for _, r in rows)
         d = {"n": n, "statuses": dict(st), "unverifiable_share": round(st.get("unverifiable", 0) / n, 4) if n else None}
-        if kind in ("intact", "outside_intact", "real_references"):
+        if kind in FP_KINDS:
             d.update(false_positives=k, rate=round(k / n, 4) if n else None, ci95=wilson(k, n))
         else:
             d.update(detected=k, rate=round(k / n, 4) if n else None, ci95=wilson(k, n))
@@ -521,7 +539,7 @@ def score(cases: list[dict], results: dict[str, dict]) -> dict:
                 kf = sum(any(i["field"] in fields for i in r["issues"]) for _, r in rows)
                 d["field_rate"] = round(kf / n, 4) if n else None
         out[kind] = d
-    pert = [(c, r) for kind, rows in by_kind.items() if kind not in ("intact", "outside_intact", "real_references")
+    pert = [(c, r) for kind, rows in by_kind.items() if kind not in FP_KINDS
             for c, r in rows if r]
     kp = sum(r["status"] in flagged for _, r in pert)
     out["overall_perturbed"] = {"n": len(pert), "detected": kp, "rate": round(kp / len(pert), 4) if pert else None,

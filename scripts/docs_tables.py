@@ -739,6 +739,8 @@ def refcheck_eval() -> str:
     o = t["overall_perturbed"]
     rows.append([bold("all perturbed entries"), n(o["n"]), bold(f3(o["rate"])), _wilson(o), ""])
     for k, what in (("intact", "intact, venues the corpus holds (false positives)"),
+                    ("side_track_intact", "intact, Findings / Datasets & Benchmarks / workshop papers cited with "
+                                          "the main booktitle (false positives)"),
                     ("outside_intact", "intact, outside the corpus (false positives)"),
                     ("real_references", "reference strings from NeurIPS full texts (flagged)")):
         rows.append([what, n(t[k]["n"]), f3(t[k]["rate"]), _wilson(t[k]), pct(t[k]["unverifiable_share"])])

@@ -29,18 +29,23 @@ def work(tmp_path_factory):
 
     from mustcite.corpus.importers import import_file
     from mustcite.corpus.records import Paper, make_paper_id
-    from mustcite.corpus.store import write_papers
+    from mustcite.corpus.dedup import dedup
+    from mustcite.corpus.store import SIDE_TRACKS_FILE, write_papers
 
     root = tmp_path_factory.mktemp("refcheck-work")
-    papers = []
+    papers, side = [], []
     for f in FILES:
         for r in import_file(DATA / "proceedings" / "paperlists" / f"{f}.jsonl.gz", DATA):
+            if not r.skip and not r.main_track:
+                side.append(r)
             if r.skip or not r.main_track:
                 continue
             papers.append(Paper(make_paper_id(r.title, r.venue, r.year, r.source_id), r.title, r.venue, r.year,
                                 authors=list(r.authors), source="paperlists", source_id=r.source_id, url=r.url,
                                 pdf=r.pdf, track=r.track))
     write_papers(papers, root / "corpus" / "papers.parquet")
+    # the ancillary tracks (ACL 2022 Findings), kept apart as the corpus build keeps them
+    write_papers(dedup(side).side_track, root / "corpus" / SIDE_TRACKS_FILE)
     os.environ.pop("MUSTCITE_CACHE", None)
     return root
 
@@ -307,3 +312,25 @@ def test_missing_corpus_is_a_clear_error(tmp_path, capsys):
     p.write_text("@misc{a, title={T}}\n", encoding="utf-8")
     assert run(tmp_path / "empty-work", str(p)) == 1
     assert "no corpus store" in capsys.readouterr().err
+
+
+def test_a_side_track_paper_is_never_called_invented(work, tmp_path, capsys):
+    """A Findings paper cited with its venue's main booktitle is unverifiable (the corpus holds main
+    tracks only), not not_found; claimed at another held venue it is a venue mismatch."""
+    import pyarrow.parquet as pq
+
+    from mustcite.corpus.store import SIDE_TRACKS_FILE
+
+    rows = pq.read_table(work / "corpus" / SIDE_TRACKS_FILE).to_pylist()
+    r = next(x for x in rows if x["venue"] == "ACL" and x["authors"] and len(x["title"].split()) >= 5)
+    assert r["track"]
+    path = tmp_path / "side.bib"
+    path.write_text(bib("acl", r["title"], r["authors"], r["year"],
+                        "booktitle = {Proceedings of the 60th Annual Meeting of the Association for Computational "
+                        "Linguistics}")
+                    + bib("nips", r["title"], r["authors"], 2019,
+                          "booktitle = {Advances in Neural Information Processing Systems}"), encoding="utf-8")
+    got = {c.key: c for c in check_refs(path, work=work)}
+    assert got["acl"].status == "unverifiable" and r["track"] in got["acl"].why
+    assert got["acl"].record["title"] == r["title"]
+    assert got["nips"].status == "mismatch" and [i.field for i in got["nips"].issues] == ["venue"]

@@ -26,7 +26,7 @@ from .dedup import dedup, merge_same_work
 from .importers import (COLLECTED_PREFIX, ImportedRecord, import_collected, import_file, list_collected_files,
                         list_source_files)
 from .records import VENUES, normalize_title
-from .store import BUILD_FILE, corpus_dir, write_papers
+from .store import BUILD_FILE, SIDE_TRACKS_FILE, corpus_dir, write_papers
 
 log = logging.getLogger("mustcite.corpus")
 
@@ -46,6 +46,8 @@ class BuildReport:
     multi_source_papers: int = 0
     records_read: int = 0
     records_main_track: int = 0
+    #: papers of ancillary tracks, written apart (``side_tracks.parquet``)
+    side_tracks: int = 0
     files: dict[str, dict[str, Any]] = field(default_factory=dict)     # rel path -> counts, sha256
     sources: dict[str, dict[str, int]] = field(default_factory=dict)   # folder -> counts
     skipped: dict[str, int] = field(default_factory=dict)              # reason -> count
@@ -230,6 +232,8 @@ def build_corpus(data_dir: str | Path, work: str | Path | Workspace | None = Non
     out = corpus_dir(work)
     report.store = str(out / "papers.parquet")
     write_papers(papers, out / "papers.parquet")
+    write_papers(result.side_track, out / SIDE_TRACKS_FILE)
+    report.side_tracks = len(result.side_track)
     report.built_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
     report.seconds = round(time.perf_counter() - t0, 2)
     atomic_write_json(out / BUILD_FILE, report.to_dict())

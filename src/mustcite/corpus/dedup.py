@@ -19,7 +19,7 @@ earliest version is kept, so that a paper is never dated later than its first pu
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from .importers import COLLECTED_PREFIX, ImportedRecord
 from .records import Paper, make_paper_id, normalize_title, surname_key
@@ -36,6 +36,9 @@ class DedupResult:
     dropped_linked: Counter = field(default_factory=Counter)
     #: source -> records of a ``confirm_only`` source that no other source lists (not accepted)
     unconfirmed: Counter = field(default_factory=Counter)
+    #: the dropped groups of ancillary tracks, each merged into one Paper whose ``track`` names the
+    #: ancillary track (kept apart from the corpus, so that a citation of one is recognised)
+    side_track: list[Paper] = field(default_factory=list)
 
 
 class _UnionFind:
@@ -131,6 +134,7 @@ def dedup(records: list[ImportedRecord]) -> DedupResult:
     dropped_track: Counter = Counter()
     dropped_linked: Counter = Counter()
     unconfirmed: Counter = Counter()
+    side: list[Paper] = []
     for root in sorted(groups):
         members = [records[i] for i in groups[root]]
         if not all(m.main_track for m in members):
@@ -139,6 +143,8 @@ def dedup(records: list[ImportedRecord]) -> DedupResult:
                     dropped_linked[m.source] += 1
                 else:
                     dropped_track[(m.source, m.track)] += 1
+            track = next(m.track for m in members if not m.main_track) or "ancillary"
+            side.append(replace(merge_group(members), track=track))
             continue
         if all(m.confirm_only for m in members):
             for m in members:
@@ -150,7 +156,7 @@ def dedup(records: list[ImportedRecord]) -> DedupResult:
         papers.append(merge_group(members))
     return DedupResult(papers=papers, duplicates_merged=merged, groups_multi_source=multi,
                        dropped_track=dropped_track, dropped_linked=dropped_linked,
-                       unconfirmed=unconfirmed)
+                       unconfirmed=unconfirmed, side_track=side)
 
 
 #: a title shared by records without an author list must have this many words to make them one work

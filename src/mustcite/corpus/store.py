@@ -23,6 +23,8 @@ from .records import VENUES, Paper, normalize_title
 
 PAPERS_FILE = "papers.parquet"
 BUILD_FILE = "build.json"
+#: the papers of ancillary tracks (workshops, demos, Findings, Datasets & Benchmarks) the corpus leaves out
+SIDE_TRACKS_FILE = "side_tracks.parquet"
 
 SCHEMA = pa.schema([
     ("paper_id", pa.string()), ("title", pa.string()), ("abstract", pa.string()),

@@ -220,6 +220,34 @@ def by_authors(index: RefIndex, entry: Entry, claim: VenueClaim, year: int | Non
     return best
 
 
+# ---- the side tracks ------------------------------------------------------------------------------
+
+def side_track_row(index: RefIndex, title: str, year: int | None) -> int | None:
+    """The row of the side-track paper (a workshop, Findings, Datasets & Benchmarks paper the corpus
+    leaves out) whose title is the entry's, or None."""
+    if index.side is None or len(normalize_title(title)) < 12:
+        return None
+    hit = index.side.match(title, ref_year=year)
+    return None if hit is None else index.side_row(hit[0])
+
+
+def _side_track(out: RefCheck, index: RefIndex, row: int, notes: list[str], claim: VenueClaim) -> RefCheck:
+    """The answer for an entry that is a side-track paper: unverifiable (the corpus holds main tracks
+    only), or a venue mismatch when the entry names another held venue than the paper's."""
+    rec, track = index.side_record(row), index.side_track(row)
+    out.record, out.notes = {**rec.to_json(), "track": track}, notes
+    where = f"the {track} track of {rec.venue} {rec.year}"
+    if claim.kind == "held" and claim.code and rec.venue and claim.code != rec.venue:
+        out.status = "mismatch"
+        out.issues = [Issue("venue", claim.code, f"{rec.venue} {rec.year} ({track})",
+                            f"the paper appeared in {where}, not at {claim.code}")]
+        out.why = out.issues[0].why
+        return out
+    out.status = "unverifiable"
+    out.why = f"a paper of {where} ({rec.title!r}); the corpus holds main tracks only: cannot verify offline"
+    return out
+
+
 # ---- the catalogue ----------------------------------------------------------------------------------
 
 def catalogue_work(index: RefIndex, entry: Entry) -> Record | None:
@@ -267,6 +295,8 @@ def check_entry(entry: Entry, index: RefIndex) -> RefCheck:
         if title and title_similarity(title, index.title[row]) < FUZZY_SAME:
             issues.append(Issue("title", entry.title, index.title[row],
                                 f"the entry's {by_id[1]} id is this paper's, whose title is another"))
+    elif title and (side := side_track_row(index, title, year)) is not None:
+        return _side_track(out, index, side, notes, claim)
     elif title:
         joined = joined_title(index, title, entry, claim, year)
         if joined is not None:

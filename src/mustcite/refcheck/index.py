@@ -5,7 +5,9 @@
 keys from the records' URLs: ACL Anthology, OpenReview, NeurIPS proceedings and PMLR ids), the
 fields each check compares (title, authors, venue, year, the other venues of the same work), the
 catalogue of cited works (``works.parquet``: title, authors, year, venue text, DOI/arXiv ids) in a
-second TitleIndex, and the venue-years the corpus holds completely.
+second TitleIndex, the papers of ancillary tracks the corpus leaves out (``side_tracks.parquet``:
+workshops, demos, Findings, Datasets & Benchmarks; a citation of one is answered unverifiable, not
+wrong) in a third, and the venue-years the corpus holds completely.
 
 The index is pickled under ``<cache>/refcheck/`` with a name made of the size and modification
 time of ``papers.parquet`` and ``works.parquet``: a rebuilt corpus or catalogue gives a new name,
@@ -35,6 +37,7 @@ import numpy as np
 
 from ..config import Workspace
 from ..errors import DataMissingError, MustciteError
+from ..corpus.store import SIDE_TRACKS_FILE
 from ..extract.link import TitleIndex, identifier_keys
 
 #: a venue-year with fewer corpus papers is never held completely
@@ -43,7 +46,7 @@ MIN_COMPLETE = 20
 NEIGHBOUR_SHARE = 0.5
 NEIGHBOUR_YEARS = 3
 #: bump when the pickled layout changes
-INDEX_VERSION = 3
+INDEX_VERSION = 4
 
 
 @dataclass
@@ -112,7 +115,11 @@ class RefIndex:
     work_fields: dict[str, list] = field(default_factory=dict)
     #: (venue, year) -> corpus rows (the other venues of a work included)
     by_venue_year: dict[tuple[str, int], np.ndarray] = field(default_factory=dict)
+    #: papers of the ancillary tracks the corpus leaves out (``side_tracks.parquet``), when built
+    side: TitleIndex | None = None
+    side_fields: dict[str, list] = field(default_factory=dict)
     _row_of: dict[str, int] = field(default_factory=dict, repr=False)
+    _side_row: dict[str, int] = field(default_factory=dict, repr=False)
     _work_row: dict[str, int] = field(default_factory=dict, repr=False)
     _surnames: dict[tuple[str, int], dict[str, list[int]]] = field(default_factory=dict, repr=False)
 
@@ -132,6 +139,19 @@ class RefIndex:
         f = self.work_fields
         return Record(self.works.ids[row], f["title"][row], list(f["authors"][row] or []), f["venue"][row] or "",
                       f["year"][row], "catalogue", [], "", list(f["identifiers"][row] or []))
+
+    def side_record(self, row: int) -> Record:
+        f = self.side_fields
+        return Record(self.side.ids[row], f["title"][row], list(f["authors"][row] or []), f["venue"][row],
+                      f["year"][row], "side track", [], f["url"][row] or "", identifier_keys(url=f["url"][row]))
+
+    def side_row(self, paper_id: str) -> int | None:
+        if not self._side_row and self.side is not None:
+            self._side_row = {p: i for i, p in enumerate(self.side.ids)}
+        return self._side_row.get(paper_id)
+
+    def side_track(self, row: int) -> str:
+        return self.side_fields["track"][row] or "ancillary"
 
     def work_citing(self, row: int) -> int:
         return int(self.work_fields["n_citing"][row] or 0)
@@ -171,7 +191,7 @@ class RefIndex:
     # ---- building ----------------------------------------------------------------------------
 
     @classmethod
-    def build(cls, papers: Path, works: Path | None = None) -> "RefIndex":
+    def build(cls, papers: Path, works: Path | None = None, side: Path | None = None) -> "RefIndex":
         import pyarrow.parquet as pq
 
         try:
@@ -209,6 +229,14 @@ class RefIndex:
             wt.id_rows = dict(rows)
             idx.works = wt
             idx.work_fields = {k: wf[k] for k in ("title", "year", "authors", "venue", "identifiers", "kind", "n_citing")}
+        if side is not None and side.is_file():
+            try:
+                st = pq.read_table(side, columns=["paper_id", "title", "authors", "venue", "year", "url", "track"])
+            except Exception as exc:
+                raise MustciteError(f"cannot read the side-track papers: {exc}", path=side) from None
+            sf = {c: st.column(c).to_pylist() for c in st.column_names}
+            idx.side = TitleIndex.build(sf["paper_id"], sf["title"], sf["year"])
+            idx.side_fields = {k: sf[k] for k in ("title", "authors", "venue", "year", "url", "track")}
         return idx
 
 
@@ -222,7 +250,7 @@ def _stamp(path: Path) -> str:
 
 def index_cache_path(papers: Path, works: Path | None, cache_dir: Path) -> Path:
     key = "|".join([str(INDEX_VERSION), str(papers.resolve()), _stamp(papers),
-                    _stamp(works) if works is not None else "-"])
+                    _stamp(works) if works is not None else "-", _stamp(papers.parent / SIDE_TRACKS_FILE)])
     return cache_dir / "refcheck" / f"index-{hashlib.sha1(key.encode()).hexdigest()[:16]}.pickle"
 
 
@@ -256,7 +284,7 @@ def load_index(work: str | Path | Workspace | None = None, *, papers: str | Path
         except Exception:  # a damaged or foreign cache file: rebuild it
             idx = None
     if idx is None:
-        idx = RefIndex.build(papers, works)
+        idx = RefIndex.build(papers, works, papers.parent / SIDE_TRACKS_FILE)
         if path is not None:
             path.parent.mkdir(parents=True, exist_ok=True)
             tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
