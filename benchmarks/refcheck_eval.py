@@ -478,6 +478,8 @@ def make_cases(idx, papers, works) -> list[dict]:
 
 
 def real_reference_cases(work: Path, idx, n: int = 1000) -> list[dict]:
+    from mustcite.refcheck.entries import volume_in_text
+
     refs = []
     for path in sorted((work / "extract").glob("*.json")):
         if path.name.endswith(".meta.json") or path.name == "summary.json":
@@ -502,6 +504,7 @@ def real_reference_cases(work: Path, idx, n: int = 1000) -> list[dict]:
                     "entry": {"key": f"real-{stem}-{r.get('target')}", "title": r.get("title") or "",
                               "authors": list(r.get("authors") or []), "year": r.get("year"), "raw": r["raw"],
                               "others": bool(re.search(r"\bet al\b", r["raw"][:300])), "structured": False,
+                              "volume": volume_in_text(r["raw"]),
                               "source": f"{stem}.json:ref {r.get('target')}"}})
     return out
 

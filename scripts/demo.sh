@@ -16,7 +16,10 @@ step() { printf '\n\033[1m== %s\033[0m  (%d s so far)\n' "$*" "$((SECONDS - t0))
 t0=$SECONDS
 
 step "1/7 corpus: import, normalise and deduplicate the proceedings lists"
-if [ -f "$WORK/corpus/papers.parquet" ]; then echo "corpus already built: $WORK/corpus/papers.parquet"; else $MC corpus build -q; fi
+# (rebuilt when the papers of the ancillary tracks, which check-refs reads, are missing: same papers.parquet)
+if [ -f "$WORK/corpus/papers.parquet" ] && [ -f "$WORK/corpus/side_tracks.parquet" ]; then
+  echo "corpus already built: $WORK/corpus/papers.parquet"
+else $MC corpus build -q; fi
 $MC corpus stats
 
 step "2/7 extract references, contexts and mention counts from the NeurIPS 2024 + 2023 full texts"

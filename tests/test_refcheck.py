@@ -334,3 +334,23 @@ def test_a_side_track_paper_is_never_called_invented(work, tmp_path, capsys):
     assert got["acl"].status == "unverifiable" and r["track"] in got["acl"].why
     assert got["acl"].record["title"] == r["title"]
     assert got["nips"].status == "mismatch" and [i.field for i in got["nips"].issues] == ["venue"]
+
+
+def test_a_reference_string_without_a_title_is_never_called_invented(work, records):
+    """A reference string whose parser read the title as the last author is still found; one with
+    no title at all is unverifiable, never not_found."""
+    from mustcite.refcheck import check_entries, load_index
+    from mustcite.refcheck.entries import Entry
+
+    r = next(x for x in records.values() if x["venue"] == "NeurIPS" and x["year"] == 2019
+             and len(x["authors"] or []) >= 2 and len(x["title"].split()) >= 5)
+    raw = (f"[7] {', '.join(r['authors'])}, {r['title']}. In Advances in Neural Information Processing Systems, "
+           f"pages 1-9, 2019.")
+    read_as_author = Entry("7", title="", authors=[*r["authors"], r["title"]], year=2019,
+                           venue="Advances in Neural Information Processing Systems", raw=raw, structured=False)
+    no_title = Entry("8", title="", authors=["Jane Doe"], year=2019,
+                     venue="Advances in Neural Information Processing Systems",
+                     raw="[8] Jane Doe. In Advances in Neural Information Processing Systems, 2019.", structured=False)
+    got = check_entries([read_as_author, no_title], load_index(work))
+    assert got[0].status == "verified" and got[0].record["title"] == r["title"]
+    assert got[1].status == "unverifiable" and "no title" in got[1].why

@@ -285,7 +285,16 @@ def check_entry(entry: Entry, index: RefIndex) -> RefCheck:
     issues: list[Issue] = []
     notes: list[str] = []
 
-    rows = title_rows(index, title, year, raw=entry.raw, structured=entry.structured) if title else []
+    # a reference string whose title was not told apart is looked up by its parts: the string's
+    # segments, and "authors" of four words or more (a title read as the last author)
+    rows = title_rows(index, title, year, raw=entry.raw, structured=entry.structured) \
+        if title or (not entry.structured and entry.raw) else []
+    if not rows and not title and not entry.structured:
+        for cand in (a for a in entry.authors if len(a.split()) >= 4):
+            rows = title_rows(index, cand, year)
+            if rows:
+                title = clean_title(cand)
+                break
     by_id = identifier_row(index, entry)
     row: int | None = None
     if rows:
@@ -371,7 +380,7 @@ def _not_found(out: RefCheck, entry: Entry, claim: VenueClaim, year: int | None,
     work = catalogue_work(index, entry)
     if work is not None:
         notes.append(f"the catalogue of cited works knows this title ({work.venue or 'no venue'}, {work.year})")
-    if claim.kind == "held" and index.is_complete(claim.code, year):
+    if claim.kind == "held" and index.is_complete(claim.code, year) and clean_title(entry.title or "").strip():
         n = index.counts.get((claim.code, int(year)), 0)
         out.status = "not_found"
         out.why = (f"the corpus holds {claim.code} {year} completely ({n} papers) and none of them is this "

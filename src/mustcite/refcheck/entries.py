@@ -97,9 +97,7 @@ def read_entries(path: str | Path) -> tuple[list[Entry], list[str]]:
         if not text.strip():
             raise MustciteError("the file is empty", path=path)
         if name.endswith(".bib"):
-            got, messages = parse_bib(text, path.name)
-            volumes = _bib_volumes(text)
-            entries = [_from_bib(e, True, volumes) for e in got]
+            entries, messages = entries_from_bib(text, path.name)
             if not entries:
                 raise MustciteError(_no_entries(messages, "no BibTeX entry (@type{key, ...}) found"), path=path,
                                     line=_first_line(messages))
@@ -126,7 +124,9 @@ def _first_line(messages: list[str]) -> int | None:
     return None
 
 
-def _volume_of(raw: str) -> int | None:
+def volume_in_text(raw: str) -> int | None:
+    """The NeurIPS volume number a reference string gives ("Advances in Neural Information Processing
+    Systems, 36, 2024" -> 36), or None."""
     m = _VOLUME_TEXT.search(raw or "")
     return int(m.group(1)) if m else None
 
@@ -156,7 +156,7 @@ def _draft_entries(path: Path) -> tuple[list[Entry], list[str]]:
         entries.append(Entry(key=r.bibkey or r.cite or str(r.target), title=r.title or "", authors=list(r.authors),
                              others=others, year=r.year, venue=r.venue or "", doi=r.doi, arxiv=r.arxiv, url=r.url,
                              raw=raw, source=f"{path.name}:ref {r.target}", structured=structured and bool(r.venue),
-                             volume=_volume_of(raw)))
+                             volume=volume_in_text(raw)))
     if not entries:
         raise MustciteError("found no reference list", path=path,
                             hint="give a .bib or .bbl file, or a draft with a References section")
@@ -167,4 +167,5 @@ def entries_from_bib(text: str, name: str) -> tuple[list[Entry], list[str]]:
     """The entries of BibTeX ``text`` (an editor's buffer; ``name`` for each entry's ``source``)
     in input order, and the parser's messages."""
     got, messages = parse_bib(text, name)
-    return [_from_bib(e, True) for e in got], messages
+    volumes = _bib_volumes(text)
+    return [_from_bib(e, True, volumes) for e in got], messages
