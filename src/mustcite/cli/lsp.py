@@ -18,9 +18,8 @@ def lsp_cmd(
     audit: bool = typer.Option(True, "--audit/--no-audit", help="audit the project after each save"),
     stdio: bool = typer.Option(True, "--stdio", hidden=True, help="talk over stdin/stdout (the only transport)"),
 ) -> None:
-    """Language server (LSP) for LaTeX and BibTeX: checked references, undefined keys, missing must-cite papers.
-
-    Diagnostics on .bib entries (a field that disagrees with the corpus record, an entry not found
+    """Language server (LSP) for LaTeX and BibTeX: checked references, undefined keys, missing must-cite papers:
+    diagnostics on .bib entries (a field that disagrees with the corpus record, an entry not found
     at a venue-year the corpus holds completely, an entry that cannot be verified offline) and on
     \\cite keys (undefined, or citing such an entry); after each save, the audit's missing must-cite
     papers at the bibliography command. Quick fixes set a field to the record's value and add a
