@@ -79,3 +79,19 @@ def test_library_warnings_are_hidden_unless_verbose(tmp_path):
     loud = subprocess.run([sys.executable, "-c", code, str(tmp_path), "1"], capture_output=True, text=True)
     assert quiet.returncode == 0 and quiet.stderr == "", quiet.stderr
     assert "a library warning" in loud.stderr and "a library log line" in loud.stderr
+
+
+def test_a_library_that_sets_its_own_level_on_import_stays_quiet():
+    """bm25s sets its logger to DEBUG when imported, and some libraries (onnxruntime's quantizer,
+    used while training) configure the root logger: its DEBUG lines must still not reach stderr."""
+    code = ("import logging\n"
+            "from mustcite.quiet import quiet_libraries\n"
+            "quiet_libraries()\n"
+            "import bm25s\n"
+            "logging.basicConfig(level=logging.DEBUG)\n"
+            "logging.getLogger('bm25s').debug('library debug line')\n"
+            "logging.getLogger('bm25s').error('library error line')\n")
+    env = {k: v for k, v in os.environ.items() if k != "MUSTCITE_VERBOSE"}
+    got = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+    assert got.returncode == 0, got.stderr
+    assert "library debug line" not in got.stderr and "library error line" in got.stderr

@@ -35,7 +35,11 @@ def quiet_libraries(verbose: bool = False) -> None:
     for name, value in _QUIET_ENV.items():
         os.environ.setdefault(name, value)     # for worker processes and libraries not imported yet
     for name in LIBRARY_LOGGERS:
-        logging.getLogger(name).setLevel(logging.ERROR)
+        logger = logging.getLogger(name)
+        logger.setLevel(logging.ERROR)
+        # a library may set its own level when it is imported later (bm25s sets DEBUG): the filter stays
+        if _errors_only not in logger.filters:
+            logger.addFilter(_errors_only)
     # libraries that log on the root logger (onnxruntime's quantization advice): errors only there,
     # while mustcite's own loggers keep their warnings
     logging.getLogger().setLevel(logging.ERROR)
@@ -43,6 +47,10 @@ def quiet_libraries(verbose: bool = False) -> None:
     # every warning, also a library's warning raised at a line of mustcite (torch's deprecation
     # notices name the caller): mustcite tells the user what matters in its own lines
     warnings.filterwarnings("ignore")
+
+
+def _errors_only(record: logging.LogRecord) -> bool:
+    return record.levelno >= logging.ERROR
 
 
 def verbose_requested() -> bool:
