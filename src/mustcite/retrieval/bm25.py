@@ -47,7 +47,8 @@ class BM25Retriever:
             raise MustciteError("cannot index an empty pool")
         self._ids = [d.id for d in docs]
         self._bm25 = bm25s.BM25(k1=self.k1, b=self.b, method=self.method)
-        self._bm25.index(self._tokenize([d.text for d in docs], ids=True), show_progress=len(docs) > 20000)
+        # building takes a few seconds even for the whole corpus: no bar of its own
+        self._bm25.index(self._tokenize([d.text for d in docs], ids=True), show_progress=False)
 
     def search(self, queries, k: int = 100, *, mask: np.ndarray | None = None) -> Results:
         """Top ``k`` per query; ``mask`` (one weight per indexed doc, 0 = never) restricts the
