@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 import pytest
 
 from mustcite.retrieval import make_retriever
@@ -67,3 +70,32 @@ def test_unknown_words_and_k_larger_than_pool():
                     {"id": "y", "title": "residual networks", "abstract": ""}], k=50)
     assert res["x"] == []
     assert [d for d, _ in res["y"]] == ["p1"]
+
+
+@pytest.mark.data("proceedings")
+def test_the_same_texts_give_the_same_index_bytes_in_every_process(tmp_path):
+    """String hashing is seeded per process; the saved index must not depend on it."""
+    import subprocess
+    import sys
+
+    code = ("import hashlib, sys\n"
+            "from pathlib import Path\n"
+            "from helpers import recommender as R\n"
+            "from mustcite.retrieval.bm25 import BM25Retriever\n"
+            "r = BM25Retriever()\n"
+            "r.index([{'paper_id': p['paper_id'], 'title': p['title'], 'abstract': p['abstract'] or ''}"
+            " for p in R.pool()[:800]])\n"
+            "out = Path(sys.argv[1]); r.save(out)\n"
+            "h = hashlib.sha256()\n"
+            "for f in sorted(out.rglob('*')):\n"
+            "    h.update(f.name.encode() + (f.read_bytes() if f.is_file() else b''))\n"
+            "print(h.hexdigest())\n")
+    tests = Path(__file__).parent
+    digests = set()
+    for seed in ("1", "2"):
+        env = dict(os.environ, PYTHONHASHSEED=seed, PYTHONPATH=str(tests))
+        got = subprocess.run([sys.executable, "-c", code, str(tmp_path / seed)], capture_output=True, text=True,
+                             env=env, timeout=300)
+        assert got.returncode == 0, got.stderr
+        digests.add(got.stdout.strip())
+    assert len(digests) == 1

@@ -24,6 +24,20 @@ def _stemmer():
     return Stemmer.Stemmer("english")
 
 
+def _sorted_vocab(tokenized):
+    """``tokenized`` with its vocabulary numbered in sorted token order. bm25s numbers the stems in
+    the order of a Python set, which changes from process to process (string hashing is seeded per
+    process), so the same texts would give a differently laid out, though equal, index; sorted, two
+    builds write the same bytes."""
+    from bm25s.tokenization import Tokenized
+
+    vocab = {t: i for i, t in enumerate(sorted(tokenized.vocab))}
+    remap = np.empty(len(vocab), dtype=np.int64)
+    for token, old in tokenized.vocab.items():
+        remap[old] = vocab[token]
+    return Tokenized(ids=[remap[np.asarray(d, dtype=np.int64)].tolist() for d in tokenized.ids], vocab=vocab)
+
+
 class BM25Retriever:
     """Sparse keyword retrieval (Robertson et al. 1995) as bm25s implements it (Lucene variant)."""
 
@@ -37,7 +51,8 @@ class BM25Retriever:
     def _tokenize(self, texts: list[str], *, ids: bool):
         import bm25s
 
-        return bm25s.tokenize(texts, stopwords="en", stemmer=_stemmer(), return_ids=ids, show_progress=False)
+        got = bm25s.tokenize(texts, stopwords="en", stemmer=_stemmer(), return_ids=ids, show_progress=False)
+        return _sorted_vocab(got) if ids else got
 
     def index(self, pool) -> None:
         import bm25s
