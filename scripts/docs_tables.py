@@ -765,7 +765,26 @@ def lsp_latency() -> str:
     return table([f"language server, {d['references']}-reference LaTeX project", "wall time"], rows)
 
 
+def reproducible_install() -> str:
+    d = load("reproducible_install.json")
+    f = d["per_file"]
+    rows = [[f"`{name}`", f"`{f[name]['sha256'][:16]}…`", "yes" if f[name]["identical"] else "no"]
+            for name in ("tiers.joblib", "pool_vectors.npy", "labelled_vectors.npy", "bm25/bm25s/data.csc.index.npy",
+                         "pool.parquet") if name in f]
+    rows.append([f"all {d['files']} files of the model", "", f"{d['identical']} identical"])
+    for name, v in f.items():
+        if not v["identical"]:
+            why = "same once the clone's path is replaced" if v.get("identical_after_path_replaced") else \
+                "records times or file stamps"
+            rows.append([f"`{name}`", "", f"no: {why}"])
+    rows.append([f"`pip freeze` ({d['packages']} packages)", f"`{d['pip_freeze_sha256'][:16]}…`",
+                 "yes" if d["pip_freeze_identical"] else "no"])
+    return table(["two fresh clones, each `make venv` + `mustcite train --no-refit --fit-queries 1500`",
+                  "sha256", "identical"], rows)
+
+
 TABLES = {
+    "reproducible_install": reproducible_install,
     "refcheck_eval": refcheck_eval,
     "refcheck_speed": refcheck_speed,
     "lsp_latency": lsp_latency,
