@@ -95,10 +95,10 @@ def check_draft_file(path: str | Path, *, max_bytes: int = MAX_DRAFT_BYTES) -> s
     return kind
 
 
-def read_draft(path: str | Path, *, max_bytes: int = MAX_DRAFT_BYTES,
-               max_chars: int = MAX_DRAFT_CHARS) -> Draft:
-    """Extract the draft at ``path`` (only that file); raises MustciteError naming the file and the
-    reason when it cannot be read, extracted, or holds neither a title nor an abstract."""
+def extract_draft(path: str | Path, *, max_bytes: int = MAX_DRAFT_BYTES,
+                  max_chars: int = MAX_DRAFT_CHARS) -> tuple[str, ExtractedPaper]:
+    """``(kind, extracted paper)`` of the draft at ``path`` (only that file, within the size caps);
+    raises MustciteError naming the file and the reason when it cannot be read or extracted."""
     from ..extract.run import ExtractOptions, extract_paper
 
     path = Path(path)
@@ -106,17 +106,27 @@ def read_draft(path: str | Path, *, max_bytes: int = MAX_DRAFT_BYTES,
     if kind == "latex":
         from ..extract.latex import extract_latex
 
-        paper = extract_latex(path)
+        return kind, extract_latex(path)
+    paper = extract_paper(path, ExtractOptions(out_dir="", fallbacks=False, max_bytes=max_bytes,
+                                               max_chars=max_chars, keep_undated=True))
+    if paper.status == "failed":
+        raise MustciteError("could not extract the draft: " + "; ".join(paper.messages or ["unknown reason"]), path=path)
+    return kind, paper
+
+
+def read_draft(path: str | Path, *, max_bytes: int = MAX_DRAFT_BYTES,
+               max_chars: int = MAX_DRAFT_CHARS) -> Draft:
+    """Extract the draft at ``path`` (only that file); raises MustciteError naming the file and the
+    reason when it cannot be read, extracted, or holds neither a title nor an abstract."""
+    path = Path(path)
+    kind, paper = extract_draft(path, max_bytes=max_bytes, max_chars=max_chars)
+    if kind == "latex":
         title, abstract = (paper.title or "").strip(), (paper.abstract or "").strip()
         if not (title or abstract):
             raise MustciteError("found neither a \\title nor an abstract in the LaTeX project", path=path,
                                 hint="give the main file a \\title{...} and a \\begin{abstract}...\\end{abstract}")
         return Draft(path, kind, title, abstract, paper)
-    paper = extract_paper(path, ExtractOptions(out_dir="", fallbacks=False, max_bytes=max_bytes,
-                                               max_chars=max_chars, keep_undated=True))
     reasons = "; ".join(paper.messages or ["unknown reason"])
-    if paper.status == "failed":
-        raise MustciteError(f"could not extract the draft: {reasons}", path=path)
     title, abstract = (paper.title or "").strip(), (paper.abstract or "").strip()
     if not (title or abstract):
         why = f" (extraction {paper.status}: {reasons})" if paper.messages else ""

@@ -133,21 +133,9 @@ def volume_in_text(raw: str) -> int | None:
 
 def _draft_entries(path: Path) -> tuple[list[Entry], list[str]]:
     """The reference list of a LaTeX project, archive or draft, read as ``audit`` reads it."""
-    from ..recommend.draft import MAX_DRAFT_BYTES, MAX_DRAFT_CHARS, check_draft_file
+    from ..recommend.draft import extract_draft
 
-    kind = check_draft_file(path)
-    if kind == "latex":
-        from ..extract.latex import extract_latex
-
-        paper = extract_latex(path)
-    else:
-        from ..extract.run import ExtractOptions, extract_paper
-
-        paper = extract_paper(path, ExtractOptions(out_dir="", fallbacks=False, max_bytes=MAX_DRAFT_BYTES,
-                                                   max_chars=MAX_DRAFT_CHARS, keep_undated=True))
-        if paper.status == "failed":
-            raise MustciteError("could not extract the reference list: " + "; ".join(paper.messages or ["unknown reason"]),
-                                path=path)
+    kind, paper = extract_draft(path)
     entries = []
     for r in sorted(paper.references, key=lambda r: r.target):
         structured = kind == "latex" and bool(r.bibkey) and not (r.raw or "").startswith("\\")

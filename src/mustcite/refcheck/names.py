@@ -35,11 +35,6 @@ def name_tokens(name: str) -> list[str]:
     return toks
 
 
-def surname(name: str) -> str:
-    toks = name_tokens(name)
-    return toks[-1] if toks else ""
-
-
 def same_person(a: str, b: str) -> bool:
     ta, tb = name_tokens(a), name_tokens(b)
     if not ta or not tb:
