@@ -15,9 +15,9 @@ JUDGE="${MUSTCITE_JUDGE:-offline}"
 step() { printf '\n\033[1m== %s\033[0m  (%d s so far)\n' "$*" "$((SECONDS - t0))"; }
 t0=$SECONDS
 
-step "1/7 corpus: import, normalise and deduplicate the proceedings lists"
-# (rebuilt when the papers of the ancillary tracks, which check-refs reads, are missing: same papers.parquet)
-if [ -f "$WORK/corpus/papers.parquet" ] && [ -f "$WORK/corpus/side_tracks.parquet" ]; then
+step "1/7 corpus: import the proceedings lists and ML Anthology, merge them record by record"
+# (rebuilt when a store of an older build lacks the version links and the side records of ML Anthology)
+if [ -f "$WORK/corpus/papers.parquet" ] && [ -f "$WORK/corpus/versions.parquet" ]; then
   echo "corpus already built: $WORK/corpus/papers.parquet"
 else $MC corpus build -q; fi
 $MC corpus stats

@@ -1,10 +1,22 @@
-"""``build_corpus``: import every paper list, keep main tracks, merge duplicates, write the store.
+"""``build_corpus``: import every paper list and ML Anthology, merge them record by record, write the store.
 
 Steps: list ``proceedings/*/*.jsonl.gz`` -> :func:`import_file` each (errors name file:line) ->
-count skips (unknown venue, no year) with a warning naming file and line -> :func:`dedup` (drops
-ancillary-track groups, merges duplicates) -> ``papers.parquet`` and ``build.json`` written
-atomically. Nothing is written until every input has been read, so a failed build leaves the
-previous store as it was.
+``anthology/records/*.jsonl.gz`` -> :func:`import_anthology_file` each -> count skips (unknown
+venue, no year) with a warning naming file and line -> :func:`dedup` (one paper per group of
+records that share an identifier or a venue-year and title; ancillary-track groups set apart) ->
+:func:`merge_same_work` -> :func:`version_links`. Written, each atomically:
+
+* ``papers.parquet``: the corpus, the main tracks of the 15 venues (what the benchmark, the
+  labels and the recommender read);
+* ``side_tracks.parquet``: every other record (workshops, Findings, Datasets & Benchmarks,
+  journals and conferences outside the 15), with its ``venue`` and ``track`` (what check-refs and
+  the catalogue of cited works read besides the corpus);
+* ``versions.parquet``: the version links between the two (:mod:`.versions`);
+* ``disagreements.parquet``: where the sources of one paper disagree on title, year or authors;
+* ``build.json``: what was read, merged, dropped and written.
+
+Nothing is written until every input has been read, so a failed build leaves the previous store as
+it was.
 """
 
 from __future__ import annotations
@@ -22,11 +34,15 @@ from tqdm import tqdm
 from ..config import Workspace
 from ..errors import DataMissingError
 from ..io import atomic_write_json, sha256_file
+from .anthology import SOURCE as ANTHOLOGY_SOURCE
+from .anthology import import_anthology_file, list_anthology_files
 from .dedup import dedup, merge_same_work
 from .importers import (COLLECTED_PREFIX, ImportedRecord, import_collected, import_file, list_collected_files,
                         list_source_files)
 from .records import VENUES, normalize_title
-from .store import BUILD_FILE, SIDE_TRACKS_FILE, corpus_dir, write_papers
+from .store import (BUILD_FILE, DISAGREEMENTS_FILE, SIDE_TRACKS_FILE, VERSIONS_FILE, corpus_dir, disagreements_table,
+                    write_papers, write_table)
+from .versions import version_links, versions_table
 
 log = logging.getLogger("mustcite.corpus")
 
@@ -48,6 +64,19 @@ class BuildReport:
     records_main_track: int = 0
     #: papers of ancillary tracks, written apart (``side_tracks.parquet``)
     side_tracks: int = 0
+    #: side records by venue and track ("TMLR/journal" -> n)
+    side_by_venue_track: dict[str, int] = field(default_factory=dict)
+    #: corpus papers by the sources that list them ("mlanthology+paperlists" -> n)
+    papers_by_sources: dict[str, int] = field(default_factory=dict)
+    #: corpus papers whose abstract came from each source
+    abstract_sources: dict[str, int] = field(default_factory=dict)
+    #: anthology records of a main conference that share their DOI with a workshop record (read as
+    #: the workshop paper)
+    workshop_refiled: int = 0
+    #: version links (each counted once) by the kind of the later or side version
+    version_links: dict[str, int] = field(default_factory=dict)
+    #: disagreements between sources: field -> kind -> count
+    disagreements: dict[str, dict[str, int]] = field(default_factory=dict)
     files: dict[str, dict[str, Any]] = field(default_factory=dict)     # rel path -> counts, sha256
     sources: dict[str, dict[str, int]] = field(default_factory=dict)   # folder -> counts
     skipped: dict[str, int] = field(default_factory=dict)              # reason -> count
@@ -84,18 +113,22 @@ def _by_venue_year(papers) -> list[dict[str, Any]]:
             for v, y in sorted(c, key=lambda k: (order.get(k[0], 99), k[1] or 0))]
 
 
-def import_all(data_dir: Path, report: BuildReport, *, progress: bool = False) -> list[ImportedRecord]:
-    """Read every source file; fill the per-file/per-source counts and skips of ``report``."""
+def import_all(data_dir: Path, report: BuildReport, *, progress: bool = False,
+               with_anthology: bool = True) -> list[ImportedRecord]:
+    """Read every source file (the paper lists, then ML Anthology unless ``with_anthology`` is
+    false); fill the per-file/per-source counts and skips of ``report``."""
     proc = data_dir / "proceedings"
     files = list_source_files(proc)
     if not files:
         raise DataMissingError(f"no paper lists (*/*.jsonl.gz) under {proc}",
                                hint="`mustcite data check proceedings` says what is missing and where to get it")
+    anthology = set(list_anthology_files(data_dir)) if with_anthology else set()
     kept: list[ImportedRecord] = []
     skipped: Counter = Counter()
-    for path in tqdm(files, desc="import", unit="file", disable=not progress):
+    for path in tqdm([*files, *sorted(anthology)], desc="import", unit="file", disable=not progress):
         n = n_abs = n_skip = 0
-        for rec in import_file(path, data_dir):
+        reader = import_anthology_file(path, data_dir) if path in anthology else import_file(path, data_dir)
+        for rec in reader:
             n += 1
             n_abs += rec.has_abstract
             if rec.skip:
@@ -113,7 +146,7 @@ def import_all(data_dir: Path, report: BuildReport, *, progress: bool = False) -
         rel = str(path.relative_to(data_dir))
         report.files[rel] = {"records": n, "with_abstract": n_abs, "skipped": n_skip,
                              "sha256": sha256_file(path)}
-        src = report.sources.setdefault(path.parent.name, {"files": 0, "records": 0, "with_abstract": 0,
+        src = report.sources.setdefault(ANTHOLOGY_SOURCE if path in anthology else path.parent.name, {"files": 0, "records": 0, "with_abstract": 0,
                                                            "skipped": 0})
         src["files"] += 1
         src["records"] += n
@@ -122,6 +155,21 @@ def import_all(data_dir: Path, report: BuildReport, *, progress: bool = False) -
         report.records_read += n
     report.skipped = dict(sorted(skipped.items()))
     return kept
+
+
+def refile_workshop_copies(records: list[ImportedRecord]) -> int:
+    """Read an anthology main-conference record that shares its DOI with a workshop record of the
+    same venue as that workshop paper (ECCV 2010-2016 and CVPR 2004-2005 list workshop papers
+    twice); returns how many were refiled."""
+    workshop_dois = {(r.venue, k) for r in records if r.source == ANTHOLOGY_SOURCE and r.track == "workshop"
+                     for k in r.id_keys if k.startswith("doi:")}
+    n = 0
+    for r in records:
+        if r.source == ANTHOLOGY_SOURCE and r.track != "workshop" and any(
+                (r.venue, k) in workshop_dois for k in r.id_keys if k.startswith("doi:")):
+            r.track, r.main_track, r.group = "workshop", False, f"{r.venue} workshops"
+            n += 1
+    return n
 
 
 def _keys(r: ImportedRecord) -> list[tuple]:
@@ -186,8 +234,10 @@ def import_collected_dir(records_dir: Path, report: BuildReport, lists: list[Imp
 
 
 def build_corpus(data_dir: str | Path, work: str | Path | Workspace | None = None, *,
-                 progress: bool = False, collected: str | Path | bool | None = None) -> BuildReport:
-    """Build ``<work>/corpus/papers.parquet`` and ``build.json`` from ``<data_dir>/proceedings``.
+                 progress: bool = False, collected: str | Path | bool | None = None,
+                 anthology: bool = True) -> BuildReport:
+    """Build ``<work>/corpus/`` (see the module doc) from ``<data_dir>/proceedings`` and, unless
+    ``anthology`` is false, ``<data_dir>/anthology``.
 
     ``collected``: a folder of ``mustcite collect`` record files to import with the lists; None
     (default) uses ``<work>/collect/records`` when that folder exists; False imports none.
@@ -195,7 +245,8 @@ def build_corpus(data_dir: str | Path, work: str | Path | Workspace | None = Non
     t0 = time.perf_counter()
     data_dir = Path(data_dir).resolve()
     report = BuildReport(data_dir=str(data_dir))
-    records = import_all(data_dir, report, progress=progress)
+    records = import_all(data_dir, report, progress=progress, with_anthology=anthology)
+    report.workshop_refiled = refile_workshop_copies(records)
     if collected is None:
         cdir = default_collected_dir(work)
         cdir = cdir if cdir.is_dir() else None
@@ -211,7 +262,8 @@ def build_corpus(data_dir: str | Path, work: str | Path | Workspace | None = Non
     report.records_main_track = sum(r.main_track for r in records)
     result = dedup(records)
     del records                      # the merged papers hold what is kept; free the rest early
-    papers, report.same_work_merged = merge_same_work(result.papers)
+    folded: list = []
+    papers, report.same_work_merged = merge_same_work(result.papers, folded)
     order = {v: i for i, v in enumerate(VENUES)}
     papers.sort(key=lambda p: (order.get(p.venue, 99), p.year or 0, p.paper_id))
     report.total = len(papers)
@@ -229,10 +281,26 @@ def build_corpus(data_dir: str | Path, work: str | Path | Workspace | None = Non
         report.collected["in_corpus"] = sum(
             any(ref.startswith(COLLECTED_PREFIX + "-") for ref in p.source_ids) for p in papers)
 
+    report.papers_by_sources = dict(Counter("+".join(sorted({r.split(":", 1)[0] for r in p.source_ids
+                                                              if not r.startswith("paper:")}))
+                                            for p in papers).most_common())
+    report.abstract_sources = dict(Counter(p.field_sources.get("abstract", "") for p in papers
+                                           if p.has_abstract).most_common())
+    report.side_by_venue_track = dict(Counter(f"{p.venue}/{p.track or 'ancillary'}"
+                                              for p in result.side_track).most_common())
+    links = version_links(papers, result.side_track, folded)
+    report.version_links = dict(Counter(r["kind"] for r in links if r["paper_id"] < r["version_id"]).most_common())
+    dis: dict[str, Counter] = {}
+    for d in result.disagreements:
+        dis.setdefault(d["field"], Counter())[d["kind"]] += 1
+    report.disagreements = {k: dict(v.most_common()) for k, v in sorted(dis.items())}
+
     out = corpus_dir(work)
     report.store = str(out / "papers.parquet")
     write_papers(papers, out / "papers.parquet")
     write_papers(result.side_track, out / SIDE_TRACKS_FILE)
+    write_table(versions_table(links), out / VERSIONS_FILE)
+    write_table(disagreements_table(result.disagreements), out / DISAGREEMENTS_FILE)
     report.side_tracks = len(result.side_track)
     report.built_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
     report.seconds = round(time.perf_counter() - t0, 2)

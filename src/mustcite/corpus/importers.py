@@ -21,6 +21,7 @@ from typing import Any
 
 from ..errors import MustciteError
 from ..io import iter_jsonl
+from .identifiers import identifier_keys
 from .venues import ancillary_keyword, is_main_track, parse_file_name, track_label, venue_code
 
 
@@ -131,10 +132,22 @@ class ImportedRecord:
     title_mangled: bool = False
     confirm_only: bool = False
     skip: str = ""
+    doi: str = ""
+    pages: str = ""
+    volume: str = ""
+    #: identifier keys (:func:`~mustcite.corpus.identifiers.identifier_keys` of DOI, URL and PDF link)
+    id_keys: list[str] = field(default_factory=list)
+    #: the namespace a record is matched in by title: its venue, or "<venue> workshops" for a
+    #: workshop record of a source that files workshops apart ('' = the venue)
+    group: str = ""
 
     @property
     def has_abstract(self) -> bool:
         return bool(self.abstract.strip())
+
+    @property
+    def group_venue(self) -> str | None:
+        return self.group or self.venue
 
     def richness(self) -> int:
         """How many optional fields are filled (used to choose among duplicates)."""
@@ -268,6 +281,7 @@ def import_file(path: Path, data_dir: Path, source: str | None = None) -> Iterat
             track_texts.append(anth.split(".")[1])
         if or_id and source != "paperlists":
             sid = or_id
+        doi = obj.get("doi") if isinstance(obj.get("doi"), str) else ""
         year = file_year if file_year is not None else _year_of(obj, **where)
         venue = file_venue
         skip = ""
@@ -283,7 +297,7 @@ def import_file(path: Path, data_dir: Path, source: str | None = None) -> Iterat
             abstract=(abstract or "").strip(), authors=authors, source_id=sid, url=url, pdf=pdf,
             track=_track_of(track_texts), main_track=is_main_track(*track_texts), openreview_id=or_id, anthology_id=anth,
             priority=fmt.priority, title_mangled=fmt.title_mangled, confirm_only=fmt.confirm_only,
-            skip=skip)
+            skip=skip, id_keys=identifier_keys(doi=doi, url=url, pdf=pdf))
 
 
 def _track_of(texts: list[str]) -> str:

@@ -84,6 +84,9 @@ class Paper:
     source_ids: list[str] = field(default_factory=list)
     #: the other venues of the same work ("ICML 2024"), folded into this, its earliest version
     also_published: list[str] = field(default_factory=list)
+    doi: str = ""
+    #: field -> the source its value came from ("abstract" -> "mlanthology")
+    field_sources: dict[str, str] = field(default_factory=dict)
 
     @property
     def has_abstract(self) -> bool:
@@ -95,4 +98,12 @@ class Paper:
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "Paper":
         known = {f for f in cls.__dataclass_fields__}
-        return cls(**{k: v for k, v in d.items() if k in known})
+        kw = {k: v for k, v in d.items() if k in known}
+        if isinstance(kw.get("field_sources"), list):          # a Parquet map reads as (key, value) pairs
+            kw["field_sources"] = dict(kw["field_sources"])
+        for k in ("doi",):
+            if kw.get(k) is None:
+                kw.pop(k, None)
+        if kw.get("field_sources") is None:
+            kw.pop("field_sources", None)
+        return cls(**kw)

@@ -21,17 +21,34 @@ from ..config import Workspace
 from ..errors import DataMissingError, UsageError
 from .records import VENUES, Paper, normalize_title
 
+__all__ = ["BUILD_FILE", "DISAGREEMENTS_FILE", "PAPERS_FILE", "SIDE_TRACKS_FILE", "VERSIONS_FILE", "CorpusStore",
+           "corpus_dir", "disagreements_table", "iter_papers", "load_papers", "papers_path", "require_store",
+           "write_papers", "write_table"]
+
 PAPERS_FILE = "papers.parquet"
 BUILD_FILE = "build.json"
-#: the papers of ancillary tracks (workshops, demos, Findings, Datasets & Benchmarks) the corpus leaves out
+#: the records the corpus leaves out: ancillary tracks of the 15 venues (workshops, demos, Findings,
+#: Datasets & Benchmarks) and every other venue (journals such as TMLR, conferences such as WACV),
+#: each with its ``venue`` and ``track``; same columns as ``papers.parquet``
 SIDE_TRACKS_FILE = "side_tracks.parquet"
+#: version links between records of the two files (:mod:`mustcite.corpus.versions`)
+VERSIONS_FILE = "versions.parquet"
+#: where the sources of one corpus paper disagree (title, year, authors)
+DISAGREEMENTS_FILE = "disagreements.parquet"
+
+DISAGREEMENTS_SCHEMA = pa.schema([
+    ("paper_id", pa.string()), ("venue", pa.string()), ("year", pa.int32()), ("field", pa.string()),
+    ("kind", pa.string()), ("kept", pa.string()), ("kept_source", pa.string()),
+    ("values", pa.map_(pa.string(), pa.string())),
+])
 
 SCHEMA = pa.schema([
     ("paper_id", pa.string()), ("title", pa.string()), ("abstract", pa.string()),
     ("authors", pa.list_(pa.string())), ("venue", pa.string()), ("year", pa.int32()),
     ("source", pa.string()), ("source_id", pa.string()), ("url", pa.string()),
     ("pdf", pa.string()), ("track", pa.string()), ("source_ids", pa.list_(pa.string())),
-    ("also_published", pa.list_(pa.string())), ("title_norm", pa.string()),
+    ("also_published", pa.list_(pa.string())), ("doi", pa.string()),
+    ("field_sources", pa.map_(pa.string(), pa.string())), ("title_norm", pa.string()),
 ])
 PAPER_COLUMNS = [f for f in SCHEMA.names if f != "title_norm"]
 
@@ -58,9 +75,36 @@ def papers_to_table(papers: Iterable[Paper]) -> pa.Table:
     cols: dict[str, list] = {name: [] for name in SCHEMA.names}
     for p in papers:
         for name in PAPER_COLUMNS:
-            cols[name].append(getattr(p, name))
+            v = getattr(p, name)
+            cols[name].append(sorted(v.items()) if name == "field_sources" else v)
         cols["title_norm"].append(normalize_title(p.title))
     return pa.Table.from_pydict(cols, schema=SCHEMA)
+
+
+def disagreements_table(rows: Sequence[dict]) -> pa.Table:
+    return pa.Table.from_pylist([{**r, "values": sorted(r["values"].items())} for r in rows],
+                                schema=DISAGREEMENTS_SCHEMA)
+
+
+def write_table(table: pa.Table, path: Path) -> None:
+    """Atomically write one Arrow table as Parquet (temp file in the same folder, then rename)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    os.close(fd)
+    try:
+        pq.write_table(table, tmp, compression="zstd")
+        os.chmod(tmp, 0o666 & ~_umask())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 def write_papers(papers: Sequence[Paper], path: Path, *, batch_size: int = 20_000) -> None:
@@ -75,6 +119,7 @@ def write_papers(papers: Sequence[Paper], path: Path, *, batch_size: int = 20_00
         with pq.ParquetWriter(tmp, SCHEMA, compression="zstd") as writer:
             for start in range(0, max(len(papers), 1), batch_size):
                 writer.write_table(papers_to_table(papers[start:start + batch_size]))
+        os.chmod(tmp, 0o666 & ~_umask())
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):
@@ -94,9 +139,15 @@ def _papers_sql(path: Path) -> str:
     """A query of the store's rows with every column of :data:`SCHEMA` (a store written before a
     column existed reads it as empty)."""
     have = set(pq.read_schema(path).names)
-    extra = "".join(f", CAST({'[]' if pa.types.is_list(f.type) else 'NULL'} AS "
-                    f"{'VARCHAR[]' if pa.types.is_list(f.type) else 'VARCHAR'}) AS {f.name}"
-                    for f in SCHEMA if f.name not in have)
+
+    def empty(t: pa.DataType) -> str:
+        if pa.types.is_list(t):
+            return "CAST([] AS VARCHAR[])"
+        if pa.types.is_map(t):
+            return "CAST(MAP {} AS MAP(VARCHAR, VARCHAR))"
+        return "CAST(NULL AS VARCHAR)"
+
+    extra = "".join(f", {empty(f.type)} AS {f.name}" for f in SCHEMA if f.name not in have)
     return f"(SELECT *{extra} FROM read_parquet('{str(path).replace(chr(39), chr(39) * 2)}'))"
 
 

@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 from rapidfuzz import fuzz, process
 
+from ..corpus.identifiers import identifier_keys, normalize_arxiv, normalize_doi  # noqa: F401
 from ..corpus.records import normalize_title
 from ..errors import DataMissingError, MustciteError
 from ..io import atomic_write_json
@@ -175,74 +176,7 @@ def raw_segments(raw: str) -> list[str]:
     return list(dict.fromkeys(out))
 
 
-# ---- identifiers (DOI, arXiv, venue page ids) --------------------------------------------------
-
-_DOI = re.compile(r"(10\.\d{4,9}/[^\s\"<>{}]+)", re.I)
-_ARXIV_NEW = re.compile(r"(?<![\d.])(\d{4}\.\d{4,5})(?:v\d+)?(?![\d])")
-_ARXIV_OLD = re.compile(r"\b([a-z][a-z.\-]+/\d{7})(?:v\d+)?\b", re.I)
-_ARXIV_URL = re.compile(r"arxiv\.org/(?:abs|pdf|html)/([^\s?#]+?)(?:v\d+)?(?:\.pdf)?(?:[?#]|$)", re.I)
-_ACL_URL = re.compile(r"aclanthology\.org/(?:anthology/)?([A-Z]\d{2}-\d{4}|\d{4}\.[a-z0-9\-]+\.\d+)(?:\.pdf)?/?$", re.I)
-_ACL_DOI = re.compile(r"^10\.18653/v1/(.+)$", re.I)
-_OPENREVIEW = re.compile(r"openreview\.net/(?:forum|pdf)\?id=([A-Za-z0-9_\-]+)")
-_NIPS_HASH = re.compile(r"(?:papers\.nips\.cc|proceedings\.neurips\.cc)/paper(?:_files/paper)?/(?:\d{4}/)?"
-                        r"(?:hash|file)/([0-9a-f]{32})")
-_PMLR = re.compile(r"proceedings\.mlr\.press/(v\d+/[a-z0-9\-_]+?)(?:/[^/]*)?(?:\.html|\.pdf)?$", re.I)
-
-
-def normalize_doi(value: str | None) -> str | None:
-    """``https://doi.org/10.1/ABC`` / ``doi:10.1/abc`` -> ``10.1/abc`` (lower case); None if none."""
-    m = _DOI.search(value or "")
-    return m.group(1).rstrip(".,;").lower() if m else None
-
-
-def normalize_arxiv(value: str | None) -> str | None:
-    """An arXiv id (``1706.03762``, ``cs/0112017``) in an id, URL, DOI or ``arXiv:...`` string,
-    without its version; None if none."""
-    v = (value or "").strip()
-    if not v:
-        return None
-    m = _ARXIV_URL.search(v)
-    if m:
-        v = m.group(1)
-    m = re.search(r"10\.48550/arxiv\.(.+)$", v, re.I)
-    if m:
-        v = m.group(1)
-    m = _ARXIV_NEW.search(v)
-    if m:
-        return m.group(1)
-    m = _ARXIV_OLD.search(v)
-    return m.group(1).lower() if m else None
-
-
-def identifier_keys(*, doi: str | None = None, arxiv: str | None = None, url: str | None = None,
-                    pdf: str | None = None) -> list[str]:
-    """Comparable keys (``doi:...``, ``arxiv:...``, ``acl:...``, ``openreview:...``, ``nips:...``,
-    ``pmlr:...``) of a paper or reference; an ACL DOI and an ACL Anthology URL give the same key."""
-    keys: list[str] = []
-    d = normalize_doi(doi)
-    a = normalize_arxiv(arxiv)
-    for u in (url, pdf):
-        u = (u or "").strip()
-        if not u:
-            continue
-        if "arxiv.org" in u.lower():
-            a = a or normalize_arxiv(u)
-        elif "doi.org/" in u.lower():
-            d = d or normalize_doi(u)
-        for pat, tag in ((_ACL_URL, "acl"), (_OPENREVIEW, "openreview"), (_NIPS_HASH, "nips"), (_PMLR, "pmlr")):
-            m = pat.search(u)
-            if m:
-                keys.append(f"{tag}:{m.group(1).lower()}")
-    if d:
-        if d.startswith("10.48550/arxiv."):
-            a = a or normalize_arxiv(d)
-        keys.append(f"doi:{d}")
-        m = _ACL_DOI.match(d)
-        if m:
-            keys.append(f"acl:{m.group(1).lower()}")
-    if a:
-        keys.append(f"arxiv:{a}")
-    return list(dict.fromkeys(keys))
+# ---- identifiers: mustcite.corpus.identifiers (re-exported here for the linker's users) ------------
 
 
 def _words(norm: str) -> list[str]:
