@@ -81,13 +81,18 @@ def merge_group(members: list[ImportedRecord]) -> Paper:
     """One Paper from a group of duplicate records (``members`` in file order)."""
     ranked = sorted(range(len(members)), key=lambda i: _rank(members[i], i))
     best = members[ranked[0]]
-    title, title_src = best.title, best.source
+    id_title = best.title
     if best.title_mangled:
         better = [members[i] for i in ranked if not members[i].title_mangled]
         if better:
-            chosen = min(better, key=lambda r: r.priority)
-            title, title_src = chosen.title, chosen.source
+            id_title = min(better, key=lambda r: r.priority).title
+    unmangled = [m for m in members if not m.title_mangled] or members
+    title, title_src = _vote(unmangled, lambda r: normalize_title(r.title), lambda r: r.title)
     sources: dict[str, str] = {"title": title_src, "year": best.source, "venue": best.source}
+    authors, authors_src = _vote([m for m in members if m.authors], lambda r: tuple(_surnames(r.authors)),
+                                 lambda r: r.authors)
+    if authors_src:
+        sources["authors"] = authors_src
 
     def fill(attr: str):
         for i in ranked:
@@ -106,7 +111,7 @@ def merge_group(members: list[ImportedRecord]) -> Paper:
     doi = next((k[4:] for i in ranked for k in members[i].id_keys if k.startswith("doi:")), "")
     if doi:
         sources["doi"] = next(members[i].source for i in ranked if f"doi:{doi}" in members[i].id_keys)
-    paper_id = make_paper_id(title, best.venue or "", best.year, best.source_id)
+    paper_id = make_paper_id(id_title, best.venue or "", best.year, best.source_id)
     primary = [r for r in members if r.source not in SECONDARY_SOURCES]
     stable = [r for r in primary if not r.source.startswith(COLLECTED_PREFIX)] or primary
     if stable and len(stable) < len(members):
@@ -116,13 +121,32 @@ def merge_group(members: list[ImportedRecord]) -> Paper:
     return Paper(
         paper_id=paper_id,
         title=title, venue=best.venue or "", year=best.year, abstract=abstract,
-        authors=list(fill("authors")), source=best.source, source_id=best.source_id,
+        authors=list(authors or []), source=best.source, source_id=best.source_id,
         url=fill("url"), pdf=fill("pdf"), track=best.track, source_ids=refs,
         doi=normalize_doi(doi) or "", field_sources=sources)
 
 
 def _surnames(authors: list[str]) -> list[str]:
     return [k for k in (surname_key(a) for a in authors) if k]
+
+
+def _vote(members: list[ImportedRecord], key, value) -> tuple:
+    """(value, source) of the reading most sources share (by ``key``); a tie goes to the record
+    that ranks first (an abstract, more fields, a better source: the record of the published
+    version over a title-only list). A source that truncates or reorders a field is outvoted by two
+    that agree. ``(None, "")`` when ``members`` is empty."""
+    if not members:
+        return None, ""
+    order = sorted(range(len(members)), key=lambda i: _rank(members[i], i))
+    votes: dict = defaultdict(set)
+    for m in members:
+        votes[key(m)].add(m.source)
+    first = {}
+    for pos, i in enumerate(order):
+        first.setdefault(key(members[i]), (pos, members[i]))
+    top = max(votes, key=lambda k: (len(votes[k]), -first[k][0]))
+    chosen = first[top][1]
+    return value(chosen), chosen.source
 
 
 def disagreements(paper: Paper, members: list[ImportedRecord]) -> list[dict]:

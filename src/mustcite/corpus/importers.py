@@ -13,6 +13,7 @@ year is not an error: it is returned with ``skip`` set, and the build counts and
 from __future__ import annotations
 
 import ast
+import html
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -179,7 +180,7 @@ def parse_authors(value: Any, *, path: str | Path = "", line: int | None = None)
     if isinstance(value, list):
         items = value
     elif isinstance(value, str):
-        s = value.strip()
+        s = html.unescape(value.strip()) if "&" in value else value.strip()
         if s.startswith("[") and s.endswith("]"):
             try:
                 items = ast.literal_eval(s)
