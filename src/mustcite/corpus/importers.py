@@ -180,7 +180,7 @@ def parse_authors(value: Any, *, path: str | Path = "", line: int | None = None)
     if isinstance(value, list):
         items = value
     elif isinstance(value, str):
-        s = html.unescape(value.strip()) if "&" in value else value.strip()
+        s = value.strip()
         if s.startswith("[") and s.endswith("]"):
             try:
                 items = ast.literal_eval(s)
@@ -190,10 +190,10 @@ def parse_authors(value: Any, *, path: str | Path = "", line: int | None = None)
             if not isinstance(items, list):
                 raise MustciteError("authors list repr is not a list", path=path, line=line,
                                     field="authors")
-        elif ";" in s:
-            items = s.split(";")
         else:
-            items = s.split(",")
+            # entities first, so that "O&#x27; Toole" is not split at its ';'
+            s = html.unescape(s) if "&" in s else s
+            items = s.split(";") if ";" in s else s.split(",")
     else:
         raise MustciteError(f"authors must be a string or list, got {type(value).__name__}",
                             path=path, line=line, field="authors")
@@ -202,7 +202,7 @@ def parse_authors(value: Any, *, path: str | Path = "", line: int | None = None)
         if not isinstance(a, str):
             raise MustciteError(f"author names must be strings, got {type(a).__name__}", path=path,
                                 line=line, field="authors")
-        a = " ".join(a.split())
+        a = " ".join((html.unescape(a) if "&" in a else a).split())
         if a:
             out.append(a)
     return out
