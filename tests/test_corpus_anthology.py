@@ -190,3 +190,11 @@ def test_full_build_reads_every_anthology_record_and_fills_abstracts(data_dir, t
     assert {(r["venue"], r["year"]) for r in report.by_venue_year if r["year"] == 2025} >= {
         ("NeurIPS", 2025), ("ICML", 2025), ("ICLR", 2025), ("CVPR", 2025), ("ICCV", 2025)}
     assert report.version_links and report.disagreements["title"]["text"] > 0
+
+
+def test_html_entities_in_author_lists_are_decoded_per_name():
+    from mustcite.corpus.importers import parse_authors
+
+    assert parse_authors("Basudha Pal, Alice O&#x27; Toole, Rama Chellappa") == [
+        "Basudha Pal", "Alice O' Toole", "Rama Chellappa"]
+    assert parse_authors("['Mary O&#x27;Neil', 'Bo Li']") == ["Mary O'Neil", "Bo Li"]

@@ -1,4 +1,4 @@
-"""``mustcite corpus build`` and ``mustcite corpus stats [--json]``.
+"""``mustcite corpus build`` and ``mustcite corpus stats [--json] [--by-year] [--tracks] [--sources]``.
 
 Exit codes: 0 ok, 1 bad or missing data (message names file and line), 2 usage.
 """
@@ -58,12 +58,14 @@ def build_cmd(
 
 @corpus_app.command("stats")
 def stats_cmd(
-    as_json: bool = typer.Option(False, "--json", help="print {total, with_abstract, duplicates_merged, by_venue_year}"),
+    as_json: bool = typer.Option(False, "--json", help="print {total, with_abstract, duplicates_merged, by_venue_year, tracks, sources, year_bands}"),
     by_year: bool = typer.Option(False, "--by-year", help="one row per venue and year (default: per venue)"),
+    tracks: bool = typer.Option(False, "--tracks", help="the side records (workshops, Findings, other venues) by venue and track"),
+    sources: bool = typer.Option(False, "--sources", help="per source: records read, papers it lists, abstracts it gave"),
 ) -> None:
-    """Papers per venue (and year), with and without abstracts, like MasterSet Table 1."""
+    """Papers per venue (and year), with and without abstracts, like MasterSet Table 1, and per year
+    band; or the side records by venue and track (--tracks), or what each source gave (--sources)."""
     from rich.console import Console
-    from rich.table import Table
 
     from ..corpus.stats import corpus_stats
 
@@ -71,6 +73,24 @@ def stats_cmd(
     if as_json:
         typer.echo(json.dumps(stats.to_dict(), indent=1))
         return
+    console = Console()
+    if tracks:
+        console.print(_tracks_table(stats))
+    if sources:
+        console.print(_sources_table(stats))
+    if not (tracks or sources):
+        console.print(_papers_table(stats, by_year))
+        if not by_year:
+            console.print(_bands_table(stats))
+
+
+def _n(v: int | None) -> str:
+    return "–" if v is None else f"{v:,}"
+
+
+def _papers_table(stats, by_year: bool):
+    from rich.table import Table
+
     table = Table(title=f"Corpus: {stats.total:,} papers, {stats.with_abstract:,} with abstract, "
                         f"{stats.duplicates_merged:,} duplicates merged")
     if by_year:
@@ -90,4 +110,44 @@ def stats_cmd(
     table.add_row("Total", "", "", f"{stats.total:,}", f"{stats.with_abstract:,}",
                   f"{stats.total - stats.with_abstract:,}") if not by_year else table.add_row(
         "Total", "", f"{stats.total:,}", f"{stats.with_abstract:,}", f"{stats.total - stats.with_abstract:,}")
-    Console().print(table)
+    return table
+
+
+def _bands_table(stats):
+    from rich.table import Table
+
+    table = Table(title="Papers by year band")
+    for col in ("Years", "Papers", "With abstract", "Share"):
+        table.add_column(col, justify="left" if col == "Years" else "right")
+    for r in stats.year_bands:
+        share = "–" if r["share_with_abstract"] is None else f"{r['share_with_abstract']:.1%}"
+        table.add_row(r["band"], f"{r['papers']:,}", f"{r['with_abstract']:,}", share)
+    return table
+
+
+def _tracks_table(stats):
+    from rich.table import Table
+
+    total = sum(r["records"] for r in stats.tracks)
+    table = Table(title=f"Side records (not in the corpus): {total:,}")
+    for col in ("Venue", "Track", "Records", "With abstract", "Years"):
+        table.add_column(col, justify="left" if col in ("Venue", "Track") else "right")
+    for r in stats.tracks:
+        years = "–" if r["first_year"] is None else f"{r['first_year']}–{r['last_year']}"
+        table.add_row(r["venue"] or "(none)", r["track"], f"{r['records']:,}", _n(r["with_abstract"]), years)
+    if not stats.tracks:
+        table.caption = "no side records in this store (built before they were kept)"
+    return table
+
+
+def _sources_table(stats):
+    from rich.table import Table
+
+    table = Table(title="Sources")
+    for col in ("Source", "Files", "Records read", "With abstract", "Papers it lists", "Abstracts it gave"):
+        table.add_column(col, justify="left" if col == "Source" else "right")
+    for r in stats.sources:
+        table.add_row(r["source"], _n(r["files"]), _n(r["records"]), _n(r["with_abstract"]), _n(r["papers"]),
+                      _n(r["abstracts"]))
+    table.caption = "papers it lists: corpus papers with a record of the source; abstracts it gave: corpus abstracts taken from it"
+    return table

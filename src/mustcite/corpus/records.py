@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 import unicodedata
 import uuid
+from functools import lru_cache
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -35,6 +36,7 @@ def title_short_name(title: str | None) -> str:
     return m.group(1).strip().lower()
 
 
+@lru_cache(maxsize=1 << 19)
 def normalize_title(title: str | None) -> str:
     """Lower-case ASCII-folded title with punctuation and whitespace collapsed to single spaces.
 
@@ -53,6 +55,7 @@ def normalize_title(title: str | None) -> str:
     return _WS.sub(" ", t).strip()
 
 
+@lru_cache(maxsize=1 << 18)
 def surname_key(name: str | None) -> str:
     """The family name of an author, folded for comparison ("Smith, J." and "John Smith" -> "smith")."""
     name = (name or "").strip()

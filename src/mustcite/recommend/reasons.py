@@ -5,7 +5,10 @@ turns its evidence (:func:`.results.evidence_for`, plus what an audit adds) into
 strongest evidence first: the draft naming the work, the papers whose reference lists are closest
 to the draft's, the draft's own references, the nearest labelled papers that use it as a baseline
 or dataset or must-cite it, the citation contexts that describe it in the draft's words,
-co-citation, and last the shared words.
+co-citation, and last the shared words. A paper that no paper in the model's data cites and that
+is of the query's year or the year before (a 2025 paper for a 2025 query) is said to be too
+recent to be cited yet (:func:`too_recent`), so its only evidence, closeness to the query's text,
+is not taken for a weak citation record.
 """
 
 from __future__ import annotations
@@ -23,6 +26,9 @@ TIER_WORDS = {"I": "baseline or dataset", "II": "core", "III": "used throughout"
 #: the same for the tier probabilities (``Recommendation.tiers`` keys)
 PROBABILITY_WORDS = {"type1": "baseline or dataset", "type2": "core", "type3": "used throughout",
                      "must_cite": "must-cite", "cited": "cited"}
+#: the evidence fields that count papers of the model's data citing a result
+CITER_FIELDS = ("labelled_citing", "neighbours_citing", "neighbours_must_citing", "neighbours_baseline_citing",
+                "co_cited_by", "described_by", "references_cocited", "closest_bibliographies_type1")
 
 
 def tier_name(tier: str) -> str:
@@ -48,10 +54,29 @@ def _papers(n: int, verb: str = "") -> str:
     return f"{n} papers" + (f" {verb}" if verb else "")
 
 
-def reasons(ev: Mapping, r: "Recommendation | None" = None) -> list[str]:
-    """The evidence of one result (``r``, for saying what it is) as sentences, strongest first."""
+def uncited(ev: Mapping) -> bool:
+    """Whether evidence was gathered and no paper of the model's data cites the result: no
+    labelled citer, no neighbour's vote, no co-citation, no citation context, no name that citing
+    papers give it."""
+    return bool(ev) and not any(ev.get(k) for k in CITER_FIELDS) and not (ev.get("named") or {}).get("support")
+
+
+def too_recent(ev: Mapping, year: int | None, query_year: int | None) -> bool:
+    """Whether a result of ``year`` that nobody in the data cites (:func:`uncited`) is of the
+    query's year or the year before: too recent for the labelled papers to have cited it."""
+    return (year is not None and query_year is not None and query_year - 1 <= year <= query_year
+            and uncited(ev))
+
+
+def reasons(ev: Mapping, r: "Recommendation | None" = None, query_year: int | None = None) -> list[str]:
+    """The evidence of one result (``r``, for saying what it is) as sentences, strongest first;
+    ``query_year``: the year the query was ranked for (to say when a result is too recent to be
+    cited, :func:`too_recent`)."""
     what = f": {describe(r)}" if r is not None else ""
     named, strong, weak = [], [], []
+    if r is not None and too_recent(ev, r.year, query_year):
+        strong.append(f"Published in {r.year}: too recent for any paper in the data to cite it yet; "
+                      "recommended for its closeness to your title and abstract.")
     if ev.get("named_in_text"):
         named.append(f"Your text names {ev['named_in_text']}{what}, but does not cite it.")
     elif ev.get("named"):

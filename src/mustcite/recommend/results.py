@@ -11,7 +11,7 @@ from typing import Any
 from ..extract.works import is_work_id
 from .neighbours import NeighbourIndex
 from .features import Candidate
-from .reasons import reasons, tier_name
+from .reasons import reasons, tier_name, too_recent
 
 #: A result is labelled with its likeliest must-cite type (I/II/III) when that probability reaches
 #: this; otherwise "must-cite" (if P(must-cite) does) or plain "cited".
@@ -53,12 +53,18 @@ class Recommendation:
 
 class Ranked(list):
     """One query's ranked :class:`Recommendation` list; ``year``: the year it was computed for
-    (only papers of that year or earlier were used); ``notice``: why the list is empty, if it is."""
+    (only papers of that year or earlier were used); ``notice``: why the list is empty, if it is.
+
+    A result is made before the query's year is known to it: here the reasons of those too recent
+    for any paper in the data to cite (:func:`.reasons.too_recent`) are said again with that year."""
 
     def __init__(self, items=(), year: int | None = None, notice: str | None = None):
         super().__init__(items)
         self.year = year
         self.notice = notice
+        for r in self:
+            if isinstance(r, Recommendation) and too_recent(r.evidence, r.year, year):
+                r.reasons = reasons(r.evidence, r, year)
 
 
 def tier_label(probs: dict[str, float]) -> str:

@@ -16,13 +16,28 @@ Finding the record (in this order):
    ratio, of at least 80, and at most a quarter (or two) of its significant words not in the
    record's title: the record, with a note) or another paper (else: a title mismatch).
 
+**Side records** (``side_tracks.parquet``: workshops, Findings, demos, Datasets & Benchmarks of the
+15 venues, and the venues outside them, TMLR, WACV, CoRL, MLJ, ...) are candidates beside the
+corpus papers: those of the entry's title, of its DOI or URL, and the other versions
+(``versions.parquet``) of its corpus papers. A side record wins over the corpus paper when it
+answers the claimed venue better (:func:`side_fit`: a TMLR claim, a workshop claim, a Datasets &
+Benchmarks paper cited as NeurIPS); without a corpus paper, the best side record is taken. It is
+then checked like a corpus paper (:func:`check_side`): verified when title, authors, year and venue
+agree, a mismatch per field otherwise. Three cases are never called wrong: a workshop, Findings or
+demo paper cited with its own venue's main name (unverifiable: the corpus holds main tracks only), a
+workshop paper cited elsewhere or as an arXiv preprint (workshops are not proceedings; a workshop
+paper may be shown at several), and a record without a venue (ML Anthology's hand-picked classics).
+A side venue-year held completely (:meth:`~.index.RefIndex.side_is_complete`) is to a claim of it
+what a complete corpus venue-year is: a paper of its authors titled otherwise (step 4), a venue
+mismatch for a paper found elsewhere, else not found.
+
 The status:
 
 * ``verified``: a record is found and title, authors, year, venue and identifiers agree;
 * ``mismatch``: a record is found and a field disagrees (one :class:`Issue` each); an entry that
   cites the arXiv preprint of a paper the corpus holds is a venue mismatch;
-* ``not_found``: no record, and the venue-year the entry names is one the corpus holds completely
-  (:mod:`.index`);
+* ``not_found``: no record, and the venue-year the entry names is one the corpus (or the side
+  records, for a venue outside the 15) holds completely (:mod:`.index`);
 * ``unverifiable``: anything else: an arXiv preprint, a journal, book, workshop or Findings paper,
   a venue-year not held (completely), an entry without a venue or a year. Such an entry is never
   called wrong; a same-titled corpus paper or a catalogue work is attached as ``record`` when there
@@ -39,12 +54,13 @@ from rapidfuzz import fuzz
 
 from ..corpus.records import normalize_title
 from ..extract.link import STOPWORDS, clean_title, identifier_keys, raw_segments, repaired_titles
-from .compare import compare_authors, compare_identifiers, compare_venue, compare_year, title_similarity
+from .compare import (compare_authors, compare_identifiers, compare_venue, compare_year, id_scope_year,
+                      title_similarity)
 from .entries import Entry, read_entries
 from .index import Record, RefIndex, load_index
 from .names import align, name_tokens, same_person
 from .results import Issue, RefCheck
-from .venue import VenueClaim, classify_venue
+from .venue import SIDE_GROUPS, VenueClaim, classify_venue, track_kind
 
 #: a renamed version (step 4) needs this token-set similarity of titles to count as the same paper
 RENAMED_SIMILARITY = 80
@@ -112,9 +128,12 @@ def title_rows(index: RefIndex, title: str, year: int | None, *, raw: str = "", 
     return list(t.exact.get(t.norms[row], (row,))) if row is not None else []
 
 
-def identifier_row(index: RefIndex, entry: Entry) -> tuple[int, str] | None:
+def identifier_row(index: RefIndex, entry: Entry, *, side: bool = False) -> tuple[int, str] | None:
+    """(row, key) of the corpus paper (the side record with ``side``) carrying one of the entry's
+    DOI / arXiv / URL keys; a NeurIPS hash only within the entry's year (the URL's, else its own)."""
+    year = id_scope_year(entry)
     for k in identifier_keys(doi=entry.doi, arxiv=entry.arxiv, url=entry.url):
-        rows = index.titles.id_rows.get(k)
+        rows = index.id_rows(k, year, side=side)
         if rows:
             return rows[0], k
     return None
@@ -191,60 +210,210 @@ def _foreign_words(title: str, other_norm: str) -> int:
     return sum(1 for w in normalize_title(title).split() if w not in have and w not in STOPWORDS)
 
 
-def by_authors(index: RefIndex, entry: Entry, claim: VenueClaim, year: int | None) -> tuple[int, float] | None:
-    """(row, title similarity) of the entry's first author's paper of the claimed venue-year that
-    shares at least half of the entry's authors (module doc, step 4)."""
-    if claim.kind != "held" or year is None or not entry.authors:
+def by_authors(index: RefIndex, entry: Entry, venues: tuple[str, ...], year: int | None, *, side: bool = False
+               ) -> tuple[int, float] | None:
+    """(row, title similarity) of the entry's first author's paper of one of ``venues`` in ``year``
+    (corpus rows, or side rows with ``side``) that shares at least half of the entry's authors
+    (module doc, step 4)."""
+    if year is None or not entry.authors:
         return None
     toks = name_tokens(entry.authors[0])
     if not toks:
         return None
-    rows = set(index.rows_by_surname(claim.code, year, toks[-1]))
-    if len(toks) >= 2:
-        rows |= set(index.rows_by_surname(claim.code, year, toks[0]))
+    rows: set[int] = set()
+    for v in venues:
+        rows |= set(index.rows_by_surname(v, year, toks[-1], side=side))
+        if len(toks) >= 2:
+            rows |= set(index.rows_by_surname(v, year, toks[0], side=side))
+    authors = index.side_fields["authors"] if side else index.authors
+    norms = index.side.norms if side else index.titles.norms
     norm = normalize_title(entry.title)
     need = max(1, (len(entry.authors) + 1) // 2)
     if len(entry.authors) >= 2:
         need = max(need, 2)
     best = None
-    for r in rows:
-        rec = index.authors[r]
+    for r in sorted(rows):
+        rec = authors[r]
         if not rec:
             continue
         a = align(entry.authors, rec)
         if len(a.matched) < min(need, len(rec)) or not any(i == 0 for i, _ in a.matched):
             continue
-        sim = fuzz.token_set_ratio(norm, index.titles.norms[r])
+        sim = fuzz.token_set_ratio(norm, norms[r])
         if best is None or sim > best[1]:
             best = (r, sim)
     return best
 
 
-# ---- the side tracks ------------------------------------------------------------------------------
+# ---- the side records ----------------------------------------------------------------------------
 
-def side_track_row(index: RefIndex, title: str, year: int | None) -> int | None:
-    """The row of the side-track paper (a workshop, Findings, Datasets & Benchmarks paper the corpus
-    leaves out) whose title is the entry's, or None."""
-    if index.side is None or len(normalize_title(title)) < 12:
-        return None
+def side_names(claim: VenueClaim) -> tuple[str, ...]:
+    """The record venues the side venue a claim names stands for ("ECML-PKDD": also ECML)."""
+    return SIDE_GROUPS.get(claim.side, (claim.side,)) if claim.side else ()
+
+
+def archival(rec: Record) -> bool:
+    """Whether a side record is a paper of proceedings or a journal (not a workshop paper, which may
+    be shown at several workshops and published later, nor a record whose venue is unknown)."""
+    return rec.venue not in ("", "other") and track_kind(rec.track) != "workshop"
+
+
+def side_fit(claim: VenueClaim, rec: Record) -> int:
+    """How well a side record answers the venue the entry claims: 3 its venue and track (a NeurIPS
+    claim answered by a NeurIPS Datasets & Benchmarks paper, in the same proceedings, included); 2
+    the kind of track of an ancillary claim that names no venue ("Findings of the ACL"); 1 the
+    venue, another track (a Findings paper cited as ACL); 0 nothing."""
+    kind = track_kind(rec.track)
+    if rec.venue == "other":
+        return 0
+    if claim.kind == "held":
+        if rec.venue != claim.code:
+            return 0
+        return 3 if kind == "datasets-benchmarks" else 1
+    if claim.kind == "ancillary":
+        named = claim.code or claim.side
+        if named and rec.venue and (rec.venue == named or rec.venue in side_names(claim)):
+            return 3 if kind == claim.track else 1
+        if kind == claim.track != "other" and not (named and rec.venue):
+            return 2
+        return 1 if named and not rec.venue else 0
+    if claim.kind == "other" and claim.side and rec.venue in side_names(claim):
+        return 3 if kind in ("main", "journal") else 1
+    return 0
+
+
+def corpus_fit(claim: VenueClaim, index: RefIndex, row: int) -> int:
+    """:func:`side_fit` for a corpus paper: 3 when the claimed held venue is one of its venues, 1
+    for an ancillary claim of its venue, else 0."""
+    venues = {index.venue[row], *(v for v, _ in index.also[row])}
+    if claim.kind == "held":
+        return 3 if claim.code in venues else 0
+    return 1 if claim.kind == "ancillary" and claim.code in venues else 0
+
+
+def side_title_rows(index: RefIndex, title: str, year: int | None) -> list[int]:
+    """Side rows whose title is the entry's (exact, else the best fuzzy match and its namesakes)."""
+    if index.side is None or not title or len(normalize_title(title)) < 12:
+        return []
     hit = index.side.match(title, ref_year=year)
-    return None if hit is None else index.side_row(hit[0])
+    if hit is None:
+        return []
+    r = index.side_row(hit[0])
+    return list(index.side.exact.get(index.side.norms[r], [r]))
 
 
-def _side_track(out: RefCheck, index: RefIndex, row: int, notes: list[str], claim: VenueClaim) -> RefCheck:
-    """The answer for an entry that is a side-track paper: unverifiable (the corpus holds main tracks
-    only), or a venue mismatch when the entry names another held venue than the paper's."""
-    rec, track = index.side_record(row), index.side_track(row)
-    out.record, out.notes = {**rec.to_json(), "track": track}, notes
-    where = f"the {track} track of {rec.venue} {rec.year}"
-    if claim.kind == "held" and claim.code and rec.venue and claim.code != rec.venue:
+def side_versions(index: RefIndex, corpus_rows: list[int]) -> list[int]:
+    """Side rows that are other versions (``versions.parquet``) of the given corpus papers."""
+    return [s for r in corpus_rows for s in index.version_rows(index.titles.ids[r])[1]]
+
+
+def best_side(index: RefIndex, rows: list[int], entry: Entry, claim: VenueClaim, year: int | None) -> int | None:
+    """The side row that agrees best with the entry: venue (:func:`side_fit`), year, authors, then a
+    proceedings or journal paper before a workshop one."""
+    def key(r: int) -> tuple:
+        rec = index.side_record(r)
+        auth = len(align(entry.authors, rec.authors).matched) if entry.authors and rec.authors else 0
+        return side_fit(claim, rec), rec.year == year, auth, archival(rec), -r
+    return max(rows, key=key) if rows else None
+
+
+def _side_where(rec: Record) -> str:
+    """"TMLR 2023", "the workshop track of ICML 2023"."""
+    if track_kind(rec.track) in ("main", "journal"):
+        return f"{rec.venue} {rec.year}"
+    return f"the {rec.track} track of {rec.venue or 'an unnamed venue'} {rec.year}"
+
+
+def check_side(out: RefCheck, index: RefIndex, row: int, entry: Entry, claim: VenueClaim, year: int | None,
+               title: str, issues: list[Issue], notes: list[str]) -> RefCheck:
+    """The answer for an entry whose record is a side record (the module doc)."""
+    rec = index.side_record(row)
+    out.record = rec.to_json()
+    fit, where = side_fit(claim, rec), _side_where(rec)
+    if rec.venue in ("", "other") and fit < 2:
+        return _unverifiable(out, f"a paper of this title ({rec.title!r}, {rec.year}) is known, but not its "
+                                  f"venue: cannot verify offline", notes)
+    if claim.kind == "held":
+        if fit == 3:
+            return _same_proceedings(out, index, rec, entry, claim, title, issues, notes)
+        if fit == 0 and archival(rec) and index.is_complete(claim.code, year):
+            return _venue_mismatch(out, claim.code, rec, f"the paper appeared in {where}, not at {claim.code}", notes)
+        return _unverifiable(out, f"a paper of {where} ({rec.title!r}); the corpus holds main tracks only: "
+                                  f"cannot verify offline", notes)
+    if claim.kind == "ancillary" or (claim.kind == "other" and claim.side):
+        if fit >= 2:
+            return _compared(out, index, rec, entry, claim, title, issues, notes)
+        names = side_names(claim)
+        if claim.kind == "other" and fit == 0 and archival(rec) and index.side_is_complete(names, year):
+            return _venue_mismatch(out, claim.side, rec, f"the paper appeared in {where}, not at {claim.side} {year}",
+                                   notes)
+        return _unverifiable(out, f"{claim.text!r} names another venue or track than this paper's, {where} "
+                                  f"({rec.title!r}): cannot verify offline", notes)
+    if claim.kind == "arxiv":
+        if not archival(rec):
+            return _unverifiable(out, f"an arXiv preprint; a paper of this title appeared in {where}, which is not "
+                                      f"proceedings: cannot verify offline", notes)
+        issues.append(Issue("venue", "arXiv", where, f"the arXiv version is cited; the paper appeared in {where}"))
+        return _compared(out, index, rec, entry, claim, title, issues, notes, year=False)
+    if claim.kind == "none":
+        return _compared(out, index, rec, entry, claim, title, issues, notes)
+    return _unverifiable(out, f"{claim.text!r} is not held by the corpus (main tracks of 15 venues only); a paper of "
+                              f"this title appeared in {where}: cannot verify offline", notes)
+
+
+def _same_proceedings(out: RefCheck, index: RefIndex, rec: Record, entry: Entry, claim: VenueClaim, title: str,
+                      issues: list[Issue], notes: list[str]) -> RefCheck:
+    """A Datasets & Benchmarks paper cited with its venue's main name: verified (with a note) when the
+    other fields agree, else unverifiable with the disagreements as notes, never wrong: the track
+    is printed in the venue's proceedings, but it is not the main track the corpus checks."""
+    notes.append(f"a paper of {_side_where(rec)}, cited as {claim.code}")
+    got = _compared(out, index, rec, entry, claim, title, issues, notes)
+    if got.status == "verified":
+        return got
+    got.notes = [*got.notes, *(i.why for i in got.issues)]
+    got.issues = []
+    return _unverifiable(got, f"a paper of {_side_where(rec)} ({rec.title!r}); the corpus holds main tracks only: "
+                              f"cannot verify offline", got.notes)
+
+
+def _compared(out: RefCheck, index: RefIndex, rec: Record, entry: Entry, claim: VenueClaim, title: str,
+              issues: list[Issue], notes: list[str], *, year: bool = True) -> RefCheck:
+    """Verified or a mismatch, after comparing the year (with ``year``) and the authors to the record."""
+    if year:
+        y = compare_year(entry, claim, rec, rec.year, venue=rec.venue)
+        if y is not None:
+            issues.append(y)
+    if entry.structured:
+        issues += compare_authors(entry, rec)
+    return _verdict(out, rec, title, issues, notes)
+
+
+def _verdict(out: RefCheck, rec: Record, title: str, issues: list[Issue], notes: list[str]) -> RefCheck:
+    if title and not any(i.field == "title" for i in issues):
+        sim = title_similarity(title, rec.title)
+        if sim < 100 and normalize_title(title) != normalize_title(rec.title) and not notes:
+            notes.append(f"the title is written differently from the record's ({sim:.0f}% similar)")
+    out.issues, out.notes = issues, notes
+    if issues:
         out.status = "mismatch"
-        out.issues = [Issue("venue", claim.code, f"{rec.venue} {rec.year} ({track})",
-                            f"the paper appeared in {where}, not at {claim.code}")]
-        out.why = out.issues[0].why
-        return out
-    out.status = "unverifiable"
-    out.why = f"a paper of {where} ({rec.title!r}); the corpus holds main tracks only: cannot verify offline"
+        out.why = "; ".join(dict.fromkeys(i.why for i in issues))
+    else:
+        out.status = "verified"
+        where = f"{rec.venue} {rec.year}" if rec.source == "corpus" else _side_where(rec)
+        out.why = f"matches {where}: {rec.title!r}"
+    return out
+
+
+def _venue_mismatch(out: RefCheck, claimed: str, rec: Record, why: str, notes: list[str]) -> RefCheck:
+    out.status, out.notes = "mismatch", notes
+    shown = f"{rec.venue} {rec.year}" + (f" ({rec.track})" if rec.track and rec.source != "corpus" else "")
+    out.issues = [Issue("venue", claimed, shown, why)]
+    out.why = why
+    return out
+
+
+def _unverifiable(out: RefCheck, why: str, notes: list[str]) -> RefCheck:
+    out.status, out.why, out.notes = "unverifiable", why, notes
     return out
 
 
@@ -267,10 +436,6 @@ def catalogue_work(index: RefIndex, entry: Entry) -> Record | None:
 
 
 # ---- one entry ---------------------------------------------------------------------------------------
-
-def _where(claim: VenueClaim, year: int | None) -> str:
-    return f"{claim.code} {year}" if year is not None else str(claim.code)
-
 
 def check_entry(entry: Entry, index: RefIndex) -> RefCheck:
     vtext = venue_text(entry)
@@ -304,32 +469,31 @@ def check_entry(entry: Entry, index: RefIndex) -> RefCheck:
         if title and title_similarity(title, index.title[row]) < FUZZY_SAME:
             issues.append(Issue("title", entry.title, index.title[row],
                                 f"the entry's {by_id[1]} id is this paper's, whose title is another"))
-    elif title and (side := side_track_row(index, title, year)) is not None:
-        return _side_track(out, index, side, notes, claim)
-    elif title:
-        joined = joined_title(index, title, entry, claim, year)
-        if joined is not None:
-            a, b = joined
-            row = a if _anchor(index, a, entry, claim, year) else b
-            issues.append(Issue("title", entry.title, index.title[row],
-                                f"the title joins two papers: {index.title[a]!r} and {index.title[b]!r}"))
-        elif index.is_complete(claim.code or "", year):
-            hit = by_authors(index, entry, claim, year)
-            if hit is not None:
-                row, sim = hit
-                foreign = _foreign_words(title, index.titles.norms[row])
-                if sim >= RENAMED_SIMILARITY and foreign <= max(2, len(title.split()) // 4):
-                    notes.append(f"the title differs from the record's ({sim:.0f}% similar): a renamed version?")
-                else:
-                    issues.append(Issue("title", entry.title, index.title[row],
-                                        f"no paper of {_where(claim, year)} has this title; these authors' paper "
-                                        f"there is titled otherwise"))
-
+    # side records: of the entry's title, of its DOI or URL, and the other versions of its corpus papers
+    s_title = side_title_rows(index, title, year)
+    s_id = identifier_row(index, entry, side=True) if index.side is not None else None
+    s_versions = side_versions(index, rows or ([row] if row is not None else []))
+    side = best_side(index, list(dict.fromkeys(s_title + ([s_id[0]] if s_id else []) + s_versions)), entry, claim, year)
+    if side is not None and (row is None or side_fit(claim, index.side_record(side)) > corpus_fit(claim, index, row)):
+        issues = issues if row is None else []
+        s_name = index.side_fields["title"][side]
+        if s_id is not None and side == s_id[0] and side not in s_title + s_versions and title \
+                and title_similarity(title, s_name) < FUZZY_SAME and not issues:
+            issues.append(Issue("title", entry.title, s_name,
+                                f"the entry's {s_id[1]} id is this paper's, whose title is another"))
+        return check_side(out, index, side, entry, claim, year, title, issues, notes)
+    if row is None and title:
+        found = _by_title_parts(out, index, title, entry, claim, year, issues, notes)
+        if isinstance(found, RefCheck):
+            return found
+        row = found
     if row is None:
         return _not_found(out, entry, claim, year, index, notes)
 
     rec = index.record(row)
     out.record = rec.to_json()
+    if rows and claim.kind == "other" and claim.side and index.side_is_complete(side_names(claim), year):
+        return _side_claim_of_corpus_paper(out, index, rec, entry, claim, year, title, notes)
     if claim.kind in ("other", "ancillary"):
         out.status = "unverifiable"
         out.why = (f"{claim.text!r} is not held by the corpus (main tracks of 15 venues only); a paper of this title "
@@ -361,18 +525,67 @@ def check_entry(entry: Entry, index: RefIndex) -> RefCheck:
     if entry.structured:        # authors parsed from a reference string are too rough to compare
         issues += compare_authors(entry, rec)
     issues += compare_identifiers(entry, rec, index)
-    if title and not any(i.field == "title" for i in issues):
-        sim = title_similarity(title, rec.title)
-        if sim < 100 and normalize_title(title) != normalize_title(rec.title) and not notes:
-            notes.append(f"the title is written differently from the record's ({sim:.0f}% similar)")
-    out.issues, out.notes = issues, notes
-    if issues:
-        out.status = "mismatch"
-        out.why = "; ".join(dict.fromkeys(i.why for i in issues))
+    return _verdict(out, rec, title, issues, notes)
+
+
+def _by_title_parts(out: RefCheck, index: RefIndex, title: str, entry: Entry, claim: VenueClaim,
+                    year: int | None, issues: list[Issue], notes: list[str]) -> int | RefCheck | None:
+    """Steps 3 and 4 of the module doc for an entry no record has the title of: the corpus row
+    found (issues and notes added), the answer when it is a side record, or None."""
+    joined = joined_title(index, title, entry, claim, year)
+    if joined is not None:
+        a, b = joined
+        row = a if _anchor(index, a, entry, claim, year) else b
+        issues.append(Issue("title", entry.title, index.title[row],
+                            f"the title joins two papers: {index.title[a]!r} and {index.title[b]!r}"))
+        return row
+    if claim.kind == "held" and index.is_complete(claim.code or "", year):
+        hit = by_authors(index, entry, (claim.code,), year)
+        if hit is not None:
+            _renamed(index.titles.norms[hit[0]], index.title[hit[0]], hit[1], title, entry, claim, year, issues, notes)
+            return hit[0]
+    if claim.kind == "other" and claim.side and index.side_is_complete(side_names(claim), year):
+        hit = by_authors(index, entry, side_names(claim), year, side=True)
+        if hit is not None:
+            _renamed(index.side.norms[hit[0]], index.side_fields["title"][hit[0]], hit[1], title, entry,
+                     claim, year, issues, notes)
+            return check_side(out, index, hit[0], entry, claim, year, title, issues, notes)
+    return None
+
+
+def _renamed(norm: str, shown: str, sim: float, title: str, entry: Entry, claim: VenueClaim, year: int | None,
+             issues: list[Issue], notes: list[str]) -> None:
+    """A note (a renamed version) or a title issue (another paper of the same authors) for the
+    paper of the entry's authors found at the claimed venue-year (module doc, step 4)."""
+    if _is_renamed(norm, sim, title):
+        notes.append(f"the title differs from the record's ({sim:.0f}% similar): a renamed version?")
     else:
-        out.status = "verified"
-        out.why = f"matches {rec.venue} {rec.year}: {rec.title!r}"
-    return out
+        issues.append(Issue("title", entry.title, shown,
+                            f"no paper of {_claimed(claim, year)} has this title; these authors' paper "
+                            f"there is titled otherwise"))
+
+
+def _is_renamed(norm: str, sim: float, title: str) -> bool:
+    """Whether a paper of the entry's authors (normalised title ``norm``, token-set similarity
+    ``sim``) is a renamed version of the entry's title (module doc, step 4)."""
+    return sim >= RENAMED_SIMILARITY and _foreign_words(title, norm) <= max(2, len(title.split()) // 4)
+
+
+def _side_claim_of_corpus_paper(out: RefCheck, index: RefIndex, rec: Record, entry: Entry, claim: VenueClaim,
+                                year: int | None, title: str, notes: list[str]) -> RefCheck:
+    """An entry naming a side venue-year held completely (TMLR 2024) whose title is a corpus
+    paper's, with no version there: a renamed version there by the same authors, else a venue mismatch."""
+    hit = by_authors(index, entry, side_names(claim), year, side=True)
+    if hit is not None and _is_renamed(index.side.norms[hit[0]], hit[1], title):
+        notes.append(f"the title differs from the record's ({hit[1]:.0f}% similar): a renamed version?")
+        return check_side(out, index, hit[0], entry, claim, year, title, [], notes)
+    shown = ", ".join(f"{v} {y}" for v, y in rec.venue_years())
+    return _venue_mismatch(out, claim.side, rec, f"the paper appeared at {shown}, not at {claim.side} {year}", notes)
+
+
+def _claimed(claim: VenueClaim, year: int | None) -> str:
+    name = claim.code or claim.side
+    return f"{name} {year}" if year is not None else str(name)
 
 
 def _not_found(out: RefCheck, entry: Entry, claim: VenueClaim, year: int | None, index: RefIndex,
@@ -380,10 +593,13 @@ def _not_found(out: RefCheck, entry: Entry, claim: VenueClaim, year: int | None,
     work = catalogue_work(index, entry)
     if work is not None:
         notes.append(f"the catalogue of cited works knows this title ({work.venue or 'no venue'}, {work.year})")
-    if claim.kind == "held" and index.is_complete(claim.code, year) and clean_title(entry.title or "").strip():
-        n = index.counts.get((claim.code, int(year)), 0)
+    held = claim.kind == "held" and index.is_complete(claim.code, year)
+    side = claim.kind == "other" and index.side_is_complete(side_names(claim), year)
+    if (held or side) and clean_title(entry.title or "").strip():
+        n = index.counts.get((claim.code, int(year)), 0) if held else index.side_count(side_names(claim), year)
+        who = "the corpus holds" if held else "the side records hold"
         out.status = "not_found"
-        out.why = (f"the corpus holds {claim.code} {year} completely ({n} papers) and none of them is this "
+        out.why = (f"{who} {_claimed(claim, year)} completely ({n} papers) and none of them is this "
                    f"paper: very likely invented or misattributed")
         out.record = None
     else:
@@ -407,6 +623,9 @@ def _unverifiable_why(entry: Entry, claim: VenueClaim, year: int | None, index: 
         return f"the corpus does not hold {claim.code} {year} completely{span}: cannot verify offline"
     if claim.kind == "ancillary":
         return f"{claim.text!r}: workshops, Findings and other side tracks are not in the corpus: cannot verify offline"
+    if claim.kind == "other" and claim.side:
+        return (f"{claim.text!r} is not a venue the corpus holds (nor is {_claimed(claim, year)} held completely by "
+                f"the side records): cannot verify offline")
     if claim.kind == "other":
         return f"{claim.text!r} is not a venue the corpus holds: cannot verify offline"
     return "no venue, and no corpus paper has this title: cannot verify offline"

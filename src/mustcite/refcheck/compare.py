@@ -5,14 +5,19 @@
   which may shorten the list, and then only in order from the front); the same people in another
   order are *swapped*. Records without authors (the NeurIPS 2025 title list) are not compared.
 * year (:func:`compare_year`): the year of the venue the entry names (a work folded from several
-  venues has one year per venue); an entry without a venue may give its preprint's year, one
-  before the record's.
+  venues has one year per venue), the same for every venue; an entry without a venue may give
+  its preprint's year, one before the record's; NeurIPS (by volume) and CoRL
+  (:data:`NEXT_YEAR_PROCEEDINGS`) proceedings may be dated by their publication year, one after.
 * venue (:func:`compare_venue`): the entry's venue code must be one of the record's venues.
 * identifiers (:func:`compare_identifiers`): a DOI, arXiv id or URL that names another corpus
-  paper, or an ACL Anthology / OpenReview / NeurIPS / PMLR id other than the record's own.
+  paper (of another title: two records of one work may share a DOI; a NeurIPS hash only within the
+  entry's year, :func:`id_scope_year`), or an ACL Anthology / OpenReview / NeurIPS / PMLR id other
+  than the record's own.
 """
 
 from __future__ import annotations
+
+import re
 
 from rapidfuzz import fuzz
 
@@ -26,6 +31,19 @@ from .venue import VenueClaim
 
 #: identifier kinds the corpus records carry (from their URLs); others (a CVPR DOI) cannot be compared
 RECORD_ID_KINDS = ("acl", "openreview", "nips", "pmlr")
+
+
+#: venues whose proceedings appear the year after the meeting (CoRL: PMLR volumes 100, 155, 164, 205
+#: of CoRL 2019-2022 are dated 2020-2023), so a citation may give either year
+NEXT_YEAR_PROCEEDINGS = frozenset({"CoRL"})
+#: the year in a NeurIPS proceedings URL (``/paper/2017/hash/...``, ``/paper_files/paper/2017/...``)
+_URL_YEAR = re.compile(r"/paper(?:_files/paper)?/((?:19|20)\d\d)/")
+
+
+def id_scope_year(entry: Entry) -> int | None:
+    """The year a year-scoped identifier of the entry (a NeurIPS hash) is read in: its URL's, else the entry's."""
+    m = _URL_YEAR.search(entry.url or "")
+    return int(m.group(1)) if m else entry.year
 
 
 def _names(xs: list[str]) -> str:
@@ -53,8 +71,10 @@ def compare_authors(entry: Entry, record: Record) -> list[Issue]:
     return issues
 
 
-def compare_year(entry: Entry, claim: VenueClaim, record: Record, venue_year: int | None) -> Issue | None:
-    """``venue_year``: the record's year at the venue the entry names (its main year otherwise)."""
+def compare_year(entry: Entry, claim: VenueClaim, record: Record, venue_year: int | None, *,
+                 venue: str | None = None) -> Issue | None:
+    """``venue_year``: the record's year at the venue the entry names (its main year otherwise);
+    ``venue``: the record's venue, to name in the issue (the claimed held venue otherwise)."""
     if entry.year is None:
         return None
     ref = venue_year if venue_year is not None else record.year
@@ -64,7 +84,9 @@ def compare_year(entry: Entry, claim: VenueClaim, record: Record, venue_year: in
         return None          # an entry without a venue may date the preprint
     if claim.code == "NeurIPS" and entry.year == ref + 1 and entry.volume == ref - 1987:
         return None          # "Advances in NeurIPS 36" (2023) dated by its publication year, 2024
-    where = f"{claim.code} " if claim.kind == "held" else ""
+    if venue in NEXT_YEAR_PROCEEDINGS and entry.year == ref + 1:
+        return None          # CoRL 2019 in PMLR volume 100, published in 2020
+    where = f"{venue} " if venue else (f"{claim.code} " if claim.kind == "held" else "")
     return Issue("year", str(entry.year), str(ref), f"the record is {where}{ref}, not {entry.year}")
 
 
@@ -88,6 +110,7 @@ def compare_identifiers(entry: Entry, record: Record, index: RefIndex) -> list[I
     if not keys:
         return []
     issues = []
+    year = id_scope_year(entry)
     own = set(record.identifiers)
     own_kinds = {k.split(":", 1)[0] for k in own}
     for k in keys:
@@ -97,7 +120,9 @@ def compare_identifiers(entry: Entry, record: Record, index: RefIndex) -> list[I
         if k in own:
             continue
         if record.source == "corpus":
-            rows = [r for r in index.titles.id_rows.get(k, ()) if index.titles.ids[r] != record.paper_id]
+            mine = normalize_title(record.title)
+            rows = [r for r in index.id_rows(k, year) if index.titles.ids[r] != record.paper_id
+                    and index.titles.norms[r] != mine]
             if rows:
                 other = index.record(rows[0])
                 issues.append(Issue(field, shown, ", ".join(sorted(own)) or None,

@@ -5,9 +5,15 @@
 keys from the records' URLs: ACL Anthology, OpenReview, NeurIPS proceedings and PMLR ids), the
 fields each check compares (title, authors, venue, year, the other venues of the same work), the
 catalogue of cited works (``works.parquet``: title, authors, year, venue text, DOI/arXiv ids) in a
-second TitleIndex, the papers of ancillary tracks the corpus leaves out (``side_tracks.parquet``:
-workshops, demos, Findings, Datasets & Benchmarks; a citation of one is answered unverifiable, not
-wrong) in a third, and the venue-years the corpus holds completely.
+second TitleIndex, the side records the corpus leaves out (``side_tracks.parquet``: workshops, demos,
+Findings, Datasets & Benchmarks of the 15 venues, and the venues outside them: TMLR, WACV, CoRL,
+MLJ, ...) in a third with their fields, the version links between records of both files
+(``versions.parquet``), and the venue-years the corpus, and the side records, hold completely.
+
+**Identifiers.** Both title indexes carry the records' identifier keys (URL ids and DOIs; a store
+written before the ``doi`` column existed has URL ids only). A ``nips:`` key names a paper only
+with its year (:func:`~mustcite.corpus.identifiers.year_scoped`): :meth:`RefIndex.id_rows` gives
+only the records of the year asked for.
 
 The index is pickled under ``<cache>/refcheck/`` with a name made of the size and modification
 time of ``papers.parquet`` and ``works.parquet``: a rebuilt corpus or catalogue gives a new name,
@@ -20,7 +26,10 @@ when the corpus has at least :data:`MIN_COMPLETE` papers of it and at least
 :data:`NEIGHBOUR_YEARS` years (venues grow, but a full list never holds under half of a nearby
 year's). A year read only from a partial list (orals, a hand-picked sample, a lost file) fails the
 test and its entries are answered ``unverifiable``, never ``not_found``. A venue-year that is not in
-the corpus at all (AAAI 2023-2025, ACL 2025, ...) is not held.
+the corpus at all (AAAI 2023-2025, ACL 2025, ...) is not held. The same rule runs on the side
+records, per (venue, track): :meth:`RefIndex.side_is_complete` says whether a venue outside the 15
+(its main track or journal) is held completely in a year (JAIR 2020, WACV 2023, TMLR 2024; not TMLR
+2023, whose 611 papers are under half of 2025's).
 """
 
 from __future__ import annotations
@@ -37,7 +46,8 @@ import numpy as np
 
 from ..config import Workspace
 from ..errors import DataMissingError, MustciteError
-from ..corpus.store import SIDE_TRACKS_FILE
+from ..corpus.identifiers import year_scoped
+from ..corpus.store import SIDE_TRACKS_FILE, VERSIONS_FILE
 from ..extract.link import TitleIndex, identifier_keys
 
 #: a venue-year with fewer corpus papers is never held completely
@@ -46,7 +56,9 @@ MIN_COMPLETE = 20
 NEIGHBOUR_SHARE = 0.5
 NEIGHBOUR_YEARS = 3
 #: bump when the pickled layout changes
-INDEX_VERSION = 4
+INDEX_VERSION = 5
+#: the tracks of a side venue that make up its proceedings or journal (completeness is read on these)
+MAIN_TRACKS = ("main", "journal")
 
 
 @dataclass
@@ -58,10 +70,11 @@ class Record:
     authors: list[str]
     venue: str
     year: int | None
-    source: str = "corpus"          # "corpus" | "catalogue"
+    source: str = "corpus"          # "corpus" | "catalogue" | "side track"
     also: list[tuple[str, int]] = field(default_factory=list)   # other (venue, year) of the same work
     url: str = ""
     identifiers: list[str] = field(default_factory=list)
+    track: str = ""                 # a side record's track ("workshop", "journal", "main", ...)
 
     def venue_years(self) -> list[tuple[str, int | None]]:
         return [(self.venue, self.year), *self.also]
@@ -73,6 +86,8 @@ class Record:
             d["also_published"] = [f"{v} {y}" for v, y in self.also]
         if self.url:
             d["url"] = self.url
+        if self.track:
+            d["track"] = self.track
         return d
 
 
@@ -118,6 +133,15 @@ class RefIndex:
     #: papers of the ancillary tracks the corpus leaves out (``side_tracks.parquet``), when built
     side: TitleIndex | None = None
     side_fields: dict[str, list] = field(default_factory=dict)
+    #: corpus DOIs (normalised, "" when none), aligned with ``title``
+    doi: list[str] = field(default_factory=list)
+    #: ((side venue, track), year) -> side records; the side venue-years held completely
+    side_counts: dict[tuple[tuple[str, str], int], int] = field(default_factory=dict)
+    side_complete: set[tuple[tuple[str, str], int]] = field(default_factory=set)
+    #: (side venue, year) -> side rows
+    side_by_venue_year: dict[tuple[str, int], np.ndarray] = field(default_factory=dict)
+    #: paper_id -> the paper_ids of its other versions (``versions.parquet``; corpus and side records)
+    versions: dict[str, list[str]] = field(default_factory=dict)
     _row_of: dict[str, int] = field(default_factory=dict, repr=False)
     _side_row: dict[str, int] = field(default_factory=dict, repr=False)
     _work_row: dict[str, int] = field(default_factory=dict, repr=False)
@@ -126,7 +150,7 @@ class RefIndex:
     # ---- records ---------------------------------------------------------------------------
 
     def record(self, row: int) -> Record:
-        keys = identifier_keys(url=self.url[row])
+        keys = identifier_keys(url=self.url[row], doi=self.doi[row] if self.doi else None)
         return Record(self.titles.ids[row], self.title[row], list(self.authors[row]), self.venue[row], self.year[row],
                       "corpus", list(self.also[row]), self.url[row], keys)
 
@@ -142,16 +166,14 @@ class RefIndex:
 
     def side_record(self, row: int) -> Record:
         f = self.side_fields
-        return Record(self.side.ids[row], f["title"][row], list(f["authors"][row] or []), f["venue"][row],
-                      f["year"][row], "side track", [], f["url"][row] or "", identifier_keys(url=f["url"][row]))
+        keys = identifier_keys(url=f["url"][row], doi=f["doi"][row] if "doi" in f else None)
+        return Record(self.side.ids[row], f["title"][row], list(f["authors"][row] or []), f["venue"][row] or "",
+                      f["year"][row], "side track", [], f["url"][row] or "", keys, f["track"][row] or "ancillary")
 
     def side_row(self, paper_id: str) -> int | None:
         if not self._side_row and self.side is not None:
             self._side_row = {p: i for i, p in enumerate(self.side.ids)}
         return self._side_row.get(paper_id)
-
-    def side_track(self, row: int) -> str:
-        return self.side_fields["track"][row] or "ancillary"
 
     def work_citing(self, row: int) -> int:
         return int(self.work_fields["n_citing"][row] or 0)
@@ -164,6 +186,33 @@ class RefIndex:
             self._work_row = {p: i for i, p in enumerate(self.works.ids)}
         return self._work_row.get(work_id)
 
+    def id_rows(self, key: str, year: int | None, *, side: bool = False) -> list[int]:
+        """Rows (corpus, or side with ``side``) carrying identifier ``key``; for a year-scoped key
+        (``nips:``) only those of ``year`` (none when ``year`` is None)."""
+        t = self.side if side else self.titles
+        rows = t.id_rows.get(key, []) if t is not None else []
+        if not rows or not year_scoped(key):
+            return list(rows)
+        if year is None:
+            return []
+        return [r for r in rows if year in self._years_of(r, side)]
+
+    def _years_of(self, row: int, side: bool) -> set[int | None]:
+        if side:
+            return {self.side_fields["year"][row]}
+        return {self.year[row], *(y for _, y in self.also[row])}
+
+    def version_rows(self, paper_id: str) -> tuple[list[int], list[int]]:
+        """(corpus rows, side rows) of the other versions of ``paper_id``."""
+        corpus, side = [], []
+        for v in self.versions.get(paper_id, ()):
+            r = self.row_of(v)
+            if r is not None:
+                corpus.append(r)
+            elif (r := self.side_row(v)) is not None:
+                side.append(r)
+        return corpus, side
+
     # ---- venue-years -----------------------------------------------------------------------
 
     def is_complete(self, venue: str, year: int | None) -> bool:
@@ -172,16 +221,26 @@ class RefIndex:
     def held_years(self, venue: str) -> list[int]:
         return sorted(y for v, y in self.complete if v == venue)
 
-    def rows_by_surname(self, venue: str, year: int, surname: str) -> list[int]:
-        """Corpus rows of ``venue`` ``year`` with an author whose last name word is ``surname``."""
-        key = (venue, int(year))
+    def side_is_complete(self, venues: tuple[str, ...], year: int | None) -> bool:
+        """Whether the side records hold one of ``venues`` (its main track or journal) completely in ``year``."""
+        return year is not None and any(((v, t), int(year)) in self.side_complete for v in venues for t in MAIN_TRACKS)
+
+    def side_count(self, venues: tuple[str, ...], year: int) -> int:
+        return sum(self.side_counts.get(((v, t), int(year)), 0) for v in venues for t in MAIN_TRACKS)
+
+    def rows_by_surname(self, venue: str, year: int, surname: str, *, side: bool = False) -> list[int]:
+        """Rows (corpus, or side with ``side``) of ``venue`` ``year`` with an author whose last name
+        word is ``surname``."""
+        key = (venue, int(year), side) if side else (venue, int(year))
         table = self._surnames.get(key)
         if table is None:
             from .names import name_tokens
 
             table = defaultdict(list)
-            for r in self.by_venue_year.get(key, np.zeros(0, dtype=np.int32)).tolist():
-                for a in self.authors[r]:
+            rows = (self.side_by_venue_year if side else self.by_venue_year).get(key[:2], np.zeros(0, dtype=np.int32))
+            authors = self.side_fields["authors"] if side else self.authors
+            for r in rows.tolist():
+                for a in authors[r] or ():
                     toks = name_tokens(a)
                     for t in set(toks[-2:]):      # the last two words: "Van Gool", "Zhang Wei"
                         table[t].append(r)
@@ -191,17 +250,12 @@ class RefIndex:
     # ---- building ----------------------------------------------------------------------------
 
     @classmethod
-    def build(cls, papers: Path, works: Path | None = None, side: Path | None = None) -> "RefIndex":
-        import pyarrow.parquet as pq
-
-        try:
-            t = pq.read_table(papers, columns=["paper_id", "title", "authors", "venue", "year", "url", "pdf",
-                                               "also_published", "title_norm"])
-        except Exception as exc:  # pyarrow raises several types for a bad file
-            raise MustciteError(f"cannot read corpus store: {exc}", path=papers) from None
-        col = {c: t.column(c).to_pylist() for c in t.column_names}
+    def build(cls, papers: Path, works: Path | None = None, side: Path | None = None,
+              versions: Path | None = None) -> "RefIndex":
+        col = _read(papers, ["paper_id", "title", "authors", "venue", "year", "url", "pdf", "also_published",
+                             "title_norm"], ["doi"], "corpus store")
         titles = TitleIndex.build(col["paper_id"], col["title"], col["year"], col["title_norm"])
-        titles.add_identifiers(col["url"], col["pdf"])
+        titles.add_identifiers(col["url"], col["pdf"], col["doi"])
         also = [_parse_also(a) for a in col["also_published"]]
         counts: dict[tuple[str, int], int] = defaultdict(int)
         vy: dict[tuple[str, int], list[int]] = defaultdict(list)
@@ -213,14 +267,11 @@ class RefIndex:
                 vy[(v2, y2)].append(i)
         idx = cls(titles, col["title"], [a or [] for a in col["authors"]], col["venue"], col["year"], also,
                   [u or "" for u in col["url"]], dict(counts), complete_venue_years(counts),
-                  by_venue_year={k: np.asarray(v, dtype=np.int32) for k, v in vy.items()})
+                  by_venue_year={k: np.asarray(v, dtype=np.int32) for k, v in vy.items()},
+                  doi=[d or "" for d in col["doi"]])
         if works is not None and works.is_file():
-            try:
-                w = pq.read_table(works, columns=["work_id", "title", "year", "authors", "venue", "identifiers",
-                                                  "kind", "n_citing"])
-            except Exception as exc:
-                raise MustciteError(f"cannot read the catalogue of cited works: {exc}", path=works) from None
-            wf = {c: w.column(c).to_pylist() for c in w.column_names}
+            wf = _read(works, ["work_id", "title", "year", "authors", "venue", "identifiers", "kind", "n_citing"], [],
+                       "the catalogue of cited works")
             wt = TitleIndex.build(wf["work_id"], [x or "" for x in wf["title"]], wf["year"])
             rows: dict[str, list[int]] = defaultdict(list)
             for i, ids in enumerate(wf["identifiers"]):
@@ -230,14 +281,46 @@ class RefIndex:
             idx.works = wt
             idx.work_fields = {k: wf[k] for k in ("title", "year", "authors", "venue", "identifiers", "kind", "n_citing")}
         if side is not None and side.is_file():
-            try:
-                st = pq.read_table(side, columns=["paper_id", "title", "authors", "venue", "year", "url", "track"])
-            except Exception as exc:
-                raise MustciteError(f"cannot read the side-track papers: {exc}", path=side) from None
-            sf = {c: st.column(c).to_pylist() for c in st.column_names}
-            idx.side = TitleIndex.build(sf["paper_id"], sf["title"], sf["year"])
-            idx.side_fields = {k: sf[k] for k in ("title", "authors", "venue", "year", "url", "track")}
+            idx._add_side(_read(side, ["paper_id", "title", "authors", "venue", "year", "url", "track"], ["pdf", "doi"],
+                                "the side-track papers"))
+        if versions is not None and versions.is_file():
+            v = _read(versions, ["paper_id", "version_id"], [], "the version links")
+            links: dict[str, list[str]] = defaultdict(list)
+            for a, b in zip(v["paper_id"], v["version_id"]):
+                links[a].append(b)
+            idx.versions = dict(links)
         return idx
+
+    def _add_side(self, sf: dict[str, list]) -> None:
+        """Index the side records: titles, identifiers, fields, and their counts per venue, track and year."""
+        self.side = TitleIndex.build(sf["paper_id"], sf["title"], sf["year"])
+        self.side.add_identifiers(sf["url"], sf["pdf"], sf["doi"])
+        self.side_fields = {k: sf[k] for k in ("title", "authors", "venue", "year", "url", "track", "doi")}
+        counts: dict[tuple[tuple[str, str], int], int] = defaultdict(int)
+        vy: dict[tuple[str, int], list[int]] = defaultdict(list)
+        for i, (v, t, y) in enumerate(zip(sf["venue"], sf["track"], sf["year"])):
+            if v and y is not None:
+                counts[((v, t or ""), int(y))] += 1
+                vy[(v, int(y))].append(i)
+        self.side_counts = dict(counts)
+        self.side_complete = complete_venue_years(counts)
+        self.side_by_venue_year = {k: np.asarray(r, dtype=np.int32) for k, r in vy.items()}
+
+
+def _read(path: Path, columns: list[str], optional: list[str], what: str) -> dict[str, list]:
+    """The columns of a Parquet file as lists; an ``optional`` column the file lacks (a store written
+    before it existed) reads as all None."""
+    import pyarrow.parquet as pq
+
+    try:
+        have = set(pq.read_schema(path).names)
+        t = pq.read_table(path, columns=columns + [c for c in optional if c in have])
+    except Exception as exc:  # pyarrow raises several types for a bad file
+        raise MustciteError(f"cannot read {what}: {exc}", path=path) from None
+    col = {c: t.column(c).to_pylist() for c in t.column_names}
+    for c in optional:
+        col.setdefault(c, [None] * t.num_rows)
+    return col
 
 
 def _stamp(path: Path) -> str:
@@ -250,7 +333,8 @@ def _stamp(path: Path) -> str:
 
 def index_cache_path(papers: Path, works: Path | None, cache_dir: Path) -> Path:
     key = "|".join([str(INDEX_VERSION), str(papers.resolve()), _stamp(papers),
-                    _stamp(works) if works is not None else "-", _stamp(papers.parent / SIDE_TRACKS_FILE)])
+                    _stamp(works) if works is not None else "-", _stamp(papers.parent / SIDE_TRACKS_FILE),
+                    _stamp(papers.parent / VERSIONS_FILE)])
     return cache_dir / "refcheck" / f"index-{hashlib.sha1(key.encode()).hexdigest()[:16]}.pickle"
 
 
@@ -284,7 +368,7 @@ def load_index(work: str | Path | Workspace | None = None, *, papers: str | Path
         except Exception:  # a damaged or foreign cache file: rebuild it
             idx = None
     if idx is None:
-        idx = RefIndex.build(papers, works, papers.parent / SIDE_TRACKS_FILE)
+        idx = RefIndex.build(papers, works, papers.parent / SIDE_TRACKS_FILE, papers.parent / VERSIONS_FILE)
         if path is not None:
             path.parent.mkdir(parents=True, exist_ok=True)
             tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")

@@ -18,12 +18,13 @@ from rapidfuzz import fuzz
 from ..corpus.records import normalize_title
 
 _SUFFIXES = frozenset({"jr", "sr", "ii", "iii", "iv"})
+#: letters that Unicode decomposition leaves alone ("Łukasz", "Kıcıman", "Đukić", "Groß")
+_FOLD = str.maketrans({"ł": "l", "Ł": "L", "ø": "o", "Ø": "O", "đ": "d", "Đ": "D", "ß": "ss", "ı": "i"})
 
 
 def name_tokens(name: str) -> list[str]:
     """The folded words of a name, without "Jr."/"III"; ``["ashish", "vaswani"]``."""
-    n = (name or "").replace("ł", "l").replace("Ł", "L").replace("ø", "o").replace("Ø", "O").replace("đ", "d") \
-        .replace("Đ", "D").replace("ß", "ss")
+    n = (name or "").translate(_FOLD)
     if not n.isascii():
         n = unicodedata.normalize("NFKD", n)
     if n.count(",") == 1:                  # "Zimmert, J." -> "J. Zimmert"

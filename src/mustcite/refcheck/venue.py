@@ -14,6 +14,16 @@ to a :class:`VenueClaim`:
 * ``other``: any other journal, conference, book or publisher (not held by the corpus);
 * ``none``: no venue at all.
 
+Two more things are read beside the kind, for the side records of the corpus build
+(``side_tracks.parquet``): ``side``, the venue outside the 15 the text names by its usual name or
+abbreviation (:data:`SIDE_VENUES`: "Transactions on Machine Learning Research"/TMLR -> ``TMLR``,
+WACV, CoRL, ALT, the journal *Machine Learning* -> ``MLJ``, ...; an ``other`` claim, or an
+``ancillary`` one of such a venue: "WACV Workshops"), and ``track``, the kind of track an
+``ancillary`` text names (:data:`TRACK_KINDS`: ``workshop``, ``findings``, ``demo``,
+``datasets-benchmarks``, ...). A journal named by common words (*Machine Learning*, *Neural
+Computation*, *Distill*) counts only when the text is that name alone (volume and page numbers
+aside): "Ensemble machine learning: methods and applications" names no journal.
+
 The order of the tests matters and is fixed: ancillary words first, then the venues, with the
 shorter patterns that other names contain (ACL inside NAACL, "computer vision" inside CVPR) after
 the longer ones; JMLR's "Workshop and Conference Proceedings" and PMLR are proceedings series,
@@ -36,6 +46,8 @@ class VenueClaim:
     code: str | None = None   # the corpus venue code for held (and the named venue of ancillary)
     text: str = ""            # the venue text as written
     year: int | None = None   # a year written inside the venue text ("NeurIPS 2020")
+    side: str | None = None   # a venue of the side records (:data:`SIDE_VENUES`) the text names
+    track: str | None = None  # for ancillary: the kind of track (:data:`TRACK_KINDS`)
 
     def label(self) -> str:
         if self.kind == "held":
@@ -64,6 +76,49 @@ _VENUES: list[tuple[str, re.Pattern]] = [(c, re.compile(p)) for c, p in [
     ("JMLR", r"journal of machine learning research|\bjmlr\b|\bj mach learn res\b"),
 ]]
 
+#: (side venue, pattern on the normalised text): venues outside the 15 that the side records hold,
+#: named as in ``side_tracks.parquet``; first match wins
+SIDE_VENUES: list[tuple[str, re.Pattern]] = [(c, re.compile(p)) for c, p in [
+    ("TMLR", r"trans(?:actions)? (?:on )?machine learning research|\btmlr\b"),
+    ("DMLR", r"journal of data centric machine learning research|\bdmlr\b"),
+    ("JAIR", r"journal (?:of )?artificial intelligence research|\bjair\b"),
+    ("WACV", r"winter conference on applications? of computer vision|\bwacv\b"),
+    ("CoRL", r"conference on robot learning|\bcorl\b"),
+    ("ALT", r"algorithmic learning theory|^(?:proceedings of )?(?:the )?alt\b"),
+    ("ECML-PKDD", r"european conference on machine learning|machine learning and knowledge discovery in databases|"
+                  r"principles and practice of knowledge discovery in databases|\becml\b|\bpkdd\b"),
+    ("ACML", r"asian conference on machine learning|\bacml\b"),
+    ("L4DC", r"learning for dynamics and control|\bl4dc\b"),
+    ("MLHC", r"machine learning for healthcare|\bmlhc\b"),
+    ("CHIL", r"conference on health inference and learning|\bchil\b"),
+    ("PGM", r"(?:conference|workshop) on probabilistic graphical models|\bpgm\b"),
+    ("MIDL", r"medical imaging with deep learning|\bmidl\b"),
+    ("CLeaR", r"conference on causal learning and reasoning|\bclear 20\d\d\b"),
+    ("CoLLAs", r"conference on lifelong learning agents|\bcollas\b"),
+    ("ISIPTA", r"imprecise probabilit(?:y|ies)|\bisipta\b"),
+    ("LoG", r"learning on graphs conference|\blog 20\d\d\b"),
+    ("AutoML", r"international conference on automated machine learning|\bautoml (?:20\d\d )?conference\b"),
+    ("CPAL", r"conference on parsimony and learning|\bcpal\b"),
+    ("FTML", r"foundations and trends (?:r )?in machine learning"),
+    ("MLJ", r"^machine learning(?: journal)?$|\bmlj\b"),
+    ("Neural Computation", r"^neural comput(?:ation|er)?$"),
+    ("Distill", r"^distill(?: pub)?$"),
+]]
+#: the record venues each side venue stands for (ECML, 1993-2007, was joined with PKDD in 2008)
+SIDE_GROUPS = {"ECML-PKDD": ("ECML-PKDD", "ECML")}
+#: (kind, pattern): the kind of track an ancillary venue text names; first match wins
+TRACK_KINDS: list[tuple[str, re.Pattern]] = [(k, re.compile(p)) for k, p in [
+    ("datasets-benchmarks", r"datasets? (?:and )?benchmarks?"),
+    ("findings", r"\bfindings\b"),
+    ("workshop", r"\bworkshops?\b"),
+    ("demo", r"\bdemo|system demonstrations?"),
+    ("student", r"\bstudent research\b|\bsrw\b|\bdoctoral\b"),
+    ("tutorial", r"\btutorial"),
+    ("industry", r"\bindustry\b"),
+]]
+#: a journal name, then only numbers and volume words ("Machine learning, 20(3):273-297, 1995")
+_TRAILING_NUMBERS = re.compile(r"(?: (?:\d+|vol|volume|no|number|pp|pages|issue))+$")
+
 #: words that make a venue text name a track or publication the corpus does not hold
 _ANCILLARY = re.compile(
     r"\bworkshops?\b|\bfindings\b|\bdemo|\bstudent research\b|\bsrw\b|\btutorial|\bdoctoral\b|"
@@ -91,14 +146,18 @@ _ABBREV = {"proc": "proceedings", "conf": "conference", "int": "international", 
            "mach": "machine", "learn": "learning", "artif": "artificial", "intell": "intelligence",
            "assoc": "association", "linguist": "linguistics", "ling": "linguistics", "inf": "information",
            "process": "processing", "syst": "systems", "adv": "advances", "neural inf": "neural information",
-           "eur": "european", "annu": "annual", "meet": "meeting", "stat": "statistics", "res": "research",
+           "eur": "european", "euro": "european", "annu": "annual", "meet": "meeting", "stat": "statistics",
+           "res": "research",
            "j": "journal", "uncertain": "uncertainty"}
+
+#: "CVPRW" and its kind: the workshops of a venue
+_WORKSHOP_ABBREV = {f"{v}w": f"{v} workshop" for v in ("cvpr", "iccv", "eccv", "wacv", "iclr", "icml")}
 
 
 def _norm(text: str) -> str:
     """Normalised venue text with abbreviations spelled out ("ACL-IJCNLP", "NAACL-HLT" become words)."""
-    words = normalize_title(text).split()
-    t = " ".join(_ABBREV.get(w, w) for w in words)
+    words = re.sub(r"\bint l\b", "intl", normalize_title(text)).split()      # "Int'l"
+    t = " ".join(_WORKSHOP_ABBREV.get(w) or _ABBREV.get(w, w) for w in words)
     return t.replace("journal machine learning research", "journal of machine learning research")
 
 
@@ -119,10 +178,13 @@ def classify_venue(text: str | None, *, arxiv_id: str | None = None) -> VenueCla
         code = None          # "JMLR W&CP" without a conference name: a series, the venue unknown
     if code == "COLT" and "learning theory" in t and not re.search(r"\bcolt\b|conference on (?:computational )?learning theory", t):
         code = None
+    side = side_venue(t)
     if _ANCILLARY.search(_SERIES.sub(" ", t)):
-        return VenueClaim("ancillary", code, raw, year)
+        return VenueClaim("ancillary", code, raw, year, side if code is None else None, track_kind(t))
     if code is not None and not (_NOT_HELD.search(t) and not _strong_name(code, t)):
         return VenueClaim("held", code, raw, year)
+    if side is not None:
+        return VenueClaim("other", None, raw, year, side)
     if _ARXIV.search(t) or (arxiv_id and not code and _SERIES.search(t) is None and len(t) < 12):
         return VenueClaim("arxiv", None, raw, year)
     if _SERIES.search(t):
@@ -136,3 +198,20 @@ def _strong_name(code: str, t: str) -> bool:
     if short == "neurips":
         return bool(re.search(r"\bneurips\b|\bnips\b|neural information processing systems", t))
     return bool(re.search(rf"\b{short}\b", t))
+
+
+def side_venue(t: str) -> str | None:
+    """The side venue (:data:`SIDE_VENUES`) a normalised venue text names, or None."""
+    bare = _TRAILING_NUMBERS.sub("", re.sub(r"^(?:in |the )+", "", t)).strip()
+    return next((code for code, pat in SIDE_VENUES if pat.search(bare) or pat.search(t)), None)
+
+
+def track_kind(text: str) -> str:
+    """The kind of track a venue text or a record's ``track`` names: a :data:`TRACK_KINDS` kind,
+    ``main`` (empty, ``main``, oral/poster/spotlight), ``journal``, or ``other``."""
+    t = (text or "").lower().replace("&", "and").replace("-", " ")
+    if t.strip() in ("", "main", "oral", "poster", "spotlight", "long", "short"):
+        return "main"
+    if t.strip() == "journal":
+        return "journal"
+    return next((k for k, p in TRACK_KINDS if p.search(t)), "other")

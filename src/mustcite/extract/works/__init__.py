@@ -25,21 +25,26 @@ that cite it (with their years and labels): :func:`build_catalogue` writes both 
 corpus papers (``corpus/works.parquet`` and ``corpus/work_citations.parquet``; schema
 ``mustcite/schemas/works.schema.json``).
 
+Works that are records of the corpus's side file (``corpus/side_tracks.parquet``: workshop and
+Findings papers, TMLR articles, WACV papers...) carry that record's id, venue, year and track
+(:mod:`.side`).
+
 Names (:mod:`.names`): the short names citing papers give their references in the text ("CIFAR-10
 [23]", "Adam [17]", "ResNet-50 (He et al., 2016)"), for corpus papers and works alike, kept when
 enough papers agree on them (``corpus/names.parquet``).
 """
 
 from .catalogue import (CITATIONS_FILE, CITATIONS_SCHEMA, NAMES_FILE, NAMES_SCHEMA, SUMMARY_FILE, WORKS_FILE, WORKS_SCHEMA, CatalogueSummary,
-                        WorkIndex, build_catalogue, collect_mentions, coverage, is_work_id, pool_works, read_folders,
+                        WorkIndex, build_catalogue, link_side_records, collect_mentions, coverage, is_work_id, pool_works, read_folders,
                         resolved_entries, work_url, works_schema_json)
 from .cluster import KINDS, Work, cluster_mentions, identifies, make_work, supported_identifiers, work_kind
 from .mentions import Mention, PaperRefs, read_paper, recover_title, title_key, unlinked_mentions, venue_of
 from .names import Name, NameUse, aggregate_names, name_key, paper_names, surname
+from .side import SideRecord, SideRecords
 
 __all__ = ["CITATIONS_FILE", "CITATIONS_SCHEMA", "KINDS", "NAMES_FILE", "NAMES_SCHEMA", "Name", "NameUse",
            "aggregate_names", "name_key", "paper_names", "SUMMARY_FILE", "WORKS_FILE", "WORKS_SCHEMA",
-           "CatalogueSummary", "Mention", "PaperRefs", "Work", "WorkIndex", "build_catalogue", "cluster_mentions",
-           "collect_mentions", "coverage", "identifies", "is_work_id", "make_work", "pool_works", "read_folders",
+           "CatalogueSummary", "Mention", "SideRecord", "SideRecords", "PaperRefs", "Work", "WorkIndex", "build_catalogue", "cluster_mentions",
+           "collect_mentions", "coverage", "identifies", "is_work_id", "link_side_records", "make_work", "pool_works", "read_folders",
            "read_paper", "recover_title", "resolved_entries", "supported_identifiers", "surname", "title_key", "unlinked_mentions",
            "venue_of", "work_kind", "work_url", "works_schema_json"]

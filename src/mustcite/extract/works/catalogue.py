@@ -8,18 +8,20 @@ import json
 import time
 from collections import Counter, defaultdict
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from ...corpus.store import SIDE_TRACKS_FILE
 from ...errors import DataMissingError, MustciteError
 from ...io import atomic_write_json, read_json
-from .cluster import cluster_mentions, identifies, make_work
+from .cluster import Work, cluster_mentions, identifies, make_work
 from .mentions import Mention, PaperRefs, read_paper
 from .names import Name, aggregate_names
+from .side import SideRecords
 
 # ------------------------------------------------------------------------------- the build
 
@@ -35,6 +37,9 @@ class CatalogueSummary:
     coverage: dict[str, Any]
     names: dict[str, Any]               # the short names citing papers give corpus papers and works
     elapsed_s: float
+    #: works that are records of the corpus's side file: the file, its records, the works linked,
+    #: by "venue/track"
+    side_records: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -118,12 +123,33 @@ def names_summary(names: list[Name], kinds: dict[str, str]) -> dict[str, Any]:
             "support_10_plus": sum(n.support >= 10 for n in names)}
 
 
+def link_side_records(works: list[Work], side: SideRecords) -> dict[str, int]:
+    """Link each work that is a record of the side file to it (:meth:`.side.SideRecords.match`);
+    the number linked by "venue/track"."""
+    linked: Counter[str] = Counter()
+    for w in works:
+        r = side.match(w.title, w.year, w.authors)
+        if r is not None:
+            w.link_record(r)
+            linked[f"{r.venue}/{r.track}"] += 1
+    return dict(linked.most_common())
+
+
 def build_catalogue(folders: list[str | Path], out_dir: str | Path, *, workers: int | None = None,
-                    progress: bool = True, engine: Any = None) -> CatalogueSummary:
+                    progress: bool = True, engine: Any = None,
+                    side_records: str | Path | None = None) -> CatalogueSummary:
     """Resolve every unlinked reference of the extraction folders to a work and mine the names
     citing papers give corpus papers and works; write ``out_dir/works.parquet``,
-    ``out_dir/work_citations.parquet``, ``out_dir/names.parquet`` and ``out_dir/works.json``."""
+    ``out_dir/work_citations.parquet``, ``out_dir/names.parquet`` and ``out_dir/works.json``.
+
+    Works that are records of the corpus's side file (``side_records``, default
+    ``out_dir/side_tracks.parquet`` when it exists) carry that record (:mod:`.side`)."""
     t0 = time.perf_counter()
+    out = Path(out_dir)
+    side_path = Path(side_records) if side_records is not None else out / SIDE_TRACKS_FILE
+    if side_records is not None and not side_path.is_file():
+        raise DataMissingError("no side records file", path=side_path,
+                               hint="run `mustcite corpus build` (it writes corpus/side_tracks.parquet)")
     papers = read_folders(folders, workers=workers, progress=progress, engine=engine)
     mentions = [m for p in papers for m in p.mentions]
     works, rows = [], []
@@ -146,10 +172,15 @@ def build_catalogue(folders: list[str | Path], out_dir: str | Path, *, workers: 
                          "type1": m.type1, "type2": m.type2, "type3": m.type3, "contexts": m.contexts,
                          "mentions": m.mentions})
     works.sort(key=lambda w: (-w.n_citing, w.work_id))
+    side_summary: dict[str, Any] = {"file": None, "records": 0, "works_linked": 0, "by_venue_track": {}}
+    if side_path.is_file():
+        side = SideRecords.load(side_path)
+        linked = link_side_records(works, side)
+        side_summary = {"file": str(side_path), "records": len(side), "works_linked": sum(linked.values()),
+                        "by_venue_track": linked}
     names = aggregate_names((p.paper, pid or works_of.get((p.paper, target)), name, p.year)
                             for p in papers for name, target, pid in p.names
                             if pid or (p.paper, target) in works_of)
-    out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     wt = pa.Table.from_pylist([asdict(w) for w in works], schema=WORKS_SCHEMA)
     ct = pa.Table.from_pylist(rows, schema=CITATIONS_SCHEMA)
@@ -163,9 +194,13 @@ def build_catalogue(folders: list[str | Path], out_dir: str | Path, *, workers: 
         by_kind=dict(Counter(w.kind for w in works).most_common()),
         cited_by_two_or_more=sum(w.n_citing >= 2 for w in works), unidentified_references=unidentified,
         coverage=coverage(papers, works_of, citing_of), names=names_summary(names, {w.work_id: w.kind for w in works}),
-        elapsed_s=round(time.perf_counter() - t0, 2))
+        elapsed_s=round(time.perf_counter() - t0, 2), side_records=side_summary)
     atomic_write_json(out / SUMMARY_FILE, {**summary.to_dict(), "folders": [str(f) for f in folders]})
     return summary
+
+
+#: the works columns added with the side records: a catalogue built before them reads them as null
+RECORD_COLUMNS = ("doi", "record_id", "record_venue", "record_year", "record_track")
 
 
 def _schemas():
@@ -174,6 +209,8 @@ def _schemas():
         ("authors", pa.list_(pa.string())), ("venue", pa.string()), ("identifiers", pa.list_(pa.string())),
         ("kind", pa.string()), ("n_citing", pa.int32()), ("first_cited", pa.int32()),
         ("n_must_cite", pa.int32()), ("title_forms", pa.list_(pa.string())),
+        ("doi", pa.string()), ("record_id", pa.string()), ("record_venue", pa.string()),
+        ("record_year", pa.int32()), ("record_track", pa.string()),
     ])
     cites = pa.schema([
         ("work_id", pa.string()), ("citing", pa.string()), ("citing_year", pa.int32()),
@@ -201,10 +238,13 @@ def works_schema_json() -> dict[str, Any]:
 # ------------------------------------------------------------------------------- reading it back
 
 
-def _read_table(path: Path, columns: list[str]) -> pa.Table:
-    """A catalogue table with the columns the schema promises; a file that is not one is an error
-    naming it."""
+def _read_table(path: Path, columns: list[str], optional: Iterable[str] = ()) -> pa.Table:
+    """A catalogue table with the columns the schema promises (those in ``optional`` only when the
+    file has them); a file that is not one is an error naming it."""
     try:
+        if optional:
+            have = set(pq.read_schema(path).names)
+            columns = [c for c in columns if c in have or c not in optional]
         return pq.read_table(path, columns=columns)
     except Exception as exc:  # pyarrow raises several types for corrupt files and missing columns
         raise MustciteError(f"not a catalogue table: {exc}", path=path,
@@ -228,7 +268,8 @@ class WorkIndex:
             if not (folder / name).is_file():
                 raise DataMissingError("no catalogue of cited works", path=folder / name,
                                        hint="run `mustcite works build` first")
-        works = {r["work_id"]: r for r in _read_table(folder / WORKS_FILE, WORKS_SCHEMA.names).to_pylist()}
+        table = _read_table(folder / WORKS_FILE, WORKS_SCHEMA.names, optional=RECORD_COLUMNS)
+        works = {r["work_id"]: {**dict.fromkeys(RECORD_COLUMNS), **r} for r in table.to_pylist()}
         cites = _read_table(folder / CITATIONS_FILE, ["work_id", "citing", "citing_year", "target"])
         by_ref: dict[tuple[str, int], str] = {}
         citing: dict[str, list[tuple[str, int | None]]] = defaultdict(list)
@@ -289,8 +330,9 @@ def pool_works(index: WorkIndex, *, allowed: set[str] | None = None, min_citing:
         seen = max(min(years), w.get("year") or min(years))
         if until is not None and seen > until:
             continue
+        ids = list(w.get("identifiers") or []) + ([f"doi:{w['doi']}"] if w.get("doi") else [])
         out.append({"paper_id": wid, "title": w["title"], "abstract": "", "authors": list(w.get("authors") or []),
-                    "venue": w.get("venue") or "", "year": seen, "url": work_url(w.get("identifiers") or []),
+                    "venue": w.get("venue") or "", "year": seen, "url": work_url(ids),
                     "pdf": None, "kind": w["kind"], "published": w.get("year")})
     return sorted(out, key=lambda r: r["paper_id"])
 

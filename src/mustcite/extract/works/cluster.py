@@ -15,6 +15,7 @@ from rapidfuzz import fuzz
 from ...corpus.records import normalize_title
 from ..link import FUZZY_THRESHOLD, STOPWORDS
 from .mentions import _URL, Mention
+from .side import SideRecord
 
 #: first authors agree: a normalised title may join mentions this many years apart
 YEAR_SLACK_SAME_AUTHOR = 3
@@ -59,6 +60,20 @@ class Work:
     first_cited: int | None    # the earliest citing paper's year
     n_must_cite: int           # citing papers that label it must-cite
     title_forms: list[str] = field(default_factory=list)   # other titles it is cited under (up to 5)
+    doi: str = ""              # from its identifiers, else from its side record
+    #: the record of the corpus's side file it is (a workshop paper, a TMLR article...;
+    #: :mod:`.side`), None when it is none
+    record_id: str | None = None
+    record_venue: str | None = None
+    record_year: int | None = None
+    record_track: str | None = None
+
+    def link_record(self, record: SideRecord) -> None:
+        """Make this work the side record ``record``: its id, venue, year and track, and its DOI
+        when the work has none."""
+        self.record_id, self.record_venue = record.record_id, record.venue
+        self.record_year, self.record_track = record.year, record.track
+        self.doi = self.doi or record.doi
 
 
 # ------------------------------------------------------------------------------- clustering
@@ -239,7 +254,8 @@ def make_work(group: list[Mention], taken: set[str] | None = None) -> Work:
         work_id=work_id, title=title, year=year, authors=authors, venue=venue, identifiers=ids,
         kind=work_kind(title, raw, venue), n_citing=len(citing),
         first_cited=min((m.citing_year for m in group if m.citing_year), default=None),
-        n_must_cite=len({m.citing for m in group if m.must_cite}), title_forms=forms)
+        n_must_cite=len({m.citing for m in group if m.must_cite}), title_forms=forms,
+        doi=next((i[4:] for i in ids if i.startswith("doi:")), ""))
 
 
 def identifies(group: list[Mention]) -> bool:
