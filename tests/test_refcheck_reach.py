@@ -233,3 +233,42 @@ def test_a_store_without_doi_columns_is_read(fx, tmp_path):
     assert len(idx.title) == pq.read_metadata(src).num_rows and not any(idx.doi)
     hit = identifier_row(idx, Entry("a", year=2017, url=f"https://papers.nips.cc/paper/2017/hash/{HASH}-Abstract.html"))
     assert hit is not None and idx.year[hit[0]] == 2017
+
+
+# ---- the catalogue of cited works as evidence ------------------------------------------------------
+
+class _Works:
+    """The two look-ups :func:`attested` makes of an index."""
+
+    def __init__(self, n_citing: int):
+        self.n = n_citing
+
+    def work_row(self, work_id):
+        return 0
+
+    def work_citing(self, row):
+        return self.n
+
+
+def _work(authors, year=2018):
+    from mustcite.refcheck.index import Record
+
+    return Record("work-1", "World Models", list(authors), "arXiv", year, "catalogue")
+
+
+@pytest.mark.parametrize("entry_kw,authors,n,expected", [
+    ({"authors": ["Ha, David"], "year": 2018}, ["David Ha", "Jurgen Schmidhuber"], 17, 17),   # as others cite it
+    ({"authors": ["Ha, David"], "year": 2019}, ["David Ha"], 17, 17),                         # a later preprint version
+    ({"authors": ["Ha, David"], "year": 2021}, ["David Ha"], 17, 0),                          # year far off
+    ({"authors": ["Schmidt, Anna"], "year": 2018}, ["David Ha"], 17, 0),                      # another first author
+    ({"authors": ["Ha, David"], "year": 2018}, ["David Ha"], 2, 0),                           # too few citers
+    ({"authors": ["Ha, David"], "year": None}, ["David Ha"], 17, 0),                          # no year to compare
+    ({"authors": ["Ha, David"], "year": 2018}, [], 4, 0),                                     # no authors: needs 5
+    ({"authors": ["Ha, David"], "year": 2018}, [], 5, 5),
+])
+def test_a_work_many_papers_cite_alike_vouches_for_an_entry(entry_kw, authors, n, expected):
+    from mustcite.refcheck.check import attested
+    from mustcite.refcheck.entries import Entry
+
+    entry = Entry("ha2018world", title="World models", **entry_kw)
+    assert attested(entry, _work(authors), _Works(n)) == expected

@@ -52,7 +52,7 @@ from pathlib import Path
 import numpy as np
 from rapidfuzz import fuzz
 
-from ..corpus.records import normalize_title
+from ..corpus.records import normalize_title, surname_key
 from ..extract.link import STOPWORDS, clean_title, identifier_keys, raw_segments, repaired_titles
 from .compare import (compare_authors, compare_identifiers, compare_venue, compare_year, id_scope_year,
                       title_similarity)
@@ -602,12 +602,45 @@ def _not_found(out: RefCheck, entry: Entry, claim: VenueClaim, year: int | None,
         out.why = (f"{who} {_claimed(claim, year)} completely ({n} papers) and none of them is this "
                    f"paper: very likely invented or misattributed")
         out.record = None
+    elif work is not None and (n := attested(entry, work, index)):
+        out.status = "verified"
+        out.why = (f"cited with this title, first author and year by {n} papers of the data (the catalogue of "
+                   f"cited works); no proceedings or journal record holds it, so its venue is not checked")
+        out.record = work.to_json()
     else:
         out.status = "unverifiable"
         out.why = _unverifiable_why(entry, claim, year, index)
         out.record = work.to_json() if work is not None else None
     out.notes = notes
     return out
+
+
+#: a work of the catalogue vouches for an entry outside every record when this many papers cite it ...
+MIN_ATTESTED = 3
+#: ... or this many when the catalogue has no author list to compare the entry's first author with
+MIN_ATTESTED_NO_AUTHORS = 5
+
+
+def attested(entry: Entry, work: Record, index: RefIndex) -> int:
+    """How many papers of the data cite ``work`` as the entry does (0: not enough to vouch for it).
+
+    The catalogue of cited works gathers the references of the extracted papers that link to no
+    record: an entry whose title (same normalised title, or rapidfuzz ratio at least 93), year (within
+    one: preprint versions) and first author agree with a work at least :data:`MIN_ATTESTED` papers
+    cite is written as other researchers write it. That shows the work exists as cited, not that
+    its venue is right, and a work every citer copied wrongly would pass: the answer says so."""
+    row = index.work_row(work.paper_id)
+    n = index.work_citing(row) if row is not None else 0
+    if not entry.title or entry.year is None or work.year is None or abs(int(entry.year) - int(work.year)) > 1:
+        return 0
+    if title_similarity(clean_title(entry.title), work.title) < FUZZY_SAME:
+        return 0
+    first = surname_key(entry.authors[0]) if entry.authors else ""
+    if work.authors:
+        if not first or first not in {surname_key(a) for a in work.authors[:3]}:
+            return 0
+        return n if n >= MIN_ATTESTED else 0
+    return n if n >= MIN_ATTESTED_NO_AUTHORS else 0
 
 
 def _unverifiable_why(entry: Entry, claim: VenueClaim, year: int | None, index: RefIndex) -> str:
