@@ -198,3 +198,25 @@ def test_html_entities_in_author_lists_are_decoded_per_name():
     assert parse_authors("Basudha Pal, Alice O&#x27; Toole, Rama Chellappa") == [
         "Basudha Pal", "Alice O' Toole", "Rama Chellappa"]
     assert parse_authors("['Mary O&#x27;Neil', 'Bo Li']") == ["Mary O'Neil", "Bo Li"]
+
+
+def test_a_bare_list_id_and_a_book_doi_never_join_papers():
+    """IJCAI's lists give ids such as "paper550" in every year (taken for OpenReview ids, they must
+    stay within their year), and ECCV 2022's list writes chapter DOIs with a space
+    ("10.1007/978-3-031-19830-4 _6"), whose cut-off part is the book's DOI shared by 40 papers."""
+    from mustcite.corpus.dedup import dedup
+    from mustcite.corpus.importers import ImportedRecord, openreview_id
+
+    ijcai = [ImportedRecord("paperlists", "f", y, "IJCAI", y, t, openreview_id=openreview_id("paper550"))
+             for y, t in ((2021, "Cross-Domain Slot Filling as Machine Reading Comprehension"),
+                          (2022, "Another IJCAI Paper Entirely"))]
+    assert len(dedup(ijcai).papers) == 2
+
+
+@pytest.mark.data
+def test_chapter_dois_with_a_space_stay_apart(tmp_path, data_dir):
+    d = tmp_path / "data"
+    rows = _records(LISTS / "eccv2022.jsonl.gz", lambda r: "19830-4 _" in (r.get("doi") or ""))[:5]
+    assert len(rows) == 5
+    _write(d / "proceedings" / "paperlists" / "eccv2022.jsonl.gz", rows)
+    assert build_corpus(d, tmp_path / "work").total == 5

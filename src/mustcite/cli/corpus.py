@@ -27,8 +27,9 @@ def build_cmd(
     quiet: bool = typer.Option(False, "--quiet", "-q", help="no progress bar, summary only"),
     collected: Path = typer.Option(None, "--collected", help="folder of `mustcite collect` record files to import with the lists (default: <work>/collect/records when it exists)"),
     no_collected: bool = typer.Option(False, "--no-collected", help="import the paper lists only"),
+    no_anthology: bool = typer.Option(False, "--no-anthology", help="leave out ML Anthology (<data>/anthology): the paper lists alone, as older builds did"),
 ) -> None:
-    """Import every paper list in <data>/proceedings, keep main tracks, merge duplicates, write the store."""
+    """Import the paper lists (<data>/proceedings) and ML Anthology (<data>/anthology), merge them record by record, write the store."""
     from ..config import Workspace, find_data_dir
     from ..corpus.build import build_corpus
 
@@ -38,7 +39,7 @@ def build_cmd(
     if collected is not None and no_collected:
         raise UsageError("--collected and --no-collected exclude each other")
     report = build_corpus(data_dir, ws, progress=not quiet,
-                          collected=False if no_collected else collected)
+                          collected=False if no_collected else collected, anthology=not no_anthology)
     dropped = sum(sum(t.values()) for t in report.dropped_tracks.values())
     skipped = sum(report.skipped.values())
     typer.echo(f"read {report.records_read} records from {len(report.files)} files "
@@ -47,7 +48,12 @@ def build_cmd(
                f"linked to them), {sum(report.unconfirmed.values())} unconfirmed, "
                f"skipped {skipped} (unknown venue / no year)")
     typer.echo(f"merged {report.duplicates_merged} duplicates -> {report.total} papers, "
-               f"{report.with_abstract} with abstract")
+               f"{report.with_abstract} with abstract; {report.side_tracks} side records (workshops, "
+               f"journals, other venues and tracks)")
+    if report.version_links or report.disagreements:
+        links = sum(report.version_links.values())
+        dis = ", ".join(f"{f} {sum(k.values())}" for f, k in report.disagreements.items()) or "none"
+        typer.echo(f"version links: {links}; sources disagree on: {dis} (corpus/disagreements.parquet)")
     if report.collected:
         c = report.collected
         typer.echo(f"collected: {c['records']} records from {c['files']} files in {c['dir']}: "

@@ -112,7 +112,7 @@ def import_anthology_file(path: Path, data_dir: Path) -> Iterator[ImportedRecord
         track = _str(obj, "track", where) or "main"
         venue, forced = VENUE_OF_SLUG.get(slug, (slug.upper() or "", None))
         track = forced or track
-        url, doi = _str(obj, "url", where), _str(obj, "doi", where)
+        url, doi = _str(obj, "url", where), "".join(_str(obj, "doi", where).split())
         abstract = _str(obj, "abstract", where)
         if len(abstract) < MIN_ABSTRACT_CHARS:
             abstract = ""

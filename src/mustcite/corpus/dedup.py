@@ -186,12 +186,11 @@ def match_keys(r: ImportedRecord) -> list[tuple]:
     if t:
         keys.append((venue, r.year, "t", t))
     if r.openreview_id:
-        keys.append((venue, "or", r.openreview_id))
+        # within the year: a bare id a list gives ("paper550" of IJCAI) may be taken for an OpenReview id
+        keys.append((venue, r.year, "or", r.openreview_id))
     if r.anthology_id:
         keys.append((venue, r.year, "acl", r.anthology_id))
     for k in r.id_keys:
-        if k.startswith("openreview:"):
-            continue                      # already keyed, case-sensitive, as "or"
         keys.append((venue, r.year, k) if year_scoped(k) else (venue, k))
     return keys
 

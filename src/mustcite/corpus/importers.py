@@ -282,7 +282,8 @@ def import_file(path: Path, data_dir: Path, source: str | None = None) -> Iterat
             track_texts.append(anth.split(".")[1])
         if or_id and source != "paperlists":
             sid = or_id
-        doi = obj.get("doi") if isinstance(obj.get("doi"), str) else ""
+        # "10.1007/978-3-031-19830-4 _6": a space inside a DOI would leave the book's DOI, shared by its chapters
+        doi = "".join(obj["doi"].split()) if isinstance(obj.get("doi"), str) else ""
         year = file_year if file_year is not None else _year_of(obj, **where)
         venue = file_venue
         skip = ""
