@@ -42,7 +42,7 @@ from .importers import (COLLECTED_PREFIX, ImportedRecord, import_collected, impo
 from .records import VENUES, normalize_title
 from .store import (BUILD_FILE, DISAGREEMENTS_FILE, SIDE_TRACKS_FILE, VERSIONS_FILE, corpus_dir, disagreements_table,
                     write_papers, write_table)
-from .versions import version_links, versions_table
+from .versions import link_kinds, version_links, versions_table
 
 log = logging.getLogger("mustcite.corpus")
 
@@ -73,7 +73,7 @@ class BuildReport:
     #: anthology records of a main conference that share their DOI with a workshop record (read as
     #: the workshop paper)
     workshop_refiled: int = 0
-    #: version links (each counted once) by the kind of the later or side version
+    #: version links, each counted once, by the kinds of its two ends ("conference+workshop")
     version_links: dict[str, int] = field(default_factory=dict)
     #: disagreements between sources: field -> kind -> count
     disagreements: dict[str, dict[str, int]] = field(default_factory=dict)
@@ -289,7 +289,7 @@ def build_corpus(data_dir: str | Path, work: str | Path | Workspace | None = Non
     report.side_by_venue_track = dict(Counter(f"{p.venue}/{p.track or 'ancillary'}"
                                               for p in result.side_track).most_common())
     links = version_links(papers, result.side_track, folded)
-    report.version_links = dict(Counter(r["kind"] for r in links if r["paper_id"] < r["version_id"]).most_common())
+    report.version_links = link_kinds(links)
     dis: dict[str, Counter] = {}
     for d in result.disagreements:
         dis.setdefault(d["field"], Counter())[d["kind"]] += 1

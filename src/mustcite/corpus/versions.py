@@ -27,6 +27,7 @@ import pyarrow as pa
 
 from .dedup import same_authors
 from .records import Paper, normalize_title
+from .venues import ancillary_keyword
 
 #: venues (outside the 15) that are journals; JMLR is a corpus venue but a journal too
 JOURNALS = frozenset({"JMLR", "TMLR", "MLJ", "JAIR", "Neural Computation", "FTML", "Distill", "DMLR"})
@@ -41,17 +42,19 @@ VERSIONS_SCHEMA = pa.schema([
 
 
 def version_kind(p: Paper) -> str:
-    """What kind of version ``p`` is (see the module doc)."""
+    """What kind of version ``p`` is (see the module doc): a Findings, demo or other ancillary
+    volume is ``other``; a main track of any conference (a poster, an oral, ACL's long papers) is
+    ``conference``."""
     track = (p.track or "").lower()
-    if track == "workshop" or "workshop" in track:
+    if "workshop" in track:
         return "workshop"
-    if track in ("datasets-benchmarks",) or "datasets" in track:
+    if "datasets" in track:
         return "datasets-benchmarks"
     if p.venue in JOURNALS or track == "journal":
         return "journal"
-    if track in ("", "main") or track in ("oral", "poster", "spotlight"):
-        return "conference"
-    return "other"
+    if ancillary_keyword(track) or p.venue == "other":
+        return "other"
+    return "conference"
 
 
 def _link(a: Paper, b: Paper, evidence: str) -> list[dict]:
@@ -99,6 +102,16 @@ def version_links(corpus: list[Paper], side: list[Paper], folded: Iterable[tuple
                 if (a.venue, a.year, a.track) != (b.venue, b.year, b.track) and same_authors(a, b):
                     add(a, b, "title+authors")
     return rows
+
+
+def link_kinds(rows: list[dict]) -> dict[str, int]:
+    """Each link once, by the kinds of its two ends ("conference+workshop" -> n)."""
+    kind = {(r["paper_id"], r["version_id"]): r["kind"] for r in rows}
+    counts: dict[str, int] = defaultdict(int)
+    for (a, b), k in kind.items():
+        if a < b:
+            counts["+".join(sorted((kind.get((b, a), "other"), k)))] += 1
+    return dict(sorted(counts.items(), key=lambda kv: -kv[1]))
 
 
 def versions_table(rows: list[dict]) -> pa.Table:
