@@ -9,7 +9,13 @@ The rows (``--only`` runs those whose name contains one of the given strings):
   fan-out (``latex/``), a gzip bomb for every input read as ``.gz`` and, for the inputs read whole,
   a file just under the 256 MB cap (``gzip/``), notes on reading a LaTeX draft and the
   file-existence oracle (``notes/``, ``oracle/``), the rater's and the collector's inputs
-  (``rate/``, ``collect/``), query and scoring inputs (``query/``).
+  (``rate/``, ``collect/``), query and scoring inputs (``query/``);
+* ``lsp/...`` (:func:`lsp_cases`): ``mustcite lsp --no-audit`` on the real work folder, driven in raw
+  bytes by the client of ``tests/test_lsp_hardening.py``: malformed and oversized frames, huge
+  documents, a ``refs.bib`` linked to a FIFO, to ``/dev/zero`` or out of the workspace, loose and
+  ``untitled:`` documents, a quick fix with a forged target, UTF-16 and NUL-bearing ``.bib``
+  files, and the exit codes. Its work folder links the real corpus (the look-up index is built
+  into the run's temporary folder, never into ``mustcite-work``) and is warmed first.
 
 How a row is run. CLI: ``mustcite --work W ...`` under ``/usr/bin/time -v`` (the command's peak RSS
 and wall time). A ``recommend``/``audit`` input that must be refused runs with W = the real work
@@ -25,7 +31,9 @@ Targets (column ``target``): ``refuse``: exit 1 or 2 (HTTP 4xx), the expected me
 traceback, under 5 s and (CLI) 400 MB peak; ``output``: exit 0 (HTTP 200) with the expected output,
 no traceback, under 5 s (no memory cap: the model loads); ``either``: accepted or refused cleanly,
 under 5 s and 400 MB; ``same``: the file-existence oracle, a host path that exists and one that does
-not get the same note; every server row also under +50 MB RSS.
+not get the same note; every server row also under +50 MB RSS; ``answers`` (``lsp/``): the
+expected reply or diagnostics under 5 s, then a request answered within 1 s, no traceback, and
+(unless the row holds a big document) under +50 MB RSS of the language server.
 
     .venv/bin/python benchmarks/bad_inputs.py             # writes results/bad_inputs.json and .md
     .venv/bin/python benchmarks/bad_inputs.py --only latex/cite oracle   # prints, writes nothing
@@ -49,6 +57,7 @@ import tempfile
 import threading
 import time
 import zipfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -83,6 +92,8 @@ class Case:
     ok: bool | None = False     # True: must succeed; False: must be refused; None: either, cleanly (no model)
     code: int | None = None     # the one right exit code, where only one is
     twin: tuple[str, str, str] | None = None   # oracle: (the twin input, the host path here, the one in the twin)
+    lsp: Callable | None = None  # language server: probe(client) -> its message (see lsp_cases)
+    lsp_mb: float | None = SERVER_MB   # the language server's RSS cap for the row (None: no cap)
 
     @property
     def server(self) -> bool:
@@ -90,6 +101,8 @@ class Case:
 
     @property
     def target(self) -> str:
+        if self.lsp is not None:
+            return "answers"
         return "same" if self.twin else {True: "output", False: "refuse", None: "either"}[self.ok]
 
 
@@ -412,7 +425,13 @@ def judge(case: Case, r: dict) -> list[str]:
     """What misses the row's targets (empty: it meets them)."""
     misses = []
     got = r["result"]
-    if case.server:
+    if case.lsp is not None:
+        if r["ping_s"] is None or r["ping_s"] >= LSP_PING_S:
+            misses.append(f"no answer to a request within {LSP_PING_S:.0f} s")
+        if case.lsp_mb is not None and r["rss_delta_mb"] is not None and r["rss_delta_mb"] >= case.lsp_mb:
+            misses.append(f"+{r['rss_delta_mb']:.0f} MB >= +{case.lsp_mb:.0f} MB")
+        good = True
+    elif case.server:
         want = "200" if case.ok else "4xx"
         good = got == 200 if case.ok else isinstance(got, int) and 400 <= got < 500
         if r["rss_delta_mb"] is not None and r["rss_delta_mb"] >= SERVER_MB:
@@ -586,6 +605,201 @@ def run_twin(case: Case, first: dict, again) -> dict:
     return r
 
 
+# --------------------------------------------------------------------------- the language server
+
+LSP_PING_S = 1.0          # a request sent after each case must be answered within this
+LSP_REQUEST = json.dumps({"jsonrpc": "2.0", "id": 999, "method": "workspace/executeCommand",
+                          "params": {"command": "mustcite.timings"}}).encode()
+
+
+def _frame(body: bytes, length: int | None = None, name: bytes = b"Content-Length", eol: bytes = b"\r\n") -> bytes:
+    return name + b": " + str(len(body) if length is None else length).encode() + eol + eol + body
+
+
+def _error_reply(c, data: bytes) -> str:
+    """Send ``data``; the error response it gets (``id`` null), as ``error CODE: message``."""
+    start = len(c.seen)
+    c.send_bytes(data)
+    m = c.wait(lambda m: "error" in m and "id" in m and m["id"] is None, SECONDS, start)
+    return f"error {m['error']['code']}: {m['error']['message']}"
+
+
+def _answered(c, data: bytes) -> str:
+    start = len(c.seen)
+    c.send_bytes(data)
+    m = c.wait(lambda m: m.get("id") == 999, SECONDS, start)
+    return "answered" if "result" in m else f"error {m['error']}"
+
+
+def _diagnostics(c, uri: str, text: str, timeout: float = SECONDS) -> str:
+    """Open ``uri`` with ``text``; its first published diagnostics, counted by code."""
+    start = len(c.seen)
+    c.open(uri, text)
+    diags = c.diagnostics(uri, timeout, start)
+    counts = {k: sum(d["code"] == k for d in diags) for k in sorted({d["code"] for d in diags})}
+    listed = ", ".join(f"{k} {n}" for k, n in counts.items())
+    return f"{len(diags)} diagnostics" + (f" ({listed})" if diags else "")
+
+
+def lsp_cases(t: Path) -> list[Case]:
+    """The language server's rows; their inputs under ``t`` (the workspace folder ``t/ws``)."""
+    from pygls.uris import from_fs_path
+
+    ws, out = t / "ws", t / "elsewhere"
+    ws.mkdir(parents=True)
+    out.mkdir()
+    (out / "secret.bib").write_text("@article{secret, title={Secret}, year={2020}}\n")
+    os.mkfifo(ws / "fifo")
+    (ws / "fifo.bib").symlink_to(ws / "fifo")
+    (ws / "zero.bib").symlink_to("/dev/zero")
+    (ws / "out.bib").symlink_to(out / "secret.bib")
+    utf16 = "@inproceedings{vaswani2017attention,\n  title = {Attention is All you Need},\n  year = {2017},\n" \
+            "  booktitle = {Advances in Neural Information Processing Systems}\n}\n"
+    (ws / "utf16.bib").write_text(utf16, encoding="utf-16")
+    nul = ws / "nul.bib"
+    nul.write_bytes(utf16.encode() + b"%" * 5000 + b"\n\x00\n" + utf16.replace("vaswani", "v2").encode())
+    uri = lambda p: from_fs_path(str(p))        # noqa: E731
+
+    def tex_naming(bib: str):
+        def probe(c) -> str:
+            tex = ws / f"main-{bib.replace('/', '-')}.tex"
+            tex.write_text(f"\\cite{{vaswani2017attention}} \\cite{{secret}}\n\\bibliography{{{bib}}}\n")
+            return _diagnostics(c, uri(tex), tex.read_text())
+        return probe
+
+    def forged_fix(c) -> str:
+        diag = {"range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 1}},
+                "message": "Not cited: X", "source": "mustcite", "code": "missing",
+                "data": {"fix": "add-entry", "uri": uri(out / "secret.bib"), "bibtex": "@misc{x,\n}\n", "title": "X"}}
+        got = c.response(c.request("textDocument/codeAction", {"textDocument": {"uri": uri(ws / "main.tex")},
+                                                              "range": diag["range"],
+                                                              "context": {"diagnostics": [diag]}}), SECONDS)
+        return f"{len(got.get('result') or [])} code actions"
+
+    line = " ".join(f"word \\cite{{k{i}}}" for i in range(20_000))
+    accented = "@article{accented, title={" + "\u00e9" * 2**20 + "}, year={2020}}\n"
+    big = 100 * MB
+    frames = {
+        "non-numeric Content-Length": (b"Content-Length: abc\r\n\r\n" + LSP_REQUEST, "is not a whole number"),
+        "negative Content-Length": (b"Content-Length: -5\r\n\r\n" + LSP_REQUEST, "is not a whole number"),
+        "no Content-Length": (b"Content-Type: application/json\r\n\r\n" + LSP_REQUEST, "no Content-Length"),
+        "Content-Length 200, body 30 bytes, then a request": (_frame(LSP_REQUEST[:30], 200) + _frame(LSP_REQUEST),
+                                                              "shorter than its Content-Length"),
+        "no end of header in 10 KB": (b"X" * 10_000, "no end of header"),
+        "malformed JSON": (_frame(b'{"jsonrpc": "2.0", "id": '), "malformed JSON"),
+        "100 MB notification": (_frame(b'{"jsonrpc":"2.0","method":"x","params":"' + b"x" * big + b'"}'),
+                                "over the 16,777,216-byte cap"),
+        "50 MB one-line .tex opened": (_frame(json.dumps({"jsonrpc": "2.0", "method": "textDocument/didOpen",
+                                                          "params": {"textDocument": {
+                                                              "uri": uri(ws / "huge.tex"), "languageId": "latex",
+                                                              "version": 1, "text": "x" * (50 * MB)}}}).encode()),
+                                       "over the 16,777,216-byte cap"),
+    }
+    cases = [Case(f"lsp/frame/{name}", f"language server: {name}", lsp=lambda c, d=data: _error_reply(c, d),
+                  expect=says) for name, (data, says) in frames.items()]
+    cases += [Case(f"lsp/frame/{name}", f"language server: {name}, then a request",
+                   lsp=lambda c, d=data: _answered(c, d), expect="^answered$")
+              for name, data in (("lower-case content-length", _frame(LSP_REQUEST, name=b"content-length")),
+                                 ("LF-only header", _frame(LSP_REQUEST, eol=b"\n")))]
+    cases += [
+        Case("lsp/file/utf16.bib", "language server: main.tex naming a UTF-16 .bib (read: only the other key is "
+             "undefined)", lsp=tex_naming("utf16"), expect=r"undefined 1\)$"),
+        Case("lsp/file/nul.bib", "language server: main.tex naming a .bib with a NUL byte after 5 KB (not read)",
+             lsp=tex_naming("nul"), expect="^0 diagnostics$"),
+        Case("lsp/file/fifo", "language server: main.tex naming refs.bib, a link to a FIFO", lsp=tex_naming("fifo"),
+             expect="^0 diagnostics$"),
+        Case("lsp/file/dev-zero", "language server: main.tex naming refs.bib, a link to /dev/zero",
+             lsp=tex_naming("zero"), expect="^0 diagnostics$"),
+        Case("lsp/file/outside", "language server: main.tex naming refs.bib, a link out of the workspace",
+             lsp=tex_naming("out"), expect="^0 diagnostics$"),
+        Case("lsp/file/../elsewhere", "language server: main.tex naming ../elsewhere/secret.bib",
+             lsp=tex_naming("../elsewhere/secret"), expect="^0 diagnostics$"),
+        Case("lsp/file/loose", "language server: a .tex outside the workspace, beside a .bib",
+             lsp=lambda c: _diagnostics(c, uri(out / "main.tex"), "\\cite{secret}\n\\bibliography{secret}\n"),
+             expect="^0 diagnostics$"),
+        Case("lsp/file/untitled", "language server: an untitled: LaTeX document",
+             lsp=lambda c: _diagnostics(c, "untitled:Untitled-1", "\\cite{secret}\n\\bibliography{refs}\n"),
+             expect="^0 diagnostics$"),
+        Case("lsp/file/forged-fix", "language server: a quick fix whose target is a .bib out of the workspace",
+             lsp=forged_fix, expect="^0 code actions$"),
+        Case("lsp/file/12mb-line.tex", "language server: a .tex of one 12 MB line citing 20,000 keys",
+             lsp=lambda c: _diagnostics(c, uri(ws / "long.tex"), line + " " + "x" * (12 * MB - len(line))
+                                        + "\n\\bibliography{utf16}\n"),
+             expect="^20000 diagnostics", lsp_mb=None),
+        Case("lsp/file/1mb-accented-field.bib", "language server: a .bib with a 1 MB accented field",
+             lsp=lambda c: _diagnostics(c, uri(ws / "accented.bib"), accented), expect="unverifiable 1"),
+    ]
+    return cases
+
+
+def _own_server(c) -> str:
+    """The probe of an exit row: the row starts a server of its own (:func:`run_lsp`)."""
+    return ""
+
+
+def run_lsp(cases: list[Case], t: Path, record) -> None:
+    """The language server's rows: one server for the probes, one per exit row."""
+    import psutil
+
+    from test_lsp_hardening import Client
+
+    work = t / "work"
+    work.mkdir()
+    (work / "corpus").symlink_to(REAL_WORK / "corpus")
+    cmd = [CLI, "--work", str(work), "lsp", "--no-audit"]
+    c = Client(t, command=cmd)
+    c.initialize(t / "ws")
+    ps = psutil.Process(c.proc.pid)
+    t0 = time.perf_counter()
+    warm = (t / "ws" / "warm.bib").as_uri()
+    c.open(warm, "@article{warm, title={A}, year={2020}}\n")
+    c.diagnostics(warm, 600)
+    print(f"language server warm (the look-up index built) in {time.perf_counter() - t0:.0f} s", file=sys.stderr)
+    try:
+        for case in cases:
+            base, peak, done = ps.memory_info().rss, [0], threading.Event()
+
+            def sample():
+                while not done.is_set():
+                    peak[0] = max(peak[0], ps.memory_info().rss)
+                    done.wait(0.05)
+            sampler = threading.Thread(target=sample)
+            sampler.start()
+            errs = len(c.stderr)
+            t0 = time.perf_counter()
+            try:
+                message = case.lsp(c)
+            except AssertionError as exc:
+                message = f"NO ANSWER: {str(exc)[:200]}"
+            wall = time.perf_counter() - t0
+            try:
+                ping = round(c.ping(SECONDS), 3)
+            except AssertionError:
+                ping = None
+            done.set()
+            sampler.join()
+            record(case, {"result": "answered" if ping is not None else "no answer", "message": message,
+                          "rss_delta_mb": round(max(peak[0] - base, 0) / MB, 1), "wall_s": round(wall, 2),
+                          "ping_s": ping, "traceback": "Traceback" in "".join(c.stderr[errs:]), "output": ""})
+    finally:
+        c.finish(timeout=10)
+    for name, shutdown in (("without shutdown", False), ("after shutdown, a check still running", True)):
+        c = Client(t, command=cmd)
+        c.initialize(t / "ws")
+        if shutdown:        # 20,000 entries to check against the corpus: still checking at the exit
+            c.open((t / "ws" / "many.bib").as_uri(), "".join(f"@article{{k{i}, title={{Title {i}}}, year={{2020}}}}\n"
+                                                             for i in range(20_000)))
+        t0 = time.perf_counter()
+        try:
+            code = c.finish(shutdown=shutdown, timeout=SECONDS)
+        except subprocess.TimeoutExpired:
+            code = "still running"
+        want = "0" if shutdown else "1"
+        record(Case(f"lsp/exit/{name}", f"language server: exit {name}", lsp=_own_server, expect=f"^exit {want}$"),
+               {"result": code, "message": f"exit {code}", "rss_delta_mb": None, "ping_s": 0.0,
+                "wall_s": round(time.perf_counter() - t0, 2), "traceback": "Traceback" in "".join(c.stderr),
+                "output": ""})
+
 # --------------------------------------------------------------------------- the table
 
 def table(rows: list[dict]) -> str:
@@ -617,13 +831,20 @@ def main() -> int:
 
 
 def _main(tmp: Path, only: list[str] | None) -> int:
-    if not (B.have_data() and (REAL_WORK / "models" / "recommender").is_dir()):
+    lsp_only = bool(only) and all(o.startswith("lsp") for o in only)
+    if lsp_only and not (REAL_WORK / "corpus" / "papers.parquet").is_file():
+        print("mustcite-work/corpus/papers.parquet absent", file=sys.stderr)
+        return 1
+    if not lsp_only and not (B.have_data() and (REAL_WORK / "models" / "recommender").is_dir()):
         print("shared/data (NeurIPS full texts, a PDF) or mustcite-work/models/recommender absent", file=sys.stderr)
         return 1
     t0 = time.perf_counter()
     t = tmp / "t"
-    cases = (matrix_cases(B.build(tmp / "in"), tmp / "out") + bounded_cases(tmp / "bounded")
-             + build(t, tmp / "bounded"))
+    if lsp_only:
+        cases = lsp_cases(tmp / "lsp")            # the other inputs take minutes to build
+    else:
+        cases = (matrix_cases(B.build(tmp / "in"), tmp / "out") + bounded_cases(tmp / "bounded")
+                 + build(t, tmp / "bounded") + lsp_cases(tmp / "lsp"))
     cases = [c for c in cases if not only or any(o in c.name for o in only)]
     print(f"{len(cases)} rows; inputs built in {time.perf_counter() - t0:.0f} s", file=sys.stderr)
     slice_work = None
@@ -642,7 +863,8 @@ def _main(tmp: Path, only: list[str] | None) -> int:
             misses.append(f"notes differ: {r['message']!r} vs {r['twin']['message']!r}")
         r.pop("output")
         rows.append({"case": case.name, "input": case.what,
-                     "command": "POST /api/recommend" if case.query is not None
+                     "command": "mustcite lsp" if case.lsp is not None
+                     else "POST /api/recommend" if case.query is not None
                      else f"POST /api/audit ({Path(case.upload).name})" if case.server
                      else "mustcite " + " ".join(case.argv).replace(str(tmp), "$TMP"),
                      "target": case.target, **r, "message": r["message"].replace(str(tmp), "$TMP"),
@@ -652,12 +874,15 @@ def _main(tmp: Path, only: list[str] | None) -> int:
               f"{'ok ' if not misses else 'MISS ' + '; '.join(misses)[:80]}  {rows[-1]['message'][:80]}",
               file=sys.stderr)
 
-    for case in (c for c in cases if not c.server):
+    for case in (c for c in cases if not c.server and c.lsp is None):
         r = run_cli(case, t, slice_work)
         if case.twin:
             r = run_twin(case, r, lambda f, c=case: run_cli(Case(c.name, c.what, tuple(
                 f if a == c.argv[1] else a for a in c.argv), ok=True), t, slice_work))
         record(case, r)
+
+    if any(c.lsp is not None for c in cases):
+        run_lsp([c for c in cases if c.lsp is not None], tmp / "lsp", record)
 
     server_info = None
     if any(c.server for c in cases):

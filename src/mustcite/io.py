@@ -247,6 +247,59 @@ def read_text(path: str | Path, max_chars: int | None = None, *,
     return text
 
 
+class BinaryContentError(MustciteError):
+    """A file read as text holds a NUL character: binary content, not text."""
+
+
+_BOMS = ((codecs.BOM_UTF32_LE, "utf-32-le"), (codecs.BOM_UTF32_BE, "utf-32-be"), (codecs.BOM_UTF8, "utf-8"),
+         (codecs.BOM_UTF16_LE, "utf-16-le"), (codecs.BOM_UTF16_BE, "utf-16-be"))
+
+
+def text_encoding(data: bytes) -> tuple[str, int]:
+    """``(encoding, bytes of its byte-order mark)`` of a text file's bytes: the encoding its BOM
+    names (UTF-8, UTF-16 or UTF-32), UTF-16 without a BOM when the first 4 KB hold NUL bytes in
+    one half of most byte pairs and hardly any in the other (mostly ASCII text saved as UTF-16), else UTF-8."""
+    for bom, encoding in _BOMS:
+        if data.startswith(bom):
+            return encoding, len(bom)
+    head = data[:4096]
+    even, odd = head[0::2].count(0), head[1::2].count(0)
+    if len(head) >= 2 and len(head) % 2 == 0:
+        if odd >= len(head) // 4 and even * 8 <= odd:
+            return "utf-16-le", 0
+        if even >= len(head) // 4 and odd * 8 <= even:
+            return "utf-16-be", 0
+    return "utf-8", 0
+
+
+def decode_text(data: bytes, path: str | Path, *, errors: str = "strict") -> str:
+    """The bytes of a text file (a ``.bib``, a LaTeX source) as text, in the encoding
+    :func:`text_encoding` finds, its byte-order mark dropped. MustciteError naming ``path`` when
+    they are not text: :class:`BinaryContentError` for a NUL character anywhere (with its line and
+    byte offset), and, with ``errors="strict"``, MustciteError for bytes that are not valid in that
+    encoding (with line and offset; a caller may then read the bytes as Latin-1 instead)."""
+    encoding, skip = text_encoding(data)
+    if encoding == "utf-8":
+        nul = data.find(b"\x00", skip)
+        if nul >= 0:
+            raise BinaryContentError(f"not a text file: a NUL byte at offset {nul:,} (binary content)", path=path,
+                                line=_line_ends(data[:nul]) + 1)
+    try:
+        text = codecs.decode(data[skip:], encoding, errors)
+    except UnicodeDecodeError as exc:
+        at = skip + exc.start
+        line = _line_ends(data[:at]) + 1 if encoding == "utf-8" else None
+        name = encoding.upper().replace("-LE", "").replace("-BE", "")
+        raise MustciteError(f"not {name} text (byte 0x{data[at]:02x} at offset {at:,})", path=path, line=line,
+                            hint="save the file as UTF-8 text") from None
+    nul = text.find("\x00")
+    if nul >= 0:
+        at = skip + len(text[:nul].encode(encoding))
+        raise BinaryContentError(f"not a text file: a NUL character at offset {at:,} (binary content)", path=path,
+                            line=text.count("\n", 0, nul) + 1)
+    return text
+
+
 def _reason(exc: BaseException) -> str:
     """An OS error's reason without the path (the caller names the file)."""
     return (exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)) or exc.__class__.__name__

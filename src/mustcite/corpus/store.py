@@ -86,11 +86,37 @@ def disagreements_table(rows: Sequence[dict]) -> pa.Table:
                                 schema=DISAGREEMENTS_SCHEMA)
 
 
+def _temp_file(path: Path) -> str:
+    """A new temporary file beside ``path``, ``.<name>.<pid>.<random>.tmp``, after removing those an
+    earlier write of ``path`` left behind when it was killed: of a process that is no longer
+    running (or of this one: a pid reused after the kill), or without a pid (older versions)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    for old in path.parent.glob(f".{path.name}.*.tmp"):
+        pid = old.name[len(path.name) + 2:-len(".tmp")].partition(".")[0]
+        if pid.isdigit() and int(pid) != os.getpid() and _running(int(pid)):
+            continue              # a write in progress in another process
+        try:
+            old.unlink()
+        except OSError:
+            pass
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.{os.getpid()}.", suffix=".tmp")
+    os.close(fd)
+    return tmp
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:               # running, as another user
+        return True
+    return True
+
+
 def write_table(table: pa.Table, path: Path) -> None:
     """Atomically write one Arrow table as Parquet (temp file in the same folder, then rename)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    os.close(fd)
+    tmp = _temp_file(path)
     try:
         pq.write_table(table, tmp, compression="zstd")
         os.chmod(tmp, 0o666 & ~_umask())
@@ -112,9 +138,7 @@ def write_papers(papers: Sequence[Paper], path: Path, *, batch_size: int = 20_00
 
     Papers are converted and written in batches, so peak memory stays near one batch of Arrow data.
     """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    os.close(fd)
+    tmp = _temp_file(path)
     try:
         with pq.ParquetWriter(tmp, SCHEMA, compression="zstd") as writer:
             for start in range(0, max(len(papers), 1), batch_size):

@@ -1,8 +1,9 @@
 """Reference checks and audit results as editor diagnostics, and the fixes they offer.
 
 * a ``.bib`` entry: ``mismatch`` is a warning on each field that disagrees (its fix: the record's
-  value), ``not_found`` an error on the entry's head line, ``unverifiable`` a hint ("cannot verify
-  offline"); a verified entry says nothing;
+  value), ``not_found`` an error on the entry's head line, ``outdated`` (an earlier version cited
+  where a published one exists) and ``unverifiable`` ("cannot verify offline") hints there; a
+  verified entry says nothing;
 * a ``\\cite`` key: an error when no bibliography of the project defines it, a warning when its
   entry is a mismatch or not found;
 * the audit: one information diagnostic per missing must-cite paper at the bibliography command,
@@ -18,7 +19,7 @@ from typing import Any
 from lsprotocol import types
 
 from ..recommend.formats import bibtex, booktitle
-from .documents import Bibliography, Cite, Lines, appended_entry, entry_head_range, field_value
+from .documents import Bibliography, Cite, appended_entry, entry_head_range, field_value, lines_of
 
 SOURCE = "mustcite"
 
@@ -50,13 +51,16 @@ def entry_diagnostics(text: str, check) -> list[types.Diagnostic]:
     ``.bib`` file whose text is ``text``."""
     line = _line(check.source)
     head = entry_head_range(text, line)
-    lines = Lines(text)
+    lines = lines_of(text)
     if check.status == "not_found":
         return [types.Diagnostic(range=head, severity=types.DiagnosticSeverity.Error, source=SOURCE,
                                  code="not_found", message=f"{check.key}: not found. {check.why}".strip())]
     if check.status == "unverifiable":
         return [types.Diagnostic(range=head, severity=types.DiagnosticSeverity.Hint, source=SOURCE,
                                  code="unverifiable", message=f"{check.key}: cannot verify offline. {check.why}".strip())]
+    if check.status == "outdated":
+        return [types.Diagnostic(range=head, severity=types.DiagnosticSeverity.Hint, source=SOURCE,
+                                 code="outdated", message=f"{check.key}: {check.why}".strip())]
     if check.status != "mismatch":
         return []
     out = []
@@ -76,13 +80,17 @@ def entry_diagnostics(text: str, check) -> list[types.Diagnostic]:
     return out
 
 
-def cite_diagnostics(cites: list[Cite], checks: dict[str, Any], bib_names: list[str]) -> list[types.Diagnostic]:
+def cite_diagnostics(cites: list[Cite], checks: dict[str, Any], bib_names: list[str], *,
+                     complete: bool = True) -> list[types.Diagnostic]:
     """The diagnostics of a LaTeX source's citation keys, given the checks of every entry of the
-    project's bibliographies by key (``bib_names``: the files they came from, for the message)."""
+    project's bibliographies by key (``bib_names``: the files they came from, for the message).
+    ``complete`` False: some bibliography could not be read, so no key is called undefined."""
     out = []
     where = ", ".join(bib_names) or "no .bib file"
     for c in cites:
         check = checks.get(c.key)
+        if check is None and not complete:
+            continue
         if check is None:
             out.append(types.Diagnostic(range=c.range, severity=types.DiagnosticSeverity.Error, source=SOURCE,
                                         code="undefined", message=f"{c.key}: no entry of this key in {where}"))
@@ -112,21 +120,27 @@ def missing_diagnostics(bib: Bibliography, missing: list, bib_uri: str | None) -
 
 def code_actions(uri: str, text_of, diagnostics: list[types.Diagnostic]) -> list[types.CodeAction]:
     """The quick fixes of ``diagnostics`` of the document ``uri``; ``text_of(uri)`` gives a
-    document's current text (open in the editor, else on disk)."""
+    document's current text (open in the editor, else on disk), None for one the server may not
+    read: a fix's target comes from the client, so one outside the workspace gets no fix."""
     out = []
     for d in diagnostics:
         data = d.data if isinstance(d.data, dict) else None
         if not data or d.source != SOURCE:
             continue
         if data.get("fix") == "set-field":
+            if not all(isinstance(data.get(k), str) for k in ("field", "key", "value")):
+                continue
             edit = types.TextEdit(range=d.range, new_text=data["value"])
             title = f"Set {data['field']} of {data['key']} to the corpus record's: {data['value']}"
             out.append(types.CodeAction(title=title, kind=types.CodeActionKind.QuickFix, diagnostics=[d],
                                         edit=types.WorkspaceEdit(changes={uri: [edit]})))
         elif data.get("fix") == "add-entry":
-            target = data["uri"]
-            edit = appended_entry(text_of(target), data["bibtex"])
-            title = f"Add the BibTeX of \"{data['title']}\" to {target.rpartition('/')[2]}"
+            target = data.get("uri")
+            text = text_of(target) if isinstance(target, str) and target.endswith(".bib") else None
+            if text is None or not isinstance(data.get("bibtex"), str):
+                continue
+            edit = appended_entry(text, data["bibtex"])
+            title = f"Add the BibTeX of \"{data.get('title') or 'the paper'}\" to {target.rpartition('/')[2]}"
             out.append(types.CodeAction(title=title, kind=types.CodeActionKind.QuickFix, diagnostics=[d],
                                         edit=types.WorkspaceEdit(changes={target: [edit]})))
     return out

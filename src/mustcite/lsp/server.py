@@ -8,9 +8,19 @@ What it does, per file the editor opens, changes or saves:
 * a ``.tex`` file: its citation keys against the project's bibliographies (the ``.bib`` files its
   ``\\bibliography``/``\\addbibresource`` commands name, read from the editor when open, else from
   disk); a change re-reads that file only.
-* on saving either, the project is audited in the background (the folder of the workspace holding
-  the file, else the file's folder): the must-cite papers the draft lacks appear as information
-  diagnostics at its bibliography command. A save during an audit queues one more audit, no more.
+* on saving either, the project is audited in the background (the workspace folder holding the
+  file): the must-cite papers the draft lacks appear as information diagnostics at its
+  bibliography command. A save during an audit queues one more audit, no more.
+
+What it reads is bounded. Only files inside a workspace folder are read from disk (symbolic links
+resolved first, so a link cannot lead outside), only regular files (never a FIFO or a device), at
+most :data:`MAX_FILE_BYTES` each; a folder is searched for ``.bib``/``.tex`` files up to
+:data:`MAX_WALK` entries. A document outside every workspace folder (or not a file, such as an
+``untitled:`` one) gets its own text checked and nothing else: no bibliography read from disk, no
+folder searched, no audit. A ``.bib`` entry longer than :data:`MAX_ENTRY_CHARS` is not checked.
+Checks run one at a time off the message loop, each on the document's latest text (a check
+overtaken by a newer edit is dropped), so the server answers requests while it checks; messages
+are framed by :mod:`.framing` (malformed or oversized input answered with an error, never a hang).
 
 The look-up index and the recommender are loaded once per server, on first need, off the
 editor's message loop. Options come as ``initializationOptions``: ``year`` (audit as of that year;
@@ -22,6 +32,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
+import stat
+import sys
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -34,11 +47,56 @@ from pygls.lsp.server import LanguageServer
 from pygls.uris import from_fs_path, to_fs_path
 
 from ..errors import MustciteError
+from ..io import decode_text
+from ..refcheck.results import RefCheck
 from ..version import __version__
 from . import diagnostics as diag
 from .documents import bibliographies, cites
 
 log = logging.getLogger(__name__)
+
+LATEX_SUFFIXES = (".tex", ".ltx", ".latex")
+#: Largest file the server reads from disk (bytes).
+MAX_FILE_BYTES = 16 * 2**20
+#: Folder entries looked at when searching a workspace folder for ``.bib`` or ``.tex`` files.
+MAX_WALK = 20_000
+#: Longest ``.bib`` entry checked against the corpus (characters); a longer one gets a hint.
+MAX_ENTRY_CHARS = 20_000
+
+
+def read_regular_file(path: Path, max_bytes: int = MAX_FILE_BYTES) -> bytes:
+    """The bytes of the regular file ``path``; MustciteError when it is something else (a FIFO, a
+    device: opened without blocking and refused) or larger than ``max_bytes``, OSError when it
+    cannot be opened (FileNotFoundError: it does not exist)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
+    with os.fdopen(fd, "rb") as fh:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise MustciteError("not a regular file; not read", path=path)
+        data = fh.read(max_bytes + 1)
+    if len(data) > max_bytes:
+        raise MustciteError(f"larger than {max_bytes // 2**20} MB, the cap on a file the server reads; not read",
+                            path=path)
+    return data
+
+
+def walk_files(root: Path, suffix: str, limit: int, max_entries: int = MAX_WALK) -> list[Path]:
+    """Up to ``limit`` regular files named ``*suffix`` under ``root``, in sorted order, looking
+    at no more than ``max_entries`` folder entries; symbolic links and hidden folders are skipped."""
+    out: list[Path] = []
+    seen = 0
+    for folder, dirs, files in os.walk(root):
+        seen += len(dirs) + len(files)
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and not os.path.islink(os.path.join(folder, d)))
+        for f in sorted(files):
+            p = os.path.join(folder, f)
+            if f.endswith(suffix) and not os.path.islink(p):
+                out.append(Path(p))
+                if len(out) >= limit:
+                    return out
+        if seen >= max_entries:
+            break
+    return out
 
 
 @dataclass
@@ -76,6 +134,8 @@ class CitationServer(LanguageServer):
         self._tex_diags: dict[str, list[types.Diagnostic]] = {}
         self._audit_diags: dict[str, list[types.Diagnostic]] = {}
         self._auditing: dict[str, bool] = {}        # project folder -> another audit queued
+        self._turns: dict[str, int] = {}            # per document: the number of its latest change
+        self._loop: asyncio.AbstractEventLoop | None = None     # the message loop, once running
         #: seconds from the last save to its diagnostics, per kind ("bib", "tex", "audit")
         self.timings: dict[str, float] = {}
 
@@ -97,36 +157,67 @@ class CitationServer(LanguageServer):
             return self._model
 
     # ---- documents -----------------------------------------------------------------------------------
-    def text_of(self, uri: str) -> str:
-        """The text of ``uri``: the editor's, when open, else the file's ("" when neither)."""
+    def roots(self) -> list[Path]:
+        """The workspace folders (symbolic links resolved)."""
+        uris = [f.uri for f in self.workspace.folders.values()] + [self.workspace.root_uri]
+        paths = [file_path(u) for u in uris if u]
+        return list(dict.fromkeys(p.resolve() for p in paths if p is not None))
+
+    def project_root(self, uri: str) -> Path | None:
+        """The workspace folder holding ``uri`` (links resolved); None for a document outside every
+        one, or one that is not a file (``untitled:``)."""
+        path = file_path(uri)
+        if path is None:
+            return None
+        path = path.resolve()
+        return next((r for r in self.roots() if r in path.parents), None)
+
+    def read_text(self, uri: str) -> str | None:
+        """The text of ``uri``: the editor's when open, else the file's when it lies inside a
+        workspace folder and is a regular text file within :data:`MAX_FILE_BYTES` ("" when it
+        does not exist); None when it may not or cannot be read (said in the log)."""
         doc = self.workspace.text_documents.get(uri)
         if doc is not None:
             return doc.source
-        path = to_fs_path(uri)
+        if self.project_root(uri) is None:
+            return None
+        path = file_path(uri).resolve()
         try:
-            return Path(path).read_text(encoding="utf-8", errors="replace") if path else ""
-        except OSError:
+            return decode_text(read_regular_file(path), path, errors="replace")
+        except FileNotFoundError:
             return ""
+        except (MustciteError, OSError) as e:
+            self.log(f"mustcite: {e}" if isinstance(e, MustciteError) else f"mustcite: {path}: cannot read: {e}")
+            return None
 
-    def project_root(self, uri: str) -> Path:
-        path = Path(to_fs_path(uri) or ".").resolve()
-        for folder in self.workspace.folders.values():
-            root = Path(to_fs_path(folder.uri) or "").resolve()
-            if root in path.parents:
-                return root
-        root = self.workspace.root_path
-        if root and Path(root).resolve() in path.parents:
-            return Path(root).resolve()
-        return path.parent
+    def kind(self, uri: str) -> str | None:
+        """"bib", "tex" or None: by the file name, else (``untitled:``) by the editor's language."""
+        if uri.endswith(".bib"):
+            return "bib"
+        if uri.endswith(LATEX_SUFFIXES):
+            return "tex"
+        doc = self.workspace.text_documents.get(uri)
+        language = doc.language_id if doc is not None else None
+        return {"bibtex": "bib", "latex": "tex", "tex": "tex"}.get(language or "")
 
-    def bib_uris(self, tex_uri: str, text: str) -> list[str]:
-        """The ``.bib`` files the LaTeX source ``text`` names, else every ``.bib`` of its project."""
-        here = Path(to_fs_path(tex_uri) or ".").parent
-        names = [n for b in bibliographies(text) for n in b.names]
-        if names:
-            return [from_fs_path(str((here / n).resolve())) for n in names]
+    def text_of(self, uri: str) -> str:
+        """:meth:`read_text`, "" when it gives nothing."""
+        return self.read_text(uri) or ""
+
+    def bib_uris(self, tex_uri: str, text: str) -> tuple[list[str], bool]:
+        """``(uris, all of them)``: the ``.bib`` files the LaTeX source ``text`` names, else every
+        ``.bib`` of its workspace folder; ``all of them`` is False when one it names lies outside
+        the workspace folders, and for a document outside every one (none are looked for)."""
         root = self.project_root(tex_uri)
-        return [from_fs_path(str(p.resolve())) for p in sorted(root.rglob("*.bib"))[:20]]
+        if root is None:
+            return [], False
+        here = file_path(tex_uri).parent
+        names = [n for b in bibliographies(text) for n in b.names]
+        if not names:
+            return [from_fs_path(str(p.resolve())) for p in walk_files(root, ".bib", 20)], True
+        paths = [(here / n).resolve() for n in names]
+        inside = [p for p in paths if any(r in p.parents for r in self.roots())]
+        return [from_fs_path(str(p)) for p in inside], len(inside) == len(paths)
 
     # ---- checks --------------------------------------------------------------------------------------
     def check_bib(self, uri: str, text: str) -> list[types.Diagnostic]:
@@ -140,6 +231,10 @@ class CitationServer(LanguageServer):
         except MustciteError:
             entries = []
         cache = self._checked.setdefault(uri, {})
+        for e in entries:
+            if len(e.raw) > MAX_ENTRY_CHARS and e.raw not in cache:
+                cache[e.raw] = RefCheck(e.key, "unverifiable", why=f"the entry is {len(e.raw):,} characters long, "
+                                        f"over the {MAX_ENTRY_CHARS:,} the editor checks; run mustcite check-refs")
         todo = [e for e in entries if e.raw not in cache]
         if todo:
             for e, c in zip(todo, check_entries(todo, self.index())):
@@ -155,39 +250,54 @@ class CitationServer(LanguageServer):
         self.bib_checks[uri] = by_key
         return out
 
-    def ensure_bib(self, uri: str) -> None:
-        if uri not in self.bib_checks:
-            self._bib_diags[uri] = self.check_bib(uri, self.text_of(uri))
+    def ensure_bib(self, uri: str) -> bool:
+        """Check the ``.bib`` ``uri`` unless it is checked; False when it cannot be read."""
+        if uri in self.bib_checks:
+            return True
+        text = self.read_text(uri)
+        if text is None:
+            return False
+        self._bib_diags[uri] = self.check_bib(uri, text)
+        return True
 
     def check_tex(self, uri: str, text: str) -> list[types.Diagnostic]:
-        bibs = self.bib_uris(uri, text)
+        bibs, complete = self.bib_uris(uri, text)
         checks: dict[str, Any] = {}
         for b in bibs:
-            self.ensure_bib(b)
+            complete = self.ensure_bib(b) and complete
             for key, c in self.bib_checks.get(b, {}).items():
                 checks.setdefault(key, c)
-        return diag.cite_diagnostics(cites(text), checks, [b.rpartition("/")[2] for b in bibs])
+        return diag.cite_diagnostics(cites(text), checks, [b.rpartition("/")[2] for b in bibs], complete=complete)
 
     def publish(self, uri: str) -> None:
         items = self._bib_diags.get(uri, []) + self._tex_diags.get(uri, []) + self._audit_diags.get(uri, [])
         self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=items))
 
+    def checks_of(self, uri: str, turn: int) -> list[tuple[dict, str, list[types.Diagnostic]]] | None:
+        """The diagnostics a change of ``uri`` brings, as ``(store, uri, diagnostics)``; None when
+        a newer change of ``uri`` is queued (its check will see the latest text)."""
+        if self._turns.get(uri) != turn:
+            return None
+        text, kind = self.text_of(uri), self.kind(uri)
+        if kind == "bib":
+            out = [(self._bib_diags, uri, self.check_bib(uri, text))]
+            # the open LaTeX sources citing from it: their keys' diagnostics follow the entries
+            for other, doc in list(self.workspace.text_documents.items()):
+                if self.kind(other) == "tex" and uri in self.bib_uris(other, doc.source)[0]:
+                    out.append((self._tex_diags, other, self.check_tex(other, doc.source)))
+            return out
+        if kind == "tex":
+            return [(self._tex_diags, uri, self.check_tex(uri, text))]
+        return []
+
     async def refresh(self, uri: str) -> None:
         """Check ``uri`` (a ``.bib`` or ``.tex`` document) again and publish what changed."""
         loop = asyncio.get_running_loop()
-        text = self.text_of(uri)
+        turn = self._turns[uri] = self._turns.get(uri, 0) + 1
         try:
-            if uri.endswith(".bib"):
-                self._bib_diags[uri] = await loop.run_in_executor(self._work, self.check_bib, uri, text)
-                self.publish(uri)
-                # the open LaTeX sources citing from it: their keys' diagnostics follow the entries
-                for other, doc in list(self.workspace.text_documents.items()):
-                    if other.endswith(".tex") and uri in self.bib_uris(other, doc.source):
-                        self._tex_diags[other] = await loop.run_in_executor(self._work, self.check_tex, other, doc.source)
-                        self.publish(other)
-            elif uri.endswith(".tex"):
-                self._tex_diags[uri] = await loop.run_in_executor(self._work, self.check_tex, uri, text)
-                self.publish(uri)
+            for store, u, items in await loop.run_in_executor(self._work, self.checks_of, uri, turn) or ():
+                store[u] = items
+                self.publish(u)
         except MustciteError as e:
             self.show(types.MessageType.Error, f"mustcite: {e}")
         except Exception as e:          # a server outlives a bad file: say what failed, keep serving
@@ -196,18 +306,20 @@ class CitationServer(LanguageServer):
 
     # ---- the audit -----------------------------------------------------------------------------------
     def audit_folder(self, root: Path):
+        """The audit of the project in the workspace folder ``root`` and its bibliography site."""
         from ..recommend.audit import audit_draft
 
-        return audit_draft(self.model(), root, top=max(self.options.top * 3, 30), year=self.options.year)
+        result = audit_draft(self.model(), root, top=max(self.options.top * 3, 30), year=self.options.year)
+        return result, self.bibliography_site(root)
 
     def bibliography_site(self, root: Path) -> tuple[str, Any, str | None] | None:
         """(uri of the LaTeX source holding the bibliography command, the command, its first .bib's uri)."""
-        candidates = [u for u in self.workspace.text_documents if u.endswith(".tex")]
-        candidates += [from_fs_path(str(p.resolve())) for p in sorted(root.rglob("*.tex"))[:200]]
+        candidates = [u for u in self.workspace.text_documents if u.endswith(".tex") and self.project_root(u) == root]
+        candidates += [from_fs_path(str(p.resolve())) for p in walk_files(root, ".tex", 200)]
         for uri in dict.fromkeys(candidates):
             text = self.text_of(uri)
             for b in bibliographies(text):
-                here = Path(to_fs_path(uri) or ".").parent
+                here = file_path(uri).parent
                 bib = from_fs_path(str((here / b.names[0]).resolve())) if b.names else None
                 return uri, b, bib
         return None
@@ -221,16 +333,14 @@ class CitationServer(LanguageServer):
         loop = asyncio.get_running_loop()
         try:
             while True:
+                result = site = None
                 try:
-                    result = await loop.run_in_executor(self._audits, self.audit_folder, root)
+                    result, site = await loop.run_in_executor(self._audits, self.audit_folder, root)
                 except MustciteError as e:
                     self.show(types.MessageType.Warning, f"mustcite audit: {e}")
-                    result = None
                 except Exception as e:      # a server outlives a bad project: say what failed, keep serving
                     log.exception("auditing %s", root)
                     self.show(types.MessageType.Error, f"mustcite audit of {root} failed: {type(e).__name__}: {e}")
-                    result = None
-                site = self.bibliography_site(root)
                 for uri in list(self._audit_diags):
                     self._audit_diags[uri] = []
                     self.publish(uri)
@@ -250,6 +360,29 @@ class CitationServer(LanguageServer):
     def show(self, kind: types.MessageType, message: str) -> None:
         self.window_show_message(types.ShowMessageParams(type=kind, message=message))
 
+    def log(self, message: str) -> None:
+        """A line in the client's log (a file the server skips: no pop-up for each), sent from the
+        message loop's thread whichever thread says it."""
+        log.warning("%s", message)
+        params = types.LogMessageParams(type=types.MessageType.Warning, message=message)
+        if self._loop is not None:
+            self._loop.call_soon_threadsafe(self.window_log_message, params)
+
+    def start_io(self, stdin=None, stdout=None) -> int:
+        """Serve over stdio (:func:`.framing.serve`) until ``exit`` or the end of the input;
+        the exit code the protocol asks for (0 after ``shutdown``, else 1)."""
+        from .framing import serve
+
+        return serve(self, stdin or sys.stdin.buffer, stdout or sys.stdout.buffer)
+
+
+def file_path(uri: str) -> Path | None:
+    """The path of a ``file:`` URI; None for any other (``untitled:``, ``http:``)."""
+    if not uri.startswith("file:"):
+        return None
+    path = to_fs_path(uri)
+    return Path(path) if path else None
+
 
 def build_server(options: Options | None = None) -> CitationServer:
     """The language server with its handlers registered (start it with ``start_io()``)."""
@@ -257,6 +390,7 @@ def build_server(options: Options | None = None) -> CitationServer:
 
     @server.feature(types.INITIALIZE)
     def initialize(ls: CitationServer, params: types.InitializeParams) -> None:
+        ls._loop = asyncio.get_running_loop()
         ls.options = Options.from_client(params.initialization_options, ls.options)
 
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
@@ -272,9 +406,10 @@ def build_server(options: Options | None = None) -> CitationServer:
         uri = params.text_document.uri
         saved_at = time.perf_counter()
         await ls.refresh(uri)
-        ls.timings["bib" if uri.endswith(".bib") else "tex"] = time.perf_counter() - saved_at
-        if ls.options.audit and uri.endswith((".tex", ".bib")):
-            asyncio.ensure_future(ls.audit(ls.project_root(uri), saved_at))
+        ls.timings["bib" if ls.kind(uri) == "bib" else "tex"] = time.perf_counter() - saved_at
+        root = ls.project_root(uri)
+        if ls.options.audit and root is not None and ls.kind(uri) is not None:
+            asyncio.ensure_future(ls.audit(root, saved_at))
 
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(ls: CitationServer, params: types.DidCloseTextDocumentParams) -> None:
@@ -284,7 +419,7 @@ def build_server(options: Options | None = None) -> CitationServer:
     @server.feature(types.TEXT_DOCUMENT_CODE_ACTION,
                     types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix]))
     def code_action(ls: CitationServer, params: types.CodeActionParams) -> list[types.CodeAction]:
-        return diag.code_actions(params.text_document.uri, ls.text_of, params.context.diagnostics)
+        return diag.code_actions(params.text_document.uri, ls.read_text, params.context.diagnostics)
 
     @server.command("mustcite.timings")
     def timings(ls: CitationServer, *args) -> dict[str, float]:

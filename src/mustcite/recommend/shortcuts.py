@@ -3,16 +3,51 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from ..errors import MustciteError, UsageError
 from .method import Recommender
+from .query import parse_year
 
 if TYPE_CHECKING:
     from .audit import AuditResult
     from .results import Ranked
 
 _LOADED: dict[Path, Recommender] = {}
+
+#: the largest ``top`` each function takes (as the command line does)
+MAX_TOP = {"recommend": 1000, "audit": 500}
+
+
+def _top(value: Any, largest: int) -> int:
+    """``top`` checked: a whole number from 1 to ``largest`` (UsageError naming it otherwise)."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise UsageError(f"top must be a whole number such as 20, got {value!r}", field="top")
+    if not 1 <= value <= largest:
+        raise UsageError(f"top must be between 1 and {largest}, got {value}", field="top")
+    return value
+
+
+def _year(value: Any) -> int | None:
+    """``year`` checked as the command line and the REST API check it (UsageError naming it)."""
+    try:
+        return parse_year(value)
+    except MustciteError as exc:
+        raise UsageError(exc.message, field="year") from None
+
+
+def _path(value: Any, name: str, *, optional: bool = False) -> Path | None:
+    """A path argument: a non-empty ``str`` or ``os.PathLike`` (UsageError naming ``name`` otherwise;
+    ``optional``: None or "" is None, the default)."""
+    if optional and (value is None or value == ""):
+        return None
+    if isinstance(value, os.PathLike):
+        value = os.fspath(value)
+    if not isinstance(value, str) or not value.strip() or "\x00" in value:
+        raise UsageError(f"{name} must be a path (str or pathlib.Path), got {value!r}"[:300], field=name)
+    return Path(value)
 
 
 def load(model: str | Path | None = None) -> Recommender:
@@ -26,7 +61,7 @@ def load(model: str | Path | None = None) -> Recommender:
     """
     from .train import default_model
 
-    folder = (Path(model) if model else default_model(None)).resolve()
+    folder = (_path(model, "model", optional=True) or default_model(None)).resolve()
     if folder not in _LOADED:
         _LOADED[folder] = Recommender.load(folder)
     return _LOADED[folder]
@@ -37,6 +72,8 @@ def recommend(title: str, abstract: str = "", *, year: int | None = None, top: i
     """The papers a paper with this title and abstract must cite, best first: a list of
     :class:`Recommendation` (``title``, ``year``, ``tier_name``, ``reasons``, ``tiers``, ...) as of
     ``year`` (default: this year; only papers of that year or earlier), from :func:`load` (model).
+    ``top`` (1 to 1000), ``year`` and the texts are checked first: a wrong one raises
+    :class:`~mustcite.errors.UsageError` naming it, as the command line would.
 
     >>> import mustcite
     >>> results = mustcite.recommend("Graph attention networks",
@@ -46,6 +83,10 @@ def recommend(title: str, abstract: str = "", *, year: int | None = None, top: i
     >>> results[0].tier_name in ("baseline or dataset", "core", "used throughout", "must-cite", "cited")
     True
     """
+    for name, value in (("title", title), ("abstract", abstract)):
+        if not isinstance(value, str):
+            raise UsageError(f"{name} must be a string, got {type(value).__name__}", field=name)
+    top, year = _top(top, MAX_TOP["recommend"]), _year(year)
     return load(model).recommend(title, abstract, top=top, year=year)
 
 
@@ -55,9 +96,17 @@ def audit(path: str | Path, *, year: int | None = None, top: int = 50,
     archive) does not cite, with why: an :class:`~.audit.AuditResult` (``missing``, ``cited``,
     ``references``, ``linked``, ``notes``), from :func:`load` (model).
 
+    ``top`` (1 to 500) and ``year`` are checked before anything is read: a wrong one raises
+    :class:`~mustcite.errors.UsageError` naming it, as the command line would.
+
     >>> import mustcite
     >>> report = mustcite.audit(DRAFT)
     >>> report.references > 0 and all(r.reasons for r in report.missing)
     True
     """
+    from .draft import Draft
+
+    if not isinstance(path, Draft):
+        path = _path(path, "path")
+    top, year = _top(top, MAX_TOP["audit"]), _year(year)
     return load(model).audit(path, top=top, year=year)
