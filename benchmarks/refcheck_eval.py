@@ -531,7 +531,9 @@ def score(cases: list[dict], results: dict[str, dict]) -> dict:
         rows = [(c, r) for c, r in rows if r is not None]
         n = len(rows)
         st = Counter(r["status"] for _, r in rows)
-        k = sum(r["status"] in flagged for _, r in rows)
+        # citing the preprint of a published paper is answered "outdated" (not an error, but found)
+        hit = (*flagged, "outdated") if kind == "arxiv_version" else flagged
+        k = sum(r["status"] in hit for _, r in rows)
         d = {"n": n, "statuses": dict(st), "unverifiable_share": round(st.get("unverifiable", 0) / n, 4) if n else None}
         if kind in FP_KINDS:
             d.update(false_positives=k, rate=round(k / n, 4) if n else None, ci95=wilson(k, n))
@@ -544,7 +546,7 @@ def score(cases: list[dict], results: dict[str, dict]) -> dict:
         out[kind] = d
     pert = [(c, r) for kind, rows in by_kind.items() if kind not in FP_KINDS
             for c, r in rows if r]
-    kp = sum(r["status"] in flagged for _, r in pert)
+    kp = sum(r["status"] in flagged or (c["kind"] == "arxiv_version" and r["status"] == "outdated") for c, r in pert)
     out["overall_perturbed"] = {"n": len(pert), "detected": kp, "rate": round(kp / len(pert), 4) if pert else None,
                                 "ci95": wilson(kp, len(pert))}
     allr = [r for rows in by_kind.values() for _, r in rows if r]

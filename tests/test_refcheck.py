@@ -115,12 +115,17 @@ def checked(work, records, tmp_path_factory):
     """One file with every case; returns {key: RefCheck as JSON}."""
     g = rec(records, "(Nearly) Efficient Algorithms for the Graph Matching")   # NeurIPS 2019, 3 authors
     m = rec(records, "A Baseline for Any Order Gradient Estimation")          # ICML 2019, Rocktäschel
+    b = rec(records, "A Framework for Bayesian Optimization in Embedded Subspaces")   # ICML 2019
     a = rec(records, "(Un)solving Morphological Inflection")                   # ACL 2022 short
     other_acl = next(r for r in records.values() if r["venue"] == "ACL" and r["paper_id"] != a["paper_id"]
                      and "aclanthology.org" in r["url"])
     nips_bt = "booktitle = {Advances in Neural Information Processing Systems 32: Annual Conference on Neural " \
               "Information Processing Systems 2019, NeurIPS 2019}"
-    ga = g["authors"]
+    ga = g["authors"]               # in alphabetical order of family names (a theory paper)
+    u = next(r for r in records.values() if r["venue"] == "NeurIPS" and len(r["authors"]) >= 3
+             and [a.split()[-1] for a in r["authors"]] != sorted(a.split()[-1] for a in r["authors"])
+             and r["authors"][0].split()[-1] != r["authors"][1].split()[-1])
+    ua = u["authors"]
     last_first = [f"{n.split()[-1]}, {' '.join(n.split()[:-1])}" for n in ga]
     half = " ".join(g["title"].split()[:6])
     joiner = rec(records, "Structured Object-Aware Physics Prediction")["title"]   # not NeurIPS: another venue's
@@ -136,7 +141,7 @@ def checked(work, records, tmp_path_factory):
         bib("intact_accents", m["title"], [n.replace("ä", '{\\"a}') for n in m["authors"]], 2019,
             "booktitle = {Proc. ICML}"),
         bib("intact_others", g["title"], ga[:1] + ["others"], 2019, "booktitle = {{NeurIPS}}"),
-        bib("intact_volume_year", g["title"], ga, 2020, "booktitle = {Advances in Neural Information Processing "
+        bib("volume_year_late", g["title"], ga, 2020, "booktitle = {Advances in Neural Information Processing "
             "Systems}", ",\n  volume = {32}"),
         bib("intact_acl_doi", a["title"], a["authors"], 2022,
             "booktitle = {Proceedings of the 60th Annual Meeting of the Association for Computational Linguistics "
@@ -145,11 +150,28 @@ def checked(work, records, tmp_path_factory):
         bib("wrong_venue", g["title"], ga, 2019, "booktitle = {International Conference on Machine Learning}"),
         bib("authors_dropped", g["title"], ga[:-1], 2019, nips_bt),
         bib("authors_added", g["title"], ga[:1] + ["Yoshua Bengio"] + ga[1:], 2019, nips_bt),
-        bib("authors_swapped", g["title"], [ga[1], ga[0], *ga[2:]], 2019, nips_bt),
+        bib("authors_swapped", u["title"], [ua[1], ua[0], *ua[2:]], 2019, nips_bt),
+        bib("alphabetised_reordered", g["title"], [ga[1], ga[0], *ga[2:]], 2019, nips_bt),
         bib("title_joined", joined, ga, 2019, nips_bt),
         "@article{arxiv_version,\n  title = {" + g["title"] + "},\n  author = {" + " and ".join(ga)
         + "},\n  journal = {arXiv preprint arXiv:1805.11111},\n  year = {2018}\n}\n",
+        "@misc{arxiv_fewer_authors,\n  title = {" + g["title"] + "},\n  author = {" + " and ".join(ga[:2])
+        + "},\n  eprint = {1805.11111},\n  archivePrefix = {arXiv},\n  year = {2018}\n}\n",
+        "@article{arxiv_wrong_authors,\n  title = {" + g["title"] + "},\n  author = {John Smith and Jane Doe},\n"
+        "  journal = {arXiv preprint arXiv:1805.11111},\n  year = {2018}\n}\n",
+        "@article{arxiv_year_before_id,\n  title = {" + g["title"] + "},\n  author = {" + " and ".join(ga)
+        + "},\n  journal = {arXiv preprint arXiv:1805.11111},\n  year = {2016}\n}\n",
+        bib("workshop_version", g["title"], ga, 2018, "booktitle = {NeurIPS 2018 Workshop on Relational Learning}"),
         bib("wrong_doi", a["title"], a["authors"], 2022, "booktitle = {ACL}", f",\n  doi = {{10.18653/v1/{bad_doi}}}"),
+        bib("near_miss_title", m["title"].replace("Estimation", "Inference"), m["authors"], 2019, "booktitle = {ICML}"),
+        bib("near_miss_plural", g["title"][:-1], ga, 2019, nips_bt),
+        bib("british_spelling", b["title"].replace("Optimization", "Optimisation"), b["authors"], 2019,
+            "booktitle = {Int. Conf. Mach. Learn.}"),
+        bib("unknown_venue", m["title"], m["authors"], 2019, "booktitle = {Conference on Imaginary Learning Systems}"),
+        bib("future_year", "A Study of Something Nobody Wrote Down in Any Corpus", ["Jane Doe"], 2099,
+            "booktitle = {Some Venue}"),
+        bib("anonymous", "A Study of Something Else Nobody Wrote Down", ["Anonymous Authors"], 2019, nips_bt),
+        bib("et_al_name", g["title"], [ga[0] + " et al."], 2019, "booktitle = {Adv. Neural Inform. Process. Syst.}"),
         bib("invented", "Hierarchical Diffusion Transformers for Zero-Shot Graph Reasoning Over Sparse Hypergraphs",
             ["Smith, John", "Doe, Jane"], 2019, nips_bt),
         bib("invented_real_authors", "Hierarchical Diffusion Transformers for Zero-Shot Graph Reasoning",
@@ -171,22 +193,66 @@ def checked(work, records, tmp_path_factory):
 
 
 @pytest.mark.parametrize("key", ["intact_dblp", "intact_scholar", "intact_accents", "intact_others", "intact_acl_doi",
-                                 "intact_volume_year"])
+                                 "british_spelling", "et_al_name"])
 def test_intact_entries_are_verified(checked, key):
     got = checked[0][key]
     assert got["status"] == "verified", got
     assert got["record"]["paper_id"] and got["issues"] == []
 
 
-@pytest.mark.parametrize("key,field", [("wrong_year", "year"), ("wrong_venue", "venue"),
+@pytest.mark.parametrize("key,field", [("wrong_year", "year"), ("volume_year_late", "year"), ("wrong_venue", "venue"),
                                        ("authors_dropped", "authors"), ("authors_added", "authors"),
                                        ("authors_swapped", "authors"), ("title_joined", "title"),
-                                       ("arxiv_version", "venue"), ("wrong_doi", "identifier")])
+                                       ("wrong_doi", "identifier"), ("arxiv_wrong_authors", "authors"),
+                                       ("arxiv_year_before_id", "year"), ("near_miss_title", "title"),
+                                       ("unknown_venue", "venue")])
 def test_perturbations_are_mismatches(checked, key, field):
     got = checked[0][key]
     assert got["status"] == "mismatch", got
     assert field in {i["field"] for i in got["issues"]}, got["issues"]
     assert got["record"]["title"]
+
+
+@pytest.mark.parametrize("key", ["arxiv_version", "arxiv_fewer_authors", "workshop_version"])
+def test_an_earlier_version_of_a_published_paper_is_outdated(checked, records, key):
+    """Cited as an arXiv preprint (with fewer authors than the published list: the preprint's list
+    is not the published one) or as a workshop paper: outdated, with the published version's record
+    and BibTeX under the entry's own key."""
+    got = checked[0][key]
+    g = rec(records, "(Nearly) Efficient Algorithms for the Graph Matching")
+    assert got["status"] == "outdated" and got["issues"] == [], got
+    assert got["record"]["paper_id"] == g["paper_id"] and "NeurIPS 2019" in got["why"]
+    assert got["bibtex"].startswith(f"@inproceedings{{{key},") and g["title"] in got["bibtex"]
+    assert "Advances in Neural Information Processing Systems" in got["bibtex"]
+
+
+def test_order_is_not_compared_against_an_alphabetised_list(checked):
+    """The record lists its authors in alphabetical order: the source may have sorted them, so
+    another order in the entry is no error."""
+    got = checked[0]["alphabetised_reordered"]
+    assert got["status"] == "verified" and got["issues"] == [], got
+
+
+def test_only_outdated_entries_carry_bibtex(checked):
+    assert all(("bibtex" in c) == (c["status"] == "outdated") for c in checked[0].values())
+
+
+def test_a_year_after_the_data_is_wrong_without_a_record(checked):
+    got = checked[0]["future_year"]
+    assert got["status"] == "mismatch" and got["record"] is None
+    assert [(i["field"], i["entry"], i["record"]) for i in got["issues"]] == [("year", "2099", None)]
+
+
+def test_a_near_miss_title_shows_both_titles(checked, records):
+    m = rec(records, "A Baseline for Any Order Gradient Estimation")
+    g = rec(records, "(Nearly) Efficient Algorithms for the Graph Matching")
+    got = checked[0]["near_miss_title"]
+    issue = next(i for i in got["issues"] if i["field"] == "title")
+    assert "Inference" in issue["entry"] and issue["record"] == m["title"] and "renamed" in issue["why"]
+    assert "'inference' where the record has 'estimation'" in issue["why"]
+    got = checked[0]["near_miss_plural"]              # found by its title (fuzzy), one word differs
+    issue = next(i for i in got["issues"] if i["field"] == "title")
+    assert issue["record"] == g["title"] and "'graph' where the record has 'graphs'" in issue["why"]
 
 
 def test_mismatch_issue_shape(checked):
@@ -207,7 +273,7 @@ def test_invented_entry_is_not_found(checked):
     assert got["status"] == "mismatch" and [i["field"] for i in got["issues"]] == ["title"]
 
 
-@pytest.mark.parametrize("key", ["preprint", "journal", "not_held_year", "workshop"])
+@pytest.mark.parametrize("key", ["preprint", "journal", "not_held_year", "workshop", "anonymous"])
 def test_what_the_corpus_cannot_say_is_unverifiable(checked, key):
     got = checked[0][key]
     assert got["status"] == "unverifiable", got
@@ -261,10 +327,11 @@ def test_formats(work, checked, capsys):
     assert set(objs[0]["record"]) >= {"title", "authors", "year", "venue", "paper_id"}
     assert run(work, str(path), "--format", "markdown") == 0
     md = capsys.readouterr().out
-    assert md.startswith("| key | status |") and "**not_found**" in md
+    assert md.startswith("| key | status |") and "**not_found**" in md and "**outdated**" in md
+    assert "```bibtex\n@inproceedings{arxiv_version," in md
     assert run(work, str(path)) == 0
     table = capsys.readouterr().out
-    assert "wrong_year" in table and "1 not_found" in table
+    assert "wrong_year" in table and "1 not_found" in table and "3 outdated" in table
 
 
 def test_fail_on(work, checked, records, tmp_path, capsys):
@@ -281,6 +348,11 @@ def test_fail_on(work, checked, records, tmp_path, capsys):
     clean.write_text(bib("ok", g["title"], g["authors"], 2019, "booktitle = {NeurIPS}"), encoding="utf-8")
     assert run(work, str(clean), "--fail-on", "mismatch") == 0
     assert run(work, str(clean), "--fail-on", "everything") == 2
+    preprint = tmp_path / "p.bib"
+    preprint.write_text(bib("p", g["title"], g["authors"], 2019, "journal = {arXiv preprint arXiv:1805.11111}"),
+                        encoding="utf-8")
+    assert run(work, str(preprint), "--fail-on", "mismatch") == 0        # outdated: nothing is wrong
+    assert run(work, str(preprint), "--fail-on", "outdated") == 1
 
 
 @pytest.mark.parametrize("name,content,needle", [

@@ -2,7 +2,7 @@
 
 Each FILE is a ``.bib``, a ``.bbl``, a LaTeX project (a ``.tex`` file or folder), its ``.zip`` /
 ``.tar.gz`` archive, or a draft (.pdf, .tei.xml, Markdown) whose reference list is read as
-``audit`` reads it. Each entry is answered verified, mismatch, not_found or unverifiable against
+``audit`` reads it. Each entry is answered verified, outdated, mismatch, not_found or unverifiable against
 ``<work>/corpus`` (papers and the catalogue of cited works); nothing goes online.
 """
 
@@ -28,16 +28,19 @@ def check_refs_cmd(
                                        ".md/.mmd[.gz]); their entries are reported in order"),
     fmt: str = typer.Option("table", "--format", help="table | json (one JSON object per entry, in input order) | "
                                                       "markdown"),
-    fail_on: str = typer.Option(None, "--fail-on", help="exit 1 after the report when an entry is: not_found; or "
-                                                        "mismatch (a mismatch or a not_found: the stricter gate). "
-                                                        "unverifiable entries never fail"),
+    fail_on: str = typer.Option(None, "--fail-on", help="exit 1 after the report when an entry is: not_found; "
+                                                        "mismatch (a mismatch or a not_found); or outdated (any of "
+                                                        "the three: the strictest gate). outdated entries fail only "
+                                                        "--fail-on outdated; unverifiable entries never fail"),
     out: Path = typer.Option(None, "--out", help="write the report to this file (default: standard output)"),
 ) -> None:
     """Check every entry of a bibliography against the corpus: title, authors (order and count), year,
-    venue and identifiers. Statuses: verified; mismatch (a record is found and a field disagrees);
-    not_found (the venue-year is one the corpus holds completely and no record matches: very likely
-    invented or misattributed); unverifiable (an arXiv preprint, a journal, workshop or venue-year the
-    corpus does not hold: cannot verify offline)."""
+    venue and identifiers. Statuses: verified; outdated (an arXiv preprint or a workshop version is
+    cited where a published version exists, nothing else wrong: the report gives the published
+    version and its BibTeX); mismatch (a record is found and a field is wrong: each issue names the
+    field, the entry's value and the record's); not_found (the venue-year is one the corpus holds
+    completely and no record matches: very likely invented or misattributed); unverifiable (an arXiv
+    preprint, a journal, workshop or venue-year the corpus does not hold: cannot verify offline)."""
     from ..refcheck import FAIL_ON
     from ..refcheck.check import check_file
     from ..refcheck.render import FORMATS, render, summary

@@ -6,8 +6,10 @@ Public API::
     RefCheck.to_json() -> {"key", "status", "issues", "record", ...}
     load_index(work=None) -> RefIndex                  # built once, cached under <work>/cache/refcheck
 
-Statuses: ``verified``, ``mismatch``, ``not_found`` (the claimed venue-year is held completely and
-no record matches), ``unverifiable`` (the corpus cannot say). See :mod:`.check` for the rules.
+Statuses: ``verified``, ``outdated`` (an arXiv preprint or workshop version is cited where a
+published version exists; nothing else is wrong), ``mismatch`` (a field is wrong), ``not_found`` (the
+claimed venue-year is held completely and no record matches), ``unverifiable`` (the corpus cannot
+say). See :mod:`.check` for the rules.
 """
 
 from .check import check_entries, check_entry, check_file, check_refs

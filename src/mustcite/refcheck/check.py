@@ -8,13 +8,23 @@ Finding the record (in this order):
    that agrees best with the entry's venue, year and authors is taken; a title read from a
    reference string (``.bbl`` items, drafts) also gets the linker's repairs;
 2. else the entry's DOI / arXiv id / URL, when a corpus paper carries it;
-3. else a title that joins two corpus titles (the start of one and the end of another, each of at
-   least two words, together all but at most one word of the entry's title) where the entry's
-   first author or claimed venue-year is one of theirs;
+3. else, for a venue-year held completely (:func:`holds`), a title that joins two corpus titles
+   (the start of one and the end of another, each of at least two words, together all but at most
+   one word of the entry's title) where the entry's first author or claimed venue-year is one of
+   theirs;
 4. else, for a venue-year held completely, a paper of it by the entry's first author sharing at
-   least half of the entry's authors: a renamed version (title similarity, rapidfuzz token-set
-   ratio, of at least 80, and at most a quarter (or two) of its significant words not in the
-   record's title: the record, with a note) or another paper (else: a title mismatch).
+   least half of the entry's authors (two at least): a renamed version (title similarity,
+   rapidfuzz token-set ratio, of at least 80, and at most a quarter (or two) of its significant
+   words not in the record's title) or another paper; either way a title mismatch, showing how
+   the titles differ.
+
+A venue-year is not held completely for an entry whose DOI is of a series none of the venue's
+corpus papers is in (an AAAI special track). A title found differs from the record's when a
+content word differs (:func:`~.compare.title_difference`: not case, punctuation, hyphenation,
+spelling or a subtitle): a title mismatch showing both. A venue text that names a conference,
+symposium, journal or transactions no paper of the data names (:meth:`~.index.RefIndex.venue_named`),
+for a corpus paper of the entry's title and authors, is a venue mismatch: the venue may not exist.
+An entry dated after the year following the data's latest records is a year mismatch.
 
 **Side records** (``side_tracks.parquet``: workshops, Findings, demos, Datasets & Benchmarks of the
 15 venues, and the venues outside them, TMLR, WACV, CoRL, MLJ, ...) are candidates beside the
@@ -31,17 +41,25 @@ A side venue-year held completely (:meth:`~.index.RefIndex.side_is_complete`) is
 what a complete corpus venue-year is: a paper of its authors titled otherwise (step 4), a venue
 mismatch for a paper found elsewhere, else not found.
 
+**An earlier version** (:func:`earlier_version`: an arXiv preprint, or a workshop paper) of a paper
+with a published version (:func:`published_version`: its corpus paper, a corpus paper linked to its
+side record, or a side record of proceedings or a journal) is compared with the earlier version,
+not the published one: its authors need only agree with either list (:func:`authors_agree`), its
+year may precede publication (:func:`preprint_year`). Nothing wrong: ``outdated``, with the
+published version as ``record`` and its BibTeX, under the entry's key, as ``bibtex``.
+
 The status:
 
 * ``verified``: a record is found and title, authors, year, venue and identifiers agree;
-* ``mismatch``: a record is found and a field disagrees (one :class:`Issue` each); an entry that
-  cites the arXiv preprint of a paper the corpus holds is a venue mismatch;
+* ``outdated``: an earlier version is cited where a published one exists, and nothing else is wrong;
+* ``mismatch``: a record is found and a field disagrees (one :class:`Issue` each, naming the field,
+  the entry's value and the record's);
 * ``not_found``: no record, and the venue-year the entry names is one the corpus (or the side
   records, for a venue outside the 15) holds completely (:mod:`.index`);
 * ``unverifiable``: anything else: an arXiv preprint, a journal, book, workshop or Findings paper,
-  a venue-year not held (completely), an entry without a venue or a year. Such an entry is never
-  called wrong; a same-titled corpus paper or a catalogue work is attached as ``record`` when there
-  is one.
+  a venue-year not held (completely), an entry without a venue or a year, an anonymous submission.
+  Such an entry is never called wrong; a same-titled corpus paper or a catalogue work is attached as
+  ``record`` when there is one.
 """
 
 from __future__ import annotations
@@ -55,12 +73,13 @@ from rapidfuzz import fuzz
 from ..corpus.records import normalize_title, surname_key
 from ..extract.link import STOPWORDS, clean_title, identifier_keys, raw_segments, repaired_titles
 from .compare import (compare_authors, compare_identifiers, compare_venue, compare_year, id_scope_year,
-                      title_similarity)
+                      title_difference, title_similarity)
 from .entries import Entry, read_entries
 from .index import Record, RefIndex, load_index
 from .names import align, name_tokens, same_person
+from .render import record_bibtex
 from .results import Issue, RefCheck
-from .venue import SIDE_GROUPS, VenueClaim, classify_venue, track_kind
+from .venue import SIDE_GROUPS, VenueClaim, classify_venue, names_a_kind, track_kind
 
 #: a renamed version (step 4) needs this token-set similarity of titles to count as the same paper
 RENAMED_SIMILARITY = 80
@@ -157,8 +176,8 @@ def _candidates(index: RefIndex, words: list[str], k: int) -> list[int]:
 def joined_title(index: RefIndex, title: str, entry: Entry, claim: VenueClaim, year: int | None
                  ) -> tuple[int, int] | None:
     """(row A, row B) when the title is the start of A's and the end of B's (module doc, step 3)."""
-    if claim.kind != "held":
-        return None
+    if not holds(index, entry, claim, year):
+        return None          # a title the corpus lacks is only suspect where it holds the venue-year
     norm = normalize_title(clean_title(title))
     words = norm.split()
     n = len(words)
@@ -185,11 +204,20 @@ def joined_title(index: RefIndex, title: str, entry: Entry, claim: VenueClaim, y
         if _contains(f" {t.norms[a]} ", words[p:]):
             continue                 # A holds the rest as well: not a join
         for s, b in tails:
+            if _contains(f" {t.norms[a]} ", words[n - s:]):
+                continue             # A ends as well: a word of A changed (a near miss), not a join
             if a != b and p + s >= n - 1 and t.norms[a] != t.norms[b]:
                 anchored = any(_anchor(index, r, entry, claim, year) for r in (a, b))
                 if anchored and (best is None or p + s > best[0]):
                     best = (p + s, a, b)
     return (best[1], best[2]) if best else None
+
+
+def holds(index: RefIndex, entry: Entry, claim: VenueClaim, year: int | None) -> bool:
+    """Whether the corpus holds the venue-year the entry claims completely, for this entry: not when
+    its DOI is of a series none of the venue's papers is in (an AAAI special track, a Findings DOI):
+    a track the corpus lacks, where a paper it has not may well be."""
+    return claim.kind == "held" and index.is_complete(claim.code, year) and not index.doi_untracked(entry.doi)
 
 
 def _anchor(index: RefIndex, row: int, entry: Entry, claim: VenueClaim, year: int | None) -> bool:
@@ -237,7 +265,7 @@ def by_authors(index: RefIndex, entry: Entry, venues: tuple[str, ...], year: int
         if not rec:
             continue
         a = align(entry.authors, rec)
-        if len(a.matched) < min(need, len(rec)) or not any(i == 0 for i, _ in a.matched):
+        if len(a.matched) < need or not any(i == 0 for i, _ in a.matched):
             continue
         sim = fuzz.token_set_ratio(norm, norms[r])
         if best is None or sim > best[1]:
@@ -349,12 +377,9 @@ def check_side(out: RefCheck, index: RefIndex, row: int, entry: Entry, claim: Ve
                                    notes)
         return _unverifiable(out, f"{claim.text!r} names another venue or track than this paper's, {where} "
                                   f"({rec.title!r}): cannot verify offline", notes)
-    if claim.kind == "arxiv":
-        if not archival(rec):
-            return _unverifiable(out, f"an arXiv preprint; a paper of this title appeared in {where}, which is not "
-                                      f"proceedings: cannot verify offline", notes)
-        issues.append(Issue("venue", "arXiv", where, f"the arXiv version is cited; the paper appeared in {where}"))
-        return _compared(out, index, rec, entry, claim, title, issues, notes, year=False)
+    if claim.kind == "arxiv":       # a published version was answered before (:func:`published_version`)
+        return _unverifiable(out, f"an arXiv preprint; a paper of this title appeared in {where}, which is not "
+                                  f"proceedings: cannot verify offline", notes)
     if claim.kind == "none":
         return _compared(out, index, rec, entry, claim, title, issues, notes)
     return _unverifiable(out, f"{claim.text!r} is not held by the corpus (main tracks of 15 venues only); a paper of "
@@ -377,21 +402,29 @@ def _same_proceedings(out: RefCheck, index: RefIndex, rec: Record, entry: Entry,
 
 
 def _compared(out: RefCheck, index: RefIndex, rec: Record, entry: Entry, claim: VenueClaim, title: str,
-              issues: list[Issue], notes: list[str], *, year: bool = True) -> RefCheck:
-    """Verified or a mismatch, after comparing the year (with ``year``) and the authors to the record."""
-    if year:
-        y = compare_year(entry, claim, rec, rec.year, venue=rec.venue)
-        if y is not None:
-            issues.append(y)
+              issues: list[Issue], notes: list[str]) -> RefCheck:
+    """Verified or a mismatch, after comparing the year and the authors to the record."""
+    y = compare_year(entry, claim, rec, rec.year, venue=rec.venue)
+    if y is not None:
+        issues.append(y)
     if entry.structured:
-        issues += compare_authors(entry, rec)
+        issues += compare_authors(entry, rec, order=index.order_trusted(rec))
     return _verdict(out, rec, title, issues, notes)
 
 
-def _verdict(out: RefCheck, rec: Record, title: str, issues: list[Issue], notes: list[str]) -> RefCheck:
-    if title and not any(i.field == "title" for i in issues):
-        sim = title_similarity(title, rec.title)
-        if sim < 100 and normalize_title(title) != normalize_title(rec.title) and not notes:
+def _verdict(out: RefCheck, rec: Record, title: str, issues: list[Issue], notes: list[str], *,
+             titled: bool = True) -> RefCheck:
+    """Verified or a mismatch by ``issues``, after comparing the title (with ``titled``; not for an
+    earlier version, whose title may be another, nor for another version's record under its own
+    title): one that differs by a content word (:func:`~.compare.title_difference`) is a title
+    mismatch, one written otherwise a note."""
+    if title and not any(i.field == "title" for i in issues) and normalize_title(title) != normalize_title(rec.title):
+        renamed = any("renamed version" in n for n in notes)
+        diff = title_difference(title, rec.title) if titled and not renamed else None
+        if diff:
+            issues.append(Issue("title", title, rec.title, f"the title differs from the record's: {diff}"))
+        elif not notes:
+            sim = title_similarity(title, rec.title)
             notes.append(f"the title is written differently from the record's ({sim:.0f}% similar)")
     out.issues, out.notes = issues, notes
     if issues:
@@ -402,6 +435,106 @@ def _verdict(out: RefCheck, rec: Record, title: str, issues: list[Issue], notes:
         where = f"{rec.venue} {rec.year}" if rec.source == "corpus" else _side_where(rec)
         out.why = f"matches {where}: {rec.title!r}"
     return out
+
+
+# ---- an earlier version cited --------------------------------------------------------------------------
+
+#: an earlier version without an arXiv id may date from this many years before its published version
+PREPRINT_YEARS_BEFORE = 3
+_ARXIV_ID_YEAR = re.compile(r"arxiv[:.](\d\d)(\d\d)\.\d{4,5}")
+
+
+def earlier_version(claim: VenueClaim) -> bool:
+    """Whether the entry cites an earlier version of a paper: an arXiv preprint or a workshop paper."""
+    return claim.kind == "arxiv" or (claim.kind == "ancillary" and claim.track == "workshop")
+
+
+def published_version(index: RefIndex, row: int | None, side_rows: list[int], entry: Entry) -> Record | None:
+    """The published version of the paper an earlier-version entry names: its corpus paper (main
+    tracks: published), else a corpus paper linked (``versions.parquet``) to one of its side records,
+    else the side record of proceedings or a journal that agrees best with the entry."""
+    if row is not None:
+        return index.record(row)
+    linked = [c for r in side_rows for c in index.version_rows(index.side.ids[r])[0]]
+    if linked:
+        return index.record(max(linked, key=lambda r: _agreement(index, r, entry, VenueClaim("none"), entry.year)))
+    recs = [index.side_record(r) for r in side_rows]
+    recs = [r for r in recs if archival(r)]
+    return max(recs, key=lambda r: (len(align(entry.authors, r.authors).matched) if entry.authors and r.authors
+                                    else 0, r.year == entry.year)) if recs else None
+
+
+def authors_agree(entry: Entry, rec: Record) -> bool:
+    """Whether an earlier version's entry names the people of a version's record: at least half of
+    its authors, the first among them or two at least (an earlier version may have other authors
+    than the published one; the published list is not the one the entry copies)."""
+    if not entry.authors or not rec.authors:
+        return True
+    a = align(entry.authors, rec.authors)
+    n = len(a.matched)
+    return n >= max(1, (len(entry.authors) + 1) // 2) and (n >= 2 or any(i == 0 for i, _ in a.matched))
+
+
+def preprint_work(index: RefIndex, entry: Entry) -> Record | None:
+    """The catalogue work of the entry's arXiv id (the preprint itself), when the catalogue knows it."""
+    if index.works is None:
+        return None
+    for k in identifier_keys(doi=entry.doi, arxiv=entry.arxiv, url=entry.url):
+        if k.startswith("arxiv:") and (rows := index.works.id_rows.get(k)):
+            return index.work(rows[0])
+    return None
+
+
+def preprint_year(entry: Entry, pub: Record) -> Issue | None:
+    """A year no earlier version can have: before the month of its arXiv id (``1606.06565``: June
+    2016; a preprint sent in the last days of December bears the next year's id, so the year
+    before is allowed), or, without an id, more than :data:`PREPRINT_YEARS_BEFORE` years before
+    publication. A later year is never wrong: arXiv dates an entry by its latest version."""
+    if entry.year is None or pub.year is None:
+        return None
+    ids = " ".join(identifier_keys(doi=entry.doi, arxiv=entry.arxiv, url=entry.url)) + " " + entry.venue.lower()
+    m = _ARXIV_ID_YEAR.search(ids)
+    if m and 7 <= int(m.group(1)) and 1 <= int(m.group(2)) <= 12:
+        first = 2000 + int(m.group(1))
+        if entry.year < first - 1:
+            return Issue("year", str(entry.year), str(first), f"the arXiv id {m.group(1)}{m.group(2)}.* was given "
+                         f"in {first}: its preprint is not of {entry.year}")
+        return None
+    first = min(y for _, y in pub.venue_years() if y is not None)
+    if entry.year < first - PREPRINT_YEARS_BEFORE:
+        return Issue("year", str(entry.year), str(pub.year),
+                     f"the paper was published in {first}; an earlier version of it is not of {entry.year}")
+    return None
+
+
+def _outdated(out: RefCheck, index: RefIndex, pub: Record, entry: Entry, claim: VenueClaim, title: str,
+              issues: list[Issue], notes: list[str]) -> RefCheck | None:
+    """The answer for an entry citing an earlier version of ``pub``: outdated when nothing in it is
+    wrong, with ``pub``'s BibTeX; a mismatch for a wrong title, authors, year or identifier, compared
+    with the earlier version (authors: :func:`authors_agree` with the published list or the
+    catalogue's preprint; year: :func:`preprint_year`). None for a workshop paper whose authors are
+    not the published version's (another paper of that title: answered as a workshop paper)."""
+    agree = not entry.structured or authors_agree(entry, pub) or (
+        (w := preprint_work(index, entry)) is not None and bool(w.authors) and authors_agree(entry, w))
+    if not agree and claim.kind != "arxiv":
+        return None
+    out.record = pub.to_json()
+    issues = list(issues) + ([] if agree else compare_authors(entry, pub, order=False))
+    y = preprint_year(entry, pub)
+    if y is not None:
+        issues.append(y)
+    if pub.source == "corpus":
+        issues += compare_identifiers(entry, pub, index)
+    where = f"{pub.venue} {pub.year}" if pub.source == "corpus" else _side_where(pub)
+    what = "an arXiv preprint" if claim.kind == "arxiv" else "a workshop version"
+    if issues:
+        notes.append(f"{what} is cited; a published version exists: {where}")
+        return _verdict(out, pub, title, issues, notes, titled=False)
+    got = _verdict(out, pub, title, [], notes, titled=False)
+    got.status = "outdated"
+    got.why = f"{what} is cited; the paper was published in {where}: cite that version"
+    got.bibtex = record_bibtex(got.record, entry.key)
+    return got
 
 
 def _venue_mismatch(out: RefCheck, claimed: str, rec: Record, why: str, notes: list[str]) -> RefCheck:
@@ -438,6 +571,17 @@ def catalogue_work(index: RefIndex, entry: Entry) -> Record | None:
 # ---- one entry ---------------------------------------------------------------------------------------
 
 def check_entry(entry: Entry, index: RefIndex) -> RefCheck:
+    """The check of one entry (module doc); an entry the corpus cannot say anything else about whose
+    year is after the next year of the data's latest records is a year mismatch: no paper is of it."""
+    got = _check_entry(entry, index)
+    latest = index.latest_year()
+    if got.status == "unverifiable" and entry.year is not None and latest and entry.year > latest + 1:
+        why = f"no paper can be of {entry.year}: the latest papers of the data are of {latest}"
+        got.status, got.why, got.issues = "mismatch", why, [Issue("year", str(entry.year), None, why)]
+    return got
+
+
+def _check_entry(entry: Entry, index: RefIndex) -> RefCheck:
     vtext = venue_text(entry)
     claim = classify_venue(vtext, arxiv_id=entry.arxiv)
     if not entry.structured and claim.kind in ("other", "none") and entry.raw:
@@ -446,6 +590,9 @@ def check_entry(entry: Entry, index: RefIndex) -> RefCheck:
             claim = whole
     year = entry.year if entry.year is not None else claim.year
     out = RefCheck(entry.key, "unverifiable", entry=entry_json(entry, claim), source=entry.source)
+    if entry.authors and name_tokens(entry.authors[0])[:1] == ["anonymous"]:
+        out.why = "an anonymous submission (under review): cannot verify offline"
+        return out
     title = clean_title(entry.title or "")
     issues: list[Issue] = []
     notes: list[str] = []
@@ -473,7 +620,13 @@ def check_entry(entry: Entry, index: RefIndex) -> RefCheck:
     s_title = side_title_rows(index, title, year)
     s_id = identifier_row(index, entry, side=True) if index.side is not None else None
     s_versions = side_versions(index, rows or ([row] if row is not None else []))
-    side = best_side(index, list(dict.fromkeys(s_title + ([s_id[0]] if s_id else []) + s_versions)), entry, claim, year)
+    s_rows = list(dict.fromkeys(s_title + ([s_id[0]] if s_id else []) + s_versions))
+    side = best_side(index, s_rows, entry, claim, year)
+    if earlier_version(claim):
+        pub = published_version(index, row, s_rows, entry)
+        got = _outdated(out, index, pub, entry, claim, title, issues, notes) if pub is not None else None
+        if got is not None:
+            return got
     if side is not None and (row is None or side_fit(claim, index.side_record(side)) > corpus_fit(claim, index, row)):
         issues = issues if row is None else []
         s_name = index.side_fields["title"][side]
@@ -494,6 +647,11 @@ def check_entry(entry: Entry, index: RefIndex) -> RefCheck:
     out.record = rec.to_json()
     if rows and claim.kind == "other" and claim.side and index.side_is_complete(side_names(claim), year):
         return _side_claim_of_corpus_paper(out, index, rec, entry, claim, year, title, notes)
+    if claim.kind in ("other", "ancillary") and claim.track != "workshop" and not claim.side \
+            and names_a_kind(claim.text) and authors_agree(entry, rec) and not index.venue_named(claim.text):
+        shown = ", ".join(f"{v} {y}" for v, y in rec.venue_years())
+        return _venue_mismatch(out, claim.text, rec, f"no paper in the data names a venue {claim.text!r}; the "
+                                                    f"paper appeared at {shown}", notes)
     if claim.kind in ("other", "ancillary"):
         out.status = "unverifiable"
         out.why = (f"{claim.text!r} is not held by the corpus (main tracks of 15 venues only); a paper of this title "
@@ -512,18 +670,18 @@ def check_entry(entry: Entry, index: RefIndex) -> RefCheck:
             out.notes = notes
             return out
         issues += v_issues
-        y = compare_year(entry, claim, rec, vyear)
+        y = compare_year(entry, claim, rec, vyear, venue=rec.venue if v_issues else None)
         if y is not None:
             issues.append(y)
-    elif claim.kind == "arxiv":
-        shown = ", ".join(f"{v} {y}" for v, y in rec.venue_years())
-        issues.append(Issue("venue", "arXiv", shown, f"the arXiv version is cited; the paper appeared at {shown}"))
     else:
         y = compare_year(entry, claim, rec, None)
         if y is not None:
             issues.append(y)
     if entry.structured:        # authors parsed from a reference string are too rough to compare
-        issues += compare_authors(entry, rec)
+        if claim.kind == "held" and claim.code != rec.venue and not authors_agree(entry, rec):
+            issues += compare_authors(entry, rec, order=False)   # another version's list (JMLR of an ICLR paper)
+        elif claim.kind != "held" or claim.code == rec.venue:
+            issues += compare_authors(entry, rec, order=index.order_trusted(rec))
     issues += compare_identifiers(entry, rec, index)
     return _verdict(out, rec, title, issues, notes)
 
@@ -539,7 +697,7 @@ def _by_title_parts(out: RefCheck, index: RefIndex, title: str, entry: Entry, cl
         issues.append(Issue("title", entry.title, index.title[row],
                             f"the title joins two papers: {index.title[a]!r} and {index.title[b]!r}"))
         return row
-    if claim.kind == "held" and index.is_complete(claim.code or "", year):
+    if holds(index, entry, claim, year):
         hit = by_authors(index, entry, (claim.code,), year)
         if hit is not None:
             _renamed(index.titles.norms[hit[0]], index.title[hit[0]], hit[1], title, entry, claim, year, issues, notes)
@@ -555,10 +713,16 @@ def _by_title_parts(out: RefCheck, index: RefIndex, title: str, entry: Entry, cl
 
 def _renamed(norm: str, shown: str, sim: float, title: str, entry: Entry, claim: VenueClaim, year: int | None,
              issues: list[Issue], notes: list[str]) -> None:
-    """A note (a renamed version) or a title issue (another paper of the same authors) for the
-    paper of the entry's authors found at the claimed venue-year (module doc, step 4)."""
+    """A title issue for the paper of the entry's authors found at the claimed venue-year (module
+    doc, step 4): the same paper under another title (a renamed version: the venue's title is the
+    one to cite; the difference shown), or another paper of the same authors."""
     if _is_renamed(norm, sim, title):
-        notes.append(f"the title differs from the record's ({sim:.0f}% similar): a renamed version?")
+        diff = title_difference(title, shown)
+        if diff is None:
+            notes.append(f"the title is written differently from the record's ({sim:.0f}% similar)")
+        else:
+            issues.append(Issue("title", entry.title, shown, f"the title differs from the record's: {diff} (these "
+                                f"authors' paper at {_claimed(claim, year)}, renamed)"))
     else:
         issues.append(Issue("title", entry.title, shown,
                             f"no paper of {_claimed(claim, year)} has this title; these authors' paper "
@@ -593,7 +757,7 @@ def _not_found(out: RefCheck, entry: Entry, claim: VenueClaim, year: int | None,
     work = catalogue_work(index, entry)
     if work is not None:
         notes.append(f"the catalogue of cited works knows this title ({work.venue or 'no venue'}, {work.year})")
-    held = claim.kind == "held" and index.is_complete(claim.code, year)
+    held = holds(index, entry, claim, year)
     side = claim.kind == "other" and index.side_is_complete(side_names(claim), year)
     if (held or side) and clean_title(entry.title or "").strip():
         n = index.counts.get((claim.code, int(year)), 0) if held else index.side_count(side_names(claim), year)

@@ -2,40 +2,45 @@
 
 * authors (:func:`compare_authors`): an entry author who is no author of the record is *added*;
   a record author the entry lacks is *dropped* (unless the entry ends in "and others"/"et al.",
-  which may shorten the list, and then only in order from the front); the same people in another
-  order are *swapped*. Records without authors (the NeurIPS 2025 title list) are not compared.
+  a truncated list); the same people in another order are *swapped*, but only against a record
+  whose order is trustworthy (``order``: not a list its source alphabetised,
+  :meth:`~.index.RefIndex.order_trusted`). A record list that cannot be trusted is not compared
+  (:func:`trusted_authors`: none, one name against an entry of three or more, or stray characters
+  in a name); a name a record repeats counts once (:func:`record_names`).
 * year (:func:`compare_year`): the year of the venue the entry names (a work folded from several
-  venues has one year per venue), the same for every venue; an entry without a venue may give
-  its preprint's year, one before the record's; NeurIPS (by volume) and CoRL
-  (:data:`NEXT_YEAR_PROCEEDINGS`) proceedings may be dated by their publication year, one after.
+  venues has one year per venue), the same rule for every venue: a year off by one is wrong
+  (a NeurIPS volume printed the next year, a PMLR volume of UAI or CoRL dated the next year do not
+  change the meeting's year); only an entry without a venue may give its preprint's year, one
+  before the record's.
 * venue (:func:`compare_venue`): the entry's venue code must be one of the record's venues.
 * identifiers (:func:`compare_identifiers`): a DOI, arXiv id or URL that names another corpus
   paper (of another title: two records of one work may share a DOI; a NeurIPS hash only within the
-  entry's year, :func:`id_scope_year`), or an ACL Anthology / OpenReview / NeurIPS / PMLR id other
-  than the record's own.
+  entry's year, :func:`id_scope_year`), or an ACL Anthology / NeurIPS / PMLR id other than the
+  record's own (not an OpenReview id: a paper has several forums, submission, venue, workshop); a DOI
+  of a registrant no record or cited work has DOIs of (invented), or of the series of the record's
+  own DOI with another number (another paper of the same proceedings).
 """
 
 from __future__ import annotations
 
 import re
+from collections import Counter
 
 from rapidfuzz import fuzz
+from rapidfuzz.distance import OSA
 
 from ..corpus.records import normalize_title
 from ..extract.link import identifier_keys
 from .entries import Entry
-from .index import Record, RefIndex
+from .index import Record, RefIndex, doi_series
 from .names import align
 from .results import Issue
 from .venue import VenueClaim
 
 #: identifier kinds the corpus records carry (from their URLs); others (a CVPR DOI) cannot be compared
-RECORD_ID_KINDS = ("acl", "openreview", "nips", "pmlr")
+RECORD_ID_KINDS = ("acl", "nips", "pmlr")
 
 
-#: venues whose proceedings appear the year after the meeting (CoRL: PMLR volumes 100, 155, 164, 205
-#: of CoRL 2019-2022 are dated 2020-2023), so a citation may give either year
-NEXT_YEAR_PROCEEDINGS = frozenset({"CoRL"})
 #: the year in a NeurIPS proceedings URL (``/paper/2017/hash/...``, ``/paper_files/paper/2017/...``)
 _URL_YEAR = re.compile(r"/paper(?:_files/paper)?/((?:19|20)\d\d)/")
 
@@ -50,23 +55,45 @@ def _names(xs: list[str]) -> str:
     return ", ".join(xs)
 
 
-def compare_authors(entry: Entry, record: Record) -> list[Issue]:
-    if not record.authors or not entry.authors:
+#: a character no person's name holds (a record with one is a garbled list)
+_STRAY = re.compile(r"[0-9@*#&;:()\[\]{}<>|/\\†‡§¶]")
+
+
+def trusted_authors(entry: Entry, record: Record) -> bool:
+    """Whether the record's author list can be compared with the entry's: it has names, more than
+    one when the entry names three or more (a one-name record of a long list is a group name,
+    "BigScience Workshop", or a cut list), and no stray character in a name."""
+    names = record.authors
+    if not names or (len(names) == 1 and len(entry.authors) >= 3):
+        return False
+    return not any(_STRAY.search(n) for n in names)
+
+
+def record_names(record: Record) -> list[str]:
+    """The record's author list with a name repeated by its source counted once."""
+    return list(dict.fromkeys(record.authors))
+
+
+def compare_authors(entry: Entry, record: Record, *, order: bool = True) -> list[Issue]:
+    """Issues of the entry's author list against the record's (module doc); ``order``: the record's
+    order is trustworthy."""
+    if not entry.authors or not trusted_authors(entry, record):
         return []
-    a = align(entry.authors, record.authors)
+    names = record_names(record)
+    a = align(entry.authors, names)
     issues = []
-    shown_e, shown_r = _names(entry.authors) + (" and others" if entry.others else ""), _names(record.authors)
+    shown_e, shown_r = _names(entry.authors) + (" and others" if entry.others else ""), _names(names)
     if a.extra:
         who = _names([entry.authors[i] for i in a.extra])
         issues.append(Issue("authors", shown_e, shown_r,
                             f"{who} {'is' if len(a.extra) == 1 else 'are'} not among the record's authors "
-                            f"({len(entry.authors)} named, the record has {len(record.authors)})"))
+                            f"({len(entry.authors)} named, the record has {len(names)})"))
     if a.missing and not entry.others:
-        who = _names([record.authors[j] for j in a.missing])
+        who = _names([names[j] for j in a.missing])
         issues.append(Issue("authors", shown_e, shown_r,
                             f"{who} {'is' if len(a.missing) == 1 else 'are'} missing "
-                            f"({len(entry.authors)} named, the record has {len(record.authors)})"))
-    if not a.extra and a.matched and not a.in_order:
+                            f"({len(entry.authors)} named, the record has {len(names)})"))
+    if order and not a.extra and a.matched and not a.in_order:
         issues.append(Issue("authors", shown_e, shown_r, "the same authors in another order"))
     return issues
 
@@ -82,10 +109,6 @@ def compare_year(entry: Entry, claim: VenueClaim, record: Record, venue_year: in
         return None
     if claim.kind == "none" and entry.year == ref - 1:
         return None          # an entry without a venue may date the preprint
-    if claim.code == "NeurIPS" and entry.year == ref + 1 and entry.volume == ref - 1987:
-        return None          # "Advances in NeurIPS 36" (2023) dated by its publication year, 2024
-    if venue in NEXT_YEAR_PROCEEDINGS and entry.year == ref + 1:
-        return None          # CoRL 2019 in PMLR volume 100, published in 2020
     where = f"{venue} " if venue else (f"{claim.code} " if claim.kind == "held" else "")
     return Issue("year", str(entry.year), str(ref), f"the record is {where}{ref}, not {entry.year}")
 
@@ -132,6 +155,11 @@ def compare_identifiers(entry: Entry, record: Record, index: RefIndex) -> list[I
             if kind in RECORD_ID_KINDS and kind in own_kinds:
                 issues.append(Issue(field, shown, ", ".join(sorted(x for x in own if x.startswith(kind))),
                                     f"the record's {kind} id is not {k.split(':', 1)[1]}"))
+                continue
+        if kind == "doi":
+            issue = _doi_issue(k[4:], shown, sorted(x[4:] for x in own if x.startswith("doi:")), index)
+            if issue is not None:
+                issues.append(issue)
     # an ACL DOI names an Anthology id: the acl key above covers it; keep one issue per field
     seen, out = set(), []
     for i in issues:
@@ -139,6 +167,73 @@ def compare_identifiers(entry: Entry, record: Record, index: RefIndex) -> list[I
             seen.add((i.field, i.why))
             out.append(i)
     return out
+
+
+def _doi_issue(doi: str, shown: str, own: list[str], index: RefIndex) -> Issue | None:
+    """A DOI that cannot be the record's: of a registrant no record or cited work has a DOI of (an
+    invented DOI), or of the series of the record's own DOI (the same proceedings) with another number."""
+    if not index.doi_registrant_known(doi):
+        return Issue("doi", shown, ", ".join(own) or None, f"no paper in the data has a DOI of registrant "
+                     f"{doi.split('/', 1)[0]}: {doi} is not this paper's")
+    same = [d for d in own if doi_series(d) is not None and doi_series(d) == doi_series(doi)]
+    if same:
+        return Issue("doi", shown, same[0], f"the record's DOI is {same[0]}, not {doi}")
+    return None
+
+
+#: words whose presence or absence changes no title ("&" is read as nothing, "and" as a word)
+_NOT_CONTENT = frozenset({"a", "an", "the", "and"})
+#: British spellings and their American forms, by word ending (both titles are mapped alike)
+_SPELLING = [(re.compile(p), r) for p, r in [
+    (r"(?<=[a-z]{3})is(e|ed|es|ing|ation|ations|er|ers)$", r"iz\1"),
+    (r"(?<=[a-z]{3})our(s|ed|ing|hood|hoods)?$", r"or\1"),
+    (r"(?<=[a-z]{2})ll(ed|ing|er|ers)$", r"l\1"), (r"(?<=[a-z]{2})ys(e|ed|es|ing)$", r"yz\1"),
+    (r"(?<=[a-z]{2})tre(s)?$", r"ter\1"), (r"(?<=[a-z]{3})ogue(s)?$", r"og\1"), (r"^defence$", "defense"),
+    (r"^towards$", "toward"), (r"^programme(s)?$", r"program\1"), (r"^grey$", "gray")]]
+
+
+def _title_words(title: str) -> list[str]:
+    """The words of a title as compared: LaTeX commands dropped, normalised, American spelling."""
+    words = normalize_title(re.sub(r"\\[a-zA-Z]+", " ", title or "")).split()
+    out = []
+    for w in words:
+        for pat, rep in _SPELLING:
+            w = pat.sub(rep, w)
+        out.append(w)
+    return out
+
+
+def _main_title(title: str) -> str:
+    return re.split(r":|\s[-–—]\s", title or "", maxsplit=1)[0]
+
+
+def title_difference(entry: str, record: str) -> str | None:
+    """How the entry's title differs from the record's by a content word ("'inference' where the
+    record has 'reasoning'", a plural too), or None when they differ only in case, punctuation,
+    hyphenation, British/American spelling, articles, a slip of one letter inside a long word
+    (either side may have it: "Langauge"), or a subtitle one of them lacks."""
+    a, b = _title_words(entry), _title_words(record)
+    if a == b or "".join(a) == "".join(b):
+        return None
+    for x, y in ((entry, record), (record, entry)):       # "Main: Subtitle" against "Main"
+        if ":" in x or " - " in x:
+            if "".join(_title_words(_main_title(x))) == "".join(_title_words(y)):
+                return None
+    extra = [w for w in (Counter(a) - Counter(b)).elements() if w not in _NOT_CONTENT]
+    lacking = [w for w in (Counter(b) - Counter(a)).elements() if w not in _NOT_CONTENT]
+    for x in list(extra):          # a slip of one letter in a long word ("Langauge"), not an ending
+        y = next((y for y in lacking if min(len(x), len(y)) >= 6 and OSA.distance(x, y) == 1
+                  and not (x.startswith(y) or y.startswith(x))), None)
+        if y is not None:
+            extra.remove(x)
+            lacking.remove(y)
+    if not extra and not lacking:
+        return None
+    if extra and lacking:
+        return f"{' '.join(repr(w) for w in extra)} where the record has {' '.join(repr(w) for w in lacking)}"
+    if extra:
+        return f"{' '.join(repr(w) for w in extra)} added"
+    return f"{' '.join(repr(w) for w in lacking)} missing"
 
 
 def title_similarity(a: str, b: str) -> float:

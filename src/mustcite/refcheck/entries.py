@@ -10,11 +10,13 @@ skipped, with file and line) come back beside them.
 
 from __future__ import annotations
 
+import html
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import MustciteError
+from ..io import BinaryContentError, decode_text
 from ..extract.bibtex import BibEntry, parse_bbl, parse_bib
 
 #: a .bib or .bbl file larger than this is refused (a bibliography is far smaller)
@@ -42,14 +44,32 @@ _VOLUME_FIELD = re.compile(r"^\s*volume\s*=\s*[{\"]?\s*(\d{1,4})\b", re.I | re.M
 _VOLUME_TEXT = re.compile(r"neural information processing systems[\s_*,:(NeurIPS)]{0,20}?(?:vol\.?\s*)?(\d{1,2})\b", re.I)
 
 
+_ET_AL = re.compile(r"\s*\bet\.? al\.?$", re.I)
+_URL_ESCAPES = re.compile(r"\\([_%#&~])")
+
+
+def _authors(names: list[str], others: bool) -> tuple[list[str], bool]:
+    """The author list as written: a name ending in "et al." shortens the list (``others``); a
+    braced group of several names ("{A and B}") is those names; HTML entities ("Ch&apos;ng") are read."""
+    out = []
+    for n in names:
+        n = html.unescape(n)
+        cut = _ET_AL.sub("", n)
+        others = others or cut != n
+        out += [x.strip() for x in re.split(r"\s+and\s+", cut) if x.strip()]
+    return out, others
+
+
 def _from_bib(e: BibEntry, structured: bool, volumes: dict[int, int] | None = None) -> Entry:
     line = int(e.source.rsplit(":", 1)[1]) if e.source and e.source.rsplit(":", 1)[-1].isdigit() else None
     volume = (volumes or {}).get(line) if line is not None else None
     if volume is None:
         m = _VOLUME_TEXT.search(e.raw or "")
         volume = int(m.group(1)) if m else None
-    return Entry(key=e.key, title=e.title, authors=list(e.authors), others=e.others, year=e.year,
-                 venue=e.venue or "", doi=e.doi, arxiv=e.arxiv, url=e.url, raw=e.raw, source=e.source,
+    authors, others = _authors(list(e.authors), e.others)
+    url = _URL_ESCAPES.sub(r"\1", e.url) if e.url else e.url          # "id=wXgk\_iCiYGo"
+    return Entry(key=e.key, title=html.unescape(e.title or ""), authors=authors, others=others, year=e.year,
+                 venue=e.venue or "", doi=e.doi, arxiv=e.arxiv, url=url, raw=e.raw, source=e.source,
                  structured=structured, volume=volume)
 
 
@@ -76,13 +96,12 @@ def _read_text(path: Path) -> str:
         data = path.read_bytes()
     except OSError as exc:
         raise MustciteError(f"cannot read: {exc.strerror or exc}", path=path) from None
-    if b"\x00" in data[:4096]:
-        raise MustciteError("not a text file (binary content)", path=path)
     try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = data[:exc.start].count(b"\n") + 1
-        raise MustciteError("not UTF-8 text", path=path, line=line) from None
+        return decode_text(data, path)
+    except BinaryContentError as exc:
+        raise MustciteError(f"not a text file (binary content): {exc.message}", path=path, line=exc.line) from None
+    except MustciteError as exc:
+        raise MustciteError("not UTF-8 text", path=path, line=exc.line) from None
 
 
 def read_entries(path: str | Path) -> tuple[list[Entry], list[str]]:

@@ -22,14 +22,17 @@ or loads the recommender.
 
 **Which venue-years are held completely** (:func:`complete_venue_years`): a venue-year is complete
 when the corpus has at least :data:`MIN_COMPLETE` papers of it and at least
-:data:`NEIGHBOUR_SHARE` of the papers of the largest other year of the same venue within
-:data:`NEIGHBOUR_YEARS` years (venues grow, but a full list never holds under half of a nearby
-year's). A year read only from a partial list (orals, a hand-picked sample, a lost file) fails the
-test and its entries are answered ``unverifiable``, never ``not_found``. A venue-year that is not in
-the corpus at all (AAAI 2023-2025, ACL 2025, ...) is not held. The same rule runs on the side
-records, per (venue, track): :meth:`RefIndex.side_is_complete` says whether a venue outside the 15
-(its main track or journal) is held completely in a year (JAIR 2020, WACV 2023, TMLR 2024; not TMLR
-2023, whose 611 papers are under half of 2025's).
+:data:`NEIGHBOUR_SHARE` of the papers of the largest of the :data:`NEIGHBOUR_YEARS` years before it
+and of the year after (a full list never holds under half of a recent year's, nor of the next one:
+venues grow, by less than twice a year, so later years are not compared: ICLR 2022's 1,095 papers
+are all of them, though 2025 has 3,721). A year read only from a partial list (orals, a hand-picked
+sample, a lost file) fails the test and its entries are answered ``unverifiable``, never
+``not_found``. A venue-year that is not in the corpus at all (AAAI 2023-2025, ACL 2025, ...) is not
+held, nor is any year of a journal (:data:`NOT_CLOSED`: JMLR papers are dated by their volume or
+their publication, and a volume spans years). The same rule runs on the side records, per (venue,
+track): :meth:`RefIndex.side_is_complete` says whether a venue outside the 15 (its main track or
+journal) is held completely in a year (JAIR 2020, WACV 2023, TMLR 2024). The rule is applied when
+the index is loaded, so a cached index follows it.
 """
 
 from __future__ import annotations
@@ -47,6 +50,7 @@ import numpy as np
 from ..config import Workspace
 from ..errors import DataMissingError, MustciteError
 from ..corpus.identifiers import year_scoped
+from ..corpus.records import surname_key
 from ..corpus.store import SIDE_TRACKS_FILE, VERSIONS_FILE
 from ..extract.link import TitleIndex, identifier_keys
 
@@ -55,6 +59,15 @@ MIN_COMPLETE = 20
 #: ... nor one with fewer than this share of the papers of its largest nearby year
 NEIGHBOUR_SHARE = 0.5
 NEIGHBOUR_YEARS = 3
+#: a venue-year whose lists of three authors or more are in alphabetical order this often is one
+#: whose source sorted them (chance: one in six for three names)
+ALPHABETISED_SHARE = 0.5
+#: a DOI registrant no record has is only suspect when the data has DOIs of this many registrants
+MIN_REGISTRANTS = 20
+#: arXiv's DOI registrant (its DOIs are of no proceedings' series)
+ARXIV_DOI = "10.48550"
+#: venues no year of which is a closed list (journals whose papers are dated by volume or publication)
+NOT_CLOSED = frozenset({"JMLR"})
 #: bump when the pickled layout changes
 INDEX_VERSION = 5
 #: the tracks of a side venue that make up its proceedings or journal (completeness is read on these)
@@ -91,6 +104,25 @@ class Record:
         return d
 
 
+def doi_series(doi: str) -> str | None:
+    """A DOI without its last dotted part (``10.1609/aaai.v36i10.20969`` -> ``10.1609/aaai.v36i10``);
+    None for one without a dot after the registrant."""
+    doi = doi.lower().strip()
+    head, _, tail = doi.partition("/")
+    return f"{head}/{tail.rsplit('.', 1)[0]}" if "." in tail and head != ARXIV_DOI else None
+
+
+def _doi_stem(series: str) -> str:
+    """A series' publisher part (``10.1609/aaai.v36i10`` -> ``10.1609/aaai``, ``10.18653/v1/2022.acl-long``
+    -> ``10.18653/v1/2022``)."""
+    return series.split(".", 2)[0] + "." + series.split(".", 2)[1] if series.count(".") >= 2 else series
+
+
+def _sorted_by_surname(names: list[str]) -> bool:
+    keys = [surname_key(n) for n in names]
+    return keys == sorted(keys)
+
+
 def complete_venue_years(counts: dict[tuple[str, int], int]) -> set[tuple[str, int]]:
     """The venue-years held completely, by the rule in the module doc."""
     by_venue: dict[str, dict[int, int]] = defaultdict(dict)
@@ -99,8 +131,10 @@ def complete_venue_years(counts: dict[tuple[str, int], int]) -> set[tuple[str, i
             by_venue[v][int(y)] = n
     out = set()
     for v, years in by_venue.items():
+        if (v[0] if isinstance(v, tuple) else v) in NOT_CLOSED:
+            continue
         for y, n in years.items():
-            near = [m for yy, m in years.items() if yy != y and abs(yy - y) <= NEIGHBOUR_YEARS]
+            near = [m for yy, m in years.items() if y - NEIGHBOUR_YEARS <= yy < y or yy == y + 1]
             if n >= MIN_COMPLETE and (not near or n >= NEIGHBOUR_SHARE * max(near)):
                 out.add((v, y))
     return out
@@ -212,6 +246,78 @@ class RefIndex:
             elif (r := self.side_row(v)) is not None:
                 side.append(r)
         return corpus, side
+
+    def _doi_sets(self) -> dict[str, set[str]]:
+        """The DOI registrants (``10.1609``) of every record and catalogue work, and the series
+        (``10.1609/aaai.v36i10``) and stems (``10.1609/aaai``) of the corpus papers' DOIs."""
+        got = self.__dict__.get("_dois")
+        if got is None:
+            reg, series, stems = set(), set(), set()
+            for d in self.doi:
+                if d:
+                    reg.add(d.split("/", 1)[0])
+                    if (s := doi_series(d)) is not None:
+                        series.add(s)
+                        stems.add(_doi_stem(s))
+            for d in self.side_fields.get("doi") or ():
+                if d:
+                    reg.add(d.lower().split("/", 1)[0])
+            for ids in self.work_fields.get("identifiers") or ():
+                reg.update(k[4:].split("/", 1)[0] for k in ids or () if k.startswith("doi:"))
+            got = self.__dict__["_dois"] = {"registrants": reg, "series": series, "stems": stems}
+        return got
+
+    def doi_registrant_known(self, doi: str) -> bool:
+        """Whether any record or catalogue work has a DOI of this registrant (``10.47281/...``: none);
+        True for any when the data has DOIs of under :data:`MIN_REGISTRANTS` registrants (too few to tell)."""
+        known = self._doi_sets()["registrants"]
+        return len(known) < MIN_REGISTRANTS or doi.lower().split("/", 1)[0] in known
+
+    def doi_untracked(self, doi: str | None) -> bool:
+        """Whether a DOI is of a venue the corpus has DOIs of, but of a series none of its papers is in
+        (``10.1609/aaai.v36i11``: a special track of AAAI 2022; ``10.18653/v1/2022.findings-acl``):
+        a track the corpus does not hold."""
+        s = doi_series(doi or "")
+        sets = self._doi_sets()
+        return s is not None and s not in sets["series"] and _doi_stem(s) in sets["stems"]
+
+    def latest_year(self) -> int:
+        """The latest year of any record (the data's present)."""
+        got = self.__dict__.get("_latest")
+        if got is None:
+            years = [y for y in self.year if y is not None] + [y for y in self.side_fields.get("year") or () if y]
+            got = self.__dict__["_latest"] = int(max(years, default=0))
+        return got
+
+    def venue_named(self, text: str) -> bool:
+        """Whether any work of the catalogue of cited works or any side record names this venue
+        (:func:`~.venue.venue_key`: a venue no citing paper names may not exist)."""
+        from .venue import venue_key
+
+        keys = self.__dict__.get("_venue_keys")
+        if keys is None:
+            texts = {v for v in self.work_fields.get("venue") or () if v} | set(self.side_fields.get("venue") or ())
+            keys = {venue_key(v) for v in texts if v}
+            self.__dict__["_venue_keys"] = keys
+        return venue_key(text) in keys
+
+    def order_trusted(self, rec: Record) -> bool:
+        """Whether the order of a record's authors is the paper's: not when the list (three names or
+        more) is in alphabetical order of family names, nor when most such lists of its venue-year
+        are (:data:`ALPHABETISED_SHARE`: a source that sorted its lists), since then the source
+        may have sorted it."""
+        if len(rec.authors) >= 3 and _sorted_by_surname(rec.authors):
+            return False
+        if rec.source != "corpus" or rec.year is None:
+            return True
+        cache = self.__dict__.setdefault("_alphabetised", {})
+        key = (rec.venue, int(rec.year))
+        if key not in cache:
+            rows = self.by_venue_year.get(key, np.zeros(0, dtype=np.int32)).tolist()
+            lists = [self.authors[r] for r in rows if len(self.authors[r]) >= 3]
+            cache[key] = len(lists) >= MIN_COMPLETE and \
+                sum(map(_sorted_by_surname, lists)) >= ALPHABETISED_SHARE * len(lists)
+        return not cache[key]
 
     # ---- venue-years -----------------------------------------------------------------------
 
@@ -379,5 +485,7 @@ def load_index(work: str | Path | Workspace | None = None, *, papers: str | Path
             except OSError:
                 if tmp.exists():
                     tmp.unlink()
+    idx.complete = complete_venue_years(idx.counts)
+    idx.side_complete = complete_venue_years(idx.side_counts)
     _LOADED[mem_key] = idx
     return idx

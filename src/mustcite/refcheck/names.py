@@ -5,15 +5,18 @@ Names are compared by their words folded to ASCII lower case (``"Nikola Đukić"
 are the same person when their last words agree, or the last word of one is a word of the other
 (particles and name order: "Luc Van Gool" / "L. Van Gool" / "Gool", "Wei Zhang" / "Zhang Wei"), or
 their last words differ by an OCR/transliteration slip (rapidfuzz ratio >= 85 on words of 5+
-letters); first names are not compared (initials, nicknames and middle names vary too much).
+letters, or one letter apart under the same first name: "Daniel Kuhn" / "Daniel Huhn"); first names are
+not compared otherwise (initials, nicknames and middle names vary too much).
 """
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from dataclasses import dataclass, field
 
 from rapidfuzz import fuzz
+from rapidfuzz.distance import Levenshtein
 
 from ..corpus.records import normalize_title
 
@@ -24,7 +27,7 @@ _FOLD = str.maketrans({"ł": "l", "Ł": "L", "ø": "o", "Ø": "O", "đ": "d", "�
 
 def name_tokens(name: str) -> list[str]:
     """The folded words of a name, without "Jr."/"III"; ``["ashish", "vaswani"]``."""
-    n = (name or "").translate(_FOLD)
+    n = re.sub(r"['’`]", "", (name or "").translate(_FOLD))        # "Ch'ng" / "Chng", "O'Brien" / "OBrien"
     if not n.isascii():
         n = unicodedata.normalize("NFKD", n)
     if n.count(",") == 1:                  # "Zimmert, J." -> "J. Zimmert"
@@ -47,6 +50,9 @@ def same_person(a: str, b: str) -> bool:
         return True
     if len(la) >= 5 and len(lb) >= 5 and fuzz.ratio(la, lb) >= 85:
         return True
+    if len(ta) >= 2 and len(tb) >= 2 and ta[0] == tb[0] and len(ta[0]) > 1 and min(len(la), len(lb)) >= 4 \
+            and Levenshtein.distance(la, lb) == 1:
+        return True          # one letter apart under the same first name: a slip ("Daniel Kuhn" / "Daniel Huhn")
     # one side wrote family and given names run together or the other way round ("Zhang Wei" / "Wei Zhang")
     return len(ta) >= 2 and len(tb) >= 2 and ta[0] == lb and tb[0] == la
 

@@ -1,13 +1,64 @@
-"""The check report as JSON Lines, a plain-text table or Markdown."""
+"""The check report as JSON Lines, a plain-text table or Markdown, and the BibTeX entry of a record
+(the published version an ``outdated`` entry should cite instead)."""
 
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 
 from .results import STATUSES, RefCheck
 
 FORMATS = ("table", "json", "markdown")
+
+#: the full names of the venues a record may carry, as a BibTeX entry writes them
+VENUE_NAMES = {
+    "NeurIPS": "Advances in Neural Information Processing Systems",
+    "ICML": "International Conference on Machine Learning",
+    "ICLR": "International Conference on Learning Representations",
+    "AISTATS": "International Conference on Artificial Intelligence and Statistics",
+    "UAI": "Conference on Uncertainty in Artificial Intelligence", "COLT": "Conference on Learning Theory",
+    "IJCAI": "International Joint Conference on Artificial Intelligence",
+    "AAAI": "AAAI Conference on Artificial Intelligence",
+    "CVPR": "IEEE/CVF Conference on Computer Vision and Pattern Recognition",
+    "ICCV": "IEEE/CVF International Conference on Computer Vision", "ECCV": "European Conference on Computer Vision",
+    "EMNLP": "Conference on Empirical Methods in Natural Language Processing",
+    "NAACL": "Conference of the North American Chapter of the Association for Computational Linguistics",
+    "ACL": "Annual Meeting of the Association for Computational Linguistics",
+    "JMLR": "Journal of Machine Learning Research", "TMLR": "Transactions on Machine Learning Research",
+    "JAIR": "Journal of Artificial Intelligence Research", "MLJ": "Machine Learning",
+    "DMLR": "Journal of Data-centric Machine Learning Research", "WACV": "IEEE/CVF Winter Conference on "
+    "Applications of Computer Vision", "CoRL": "Conference on Robot Learning",
+}
+#: record venues that are journals (an ``@article``)
+JOURNALS = frozenset({"JMLR", "TMLR", "JAIR", "MLJ", "DMLR", "Neural Computation", "FTML", "Distill"})
+
+
+def _esc(text: str) -> str:
+    """A field value without braces (a record's text is plain; a stray brace would break the entry)."""
+    return str(text).replace("{", "").replace("}", "")
+
+
+def record_bibtex(record: dict, key: str) -> str:
+    """A BibTeX entry, under ``key``, of a record as :meth:`~.index.Record.to_json` gives it: title,
+    authors, venue (a journal as ``@article``; a side track named, "Findings of EMNLP"), year, URL."""
+    venue, track = record.get("venue") or "", record.get("track") or ""
+    name = VENUE_NAMES.get(venue, venue)
+    journal = venue in JOURNALS or track == "journal"
+    if name and track and not journal and not re.fullmatch(r"main|oral|poster|spotlight|long|short", track):
+        name = (f"Findings of the Association for Computational Linguistics: {venue} {record.get('year') or ''}".strip()
+                if "findings" in track else f"{name} ({track})")
+    fields = [("title", "{" + _esc(record.get("title", "")) + "}")]
+    if record.get("authors"):
+        fields.append(("author", _esc(" and ".join(record["authors"]))))
+    if name:
+        fields.append(("journal" if journal else "booktitle", _esc(name)))
+    if record.get("year"):
+        fields.append(("year", str(record["year"])))
+    if record.get("url"):
+        fields.append(("url", record["url"]))
+    body = ",\n".join(f"  {k} = {{{v}}}" for k, v in fields)
+    return f"@{'article' if journal else 'inproceedings'}{{{key},\n{body}\n}}\n"
 
 
 def summary(checks: list[RefCheck]) -> str:
@@ -44,6 +95,7 @@ def _md(text: str) -> str:
 
 
 def render_markdown(checks: list[RefCheck]) -> str:
+    """The table, the summary, then the published version of each outdated entry as BibTeX."""
     out = ["| key | status | details | record |", "|---|---|---|---|"]
     for c in checks:
         rec = ""
@@ -52,6 +104,11 @@ def render_markdown(checks: list[RefCheck]) -> str:
         out.append(f"| `{_md(c.key)}` | **{c.status}** | {_md(_detail(c))} | {_md(rec)} |")
     out.append("")
     out.append(summary(checks))
+    newer = [c for c in checks if c.bibtex]
+    if newer:
+        out += ["", "Published versions of the outdated entries, to cite instead:", "", "```bibtex"]
+        out += [c.bibtex for c in newer]
+        out.append("```")
     return "\n".join(out) + "\n"
 
 

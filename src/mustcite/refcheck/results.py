@@ -5,10 +5,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-STATUSES = ("verified", "mismatch", "not_found", "unverifiable")
+STATUSES = ("verified", "outdated", "mismatch", "not_found", "unverifiable")
 
-#: the statuses each ``--fail-on`` level fails on (mismatch is the stricter gate: it includes not_found)
-FAIL_ON = {"not_found": ("not_found",), "mismatch": ("mismatch", "not_found")}
+#: the statuses each ``--fail-on`` level fails on (each level includes the graver ones: mismatch
+#: fails on not_found too; outdated, an earlier version cited where a published one exists, fails
+#: only on its own level, since nothing in such an entry is wrong)
+FAIL_ON = {"not_found": ("not_found",), "mismatch": ("mismatch", "not_found"),
+           "outdated": ("outdated", "mismatch", "not_found")}
 
 
 @dataclass
@@ -32,8 +35,12 @@ class RefCheck:
     notes: list[str] = field(default_factory=list)   # what was noticed but is not an error
     entry: dict[str, Any] = field(default_factory=dict)   # the entry as read (title, authors, year, venue)
     source: str = ""                              # "refs.bib:12"
+    bibtex: str = ""                              # outdated: the published version's entry, under this key
 
     def to_json(self) -> dict[str, Any]:
-        return {"key": self.key, "status": self.status, "issues": [i.to_json() for i in self.issues],
-                "record": self.record, "why": self.why, "notes": list(self.notes), "entry": self.entry,
-                "source": self.source}
+        out = {"key": self.key, "status": self.status, "issues": [i.to_json() for i in self.issues],
+               "record": self.record, "why": self.why, "notes": list(self.notes), "entry": self.entry,
+               "source": self.source}
+        if self.bibtex:
+            out["bibtex"] = self.bibtex
+        return out

@@ -60,19 +60,20 @@ class VenueClaim:
 #: (code, pattern on the normalised text); first match wins
 _VENUES: list[tuple[str, re.Pattern]] = [(c, re.compile(p)) for c, p in [
     ("NeurIPS", r"neural information processing systems|\bneurips\b|\bnips\b"),
-    ("ICLR", r"international conference on learning representations?|\biclr\b"),
-    ("ICML", r"international conference on machine learning(?! and (?:applications|cybernetics))|\bicml\b"),
+    ("ICLR", r"international conference (?:on )?learning representations?|\biclr\b"),
+    ("ICML", r"international conference (?:on )?machine learning(?! and (?:applications|cybernetics))|\bicml\b"),
     ("AISTATS", r"artificial intelligence and statistics|\baistats\b"),
     ("UAI", r"uncertainty in artificial intelligence|\buai\b"),
     ("COLT", r"(?:computational )?learning theory|\bcolt\b"),
     ("IJCAI", r"international joint conferences? on artificial intelligence|\bijcai\b"),
     ("AAAI", r"\baaai\b"),
-    ("CVPR", r"computer vision and pattern recognition|\bcvpr\b"),
+    ("CVPR", r"computer vision (?:and )?pattern recognition|\bcvpr\b"),
     ("ICCV", r"international conference (?:on )?computer vision|\biccv\b"),
     ("ECCV", r"european conference (?:on )?computer vision|\beccv\b"),
-    ("EMNLP", r"empirical methods in natural language processing|\bemnlp\b"),
-    ("NAACL", r"north american chapter of the association for computational linguistics|\bnaacl\b"),
-    ("ACL", r"annual meeting of the association for computational linguistics|\bacl\b"),
+    ("EMNLP", r"empirical methods (?:in )?natural language processing|\bemnlp\b"),
+    ("NAACL", r"(?:north american|nations of the americas) chapter of the association for computational linguistics|"
+              r"\bnaacl\b"),
+    ("ACL", r"annual meeting (?:of )?(?:the )?association (?:for )?comput(?:ational|er) linguistics|\bacl\b"),
     ("JMLR", r"journal of machine learning research|\bjmlr\b|\bj mach learn res\b"),
 ]]
 
@@ -110,7 +111,7 @@ SIDE_GROUPS = {"ECML-PKDD": ("ECML-PKDD", "ECML")}
 TRACK_KINDS: list[tuple[str, re.Pattern]] = [(k, re.compile(p)) for k, p in [
     ("datasets-benchmarks", r"datasets? (?:and )?benchmarks?"),
     ("findings", r"\bfindings\b"),
-    ("workshop", r"\bworkshops?\b"),
+    ("workshop", r"\bwork(?:s?hop|hop)s?\b"),
     ("demo", r"\bdemo|system demonstrations?"),
     ("student", r"\bstudent research\b|\bsrw\b|\bdoctoral\b"),
     ("tutorial", r"\btutorial"),
@@ -121,7 +122,7 @@ _TRAILING_NUMBERS = re.compile(r"(?: (?:\d+|vol|volume|no|number|pp|pages|issue)
 
 #: words that make a venue text name a track or publication the corpus does not hold
 _ANCILLARY = re.compile(
-    r"\bworkshops?\b|\bfindings\b|\bdemo|\bstudent research\b|\bsrw\b|\btutorial|\bdoctoral\b|"
+    r"\bwork(?:s?hop|hop)s?\b|\bfindings\b|\bdemo|\bstudent research\b|\bsrw\b|\btutorial|\bdoctoral\b|"
     r"datasets? (?:and )?benchmarks?|\btiny papers?\b|\bblog ?post|\bblog track\b|\bshared task\b|"
     r"\bcompanion\b|\bposition papers?\b|\bsymposium\b|\bextended abstracts?\b|\bjournal track\b|"
     r"\btransactions of the association for computational linguistics\b|\btacl\b|\bsister conference")
@@ -135,6 +136,10 @@ _NOT_HELD = re.compile(r"\bicmla\b|\bacml\b|\bcolt ?\d|\bijcnn\b|\beacl\b|\baacl
                        r"\bwww\b|\bsigir\b|\bcikm\b|\bwsdm\b|\bicdm\b|\bsdm\b|\becml\b|\bpakdd\b|\baamas\b|\bcikm\b|"
                        r"\bnature\b|\bscience\b|\bpnas\b|\bjournal of artificial intelligence research\b|\bjair\b|"
                        r"\bartificial intelligence journal\b|\bneural computation\b|\bpublished in transactions\b")
+#: venues named with a held venue's words that are not it (AAAI's sister conferences; EMMCVPR)
+_NOT_THE_VENUE = {"AAAI": re.compile(r"ethics and society|\baies\b|human computation|\bhcomp\b|web and social media|"
+                                     r"\bicwsm\b|\baaai acm\b"),
+                  "CVPR": re.compile(r"energy minimi[sz]ation methods|\bemmcvpr\b")}
 _ARXIV = re.compile(r"\barxiv\b|\bcorr\b|\bpreprint\b|\bopenreview\b")
 _YEAR = re.compile(r"(?<!\d)((?:19|20)\d\d)(?!\d)")
 _AAAI_PUBLISHER = re.compile(r"\baaai press\b")
@@ -147,8 +152,8 @@ _ABBREV = {"proc": "proceedings", "conf": "conference", "int": "international", 
            "assoc": "association", "linguist": "linguistics", "ling": "linguistics", "inf": "information",
            "process": "processing", "syst": "systems", "adv": "advances", "neural inf": "neural information",
            "eur": "european", "euro": "european", "annu": "annual", "meet": "meeting", "stat": "statistics",
-           "res": "research",
-           "j": "journal", "uncertain": "uncertainty"}
+           "res": "research", "inform": "information", "represent": "representations", "nat": "natural",
+           "lang": "language", "j": "journal", "uncertain": "uncertainty"}
 
 #: "CVPRW" and its kind: the workshops of a venue
 _WORKSHOP_ABBREV = {f"{v}w": f"{v} workshop" for v in ("cvpr", "iccv", "eccv", "wacv", "iclr", "icml")}
@@ -174,6 +179,8 @@ def classify_venue(text: str | None, *, arxiv_id: str | None = None) -> VenueCla
         return VenueClaim("arxiv" if arxiv_id else "none", None, raw, year)
     t_nopub = _AAAI_PUBLISHER.sub(" ", t)
     code = next((c for c, p in _VENUES if p.search(t_nopub)), None)
+    if code in _NOT_THE_VENUE and _NOT_THE_VENUE[code].search(t):
+        code = None
     if code == "JMLR" and _SERIES.search(t):
         code = None          # "JMLR W&CP" without a conference name: a series, the venue unknown
     if code == "COLT" and "learning theory" in t and not re.search(r"\bcolt\b|conference on (?:computational )?learning theory", t):
@@ -190,6 +197,26 @@ def classify_venue(text: str | None, *, arxiv_id: str | None = None) -> VenueCla
     if _SERIES.search(t):
         return VenueClaim("none", None, raw, year)     # a proceedings series alone names no venue
     return VenueClaim("other", None, raw, year)
+
+
+#: words of a venue's name that say what kind of venue it is, not which (left out of :func:`venue_key`)
+_GENERIC = re.compile(r"\b(?:\d+(?:st|nd|rd|th)?|first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|"
+                      r"eleventh|twelfth|annual|proceedings|of|the|in|on|for|and|vol|volume|pp|pages|no|ieee|acm|cvf|"
+                      r"international|conference|journal|symposium|workshop|transactions|advances)\b")
+#: a venue text that spells out what kind of venue it names
+_NAMED_KIND = re.compile(r"\b(?:conference|symposium|journal|transactions)\b", re.I)
+
+
+def venue_key(text: str) -> str:
+    """The words that name a venue ("Conference on Reward Learning and Alignment" -> "reward
+    learning alignment"), for telling whether any paper of the data names it."""
+    return " ".join(_GENERIC.sub(" ", _norm(text or "")).split())
+
+
+def names_a_kind(text: str) -> bool:
+    """Whether a venue text spells out a conference, symposium, journal or transactions by name
+    (two words or more besides), so that its name can be looked up (:func:`venue_key`)."""
+    return bool(_NAMED_KIND.search(text or "")) and len(venue_key(text).split()) >= 2
 
 
 def _strong_name(code: str, t: str) -> bool:

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ...errors import MustciteError
+from ...io import BinaryContentError, decode_text
 from .arguments import BraceIndex, braced
 
 TEX_SUFFIXES = (".tex", ".ltx", ".latex")
@@ -47,14 +48,13 @@ def read_text(path: Path, root: Path, messages: list[str]) -> str | None:
     except OSError as exc:
         messages.append(f"{rel}: cannot read ({exc.strerror or exc}); skipped")
         return None
-    if b"\x00" in data[:65536]:
-        messages.append(f"{rel}: binary content (NUL bytes), not LaTeX text; skipped")
-        return None
     try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        line = data[:exc.start].count(b"\n") + 1
-        messages.append(f"{rel}:{line}: not UTF-8; read as Latin-1 (check accented characters)")
+        return decode_text(data, rel)
+    except BinaryContentError as exc:
+        messages.append(f"{rel}: binary content (NUL bytes), not LaTeX text ({exc.message}); skipped")
+        return None
+    except MustciteError as exc:
+        messages.append(f"{rel}:{exc.line}: not UTF-8; read as Latin-1 (check accented characters)")
         return data.decode("latin-1")
 
 
