@@ -783,6 +783,94 @@ def reproducible_install() -> str:
                   "sha256", "identical"], rows)
 
 
+# ---------------------------------------------------------------------------- corpus reach (ML Anthology)
+def corpus_reach() -> str:
+    d = load("corpus_reach.json")
+    b, a = d["before"], d["after"]
+    rows = [["papers (main tracks of the 15 venues)", n(b["papers"]), n(a["papers"])],
+            ["without an abstract", f'{n(b["without_abstract"])} ({pct(b["without_abstract"] / b["papers"])})',
+             f'{n(a["without_abstract"])} ({pct(a["without_abstract"] / a["papers"])})'],
+            ["2013-2025 papers without an abstract",
+             f'{n(b["main_2013_2025"]["without_abstract"])} of {n(b["main_2013_2025"]["papers"])} '
+             f'({pct(b["main_2013_2025"]["share_without"])})',
+             f'{n(a["main_2013_2025"]["without_abstract"])} of {n(a["main_2013_2025"]["papers"])} '
+             f'({pct(a["main_2013_2025"]["share_without"])})'],
+            ["side records (workshops, journals, other venues and tracks)", n(b.get("side_records", 0)),
+             n(a.get("side_records", 0))],
+            ["records read", n(b["records_read"]), n(a["records_read"])],
+            ["build time (s)", b["build_seconds"], a["build_seconds"]]]
+    bands_b = {r["band"]: r for r in b["by_year_band"]}
+    for r in a["by_year_band"]:
+        rb = bands_b.get(r["band"], {"papers": 0, "without_abstract": 0})
+        rows.append([f'papers of {r["band"]} (without abstract)', f'{n(rb["papers"])} ({n(rb["without_abstract"])})',
+                     f'{n(r["papers"])} ({n(r["without_abstract"])})'])
+    return table(["", "paper lists alone", "paper lists + ML Anthology"], rows, ["---", "---:", "---:"])
+
+
+def corpus_venues() -> str:
+    d = load("corpus_reach.json")
+    before = {r["venue"]: r for r in d["before"]["by_venue"]}
+    rows = []
+    for r in d["after"]["by_venue"]:
+        rb = before.get(r["venue"])
+        rows.append([r["venue"], f'{rb["first"]}-{rb["last"]}' if rb else "", n(rb["papers"]) if rb else "0",
+                     f'{r["first"]}-{r["last"]}', n(r["papers"]), n(r["without_abstract"])])
+    return table(["venue", "years before", "papers before", "years after", "papers after", "after: without abstract"],
+                 rows, ["---", "---", "---:", "---", "---:", "---:"])
+
+
+def corpus_side() -> str:
+    d = load("corpus_reach.json")["after"]
+    rows = [[r["track"], n(r["records"]), r["venues"]] for r in d["side_by_track"]]
+    return table(["track of the side record", "records", "venues"], rows, ["---", "---:", "---:"])
+
+
+def corpus_versions() -> str:
+    d = load("corpus_reach.json")["after"]
+    rows = [[r["kinds"], r["evidence"], n(r["links"])] for r in d["version_links"]]
+    return table(["the two versions", "evidence", "links"], rows, ["---", "---", "---:"])
+
+
+def corpus_disagreements() -> str:
+    d = load("corpus_reach.json")["after"]
+    rows = [[r["field"], r["kind"], n(r["papers"])] for r in d["disagreements"]]
+    return table(["field", "kind", "papers"], rows, ["---", "---", "---:"])
+
+
+def refcheck_drafts() -> str:
+    runs = load("refcheck_drafts.json")["runs"]
+    statuses = sorted({s for r in runs.values() for s in r["statuses"]})
+    rows = []
+    for label, r in runs.items():
+        lo, hi = r["ci95"]
+        rows.append([label, n(r["entries"]), *[n(r["statuses"].get(s, 0)) for s in statuses],
+                     f'{pct(r["answered_share"])} ({pct(lo)}-{pct(hi)})'])
+    return table(["run", "entries", *statuses, "answered (95% CI)"], rows,
+                 ["---", "---:", *["---:"] * len(statuses), "---:"])
+
+
+def refcheck_hallmark() -> str:
+    runs = load("refcheck_hallmark.json")
+    rows = []
+    for label, d in runs.items():
+        for name, o in (("all entries", d["overall"]), ("without the disputed VALID labels", d["without_disputed_valid"])):
+            rows.append([label, name, f3(o["detection"]), f3(o["fp_rate"]), f3(o["f1"]), f3(o["f1_answered"]),
+                         f3(o["answered"])])
+    b = next(iter(runs.values()))["baseline"]
+    rows.append([b["tool"], "published, online", f3(b["detection"]), f3(b["fp_rate"]), f3(b["f1"]), "", ""])
+    return table(["run", "entries", "detection", "false positives", "F1", "F1 over answered", "answered"], rows,
+                 ["---", "---", "---:", "---:", "---:", "---:", "---:"])
+
+
+def refcheck_hallmark_kinds() -> str:
+    d = list(load("refcheck_hallmark.json").values())[-1]
+    rows = [[k, v["n"], f3(v["detection"] if v["detection"] is not None else None),
+             f3(v["fp_rate"]) if v.get("fp_rate") is not None else "", f3(v["answered"])]
+            for k, v in d["per_kind"].items()]
+    return table(["kind", "entries", "detection", "false positives", "answered"], rows,
+                 ["---", "---:", "---:", "---:", "---:"])
+
+
 TABLES = {
     "reproducible_install": reproducible_install,
     "refcheck_eval": refcheck_eval,
@@ -828,6 +916,14 @@ TABLES = {
     "retrieval_speed": retrieval_speed,
     "recommend_latency": recommend_latency,
     "audit_latency": audit_latency,
+    "corpus_reach": corpus_reach,
+    "corpus_venues": corpus_venues,
+    "corpus_side": corpus_side,
+    "corpus_versions": corpus_versions,
+    "corpus_disagreements": corpus_disagreements,
+    "refcheck_drafts": refcheck_drafts,
+    "refcheck_hallmark": refcheck_hallmark,
+    "refcheck_hallmark_kinds": refcheck_hallmark_kinds,
 }
 
 
