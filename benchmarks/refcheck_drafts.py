@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import re
 import subprocess
 import sys
@@ -31,6 +30,8 @@ from collections import Counter
 from pathlib import Path
 
 from tqdm import tqdm
+
+from refcheck_eval import wilson  # the same interval as the generated-entry evaluation
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "benchmarks" / "results" / "refcheck_drafts.json"
@@ -41,16 +42,6 @@ _JOURNAL = re.compile(r"\bjournal\b|\btransactions\b|\bletters\b|\breview\b|\bna
 _PROCEEDINGS = re.compile(r"\bproc|\bconference\b|\bsymposium\b|\bcongress\b|\bmeeting\b|\bworkshop\b", re.I)
 _WEB = re.compile(r"https?://|\bgithub\b|\bblog\b|\bhugging ?face\b|\bwebsite\b|\btechnical report\b|"
                   r"\btech\.? rep|\bpreprint\b|\bopenai\b|\bbook\b|\bpress\b|\bpublish", re.I)
-
-
-def wilson(k: int, n: int, z: float = 1.96) -> list[float]:
-    if n == 0:
-        return [0.0, 1.0]
-    p = k / n
-    d = 1 + z * z / n
-    c = p + z * z / (2 * n)
-    m = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
-    return [round((c - m) / d, 4), round((c + m) / d, 4)]
 
 
 def venue_of(check) -> str:

@@ -116,9 +116,15 @@ def _running(pid: int) -> bool:
 
 def write_table(table: pa.Table, path: Path) -> None:
     """Atomically write one Arrow table as Parquet (temp file in the same folder, then rename)."""
+    _write_atomic(path, lambda tmp: pq.write_table(table, tmp, compression="zstd"))
+
+
+def _write_atomic(path: Path, write) -> None:
+    """``write(tmp)`` into a temporary file beside ``path``, given the user's umask, then renamed
+    into place; the temporary file is removed when writing fails."""
     tmp = _temp_file(path)
     try:
-        pq.write_table(table, tmp, compression="zstd")
+        write(tmp)
         os.chmod(tmp, 0o666 & ~_umask())
         os.replace(tmp, path)
     except BaseException:
@@ -138,17 +144,12 @@ def write_papers(papers: Sequence[Paper], path: Path, *, batch_size: int = 20_00
 
     Papers are converted and written in batches, so peak memory stays near one batch of Arrow data.
     """
-    tmp = _temp_file(path)
-    try:
+    def write(tmp: str) -> None:
         with pq.ParquetWriter(tmp, SCHEMA, compression="zstd") as writer:
             for start in range(0, max(len(papers), 1), batch_size):
                 writer.write_table(papers_to_table(papers[start:start + batch_size]))
-        os.chmod(tmp, 0o666 & ~_umask())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+
+    _write_atomic(path, write)
 
 
 def require_store(work: str | Path | Workspace | None = None) -> Path:
