@@ -22,6 +22,7 @@ from .arguments import braced
 from .bibliography import read_bibliography
 from .citations import MARK_START, MARKER, TEXTUAL_COMMANDS, Citation, citation_style, mark_citations
 from .includes import Project, find_main, load_project, project_files, rel_path
+from .macros import expand_macros
 from .text import Segment, drop_refs, paragraphs, split_segments, to_text
 
 
@@ -67,11 +68,31 @@ def _year_from_key(key: str) -> int | None:
     return int(m.group(1)) if m else None
 
 
+#: the title: ``\\title[short]{...}`` or an author kit's (``\\icmltitle{...}``)
+_TITLE = re.compile(r"\\(?:icml)?title\s*(?:\[[^\]]{0,2000}\])?\s*(?=\{)")
+_ABSTRACT_ENV = re.compile(r"\\begin\s*\{abstract\}(.*?)\\end\s*\{abstract\}", re.S)
+#: the first words of the venue templates' example abstracts (NeurIPS, ICLR, ICML, ACL, CVPR kits)
+_TEMPLATE_ABSTRACT = re.compile(
+    r"^\s*(?:The abstract paragraph should be indented|This document provides a basic paper template"
+    r"|This document is a supplement to the general instructions|The ABSTRACT is to be in fully justified)", re.I)
+
+
+def _abstract_elsewhere(marked: str) -> str:
+    """An abstract outside the document body: ``\\abstract{...}`` (author kits) or an ``abstract``
+    environment in the preamble (classes that typeset it with the title)."""
+    am = re.search(r"\\abstract\s*(?=\{)", marked)
+    got = braced(marked, am.end()) if am else None
+    if got:
+        return got[0]
+    em = _ABSTRACT_ENV.search(marked)
+    return em.group(1) if em else ""
+
+
 def extract_project(project: Project, all_files: list[Path], source_path: str) -> ExtractedPaper:
     """The :class:`ExtractedPaper` of an expanded project."""
     paper = ExtractedPaper(source_path=source_path, method="latex")
     paper.messages = project.messages
-    marked, cites, nocite = mark_citations(project.text)
+    marked, cites, nocite = mark_citations(expand_macros(project.text))
     m = re.search(r"\\begin\s*\{document\}", marked)
     preamble, body = (marked[:m.start()], marked[m.end():]) if m else ("", marked)
     body = re.split(r"\\end\s*\{document\}", body)[0]
@@ -97,7 +118,7 @@ def extract_project(project: Project, all_files: list[Path], source_path: str) -
     def render_marks(text: str) -> str:
         return MARKER.sub(lambda mm: _render(cites[int(mm.group(1))], refs, number, style), text)
 
-    tm = re.search(r"\\title\s*(?:\[[^\]]{0,2000}\])?\s*(?=\{)", marked)
+    tm = _TITLE.search(marked)
     if tm:
         got = braced(marked, tm.end())
         if got:
@@ -105,9 +126,10 @@ def extract_project(project: Project, all_files: list[Path], source_path: str) -
             paper.title = render_marks(re.sub(r"\s+", " ", to_text(drop_refs(t))).strip())
     segs, abstract_latex = split_segments(body, paper.messages)
     if not abstract_latex:
-        am = re.search(r"\\abstract\s*(?=\{)", marked)
-        got = braced(marked, am.end()) if am else None
-        abstract_latex = got[0] if got else ""
+        abstract_latex = _abstract_elsewhere(marked)
+    if abstract_latex and _TEMPLATE_ABSTRACT.search(abstract_latex):
+        paper.messages.append("the abstract is the venue template's placeholder text; it is not read")
+        abstract_latex = ""
     if abstract_latex:
         segs.insert(0, Segment(ABSTRACT, abstract_latex))
         paper.abstract = render_marks(" ".join(paragraphs(abstract_latex)))

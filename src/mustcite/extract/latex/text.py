@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from ..bibtex import latex_pieces
+from ..latex2text import converter
 from ..sections import APPENDIX, Heading, classify
 from .arguments import MAX_BRACKET, BraceIndex, braced, bracketed
 
@@ -113,21 +114,14 @@ _DROP_CMDS = re.compile(r"\\(?:label|ref|eqref|cref|Cref|autoref|pageref|vspace|
 _ITEM = re.compile(r"\\(?:item)(?![a-zA-Z])(?:\s*\[[^\]]{0,%d}\])?" % MAX_BRACKET)
 
 
-@lru_cache(maxsize=1)
-def _l2t():
-    from pylatexenc.latex2text import LatexNodes2Text
-
-    return LatexNodes2Text(math_mode="text")
-
-
 def to_text(latex: str) -> str:
     """Plain text of a LaTeX fragment (pylatexenc; commands and braces dropped if it fails)."""
     try:
         pieces = latex_pieces(latex)          # long text in pieces: pylatexenc is quadratic in one
         if len(pieces) == 1:
-            text = _l2t().latex_to_text(latex)
+            text = converter().latex_to_text(latex)
         else:
-            text = " ".join(_l2t().latex_to_text(p) for p in pieces)
+            text = " ".join(converter().latex_to_text(p) for p in pieces)
     except Exception:  # pylatexenc is tolerant; a crash here must not stop the reading
         text = re.sub(r"\\[a-zA-Z]+\*?|[{}]", " ", latex)
     # math delimiters pylatexenc left as they were (unclosed, too deeply nested) are no text; left in,
