@@ -4,8 +4,15 @@
 Every entry becomes a :class:`BibEntry` with LaTeX decoded (pylatexenc): title, authors ("Given
 Family"), year, venue, DOI, arXiv id (``eprint`` with ``archivePrefix = arXiv``, an arxiv.org URL,
 ``journal = {arXiv preprint arXiv:...}`` or DBLP's ``CoRR``/``abs/...``), URL and key. Blocks the
-parser cannot read come back as messages naming the file and line; nothing here raises on bad
-input.
+parser cannot read come back as messages naming the file and line (or, with ``keep_unreadable``,
+as entries marked :attr:`BibEntry.unreadable`, in input order); nothing here raises on bad input.
+
+A ``.bib`` value is read as BibTeX reads it: ``#`` joins quoted and braced parts, ``@string``
+names (any case; a definition may use others, :data:`MAX_STRING_DEPTH` deep, so a cycle ends) and
+the month macros (``jan`` ... ``dec``); an entry with ``crossref`` takes the fields it lacks
+(booktitle, year, editor, publisher, ...) from its parent in the same file, :data:`MAX_CROSSREF_DEPTH`
+parents up; a repeated field keeps its first value, as BibTeX does. An entry with a field over
+:data:`MAX_FIELD_CHARS` characters or a title over :data:`MAX_TITLE_WORDS` words is not read.
 """
 
 from __future__ import annotations
@@ -32,6 +39,10 @@ class BibEntry:
     raw: str = ""                                       # a one-line rendering of the entry
     source: str = ""                                    # "refs.bib:12"
     others: bool = False                                # "and others" in the author list
+    kind: str = ""                                      # the entry type, lower case ("inproceedings")
+    volume: int | None = None                           # the ``volume`` number, when it starts with one
+    unreadable: str = ""                                # why the block could not be read ("" when read)
+    notes: list[str] = field(default_factory=list)      # what the reader noticed (a repeated field)
 
     def label(self) -> str:
         """An author-year label: "Vaswani et al., 2017"; the key when there are no authors."""
@@ -165,7 +176,7 @@ def _arxiv(fields: dict[str, str]) -> str | None:
     return None
 
 
-def entry_from_fields(key: str, fields: dict[str, str], source: str = "") -> BibEntry:
+def entry_from_fields(key: str, fields: dict[str, str], source: str = "", kind: str = "") -> BibEntry:
     """A :class:`BibEntry` from raw (LaTeX) field values; field names in any case."""
     f = {k.lower(): (v if isinstance(v, str) else str(v)) for k, v in fields.items()}
     authors, others = split_authors(f.get("author") or f.get("editor") or "")
@@ -174,8 +185,10 @@ def entry_from_fields(key: str, fields: dict[str, str], source: str = "") -> Bib
                                if f.get(k)), ""))
     title = decode_latex(f.get("title", "")).rstrip(".")
     url = (f.get("url") or "").strip() or None
+    volume = re.match(r"\s*(\d{1,4})\b", f.get("volume", ""))
     e = BibEntry(key=key, title=title, authors=authors, year=_year(f), venue=venue,
-                 doi=normalize_doi(f.get("doi")), arxiv=_arxiv(f), url=url, source=source, others=others)
+                 doi=normalize_doi(f.get("doi")), arxiv=_arxiv(f), url=url, source=source, others=others,
+                 kind=kind.lower(), volume=int(volume.group(1)) if volume else None)
     if e.doi is None and url and "doi.org/" in url.lower():
         e.doi = normalize_doi(url)
     who = ", ".join(authors) + (" et al." if others else "")
@@ -185,41 +198,249 @@ def entry_from_fields(key: str, fields: dict[str, str], source: str = "") -> Bib
 
 # ---- .bib ------------------------------------------------------------------------------------
 
-def parse_bib(text: str, name: str) -> tuple[list[BibEntry], list[str]]:
-    """Entries of one ``.bib`` file's text, and messages for blocks that failed (with line)."""
+#: a field value longer than this (characters, after ``@string`` expansion) makes its entry unreadable
+MAX_FIELD_CHARS = 64 * 1024
+#: a title of more words than this makes its entry unreadable (no paper's title is near it)
+MAX_TITLE_WORDS = 200
+#: ``@string`` definitions that use other strings are expanded this many levels deep at most
+MAX_STRING_DEPTH = 16
+#: ``crossref`` parents are followed this many levels up at most
+MAX_CROSSREF_DEPTH = 4
+#: characters ``@string`` expansion may add to one file (as many as the largest file read): past
+#: it, the entries whose values still need expanding are unreadable
+MAX_EXPANDED_CHARS = 32 * 2**20
+
+#: BibTeX's month macros
+MONTHS = {m[:3].lower(): m for m in ("January", "February", "March", "April", "May", "June", "July", "August",
+                                     "September", "October", "November", "December")}
+#: the fields a ``crossref`` child takes from its parent when it lacks them (never the parent's
+#: title, DOI, URL or eprint: those are the volume's, not the paper's)
+INHERITED_FIELDS = ("booktitle", "booksubtitle", "booktitleaddon", "year", "date", "month", "editor", "publisher",
+                    "address", "location", "organization", "series", "volume", "number", "journal", "journaltitle",
+                    "eventtitle", "eventdate", "venue", "isbn", "issn")
+#: entry types whose ``title`` is a volume's (a child's booktitle)
+VOLUME_TYPES = frozenset({"proceedings", "mvproceedings", "book", "mvbook", "collection", "mvcollection"})
+
+_MALFORMED = "malformed BibTeX entry"
+_CONCAT_MARKS = re.compile(r'(?<!\\)[{}"#]')
+_BRACE_MARKS = re.compile(r"(?<!\\)[{}]")
+_MACRO = re.compile(r"[^\s{}\"#,=()]+")
+_HEAD = re.compile(r"@\s*(\w*)\s*[{(]\s*([^,\s{}()=\"#%]*)")
+
+
+def _concat_parts(value: str) -> list[str]:
+    """The parts of a BibTeX value joined by ``#`` outside braces and quotes (one pass)."""
+    parts, depth, quoted, start = [], 0, False, 0
+    for m in _CONCAT_MARKS.finditer(value):
+        c = m.group()
+        if c == "{":
+            depth += 1
+        elif c == "}":
+            depth = max(0, depth - 1)
+        elif c == '"':
+            quoted = not quoted if depth == 0 else quoted
+        elif depth == 0 and not quoted:
+            parts.append(value[start:m.start()])
+            start = m.end()
+    parts.append(value[start:])
+    return parts
+
+
+def _braced_whole(value: str) -> bool:
+    """Whether the ``{`` opening ``value`` is the one closed by its last character."""
+    depth = 0
+    for m in _BRACE_MARKS.finditer(value):
+        depth += 1 if m.group() == "{" else -1
+        if depth == 0:
+            return m.end() == len(value)
+    return False
+
+
+class _Values:
+    """BibTeX values of one file, read as BibTeX reads them: ``#`` joins quoted and braced parts,
+    ``@string`` names (any case) and month macros; a name neither defines stays as written. A
+    string that uses others is expanded :data:`MAX_STRING_DEPTH` levels deep at most (a cycle
+    stops there); a value is cut after ``MAX_FIELD_CHARS + 1`` characters (its entry is unreadable
+    then), and expansion adds :data:`MAX_EXPANDED_CHARS` characters to the file at most."""
+
+    def __init__(self, strings: dict[str, str]):
+        self.strings = strings                       # lower-case name -> value as written
+        self.memo: dict[str, str] = {}
+        self.busy: set[str] = set()
+        self.expanded = 0
+        self.refused = False                         # a name was left unexpanded: the budget is spent
+
+    def macro(self, name: str, depth: int) -> str | None:
+        """The value of an ``@string`` name or month macro; None to keep ``name`` as written."""
+        low = name.lower()
+        if low not in self.strings:
+            return MONTHS.get(low)
+        if self.expanded > MAX_EXPANDED_CHARS:
+            self.refused = True
+            return None
+        got = self.memo.get(low)
+        if got is None:
+            if low in self.busy or depth >= MAX_STRING_DEPTH:
+                return None
+            self.busy.add(low)
+            try:
+                got = self.value(self.strings[low], depth + 1)
+            finally:
+                self.busy.discard(low)
+            self.memo[low] = got
+        self.expanded += len(got)
+        return got
+
+    def value(self, raw: str, depth: int = 0) -> str:
+        raw = raw.strip()
+        if raw.isdigit():
+            return raw
+        out, size = [], 0
+        for part in _concat_parts(raw) if "#" in raw else [raw]:
+            part = part.strip()
+            if len(part) >= 2 and part[0] == "{" and part[-1] == "}" and _braced_whole(part):
+                text = part[1:-1]
+            elif len(part) >= 2 and part[0] == '"' and part[-1] == '"':
+                text = part[1:-1]
+            elif _MACRO.fullmatch(part) and not part.isdigit():
+                got = self.macro(part, depth)
+                text = part if got is None else got
+            else:
+                text = part
+            out.append(text)
+            size += len(text)
+            if size > MAX_FIELD_CHARS:
+                break
+        return "".join(out)[:MAX_FIELD_CHARS + 1]
+
+
+def _block_head(raw: str) -> tuple[str, str]:
+    """(type, key) of a block as its head ``@type{key,`` writes them ("" where it does not)."""
+    m = _HEAD.match((raw or "").lstrip())
+    return (m.group(1).lower(), m.group(2)) if m else ("", "")
+
+
+def _inherit(fields: dict[str, str], parents: dict[str, tuple[str, dict[str, str]]]) -> dict[str, str]:
+    """``fields`` with what it lacks of :data:`INHERITED_FIELDS` taken from its ``crossref`` parent,
+    and that one's, :data:`MAX_CROSSREF_DEPTH` levels up at most (a cycle ends at a parent met
+    before). A volume's title is the child's booktitle; the editors of the volume are not taken
+    for a child without an author (they would be read as its authors)."""
+    out, seen = dict(fields), set()
+    ref = fields.get("crossref", "").strip().lower()
+    for _ in range(MAX_CROSSREF_DEPTH):
+        if not ref or ref in seen or ref not in parents:
+            break
+        seen.add(ref)
+        kind, parent = parents[ref]
+        for k in INHERITED_FIELDS:
+            if parent.get(k) and not out.get(k) and not (k == "editor" and not out.get("author")):
+                out[k] = parent[k]
+        if not out.get("booktitle") and kind in VOLUME_TYPES and parent.get("title"):
+            out["booktitle"] = parent["title"]
+        ref = parent.get("crossref", "").strip().lower()
+    return out
+
+
+def _over_cap(fields: dict[str, str]) -> str:
+    """Why an entry's fields are over the caps ("" when they are not)."""
+    for k, v in fields.items():
+        if len(v) > MAX_FIELD_CHARS:
+            return f"the field {k!r} is longer than the cap of {MAX_FIELD_CHARS:,} characters"
+    words = len(fields.get("title", "").split())
+    if words > MAX_TITLE_WORDS:
+        return f"the title has {words:,} words, over the cap of {MAX_TITLE_WORDS} words"
+    return ""
+
+
+def unreadable_entry(key: str, source: str, why: str, kind: str = "", raw: str = "") -> BibEntry:
+    """A :class:`BibEntry` standing for a block that could not be read, and why."""
+    return BibEntry(key=key or "?", source=source, kind=kind, unreadable=why, raw=raw)
+
+
+def parse_bib(text: str, name: str, *, keep_unreadable: bool = False) -> tuple[list[BibEntry], list[str]]:
+    """Entries of one ``.bib`` file's text in input order, and messages (with line) for blocks it
+    skipped; with ``keep_unreadable``, the blocks it could not read are entries marked
+    :attr:`BibEntry.unreadable` (with the parser's reason) instead of messages. See the module doc
+    for values, ``crossref`` and the caps."""
     import bibtexparser
+    from bibtexparser.model import DuplicateBlockKeyBlock, DuplicateFieldKeyBlock, Entry, ParsingFailedBlock, String
 
     log = logging.getLogger("bibtexparser")
     level = log.level
     log.setLevel(logging.ERROR)          # failed blocks are reported as messages instead
     try:
-        lib = bibtexparser.parse_string(text)
+        lib = bibtexparser.parse_string(text, parse_stack=[])       # values as written: read below
     except Exception as exc:  # the parser should not raise; a bug there must not stop an audit
         return [], [f"{name}: cannot parse the BibTeX file ({type(exc).__name__}: {exc})"]
     finally:
         log.setLevel(level)
-    entries, messages = [], []
-    for e in lib.entries:
-        fields = {f.key: f.value for f in e.fields}
-        entries.append(entry_from_fields(e.key, fields, f"{name}:{e.start_line + 1}"))
-    for b in lib.failed_blocks:
-        kind = type(b).__name__
-        line = getattr(b, "start_line", 0) + 1
-        if kind == "DuplicateBlockKeyBlock":
+    values = _Values({s.key.lower(): s.value for s in lib.blocks if isinstance(s, String)})
+    messages: list[str] = []
+    read: list[tuple] = []           # (line, kind, key, fields as written, why unreadable, notes, raw)
+    for b in lib.blocks:
+        line = (b.start_line or 0) + 1
+        if isinstance(b, DuplicateBlockKeyBlock):
             messages.append(f"{name}:{line}: duplicate BibTeX key {getattr(b, 'key', '?')!r}; the first entry is used")
-        elif kind == "DuplicateFieldKeyBlock":
-            messages.append(f"{name}:{line}: an entry repeats a field; the entry is skipped")
-        else:
-            head = (b.raw or "").strip().split("\n")[0][:60]
-            messages.append(f"{name}:{line}: malformed BibTeX entry skipped ({head!r})")
+        elif isinstance(b, DuplicateFieldKeyBlock) and isinstance(b.ignore_error_block, Entry):
+            e = b.ignore_error_block
+            fields: dict[str, str] = {}
+            for f in e.fields:
+                fields.setdefault(f.key.lower(), f.value)
+            note = (f"the entry repeats the field{'s' if len(b.duplicate_keys) > 1 else ''} "
+                    f"{', '.join(sorted(b.duplicate_keys))}; the first value is used, as BibTeX does")
+            messages.append(f"{name}:{line}: {e.key}: {note}")
+            read.append((line, e.entry_type.lower(), e.key, fields, "", [note], e.raw))
+        elif isinstance(b, ParsingFailedBlock):
+            reason = (getattr(b.error, "abort_reason", None) or str(b.error)).strip() or type(b.error).__name__
+            kind, key = _block_head(b.raw)
+            # no raw text: where a malformed block ends is the parser's guess (often the file's end)
+            read.append((line, kind, key, {}, f"{_MALFORMED}: {reason}", [], ""))
+        elif isinstance(b, Entry):
+            fields = {}
+            for f in b.fields:
+                fields.setdefault(f.key.lower(), f.value)
+            read.append((line, b.entry_type.lower(), b.key, fields, "", [], b.raw))
+    # values, then crossref parents (by key, any case; the first of a key)
+    for i, (line, kind, key, raw_fields, why, notes, raw) in enumerate(read):
+        if why:
+            continue
+        why = _over_cap(raw_fields)
+        values.refused = False
+        fields = {} if why else {k: values.value(v) for k, v in raw_fields.items()}
+        if values.refused:
+            why = f"the @string expansions of the file exceed the cap of {MAX_EXPANDED_CHARS:,} characters"
+        read[i] = (line, kind, key, fields, why, notes, raw)
+    parents = {}
+    for _, kind, key, fields, why, _, _ in read:
+        if not why:
+            parents.setdefault(key.strip().lower(), (kind, fields))
+    entries = []
+    for line, kind, key, fields, why, notes, raw in read:
+        source = f"{name}:{line}"
+        if not why:
+            if fields.get("crossref"):
+                fields = _inherit(fields, parents)
+            why = _over_cap(fields)
+        if why:
+            if keep_unreadable:          # raw: the entry's text, when it is known
+                entries.append(unreadable_entry(key, source, why, kind, raw))
+            else:
+                head = (raw or f"@{kind}{{{key},").strip().split("\n")[0][:60]
+                what, _, why = why.partition(": ") if why.startswith(_MALFORMED) else ("BibTeX entry", "", why)
+                messages.append(f"{source}: {what} skipped ({head!r}): {why}")
+            continue
+        e = entry_from_fields(key, fields, source, kind)
+        e.notes = list(notes)
+        entries.append(e)
     return entries, messages
 
 
 # ---- .bbl and thebibliography ------------------------------------------------------------------
 
-# keys and labels are bounded: an unclosed "{" must not make every later item scan to the end
+# keys and labels are bounded: an unclosed "{" must not make every later item scan to the end (a
+# key ends on its line)
 _BIBITEM = re.compile(r"\\bibitem\s*(?:\[(?P<label>(?:[^\[\]{}]|\{[^{}]{0,1000}\}){0,1000})\])?"
-                      r"\s*\{(?P<key>[^}]{0,1000})\}")
+                      r"\s*\{(?P<key>[^}\n]{0,1000})\}")
 _BIBLATEX_HEAD = re.compile(r"\\entry\{(?P<key>[^}]{0,1000})\}\{(?P<type>[^}]{0,100})\}\{[^}]{0,1000}\}")
 _VERB_HEAD = re.compile(r"\\verb\{(\w+)\}\s*\\verb\s?")
 _NAME_HEAD = re.compile(r"\\name\{(author|editor)\}\{\d+\}\{[^}]{0,1000}\}\{")
@@ -337,9 +558,12 @@ def _bibitem_entry(key: str, label: str, body: str, source: str) -> BibEntry:
     return e
 
 
-def parse_bbl(text: str, name: str) -> tuple[list[BibEntry], list[str]]:
+def parse_bbl(text: str, name: str, *, keep_unreadable: bool = False) -> tuple[list[BibEntry], list[str]]:
     """Entries of a ``.bbl`` file (or a ``thebibliography`` environment): BibTeX/natbib
-    ``\\bibitem[...]{key}`` items or biblatex ``\\entry{key}{type}{}...\\endentry`` records."""
+    ``\\bibitem[...]{key}`` items or biblatex ``\\entry{key}{type}{}...\\endentry`` records. An item
+    over the caps (a field, or a ``\\bibitem``'s text, over :data:`MAX_FIELD_CHARS` characters; a
+    title over :data:`MAX_TITLE_WORDS` words) is skipped with a message, or with ``keep_unreadable``
+    kept as an entry marked :attr:`BibEntry.unreadable`."""
     entries: list[BibEntry] = []
     messages: list[str] = []
     line, at = 1, 0                       # line numbers counted on as the items come (not from the start each time)
@@ -350,20 +574,52 @@ def parse_bbl(text: str, name: str) -> tuple[list[BibEntry], list[str]]:
         at = i
         return line
 
+    def unreadable(key: str, source: str, why: str, kind: str = "") -> None:
+        if keep_unreadable:
+            entries.append(unreadable_entry(key, source, why, kind))
+        else:
+            messages.append(f"{source}: {key}: item skipped: {why}")
+
     if "\\entry{" in text and "\\endentry" in text:
+        end = 0
         for m, body in _blocks(text, _BIBLATEX_HEAD, "\\endentry"):
-            entries.append(entry_from_fields(m.group("key").strip(), _biblatex_fields(body),
-                                             f"{name}:{line_of(m.start())}"))
+            source, key = f"{name}:{line_of(m.start())}", m.group("key").strip()
+            end = m.end() + len(body)
+            fields = _biblatex_fields(body)
+            why = _over_cap(fields)
+            if why:
+                unreadable(key, source, why, m.group("type").lower())
+                continue
+            entries.append(entry_from_fields(key, fields, source, m.group("type")))
+        for m in _BIBLATEX_HEAD.finditer(text, end):      # heads after the last \endentry: a file cut short
+            unreadable(m.group("key").strip(), f"{name}:{line_of(m.start())}", "a biblatex \\entry without "
+                       "\\endentry (the file is cut short?)", m.group("type").lower())
         return entries, messages
     items = list(_BIBITEM.finditer(text))
-    for i, m in enumerate(items):
+    # a \bibitem whose head the pattern cannot read (an unclosed brace or bracket) is not an item
+    starts = {m.start() for m in items}
+    stray = [m.start() for m in re.finditer(r"\\bibitem(?![a-zA-Z])", text) if m.start() not in starts]
+    order = sorted([(m.start(), i) for i, m in enumerate(items)] + [(at_, -1) for at_ in stray])
+    for start, i in order:
+        ln = line_of(start)
+        if i < 0:
+            unreadable("?", f"{name}:{ln}", "a \\bibitem whose key cannot be read (an unclosed brace or bracket?)")
+            continue
+        m = items[i]
         end = items[i + 1].start() if i + 1 < len(items) else len(text)
         body = text[m.end():end]
         body = re.split(r"\\end\{thebibliography\}", body)[0]
-        ln = line_of(m.start())
         key = m.group("key").strip()
         if not key:
-            messages.append(f"{name}:{ln}: a \\bibitem without a key; skipped")
+            unreadable("?", f"{name}:{ln}", "a \\bibitem without a key")
             continue
-        entries.append(_bibitem_entry(key, m.group("label") or "", body, f"{name}:{ln}"))
+        if len(body) > MAX_FIELD_CHARS:
+            unreadable(key, f"{name}:{ln}", f"the item is longer than the cap of {MAX_FIELD_CHARS:,} characters")
+            continue
+        e = _bibitem_entry(key, m.group("label") or "", body, f"{name}:{ln}")
+        words = len(e.title.split())
+        if words > MAX_TITLE_WORDS:
+            unreadable(key, e.source, f"the title has {words:,} words, over the cap of {MAX_TITLE_WORDS} words")
+            continue
+        entries.append(e)
     return entries, messages

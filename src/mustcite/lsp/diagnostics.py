@@ -1,11 +1,12 @@
 """Reference checks and audit results as editor diagnostics, and the fixes they offer.
 
 * a ``.bib`` entry: ``mismatch`` is a warning on each field that disagrees (its fix: the record's
-  value), ``not_found`` an error on the entry's head line, ``outdated`` (an earlier version cited
-  where a published one exists) and ``unverifiable`` ("cannot verify offline") hints there; a
-  verified entry says nothing;
+  value, unless the field is written with ``#`` or a ``@string`` name), ``not_found`` and
+  ``unreadable`` (a block that could not be read) errors on the entry's head line, ``outdated`` (an
+  earlier version cited where a published one exists) and ``unverifiable`` ("cannot verify
+  offline") hints there; a verified entry says nothing;
 * a ``\\cite`` key: an error when no bibliography of the project defines it, a warning when its
-  entry is a mismatch or not found;
+  entry is a mismatch, not found or unreadable;
 * the audit: one information diagnostic per missing must-cite paper at the bibliography command,
   with its reasons; its fix adds the paper's BibTeX to the ``.bib`` file the command names.
 
@@ -46,6 +47,18 @@ def record_value(field: str, record: dict[str, Any]) -> str | None:
     return None
 
 
+def _composed(text: str, span: tuple[int, int]) -> bool:
+    """Whether the field value at ``span`` (:func:`field_value`) is a ``@string`` name or one part
+    of a ``#`` concatenation: its text is not the value read, so no fix rewrites it."""
+    lo, hi = span
+    enclosed = lo > 0 and text[lo - 1] in "{\""
+    if not enclosed and not text[lo:hi].strip().isdigit():
+        return True
+    before = text[max(0, lo - 201):lo - enclosed].rstrip()
+    after = text[hi + enclosed:hi + 201].lstrip()
+    return before.endswith("#") or after.startswith("#")
+
+
 def entry_diagnostics(text: str, check) -> list[types.Diagnostic]:
     """The diagnostics of one checked entry (a :class:`~mustcite.refcheck.results.RefCheck`) of a
     ``.bib`` file whose text is ``text``."""
@@ -55,6 +68,9 @@ def entry_diagnostics(text: str, check) -> list[types.Diagnostic]:
     if check.status == "not_found":
         return [types.Diagnostic(range=head, severity=types.DiagnosticSeverity.Error, source=SOURCE,
                                  code="not_found", message=f"{check.key}: not found. {check.why}".strip())]
+    if check.status == "unreadable":
+        return [types.Diagnostic(range=head, severity=types.DiagnosticSeverity.Error, source=SOURCE,
+                                 code="unreadable", message=f"{check.key}: cannot be read. {check.why}".strip())]
     if check.status == "unverifiable":
         return [types.Diagnostic(range=head, severity=types.DiagnosticSeverity.Hint, source=SOURCE,
                                  code="unverifiable", message=f"{check.key}: cannot verify offline. {check.why}".strip())]
@@ -72,7 +88,7 @@ def entry_diagnostics(text: str, check) -> list[types.Diagnostic]:
                 continue
             where = lines.range(*span)
             value = record_value(issue.field, check.record or {})
-            if value is not None:
+            if value is not None and not _composed(text, span):
                 data = {"fix": "set-field", "field": name, "value": value, "key": check.key}
             break
         out.append(types.Diagnostic(range=where, severity=types.DiagnosticSeverity.Warning, source=SOURCE,
@@ -94,9 +110,9 @@ def cite_diagnostics(cites: list[Cite], checks: dict[str, Any], bib_names: list[
         if check is None:
             out.append(types.Diagnostic(range=c.range, severity=types.DiagnosticSeverity.Error, source=SOURCE,
                                         code="undefined", message=f"{c.key}: no entry of this key in {where}"))
-        elif check.status in ("mismatch", "not_found"):
+        elif check.status in ("mismatch", "not_found", "unreadable"):
             what = "; ".join(i.why for i in check.issues) if check.status == "mismatch" else \
-                f"not found. {check.why}".strip()
+                f"{'not found' if check.status == 'not_found' else 'the entry cannot be read'}. {check.why}".strip()
             out.append(types.Diagnostic(range=c.range, severity=types.DiagnosticSeverity.Warning, source=SOURCE,
                                         code=check.status, message=f"{c.key}: {what}"))
     return out

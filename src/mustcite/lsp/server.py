@@ -222,7 +222,7 @@ class CitationServer(LanguageServer):
     # ---- checks --------------------------------------------------------------------------------------
     def check_bib(self, uri: str, text: str) -> list[types.Diagnostic]:
         """Check the entries of a ``.bib`` text (only those not checked before) and return its diagnostics."""
-        from ..refcheck.check import check_entries
+        from ..refcheck.check import check_entries, unreadable_check
         from ..refcheck.entries import entries_from_bib
 
         name = Path(to_fs_path(uri) or "refs.bib").name
@@ -235,14 +235,17 @@ class CitationServer(LanguageServer):
             if len(e.raw) > MAX_ENTRY_CHARS and e.raw not in cache:
                 cache[e.raw] = RefCheck(e.key, "unverifiable", why=f"the entry is {len(e.raw):,} characters long, "
                                         f"over the {MAX_ENTRY_CHARS:,} the editor checks; run mustcite check-refs")
-        todo = [e for e in entries if e.raw not in cache]
+        todo = [e for e in entries if e.raw not in cache and not e.unreadable]
         if todo:
             for e, c in zip(todo, check_entries(todo, self.index())):
                 cache[e.raw] = c
         current, by_key, out = {}, {}, []
         for e in entries:
-            c = cache[e.raw]
-            current[e.raw] = c
+            if e.raw in cache:
+                c = cache[e.raw]
+                current[e.raw] = c
+            else:                        # a block that could not be read: an error at its line, never cached
+                c = unreadable_check(e)
             c.source = e.source           # where the entry is now (lines move as the file is edited)
             by_key.setdefault(e.key, c)
             out.extend(diag.entry_diagnostics(text, c))

@@ -9,13 +9,14 @@ Public API::
 Statuses: ``verified``, ``outdated`` (an arXiv preprint or workshop version is cited where a
 published version exists; nothing else is wrong), ``mismatch`` (a field is wrong), ``not_found`` (the
 claimed venue-year is held completely and no record matches), ``unverifiable`` (the corpus cannot
-say). See :mod:`.check` for the rules.
+say), ``unreadable`` (a block of the file that could not be read: a brace error, a field over the
+caps; every ``--fail-on`` level fails on it). See :mod:`.check` for the rules.
 """
 
 from .check import check_entries, check_entry, check_file, check_refs
 from .entries import Entry, read_entries
 from .index import RefIndex, load_index
-from .results import FAIL_ON, STATUSES, Issue, RefCheck
+from .results import FAIL_ALWAYS, FAIL_ON, STATUSES, Issue, RefCheck, fail_statuses
 
-__all__ = ["FAIL_ON", "STATUSES", "Entry", "Issue", "RefCheck", "RefIndex", "check_entries", "check_entry",
-           "check_file", "check_refs", "load_index", "read_entries"]
+__all__ = ["FAIL_ALWAYS", "FAIL_ON", "STATUSES", "Entry", "Issue", "RefCheck", "RefIndex", "check_entries",
+           "check_entry", "check_file", "check_refs", "fail_statuses", "load_index", "read_entries"]

@@ -59,7 +59,10 @@ The status:
 * ``unverifiable``: anything else: an arXiv preprint, a journal, book, workshop or Findings paper,
   a venue-year not held (completely), an entry without a venue or a year, an anonymous submission.
   Such an entry is never called wrong; a same-titled corpus paper or a catalogue work is attached as
-  ``record`` when there is one.
+  ``record`` when there is one. A proceedings volume (``@proceedings``, the ``crossref`` parent of
+  its papers) is not a paper: unverifiable, not looked up;
+* ``unreadable``: a block of the file that could not be read (a brace error, a field or title over
+  the caps of :mod:`mustcite.extract.bibtex`), with the reader's reason.
 """
 
 from __future__ import annotations
@@ -159,7 +162,24 @@ def identifier_row(index: RefIndex, entry: Entry, *, side: bool = False) -> tupl
 
 
 def _contains(hay: str, words: list[str]) -> bool:
-    return f" {' '.join(words)} " in hay
+    """Whether ``hay`` (" a normalised title ") holds ``words`` as a run; more words than it has
+    are answered at once (so a long entry title costs nothing here)."""
+    return len(words) < hay.count(" ") and f" {' '.join(words)} " in hay
+
+
+def _run(cand: list[str], words: list[str], limit: int) -> int:
+    """The most words of ``words``, from its start and at most ``limit``, that ``cand`` holds as a
+    run: linear in ``cand`` for a title whose words differ (the length of the run found is the
+    largest ``k`` for which ``_contains(cand, words[:k])``)."""
+    best, first = 0, words[0] if words else None
+    for j, w in enumerate(cand):
+        if w != first:
+            continue
+        k = 0
+        while k < limit and j + k < len(cand) and cand[j + k] == words[k]:
+            k += 1
+        best = max(best, k)
+    return best
 
 
 def _candidates(index: RefIndex, words: list[str], k: int) -> list[int]:
@@ -189,12 +209,15 @@ def joined_title(index: RefIndex, title: str, entry: Entry, claim: VenueClaim, y
                              + _candidates(index, words[half:], JOIN_CANDIDATES // 2)
                              + _candidates(index, words, JOIN_CANDIDATES // 2)))
     heads, tails = [], []
+    backwards = words[::-1]
     for r in top:
-        hay = f" {t.norms[r]} "
         if t.norms[r] == norm:
             return None
-        p = next((k for k in range(n - 1, 1, -1) if _contains(hay, words[:k])), 0)
-        s = next((k for k in range(n - 1, 1, -1) if _contains(hay, words[n - k:])), 0)
+        # the longest start and end of the title this one holds (2 to n - 1 words, else 0); each
+        # is at most the candidate's own length, so the work is linear in the entry's title
+        cand = t.norms[r].split()
+        p = _run(cand, words, n - 1)
+        s = _run(cand[::-1], backwards, n - 1)
         if p >= JOIN_MIN_WORDS:
             heads.append((p, r))
         if s >= JOIN_MIN_WORDS:
@@ -204,9 +227,11 @@ def joined_title(index: RefIndex, title: str, entry: Entry, claim: VenueClaim, y
         if _contains(f" {t.norms[a]} ", words[p:]):
             continue                 # A holds the rest as well: not a join
         for s, b in tails:
+            if a == b or p + s < n - 1:
+                continue             # the two parts leave more than one word out
             if _contains(f" {t.norms[a]} ", words[n - s:]):
                 continue             # A ends as well: a word of A changed (a near miss), not a join
-            if a != b and p + s >= n - 1 and t.norms[a] != t.norms[b]:
+            if t.norms[a] != t.norms[b]:
                 anchored = any(_anchor(index, r, entry, claim, year) for r in (a, b))
                 if anchored and (best is None or p + s > best[0]):
                     best = (p + s, a, b)
@@ -570,14 +595,33 @@ def catalogue_work(index: RefIndex, entry: Entry) -> Record | None:
 
 # ---- one entry ---------------------------------------------------------------------------------------
 
+#: entry types that are volumes, not papers (a ``crossref`` parent): never checked as a paper
+VOLUME_KINDS = frozenset({"proceedings", "mvproceedings"})
+
+
+def unreadable_check(entry: Entry) -> RefCheck:
+    """The answer for a block that could not be read: ``unreadable``, with the reader's reason."""
+    return RefCheck(entry.key, "unreadable", why=entry.unreadable, source=entry.source)
+
+
 def check_entry(entry: Entry, index: RefIndex) -> RefCheck:
     """The check of one entry (module doc); an entry the corpus cannot say anything else about whose
-    year is after the next year of the data's latest records is a year mismatch: no paper is of it."""
+    year is after the next year of the data's latest records is a year mismatch: no paper is of it.
+    A block that could not be read is ``unreadable``; a proceedings volume (``@proceedings``, the
+    parent of its papers' ``crossref``) is not a paper: ``unverifiable``, not looked up."""
+    if entry.unreadable:
+        return unreadable_check(entry)
+    if entry.kind in VOLUME_KINDS:
+        claim = classify_venue(venue_text(entry), arxiv_id=entry.arxiv)
+        return RefCheck(entry.key, "unverifiable", why="a proceedings volume, not a paper: not checked",
+                        entry=entry_json(entry, claim), source=entry.source, notes=list(entry.notes))
     got = _check_entry(entry, index)
     latest = index.latest_year()
     if got.status == "unverifiable" and entry.year is not None and latest and entry.year > latest + 1:
         why = f"no paper can be of {entry.year}: the latest papers of the data are of {latest}"
         got.status, got.why, got.issues = "mismatch", why, [Issue("year", str(entry.year), None, why)]
+    if entry.notes:
+        got.notes = [*entry.notes, *got.notes]
     return got
 
 

@@ -4,8 +4,12 @@ A ``.bib`` file is read with :func:`mustcite.extract.bibtex.parse_bib`, a ``.bbl
 :func:`~mustcite.extract.bibtex.parse_bbl`; anything else goes through the draft reader that
 ``audit`` uses (:func:`mustcite.recommend.draft.check_draft_file`, then the LaTeX or the
 Markdown/TEI/PDF extraction), so a LaTeX project, a source archive or a draft gives the reference
-list the audit would read. Every entry becomes an :class:`Entry`; the reader's messages (blocks it
-skipped, with file and line) come back beside them.
+list the audit would read. Every entry becomes an :class:`Entry`; the reader's messages (with file
+and line) come back beside them. A ``.bib`` or ``.bbl`` block that cannot be read (a brace error, a
+field over :data:`~mustcite.extract.bibtex.MAX_FIELD_CHARS` characters, a title over
+:data:`~mustcite.extract.bibtex.MAX_TITLE_WORDS` words) is an :class:`Entry` too, marked
+``unreadable`` with the reason, so that it is counted; a file of more than :data:`MAX_ENTRIES`
+entries is refused before any of them is read.
 """
 
 from __future__ import annotations
@@ -21,6 +25,8 @@ from ..extract.bibtex import BibEntry, parse_bbl, parse_bib
 
 #: a .bib or .bbl file larger than this is refused (a bibliography is far smaller)
 MAX_BIB_BYTES = 32 * 2**20
+#: a .bib or .bbl file of more entries than this is refused (error at the first entry over it)
+MAX_ENTRIES = 10_000
 
 
 @dataclass
@@ -38,9 +44,11 @@ class Entry:
     source: str = ""               # "refs.bib:12"
     structured: bool = True        # fields came from BibTeX/biblatex (False: parsed from a string)
     volume: int | None = None      # a volume number ("Advances in NeurIPS 36")
+    kind: str = ""                 # the BibTeX entry type, lower case ("inproceedings"; "" when none)
+    unreadable: str = ""           # why the block could not be read ("" when it was)
+    notes: list[str] = field(default_factory=list)   # what the reader noticed (a repeated field)
 
 
-_VOLUME_FIELD = re.compile(r"^\s*volume\s*=\s*[{\"]?\s*(\d{1,4})\b", re.I | re.M)
 _VOLUME_TEXT = re.compile(r"neural information processing systems[\s_*,:(NeurIPS)]{0,20}?(?:vol\.?\s*)?(\d{1,2})\b", re.I)
 
 
@@ -60,9 +68,11 @@ def _authors(names: list[str], others: bool) -> tuple[list[str], bool]:
     return out, others
 
 
-def _from_bib(e: BibEntry, structured: bool, volumes: dict[int, int] | None = None) -> Entry:
-    line = int(e.source.rsplit(":", 1)[1]) if e.source and e.source.rsplit(":", 1)[-1].isdigit() else None
-    volume = (volumes or {}).get(line) if line is not None else None
+def _from_bib(e: BibEntry, structured: bool) -> Entry:
+    if e.unreadable:
+        return Entry(key=e.key, raw=e.raw, source=e.source, structured=structured, kind=e.kind,
+                     unreadable=e.unreadable)
+    volume = e.volume
     if volume is None:
         m = _VOLUME_TEXT.search(e.raw or "")
         volume = int(m.group(1)) if m else None
@@ -70,22 +80,25 @@ def _from_bib(e: BibEntry, structured: bool, volumes: dict[int, int] | None = No
     url = _URL_ESCAPES.sub(r"\1", e.url) if e.url else e.url          # "id=wXgk\_iCiYGo"
     return Entry(key=e.key, title=html.unescape(e.title or ""), authors=authors, others=others, year=e.year,
                  venue=e.venue or "", doi=e.doi, arxiv=e.arxiv, url=url, raw=e.raw, source=e.source,
-                 structured=structured, volume=volume)
+                 structured=structured, volume=volume, kind=e.kind, notes=list(e.notes))
 
 
-def _bib_volumes(text: str) -> dict[int, int]:
-    """1-based start line of each ``@entry`` -> its ``volume`` number (:class:`BibEntry` keeps no
-    volume, so it is read from the text)."""
-    out: dict[int, int] = {}
-    current = None
-    for i, line in enumerate(text.split("\n"), 1):
-        if line.lstrip().startswith("@"):
-            current = i
-        elif current is not None and current not in out:
-            m = _VOLUME_FIELD.match(line)
-            if m:
-                out[current] = int(m.group(1))
-    return out
+#: a block head as bibtexparser finds them (@string, @comment and @preamble are not counted as entries)
+_BIB_HEAD = re.compile(r"@(\w*)[ \t]*[{(]")
+_BBL_HEAD = re.compile(r"\\(?:bibitem\b|entry\{)")
+
+
+def check_entry_count(text: str, name: str | Path, bbl: bool = False) -> None:
+    """Raise a MustciteError naming ``name`` and the line of the first entry over
+    :data:`MAX_ENTRIES` when the text holds more (entry heads counted in one pass: linear)."""
+    n = 0
+    for m in (_BBL_HEAD if bbl else _BIB_HEAD).finditer(text):
+        if not bbl and m.group(1).lower().startswith(("string", "comment", "preamble")):
+            continue
+        n += 1
+        if n > MAX_ENTRIES:
+            raise MustciteError(f"more than {MAX_ENTRIES:,} entries (the cap of one file); this is entry "
+                                f"{n:,}: split the bibliography", path=name, line=text.count("\n", 0, m.start()) + 1)
 
 
 def _read_text(path: Path) -> str:
@@ -115,18 +128,17 @@ def read_entries(path: str | Path) -> tuple[list[Entry], list[str]]:
         text = _read_text(path)
         if not text.strip():
             raise MustciteError("the file is empty", path=path)
+        check_entry_count(text, path, bbl=name.endswith(".bbl"))
         if name.endswith(".bib"):
             entries, messages = entries_from_bib(text, path.name)
-            if not entries:
-                raise MustciteError(_no_entries(messages, "no BibTeX entry (@type{key, ...}) found"), path=path,
-                                    line=_first_line(messages))
+            default = "no BibTeX entry (@type{key, ...}) found"
         else:
-            got, messages = parse_bbl(text, path.name)
+            got, messages = parse_bbl(text, path.name, keep_unreadable=True)
             structured = "\\entry{" in text
             entries = [_from_bib(e, structured) for e in got]
-            if not entries:
-                raise MustciteError(_no_entries(messages, "no \\bibitem or biblatex \\entry found"), path=path,
-                                    line=_first_line(messages))
+            default = "no \\bibitem or biblatex \\entry found"
+        if not entries:
+            raise MustciteError(_no_entries(messages, default), path=path, line=_first_line(messages))
         return entries, messages
     return _draft_entries(path)
 
@@ -172,7 +184,8 @@ def _draft_entries(path: Path) -> tuple[list[Entry], list[str]]:
 
 def entries_from_bib(text: str, name: str) -> tuple[list[Entry], list[str]]:
     """The entries of BibTeX ``text`` (an editor's buffer; ``name`` for each entry's ``source``)
-    in input order, and the parser's messages."""
-    got, messages = parse_bib(text, name)
-    volumes = _bib_volumes(text)
-    return [_from_bib(e, True, volumes) for e in got], messages
+    in input order, the blocks that could not be read among them (marked ``unreadable``), and the
+    parser's messages. Raises a MustciteError for a text of more than :data:`MAX_ENTRIES` entries."""
+    check_entry_count(text, name)
+    got, messages = parse_bib(text, name, keep_unreadable=True)
+    return [_from_bib(e, True) for e in got], messages

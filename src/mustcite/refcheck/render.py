@@ -90,25 +90,49 @@ def render_table(checks: list[RefCheck], width: int = 110) -> str:
     return "\n".join(lines) + "\n"
 
 
+#: characters that are Markdown or HTML syntax, escaped with a backslash in the Markdown report
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]<>!|#~&])")
+#: the start of a bare URL or www address (GitHub links them without any brackets)
+_MD_AUTOLINK = re.compile(r"(?i)(?<=[a-z0-9])(:)(?=//)|(?<=\bwww)(\.)")
+
+
 def _md(text: str) -> str:
-    return str(text).replace("|", "\\|").replace("\n", " ")
+    """``text`` as literal Markdown table-cell text: every Markdown/HTML special character
+    backslash-escaped (no image, link, HTML tag, autolink or emphasis survives), line breaks as
+    spaces."""
+    text = re.sub(r"[\r\n\t\v\f\u2028\u2029]+", " ", str(text))
+    return _MD_AUTOLINK.sub(r"\\\1\2", _MD_SPECIAL.sub(r"\\\1", text))
+
+
+def _md_key(key: str) -> str:
+    """An entry key as an inline code span (readable as written), or escaped text when it holds a
+    backtick, a pipe, a backslash or a line break (which a code span in a table cannot hold)."""
+    key = str(key)
+    if key and not re.search(r"[`|\\\r\n\t\v\f\u2028\u2029]", key):
+        return f"`{key}`"
+    return _md(key)
 
 
 def render_markdown(checks: list[RefCheck]) -> str:
-    """The table, the summary, then the published version of each outdated entry as BibTeX."""
+    """The table, the summary, then the published version of each outdated entry as BibTeX. Every
+    value from an entry or a record is escaped (:func:`_md`): nothing in a .bib file becomes an
+    image, a link or HTML in the page a CI job shows."""
     out = ["| key | status | details | record |", "|---|---|---|---|"]
     for c in checks:
         rec = ""
         if c.record:
             rec = f"{c.record.get('title', '')} ({c.record.get('venue', '')} {c.record.get('year', '')})"
-        out.append(f"| `{_md(c.key)}` | **{c.status}** | {_md(_detail(c))} | {_md(rec)} |")
+        out.append(f"| {_md_key(c.key)} | **{c.status}** | {_md(_detail(c))} | {_md(rec)} |")
     out.append("")
     out.append(summary(checks))
     newer = [c for c in checks if c.bibtex]
     if newer:
-        out += ["", "Published versions of the outdated entries, to cite instead:", "", "```bibtex"]
+        body = "".join(c.bibtex for c in newer)
+        # a fence longer than any backtick run of the entries: no value can close the block
+        fence = "`" * max(3, max((len(r) for r in re.findall(r"`+", body)), default=0) + 1)
+        out += ["", "Published versions of the outdated entries, to cite instead:", "", f"{fence}bibtex"]
         out += [c.bibtex for c in newer]
-        out.append("```")
+        out.append(fence)
     return "\n".join(out) + "\n"
 
 

@@ -5,13 +5,24 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-STATUSES = ("verified", "outdated", "mismatch", "not_found", "unverifiable")
+#: the statuses, in report order (new ones are appended: a JSON reader's names never change);
+#: ``unreadable``: a block of the file that could not be read (a brace error, a field over the caps)
+STATUSES = ("verified", "outdated", "mismatch", "not_found", "unverifiable", "unreadable")
 
 #: the statuses each ``--fail-on`` level fails on (each level includes the graver ones: mismatch
 #: fails on not_found too; outdated, an earlier version cited where a published one exists, fails
-#: only on its own level, since nothing in such an entry is wrong)
+#: only on its own level, since nothing in such an entry is wrong); every level also fails on
+#: :data:`FAIL_ALWAYS` (:func:`fail_statuses` gives the whole gate)
 FAIL_ON = {"not_found": ("not_found",), "mismatch": ("mismatch", "not_found"),
            "outdated": ("outdated", "mismatch", "not_found")}
+#: statuses every ``--fail-on`` level fails on: what could not be read was not checked, so a gate
+#: must not pass it
+FAIL_ALWAYS = ("unreadable",)
+
+
+def fail_statuses(level: str) -> tuple[str, ...]:
+    """The statuses a ``--fail-on`` level fails on: :data:`FAIL_ON` and :data:`FAIL_ALWAYS`."""
+    return FAIL_ON[level] + FAIL_ALWAYS
 
 
 @dataclass
