@@ -11,7 +11,12 @@ Steps timed (wall seconds, from the client's message to the diagnostics it waits
 * ``edit one .bib entry``: a year changed; only that entry is checked again;
 * ``save .tex -> audit (warm)``: the next audit.
 
-Writes ``benchmarks/results/lsp_latency.json``. Usage: ``python benchmarks/lsp_latency.py [--model DIR]``.
+Writes ``benchmarks/results/lsp_latency.json``. Usage: ``python benchmarks/lsp_latency.py [--model DIR]
+[--repeat N] [--compare LABEL=SRC ...]``. ``--compare`` runs the server from each source tree in turn
+(``before=/path/to/old/src after=src``; the client and the project stay the same), the trees
+alternating session by session, ``--repeat`` sessions each; the JSON then gives every session's
+seconds, the median per step and tree, and each step's ratio of the last tree's median to the first's.
+``seconds`` is always the median of the last (or only) tree.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ import json
 import os
 import platform
 import shutil
+import statistics
 import sys
 import tempfile
 import time
@@ -40,15 +46,17 @@ async def _until(client, uri: str, ok, timeout: float = 600.0) -> float:
         got = client.diagnostics.get(uri)
         if got is not None and ok(got):
             return time.perf_counter() - t0
-        await asyncio.sleep(0.01)
+        await asyncio.sleep(0.002)
     raise TimeoutError(f"no diagnostics for {uri} in {timeout} s")
 
 
-async def session(project: Path, model: Path, year: int) -> dict:
+async def session(project: Path, model: Path, year: int, src: Path | None = None) -> dict:
     from pytest_lsp import ClientServerConfig, client_capabilities
 
     out: dict[str, float] = {}
     env = dict(os.environ, HF_HUB_OFFLINE="1")
+    if src is not None:
+        env["PYTHONPATH"] = str(src)
     t0 = time.perf_counter()
     client = await ClientServerConfig(server_command=[sys.executable, "-m", "mustcite", "lsp"], server_env=env).start()
     root = from_fs_path(str(project))
@@ -108,19 +116,38 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--model", type=Path, default=None)
     ap.add_argument("--out", type=Path, default=Path(__file__).parent / "results" / "lsp_latency.json")
+    ap.add_argument("--repeat", type=int, default=1, help="sessions per source tree (median reported)")
+    ap.add_argument("--compare", nargs="+", default=None, metavar="LABEL=SRC",
+                    help="run the server from each source tree in turn (PYTHONPATH=SRC)")
     args = ap.parse_args(argv)
+    trees = [(t.split("=", 1)[0], Path(t.split("=", 1)[1]).resolve()) for t in args.compare or []] or [("current", None)]
     work = Workspace.resolve()
     model = (args.model or work.root / "models" / "recommender").resolve()
     (meta, refs), = pick_papers(work.root / "extract", 1)
     tmp = Path(tempfile.mkdtemp(prefix="mustcite-lsp-bench-"))
+    runs: dict[str, list[dict]] = {label: [] for label, _ in trees}
+    missing = None
     try:
         make_project(meta, refs, tmp / "paper")
-        got = asyncio.run(session(tmp / "paper", model, int(meta.get("year") or 2024)))
+        for _ in range(max(1, args.repeat)):
+            for label, src in trees:
+                got = asyncio.run(session(tmp / "paper", model, int(meta.get("year") or 2024), src))
+                runs[label].append(got["seconds"])
+                missing = got["missing_shown"]
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+    median = {label: {k: round(statistics.median(r[k] for r in rs), 3) for k in rs[0]} for label, rs in runs.items()}
     result = {"what": "one language-server session on a 60-reference LaTeX project (real model and corpus)",
               "paper": meta.get("title"), "references": len(refs), "model": str(model),
-              "machine": platform.platform(), "cpus": os.cpu_count(), **got}
+              "machine": platform.platform(), "cpus": os.cpu_count(), "seconds": median[trees[-1][0]],
+              "missing_shown": missing}
+    if len(trees) > 1 or args.repeat > 1:
+        first, last = trees[0][0], trees[-1][0]
+        result.update(sessions_per_tree=max(1, args.repeat), trees={label: str(src) for label, src in trees},
+                      runs=runs, median=median)
+        if len(trees) > 1:
+            result["ratio"] = {k: round(median[last][k] / median[first][k], 3) if median[first][k] else None
+                               for k in median[last]}
     args.out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
     print(json.dumps(result["seconds"], indent=2))
     return 0

@@ -129,6 +129,10 @@ def ordinal(n: int) -> str:
 
 # ---- venue texts -----------------------------------------------------------------------------
 
+#: the venues whose booktitle or journal every style below writes
+WRITTEN_VENUES = frozenset({"NeurIPS", "ICML", "ICLR", "AAAI", "IJCAI", "CVPR", "ICCV", "ECCV", "ACL", "EMNLP",
+                            "NAACL", "COLT", "UAI", "AISTATS", "JMLR"})
+
 def venue_fields(code: str, year: int, style: str) -> dict[str, str]:
     """The venue fields (booktitle or journal, plus series/publisher/volume) of ``style``."""
     y = year
@@ -472,6 +476,9 @@ def make_cases(idx, papers, works) -> list[dict]:
                  "year": f["year"][i], "url": f["url"][i] or ""}
                 for i, pid in enumerate(idx.side.ids)
                 if f["venue"][i] and f["year"][i] and f["authors"][i] and len(normalize_title(f["title"][i]).split()) >= 4]
+        # only venues whose booktitles the writer knows in every style (side records also hold
+        # journals and venues outside the 15, which the cases of other kinds cover)
+        side = [sp for sp in side if sp["venue"] in WRITTEN_VENUES]
         for sp in sorted(side, key=lambda x: h("side", x["paper_id"]))[:SIDE]:
             cases.append(base(sp, "side_track_intact", style_of(sp["paper_id"], "side")))
     return cases

@@ -138,3 +138,21 @@ def test_link_dir_survives_a_broken_reference_file(tmp_path, corpus):
     detail = json.loads((out / "summary.json").read_text())["link"]["errors_detail"]
     assert {d["paper"] for d in detail} == {"broken", "cut"}
     assert any("reference-file schema" in d["error"] for d in detail if d["paper"] == "broken")
+
+
+def test_title_index_pickles_its_postings_as_one_array():
+    import pickle
+
+    from mustcite.extract.link import TitleIndex
+
+    idx = TitleIndex.build(["a", "b", "c"], ["Attention is all you need", "BERT: Pre-training of deep "
+                                             "bidirectional transformers", "Attention span"], [2017, 2019, 2020])
+    state = idx.__getstate__()
+    assert state["blocks"][0] == "postings" and "_block_lens" not in state
+    back = pickle.loads(pickle.dumps(idx))
+    assert back.blocks.keys() == idx.blocks.keys()
+    for k in idx.blocks:
+        assert back.blocks[k].tolist() == idx.blocks[k].tolist()
+        assert back._block_lens[k].tolist() == idx._block_lens[k].tolist()
+    for title in ("Attention Is All You Need", "Attention span!", "BERT: pre-training of deep bidirectional"):
+        assert back.match(title, ref_year=2020) == idx.match(title, ref_year=2020)

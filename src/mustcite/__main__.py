@@ -1,5 +1,3 @@
-import sys
+from .cli.main import console_main
 
-from .cli.main import main
-
-sys.exit(main())
+console_main()

@@ -217,6 +217,28 @@ class TitleIndex:
         self.id_rows = dict(rows)
         return self
 
+    # pickled with the postings in one array: a dict of tens of thousands of small arrays takes
+    # seconds to unpickle, one array and its offsets a few milliseconds
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        keys = list(self.blocks)
+        offsets = np.zeros(len(keys) + 1, dtype=np.int64)
+        offsets[1:] = np.cumsum([len(self.blocks[k]) for k in keys])
+        rows = np.concatenate([self.blocks[k] for k in keys]) if keys else np.zeros(0, dtype=np.int32)
+        state["blocks"] = ("postings", keys, offsets, rows)
+        state.pop("_block_lens", None)
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        blocks = state.get("blocks")
+        if isinstance(blocks, tuple) and blocks and blocks[0] == "postings":
+            _, keys, offsets, rows = blocks
+            lens = state["_lens"][rows]
+            bounds = list(zip(keys, offsets[:-1].tolist(), offsets[1:].tolist()))
+            state["blocks"] = {k: rows[a:b] for k, a, b in bounds}
+            state["_block_lens"] = {k: lens[a:b] for k, a, b in bounds}
+        self.__dict__.update(state)
+
     @classmethod
     def from_pool(cls, pool: list[dict[str, Any]]) -> "TitleIndex":
         """The index of a recommender's pool (dicts with ``paper_id``, ``title``, ``year`` and,

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..errors import UsageError
+from ..io import load_pickle
 from ..numeric import logit
 from .bibliography import BibliographySignals, bibliography_index
 from .features import Candidate
@@ -216,10 +217,7 @@ def title_index(rec: Recommender):
     if idx is None:
         saved = rec.index_dir / TITLE_INDEX_FILE if rec.index_dir is not None else None
         if saved is not None and saved.is_file():
-            import pickle
-
-            with open(saved, "rb") as fh:
-                idx = pickle.load(fh)
+            idx = load_pickle(saved)
         else:
             idx = build_title_index(rec.pool)
         rec._title_index = idx

@@ -29,6 +29,7 @@ import numpy as np
 
 from ..corpus.records import title_short_name
 from ..extract.works import name_key
+from ..io import load_pickle
 from ..extract.works.names import MIN_SHARE, MIN_SUPPORT, MIN_SUPPORT_PLAIN, TOKEN, is_plain
 from ..labels.papers import LabelledPaper
 from .pool_table import PoolTable
@@ -94,8 +95,7 @@ class NameIndex:
     @classmethod
     def load(cls, path: str | Path, pool: PoolTable) -> "NameIndex":
         """The index :meth:`save` wrote for this ``pool``."""
-        with open(path, "rb") as fh:
-            state = pickle.load(fh)
+        state = load_pickle(path)
         new = object.__new__(cls)
         new.__dict__.update(state)
         new.ids = pool.ids

@@ -23,6 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..io import load_pickle
 from ..retrieval.base import Doc
 from ..retrieval.bm25 import BM25Retriever
 from ..labels.papers import LabelledPaper
@@ -134,8 +135,7 @@ class NeighbourIndex:
              vectors: np.ndarray | None = None) -> "NeighbourIndex":
         """The index :meth:`save` wrote for these ``labelled`` papers (in the same order)."""
         folder = Path(folder)
-        with open(folder / "state.pickle", "rb") as fh:
-            state = pickle.load(fh)
+        state = load_pickle(folder / "state.pickle")
         if list(state["_row"]) != [p.id for p in labelled]:
             raise ValueError("the saved neighbour index is of other labelled papers")
         new = object.__new__(cls)

@@ -49,6 +49,7 @@ import numpy as np
 
 from ..config import Workspace
 from ..errors import DataMissingError, MustciteError
+from ..io import load_pickle
 from ..corpus.identifiers import year_scoped
 from ..corpus.records import surname_key
 from ..corpus.store import SIDE_TRACKS_FILE, VERSIONS_FILE
@@ -69,7 +70,7 @@ ARXIV_DOI = "10.48550"
 #: venues no year of which is a closed list (journals whose papers are dated by volume or publication)
 NOT_CLOSED = frozenset({"JMLR"})
 #: bump when the pickled layout changes
-INDEX_VERSION = 5
+INDEX_VERSION = 7
 #: the tracks of a side venue that make up its proceedings or journal (completeness is read on these)
 MAIN_TRACKS = ("main", "journal")
 
@@ -310,14 +311,18 @@ class RefIndex:
             return False
         if rec.source != "corpus" or rec.year is None:
             return True
-        cache = self.__dict__.setdefault("_alphabetised", {})
-        key = (rec.venue, int(rec.year))
+        return not self._alphabetised(rec.venue, int(rec.year))
+
+    def _alphabetised(self, venue: str, year: int) -> bool:
+        """Whether most author lists (three names or more) of a venue-year are in alphabetical order."""
+        cache = self.__dict__.setdefault("_alphabetised_venue_years", {})
+        key = (venue, year)
         if key not in cache:
             rows = self.by_venue_year.get(key, np.zeros(0, dtype=np.int32)).tolist()
             lists = [self.authors[r] for r in rows if len(self.authors[r]) >= 3]
             cache[key] = len(lists) >= MIN_COMPLETE and \
                 sum(map(_sorted_by_surname, lists)) >= ALPHABETISED_SHARE * len(lists)
-        return not cache[key]
+        return cache[key]
 
     # ---- venue-years -----------------------------------------------------------------------
 
@@ -395,7 +400,21 @@ class RefIndex:
             for a, b in zip(v["paper_id"], v["version_id"]):
                 links[a].append(b)
             idx.versions = dict(links)
+        idx.precompute()
         return idx
+
+    def precompute(self) -> None:
+        """Fill the look-ups that the first checks would otherwise build lazily (the DOI series,
+        the data's latest year, the venue names, which venue-years list their authors sorted), so
+        that they are saved with the index and no editor's first check pays for them. The tables
+        of authors by family name stay lazy: built for all venue-years they would make the index a
+        third larger, and only the venue-years that entries name are needed."""
+        self._doi_sets()
+        self.latest_year()
+        self.venue_named("")
+        for venue, year in self.by_venue_year:
+            if year is not None:
+                self._alphabetised(venue, int(year))
 
     def _add_side(self, sf: dict[str, list]) -> None:
         """Index the side records: titles, identifiers, fields, and their counts per venue, track and year."""
@@ -469,8 +488,7 @@ def load_index(work: str | Path | Workspace | None = None, *, papers: str | Path
     idx = None
     if path is not None and path.is_file():
         try:
-            with open(path, "rb") as fh:
-                idx = pickle.load(fh)
+            idx = load_pickle(path)
         except Exception:  # a damaged or foreign cache file: rebuild it
             idx = None
     if idx is None:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from ..bibtex import latex_pieces
-from ..latex2text import converter
+from ..latex2text import to_text as latex_to_plain
 from ..sections import APPENDIX, Heading, classify
 from .arguments import MAX_BRACKET, BraceIndex, braced, bracketed
 
@@ -119,9 +119,9 @@ def to_text(latex: str) -> str:
     try:
         pieces = latex_pieces(latex)          # long text in pieces: pylatexenc is quadratic in one
         if len(pieces) == 1:
-            text = converter().latex_to_text(latex)
+            text = latex_to_plain(latex)
         else:
-            text = " ".join(converter().latex_to_text(p) for p in pieces)
+            text = " ".join(latex_to_plain(p) for p in pieces)
     except Exception:  # pylatexenc is tolerant; a crash here must not stop the reading
         text = re.sub(r"\\[a-zA-Z]+\*?|[{}]", " ", latex)
     # math delimiters pylatexenc left as they were (unclosed, too deeply nested) are no text; left in,
