@@ -137,7 +137,10 @@ def main() -> None:
     args = ap.parse_args()
     drafts = args.drafts or find_data_dir() / "drafts"
     manifest = json.loads((drafts / "manifest.json").read_text())
-    rec = load(args.model)
+    from mustcite.recommend.train import default_model
+
+    model_folder = (args.model or default_model(None)).resolve()
+    rec = load(model_folder)
     projects, t0 = [], time.perf_counter()
     tmp = Path(tempfile.mkdtemp(prefix="mustcite-audit-drafts-"))
     try:
@@ -165,7 +168,7 @@ def main() -> None:
     valid = [s for s in seeds if not s.get("still_cited")]
     out = {
         "what": "audit of the 30 real drafts: seeded omissions reported, and what intact drafts are shown",
-        "model": str(rec.folder) if hasattr(rec, "folder") else None, "top": args.top, "min_score": args.min_score,
+        "model": str(model_folder), "top": args.top, "min_score": args.min_score,
         "projects": len(projects), "seeds": len(seeds), "seeds_still_cited": len(seeds) - len(valid),
         "seeded_reported_top": sum(s["reported"] for s in valid),
         "seeded_reported_default": sum(s["reported_default"] for s in valid),
