@@ -42,3 +42,21 @@ def test_published_version_bibtex_and_reports():
     assert "1 outdated" in render([c], "table")
     md = render([c], "markdown")
     assert "**outdated**" in md and "```bibtex\n" + bib in md
+
+
+def test_only_the_newest_cached_indexes_are_kept(tmp_path):
+    import os
+
+    from mustcite.refcheck.index import drop_stale_indexes
+
+    files = []
+    for i in range(4):
+        f = tmp_path / f"index-{i:016x}.pickle"
+        f.write_bytes(b"x")
+        os.utime(f, (1000 + i, 1000 + i))
+        files.append(f)
+    (tmp_path / "other.pickle").write_bytes(b"y")
+    gone = drop_stale_indexes(tmp_path, keep=2)
+    assert sorted(gone) == files[:2]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["index-0000000000000002.pickle",
+                                                         "index-0000000000000003.pickle", "other.pickle"]

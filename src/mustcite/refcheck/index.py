@@ -464,6 +464,22 @@ def index_cache_path(papers: Path, works: Path | None, cache_dir: Path) -> Path:
 
 
 _LOADED: dict[str, RefIndex] = {}
+#: cached indexes kept in a cache folder (the newest): an index is written again whenever the
+#: corpus or the index layout changes, and each is about as large as the corpus store
+KEEP_INDEXES = 2
+
+
+def drop_stale_indexes(folder: Path, keep: int = KEEP_INDEXES) -> list[Path]:
+    """Remove all but the ``keep`` newest cached indexes in ``folder``; the ones removed."""
+    found = sorted(folder.glob("index-*.pickle"), key=lambda f: f.stat().st_mtime, reverse=True)
+    gone = []
+    for f in found[keep:]:
+        try:
+            f.unlink()
+            gone.append(f)
+        except OSError:          # another process removed it, or it is not ours to remove
+            pass
+    return gone
 
 
 def load_index(work: str | Path | Workspace | None = None, *, papers: str | Path | None = None,
@@ -500,6 +516,7 @@ def load_index(work: str | Path | Workspace | None = None, *, papers: str | Path
                 with open(tmp, "wb") as fh:
                     pickle.dump(idx, fh, protocol=pickle.HIGHEST_PROTOCOL)
                 os.replace(tmp, path)
+                drop_stale_indexes(path.parent, keep=KEEP_INDEXES)
             except OSError:
                 if tmp.exists():
                     tmp.unlink()
