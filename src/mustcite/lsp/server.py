@@ -48,7 +48,6 @@ from pygls.uris import from_fs_path, to_fs_path
 
 from ..errors import MustciteError
 from ..io import decode_text
-from ..refcheck.results import RefCheck
 from ..version import __version__
 from . import diagnostics as diag
 from .documents import bibliographies, cites
@@ -222,8 +221,11 @@ class CitationServer(LanguageServer):
     # ---- checks --------------------------------------------------------------------------------------
     def check_bib(self, uri: str, text: str) -> list[types.Diagnostic]:
         """Check the entries of a ``.bib`` text (only those not checked before) and return its diagnostics."""
+        # the checker is imported at the first check, not at start-up: the editor waits for the
+        # answer to ``initialize`` before it shows anything, and the import takes a quarter second
         from ..refcheck.check import check_entries, unreadable_check
         from ..refcheck.entries import entries_from_bib
+        from ..refcheck.results import RefCheck
 
         name = Path(to_fs_path(uri) or "refs.bib").name
         try:
