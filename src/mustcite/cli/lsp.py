@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import os
-import sys
-
 import typer
+
+from .common import exit_now
 
 
 def register(app: typer.Typer) -> None:
@@ -31,11 +30,4 @@ def lsp_cmd(
     from ..lsp.server import Options, build_server
 
     code = build_server(Options(year=year, top=top, min_score=min_score, model=model, audit=audit)).start_io()
-    # the exit code the protocol asks for (1: exit without shutdown), at once: a check still running
-    # in a worker thread must not hold the process (the interpreter would wait for it at exit)
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except (OSError, ValueError):
-            pass
-    os._exit(code)
+    exit_now(code, wait_for_threads=False)

@@ -7,17 +7,16 @@ that adds its commands. Exit codes: 0 ok, 1 failure, 2 usage. Errors the user ca
 
 from __future__ import annotations
 
-import atexit
 import importlib
 import os
 import sys
-import threading
 
 import click
 import typer
 
 from ..errors import MustciteError
 from ..quiet import quiet_libraries
+from .common import exit_now
 
 try:  # typer >= 0.29 vendors click as typer._click, with its own exception classes
     from typer._click.exceptions import UsageError as _TyperUsageError
@@ -101,25 +100,6 @@ def _run(argv: list[str] | None) -> int:
 def console_main() -> None:
     """The ``mustcite`` command: :func:`main`, then :func:`exit_now` with its exit code."""
     exit_now(main())
-
-
-def exit_now(code: int) -> None:
-    """End the process with ``code`` without tearing down its objects one by one.
-
-    A command that loaded the look-up index or a model holds millions of small objects; freeing
-    them at interpreter exit takes more than a second on 2 cores, after the work is done. So, as
-    mypy does, the process ends at once: the output streams are flushed and the ``atexit``
-    handlers run (temporary folders, Ray), then ``os._exit``. When a thread other than the main
-    one is still running, the normal exit waits for it instead."""
-    if any(t.is_alive() and not t.daemon for t in threading.enumerate() if t is not threading.main_thread()):
-        sys.exit(code)
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except (OSError, ValueError):     # a closed pipe: nothing more can be said
-            pass
-    atexit._run_exitfuncs()
-    os._exit(code)
 
 
 if __name__ == "__main__":  # pragma: no cover
