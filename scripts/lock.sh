@@ -7,12 +7,14 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 VENV="${VENV:-.venv}"
 EXTRAS="${EXTRAS:-dense,serve,judges,test,ray,graph,colbert,docs,lsp,dev}"
+# Extras stay on their pins (google-auth[requests]==...): pip 23 refuses an extra that no line pins
+# under --require-hashes once a newer release of the package exists.
 # PyLate declares pins that pull a CUDA build of torch and an older sentence-transformers; its
 # runtime needs are in the colbert extra, so it goes in on its own.
 NO_DEPS=("pylate==1.6.0")
 upgrade=()
 [ "${UPGRADE:-0}" = 1 ] && upgrade=(--upgrade)
-"$VENV/bin/pip-compile" -q --generate-hashes --allow-unsafe --strip-extras --no-emit-index-url \
+"$VENV/bin/pip-compile" -q --generate-hashes --allow-unsafe --no-strip-extras --no-emit-index-url \
   --no-emit-find-links "${upgrade[@]}" --extra "$EXTRAS" -o requirements/lock.txt pyproject.toml
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
