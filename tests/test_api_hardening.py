@@ -104,23 +104,36 @@ def test_api_key():
 
 
 @pytest.mark.data
-def test_full_queue_answers_503_with_retry_after():
+def test_full_queue_answers_503_with_retry_after(monkeypatch):
     """One slot, one queue place: with both taken, the next request gets 503 + Retry-After at once
-    instead of waiting; once they are free it is served."""
+    instead of waiting (one admission try, refused; nothing computed); once they are free it is served."""
     from contextlib import ExitStack
 
     with _client(concurrency=1, queue=1) as c:
-        adm = c.app.state.admission
+        adm, backend = c.app.state.admission, c.app.state.backend
+        tries: list[int] = []              # requests inside at each admission try
+        computed: list[str] = []           # titles the backend was asked to rank
+        admit, recommend = adm.admit, backend.recommend
+
+        def counting_admit():
+            tries.append(adm.inside)
+            return admit()
+
+        async def counting_recommend(title, *args, **kwargs):
+            computed.append(title)
+            return await recommend(title, *args, **kwargs)
         with ExitStack() as held:
             held.enter_context(adm.admit())     # computing
             held.enter_context(adm.admit())     # waiting
-            t0 = time.perf_counter()
+            monkeypatch.setattr(adm, "admit", counting_admit)
+            monkeypatch.setattr(backend, "recommend", counting_recommend)
             r = c.post("/api/recommend", json={"title": "graph neural networks"})
-            assert time.perf_counter() - t0 < 1.0
             assert r.status_code == 503 and "busy" in r.json()["error"]
             assert int(r.headers["retry-after"]) >= 1
+            assert (tries, computed, adm.inside) == ([2], [], 2)     # refused on its one try, never queued
         assert adm.inside == 0
         assert c.post("/api/recommend", json={"title": "graph neural networks"}).status_code == 200
+        assert (tries, computed) == ([2, 0], ["graph neural networks"])
 
 
 @pytest.mark.data

@@ -79,16 +79,21 @@ def _cli(capsys, tmp_path, *args):
 
 @pytest.mark.parametrize("typ,claim", [(tarfile.GNUTYPE_LONGNAME, 2**31), (tarfile.GNUTYPE_LONGLINK, 2**31),
                                        (tarfile.XHDTYPE, 400 * 2**20), (tarfile.XGLTYPE, 400 * 2**20)])
-def test_long_name_and_pax_headers_are_refused_unread(tmp_path, typ, claim):
+def test_long_name_and_pax_headers_are_refused_unread(tmp_path, typ, claim, monkeypatch):
+    import mustcite.io
+
     evil = _hostile_tar(tmp_path / "evil.tar.gz", typ, claim)
     (tmp_path / "dest").mkdir()
-    t0 = time.perf_counter()
+    decompressed: list[int] = []
+    readinto = mustcite.io._CappedReader.readinto
+    monkeypatch.setattr(mustcite.io._CappedReader, "readinto",
+                        lambda self, b: decompressed.append(readinto(self, b)) or decompressed[-1])
     peak, err = _peak(lambda: unpack(evil, tmp_path / "dest"))
     assert isinstance(err, MustciteError), err
     assert str(evil) in str(err) and f"declares {claim} bytes; at most 65536" in str(err)
     assert "long name/PAX record" in str(err)
     assert peak < 50 * 2**20, f"{peak / 2**20:.0f} MB traced"       # the header body is never read
-    assert time.perf_counter() - t0 < 2
+    assert sum(decompressed) <= 2**20, sum(decompressed)     # nor decompressed (one 64 KiB buffer of its 64 MiB)
 
 
 def test_long_link_draft_is_a_clear_cli_error(capsys, tmp_path):
@@ -185,7 +190,8 @@ def test_queries_gzip_bomb_is_refused(capsys, tmp_path):
     code, out, err = _cli(capsys, tmp_path, "recommend", "--queries", str(bomb))
     assert code == 1 and out == "" and "Traceback" not in err
     assert err.startswith(f"error: {bomb}: expands beyond 256 MB (a compressed file this large is refused)")
-    assert time.perf_counter() - t0 < 5
+    # a hang detector, not a speed target (the refusal itself is the message above)
+    assert time.perf_counter() - t0 < 60
     # one endless line: refused at the line cap, long before the whole file
     line = tmp_path / "line.jsonl.gz"
     line.write_bytes(gzip.compress(b'{"id": "q", "title": "') + _a16() * 3)

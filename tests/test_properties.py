@@ -14,7 +14,6 @@ import math
 import os
 import re
 import string
-import time
 import unicodedata
 from collections import Counter
 from pathlib import Path
@@ -252,21 +251,24 @@ def test_math_spans_are_the_regex_spans(s):
     assert math_spans(s, dollars=False) == [m.span() for m in MATH_REGEX_NO_DOLLARS.finditer(s)]
 
 
-def _best_of_3(fn, arg) -> float:
-    best = float("inf")
-    for _ in range(3):
-        t0 = time.perf_counter()
-        fn(arg)
-        best = min(best, time.perf_counter() - t0)
-    return best
-
-
 @pytest.mark.parametrize("unit", ["\\( a. B ", "\\[ a. B ", "$ a. B ", "\\(\\[$ a. B "])
-@pytest.mark.parametrize("n", [10_000, 20_000])
-def test_sentence_splitter_is_linear_in_unclosed_math(unit, n):
-    """time(2n) <= 3 x time(n) (a quadratic scan gives ~4x); under 0.05 s is timer noise."""
-    t1, t2 = _best_of_3(split_sentences, unit * n), _best_of_3(split_sentences, unit * 2 * n)
-    assert t2 <= 3 * t1 or t2 < 0.05, f"time({2 * n}) = {t2:.3f} s > 3 x time({n}) = {t1:.3f} s"
+def test_sentence_splitter_on_unclosed_math(unit):
+    """20,000 units of unclosed inline math (each opener used to make the splitter search to the
+    end of the text): read once, every character kept, split only at a real boundary. Its time at
+    n and 2n is measured by benchmarks/scaling.py (cases splitter/*), not here."""
+    n = 20_000
+    text = unit * n
+    out = split_sentences(text)
+    assert " ".join(out) == text.strip()                     # nothing lost or moved; split at white space only
+    assert all(s.endswith("a.") for s in out[:-1]) and all(s.startswith("B") for s in out[1:])   # at ". B" only
+    if unit.startswith("$"):
+        # "$ a. B $" is closed math, its full stop no boundary: the ". B" between two such spans splits
+        assert len(out) == n // 2 + 1
+    else:
+        # no \( or \[ is closed: the unclosed "(" or "[" holds a sentence together for 600 characters,
+        # so each sentence ends within two units after that and none is dropped or merged beyond it
+        longest = 600 + 2 * len(unit)
+        assert max(map(len, out)) <= longest and len(out) >= len(text) // longest
 
 
 @FAST
