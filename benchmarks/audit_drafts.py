@@ -3,7 +3,7 @@ intact draft is shown.
 
 Run::
 
-    .venv/bin/python benchmarks/audit_drafts.py [--model DIR] [--top 20]
+    .venv/bin/python benchmarks/audit_drafts.py [--model DIR] [--only NAME]
     # writes benchmarks/results/audit_drafts.json
 
 **Seeded omissions.** For each project of ``<data>/drafts/manifest.json`` (read as the audit reads
@@ -16,12 +16,15 @@ it, with the model's linker), up to :data:`SEEDS` cited references are removed t
 preferring the references mentioned most, one per name, in a fixed order (mentions, then key).
 Their keys are deleted from every citation command of every ``.tex`` file (a command left without
 keys is deleted too) and their entries from every ``.bib`` file; the text stays. A seeded omission
-is *reported* when its pool paper is among the audit's ``missing`` results (the top ``--top``, and
-apart the ones at or above ``--min-score``). Each project is audited as of the manifest's year.
+is *found* when the audit has a finding about its pool paper, and *shown* when that finding is at or
+above the default confidence threshold (what ``mustcite audit`` prints). Each project is audited as
+of the manifest's year.
 
-**Intact drafts.** Each project as it is: the ``missing`` list (title, score, tier, reasons), for
-reading by hand. Nothing of the drafts shapes the model: the recommender is the work folder's default
-model, trained on the corpus.
+**Intact drafts.** Each project as it is: every finding (kind, confidence, where, the sentence, its
+features), and whether it is shown by default, for judging by hand
+(``benchmarks/audit_judgements.json``) and for fitting the confidence
+(``benchmarks/audit_calibration.py``). Nothing of the drafts shapes the recommender: it is the
+work folder's default model, trained on the corpus.
 """
 
 from __future__ import annotations
@@ -120,8 +123,22 @@ def seeded_copy(src: Path, dst: Path, keys: set[str]) -> None:
 
 
 def rows(result) -> list[dict]:
-    return [{"paper_id": r.paper_id, "title": r.title, "year": r.year, "score": round(r.score, 4),
-             "tier": r.tier_name, "reasons": r.reasons} for r in result.missing]
+    """Every finding of an audit (shown by default or not), with what a reader needs to judge it."""
+    shown = {(r.finding, r.paper_id or "", (r.location or {}).get("line")) for r in result.missing}
+    out = []
+    for f in result.findings:
+        title = year = venue = None
+        if f.row is not None:
+            rec_row = _POOL[0][f.row]
+            title, year, venue = rec_row.get("title"), rec_row.get("published") or rec_row.get("year"), rec_row.get("venue")
+        out.append({"finding": f.kind, "paper_id": f.paper_id, "title": title, "year": year, "venue": venue,
+                    "name": f.name, "key": f.key, "confidence": round(f.confidence, 4), "message": f.message,
+                    "location": f.location.to_dict(), "features": {k: round(v, 4) for k, v in f.features.items()},
+                    "shown": (f.kind, f.paper_id or "", f.location.line) in shown})
+    return out
+
+
+_POOL: list = [None]
 
 
 def main() -> None:
@@ -131,56 +148,61 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--model", type=Path, default=None)
     ap.add_argument("--drafts", type=Path, default=None)
-    ap.add_argument("--top", type=int, default=20)
-    ap.add_argument("--min-score", type=float, default=0.5)
+    ap.add_argument("--only", default=None, help="projects whose name holds this")
     ap.add_argument("--out", type=Path, default=OUT)
     args = ap.parse_args()
     drafts = args.drafts or find_data_dir() / "drafts"
-    manifest = json.loads((drafts / "manifest.json").read_text())
+    manifest = [p for p in json.loads((drafts / "manifest.json").read_text()) if not args.only or args.only in p["name"]]
     from mustcite.recommend.train import default_model
 
     model_folder = (args.model or default_model(None)).resolve()
     rec = load(model_folder)
+    _POOL[0] = rec.pool
     projects, t0 = [], time.perf_counter()
     tmp = Path(tempfile.mkdtemp(prefix="mustcite-audit-drafts-"))
     try:
         for p in tqdm(manifest, desc="drafts", unit="draft"):
             folder, year = drafts / "projects" / p["name"], int(p["year"])
-            intact = rec.audit(folder, top=args.top, year=year)
+            intact = rec.audit(folder, top=500, year=year)
             seeds = pick_seeds(intact, linked_references(rec, folder, year))
-            row = {"project": p["name"], "year": year, "intact": rows(intact), "seeds": seeds}
+            row = {"project": p["name"], "year": year, "title_read": intact.title, "intact": rows(intact), "seeds": seeds}
             if seeds:
                 copy = tmp / p["name"]
                 seeded_copy(folder, copy, {s["key"] for s in seeds})
-                after = rec.audit(copy, top=args.top, year=year)
-                got = {r.paper_id: (k, r.score) for k, r in enumerate(after.missing, 1)}
+                after = rec.audit(copy, top=500, year=year)
+                found = {f.paper_id: f for f in after.findings if f.paper_id}
+                shown = {r.paper_id for r in after.missing if r.paper_id}
                 still = {r["paper_id"] for r in linked_references(rec, copy, year) if r.get("paper_id")}
                 for s in seeds:
-                    rank, score = got.get(s["paper_id"], (None, None))
-                    s.update(rank=rank, score=None if score is None else round(score, 4),
-                             reported=rank is not None, reported_default=score is not None and score >= args.min_score,
+                    f = found.get(s["paper_id"])
+                    s.update(finding=f.kind if f else None, confidence=None if f is None else round(f.confidence, 4),
+                             features=None if f is None else {k: round(v, 4) for k, v in f.features.items()},
+                             reported=f is not None, reported_default=s["paper_id"] in shown,
                              still_cited=s["paper_id"] in still)
-                row["seeded_missing"] = rows(after)
+                seeded_ids = {s["paper_id"] for s in seeds}
+                row["seeded_other"] = [r for r in rows(after) if r["paper_id"] not in seeded_ids]
             projects.append(row)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     seeds = [s for p in projects for s in p["seeds"]]
     valid = [s for s in seeds if not s.get("still_cited")]
+    shown = [r for p in projects for r in p["intact"] if r["shown"]]
     out = {
-        "what": "audit of the 30 real drafts: seeded omissions reported, and what intact drafts are shown",
-        "model": str(model_folder), "top": args.top, "min_score": args.min_score,
+        "what": "audit of the real drafts: seeded omissions reported, and what intact drafts are shown",
+        "model": str(model_folder), "threshold": intact.threshold,
         "projects": len(projects), "seeds": len(seeds), "seeds_still_cited": len(seeds) - len(valid),
-        "seeded_reported_top": sum(s["reported"] for s in valid),
+        "seeded_found": sum(s["reported"] for s in valid),
         "seeded_reported_default": sum(s["reported_default"] for s in valid),
-        "intact_shown_default": sum(sum(r["score"] >= args.min_score for r in p["intact"]) for p in projects),
+        "intact_findings": sum(len(p["intact"]) for p in projects),
+        "intact_shown_default": len(shown),
+        "intact_shown_per_draft": round(len(shown) / max(1, len(projects)), 2),
         "seconds": round(time.perf_counter() - t0, 1),
         "rows": projects,
     }
     args.out.write_text(json.dumps(out, indent=1, ensure_ascii=False) + "\n")
-    print(f"{len(valid)} seeded omissions in {len(projects)} drafts: {out['seeded_reported_top']} in the top "
-          f"{args.top}, {out['seeded_reported_default']} at score >= {args.min_score}; intact drafts shown "
-          f"{out['intact_shown_default'] / max(1, len(projects)):.1f} results at score >= {args.min_score} per draft "
-          f"-> {args.out}")
+    print(f"{len(valid)} seeded omissions in {len(projects)} drafts: {out['seeded_found']} found, "
+          f"{out['seeded_reported_default']} shown by default; intact drafts shown "
+          f"{out['intact_shown_per_draft']} findings per draft ({out['intact_findings']} in all) -> {args.out}")
 
 
 if __name__ == "__main__":

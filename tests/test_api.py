@@ -130,7 +130,8 @@ def test_recommend_rejects_non_utf8_and_non_json(client):
 def test_audit_a_real_markdown_draft(client):
     held = S.split()[1][0]
     data = S.fulltext(held.id).encode("utf-8")
-    r = client.post("/api/audit", files={"file": (f"{held.id}.md", data, "text/markdown")}, data={"top": "8"})
+    r = client.post("/api/audit", files={"file": (f"{held.id}.md", data, "text/markdown")},
+                    data={"top": "8", "all": "true"})
     assert r.status_code == 200, r.text
     body = r.json()
     assert body["references"] > 10 and len(body["missing"]) == 8
@@ -198,7 +199,7 @@ def test_audit_a_latex_project_zip(client):
         zf.writestr("project/main.tex", main)
         zf.writestr("project/refs.bib", bib)
     r = client.post("/api/audit", files={"file": ("project.zip", buf.getvalue(), "application/zip")},
-                    data={"top": "5"})
+                    data={"top": "5", "all": "true"})
     assert r.status_code == 200, r.text
     body = r.json()
     assert body["references"] == 2 and body["linked"] == 2 and len(body["missing"]) == 5

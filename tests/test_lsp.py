@@ -120,7 +120,8 @@ async def test_language_server_session_on_a_real_latex_project(project):
         await client.initialize_session(types.InitializeParams(
             capabilities=client_capabilities("visual-studio-code"), root_uri=from_fs_path(str(root)),
             workspace_folders=[types.WorkspaceFolder(uri=from_fs_path(str(root)), name="paper")],
-            initialization_options={"year": 2023, "model": str(project["model"]), "minScore": 0.0, "top": 5}))
+            initialization_options={"year": 2023, "model": str(project["model"]), "minScore": 0.0, "top": 5,
+                                    "all": True}))
 
         # the .bib: a wrong year is a warning on the year's value, an invented paper an error
         bib_uri = _open(client, bib_path)
@@ -154,7 +155,7 @@ async def test_language_server_session_on_a_real_latex_project(project):
         assert 1 <= len(missing) <= 5
         assert all(d.severity == types.DiagnosticSeverity.Information for d in missing)
         assert all("\\bibliography" in tex_lines[d.range.start.line] for d in missing)
-        assert all(d.message.startswith("Not cited: ") and "(audit score " in d.message for d in missing)
+        assert all(d.message.startswith("Not cited: ") and "(confidence " in d.message for d in missing)
 
         # quick fix 1: the year becomes the record's
         actions = await client.text_document_code_action_async(types.CodeActionParams(

@@ -316,12 +316,12 @@ def test_cli_audit_year(capsys, rec, work, tmp_path):
     held = S.split()[1][0]
     draft = tmp_path / f"{held.id}.md"
     draft.write_text(S.fulltext(held.id), encoding="utf-8")
-    code, out, _ = run(capsys, work, "audit", str(draft), "--format", "json", "--top", "30", "--year", str(YEAR))
+    code, out, _ = run(capsys, work, "audit", str(draft), "--format", "json", "--top", "30", "--year", str(YEAR), "--all")
     assert code == 0
     res = json.loads(out)
     assert res["year"] == YEAR and res["missing"]
-    assert max(r["year"] for r in res["missing"] + res["cited"]) <= YEAR
-    assert all(_lab_year(rec, n["id"]) <= YEAR for r in res["missing"] for n in r["evidence"]["neighbours"])
+    assert max(r["year"] for r in res["missing"] + res["cited"] if r["paper_id"]) <= YEAR
+    assert all(_lab_year(rec, n["id"]) <= YEAR for r in res["missing"] for n in (r["evidence"] or {}).get("neighbours", ()))
     code, out, _ = run(capsys, work, "audit", str(draft), "--top", "3", "--year", str(YEAR))
     assert code == 0 and f"as of {YEAR}" in out
     code, out, _ = run(capsys, work, "audit", str(draft), "--top", "3")
@@ -360,10 +360,10 @@ def test_rest_audit_year(client):
     held = S.split()[1][0]
     data = S.fulltext(held.id).encode("utf-8")
     r = client.post("/api/audit", files={"file": ("draft.md", data, "text/markdown")},
-                    data={"top": "10", "year": str(YEAR)})
+                    data={"top": "10", "year": str(YEAR), "all": "true"})
     assert r.status_code == 200, r.text
     body = r.json()
-    assert body["year"] == YEAR and body["missing"] and max(x["year"] for x in body["missing"]) <= YEAR
+    assert body["year"] == YEAR and body["missing"] and max(x["year"] for x in body["missing"] if x["paper_id"]) <= YEAR
     for bad in ("abc", "1800", str(TODAY + 2)):
         r = client.post("/api/audit", files={"file": ("draft.md", data, "text/markdown")}, data={"year": bad})
         assert r.status_code == 422 and "year" in r.json()["error"], r.text

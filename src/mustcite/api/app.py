@@ -142,6 +142,10 @@ class AuditResponse(BaseModel):
     reference_list: list[dict[str, Any]] = Field(
         default_factory=list, description="the draft's references as read (marker or BibTeX key, title, year, "
                                           "linked pool paper, mentions)")
+    threshold: float | None = Field(None, description="the confidence a finding needs to be in missing")
+    findings: list[dict[str, Any]] = Field(
+        default_factory=list, description="every finding, shown or not, strongest first: kind, confidence, message, "
+                                          "location (file, line, section, sentence), paper, name, key")
 
 
 def check_filename(name: str | None) -> str:
@@ -204,7 +208,8 @@ def create_app(recommender=None, *, loader: Callable[[], Any] | None = None, bac
     async def audit(file: UploadFile = File(..., description="the draft (.pdf, .tei.xml, .md/.mmd[.gz], "
                                                                  ".tex, or a .zip/.tar.gz/.tgz LaTeX project)"),
                     top: int = Form(20, ge=1, le=200),
-                    year: int | None = Form(None, ge=MIN_YEAR, le=max_year, description=_YEAR_DOC)):
+                    year: int | None = Form(None, ge=MIN_YEAR, le=max_year, description=_YEAR_DOC),
+                    all: bool = Form(False, description="every finding, also those under the confidence threshold")):
         from ..recommend.draft import draft_kind
 
         backend.describe()
@@ -219,7 +224,7 @@ def create_app(recommender=None, *, loader: Callable[[], Any] | None = None, bac
         if not data:
             raise MustciteError(f"{name}: the uploaded file is empty", field="file")
         with admission.admit():
-            return await backend.audit(name, data, top, year)
+            return await backend.audit(name, data, top, year, all)
 
     static = Path(str(resources.files("mustcite.web").joinpath("static")))
     app.mount("/static", StaticFiles(directory=static), name="static")

@@ -48,13 +48,13 @@ def recommend_body(rec, title: str, abstract: str, top: int, year: int | None) -
     return {"year": ranked.year, "results": _results(ranked), "notice": ranked.notice}
 
 
-def audit_body(rec, name: str, data: bytes, top: int, year: int | None) -> dict[str, Any]:
+def audit_body(rec, name: str, data: bytes, top: int, year: int | None, show_all: bool = False) -> dict[str, Any]:
     """Audit an uploaded draft from a private temporary folder."""
     with tempfile.TemporaryDirectory(prefix="mustcite-upload-") as tmp:
         path = Path(tmp) / name
         path.write_bytes(data)
         try:
-            res = rec.audit(path, top=top, year=year)
+            res = rec.audit(path, top=top, year=year, show_all=show_all)
         except MustciteError as exc:
             message = exc.message.replace(str(path), name).replace(tmp, "")
             raise MustciteError(f"{name}: {message}", field="file", hint=exc.hint) from None
@@ -62,7 +62,8 @@ def audit_body(rec, name: str, data: bytes, top: int, year: int | None) -> dict[
             "linked": res.linked, "missing": _results(res.missing), "cited": _results(res.cited),
             "notice": res.notice, "notes": [n.replace(tmp, "") for n in res.notes],
             "closest_bibliographies": res.closest_bibliographies,
-            "reference_list": res.reference_list}
+            "reference_list": res.reference_list, "threshold": res.threshold,
+            "findings": [f.to_dict() for f in res.findings]}
 
 
 def _ready_to_serve(rec):
@@ -126,8 +127,9 @@ class LocalBackend:
     async def recommend(self, title: str, abstract: str, top: int, year: int | None) -> dict[str, Any]:
         return await self._call(recommend_body, title, abstract, top, year)
 
-    async def audit(self, name: str, data: bytes, top: int, year: int | None) -> dict[str, Any]:
-        return await self._call(audit_body, name, data, top, year)
+    async def audit(self, name: str, data: bytes, top: int, year: int | None,
+                    show_all: bool = False) -> dict[str, Any]:
+        return await self._call(audit_body, name, data, top, year, show_all)
 
 
 # ---- a pool of worker processes -----------------------------------------------------------------
@@ -223,8 +225,9 @@ class PoolBackend:
     async def recommend(self, title: str, abstract: str, top: int, year: int | None) -> dict[str, Any]:
         return await self._call("recommend", title, abstract, top, year)
 
-    async def audit(self, name: str, data: bytes, top: int, year: int | None) -> dict[str, Any]:
-        return await self._call("audit", name, data, top, year)
+    async def audit(self, name: str, data: bytes, top: int, year: int | None,
+                    show_all: bool = False) -> dict[str, Any]:
+        return await self._call("audit", name, data, top, year, show_all)
 
     def close(self) -> None:
         """Stop the workers: queued requests are cancelled, a request being computed is not waited for."""

@@ -277,8 +277,10 @@ def audit_cmd(
     draft: Path = typer.Argument(..., help="the draft: .pdf, .tei.xml, Markdown (.md/.mmd, optionally .gz), a LaTeX "
                                            ".tex file, a LaTeX project folder, or its .zip / .tar.gz archive"),
     fmt: str = typer.Option("table", "--format", help="table | json | markdown | bibtex (entries ready to paste)"),
-    top: int = typer.Option(20, "--top", min=1, max=500, help="missing papers to list"),
+    top: int = typer.Option(20, "--top", min=1, max=500, help="findings to list at most"),
     min_score: float = typer.Option(0.0, "--min-score", help="only list papers scoring at least this"),
+    show_all: bool = typer.Option(False, "--all", help="every finding, also those under the confidence threshold "
+                                                        "(by default only the ones a reviewer would likely call genuine)"),
     model: Path = typer.Option(None, "--model", help="model folder (default: <work>/models/recommender, else the demo's recommender-light)"),
     year: int = typer.Option(None, "--year", help="the draft's year: " + _YEAR_HELP),
     rerank: int = typer.Option(None, "--rerank", min=0, max=200, help=_RERANK_HELP),
@@ -301,7 +303,7 @@ def audit_cmd(
     rec = _load(model, rerank)
     if gate and gate[0] not in rec.tiers.models:
         raise UsageError(f"--fail-on: this model has no {gate[0]} tier (it has {', '.join(rec.tiers.models)})")
-    res = rec.audit(read, top=top, min_score=min_score, year=year)
+    res = rec.audit(read, top=top, min_score=min_score, year=year, show_all=show_all)
     if fmt == "json":
         text = json.dumps(res.to_dict(), ensure_ascii=False, indent=2) + "\n"
     elif fmt == "markdown":

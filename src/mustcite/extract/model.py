@@ -26,6 +26,13 @@ class ExtractedPaper:
     failure_modes: list[str] = field(default_factory=list)
     messages: list[str] = field(default_factory=list)
     stats: dict[str, Any] = field(default_factory=dict)
+    #: the body as read (LaTeX drafts): one dict per paragraph, ``{"section", "text", "cites"}`` with
+    #: ``cites`` the ``[offset, [keys]]`` of each citation in the rendered ``text``
+    passages: list[dict[str, Any]] = field(default_factory=list)
+    #: the bibliography's entries that no citation command uses (LaTeX drafts)
+    uncited: list[Reference] = field(default_factory=list)
+    #: the project's ``.tex`` files as written (relative path -> text), to point at a line
+    sources: dict[str, str] = field(default_factory=dict)
 
     def to_reference_list(self) -> list[dict[str, Any]]:
         """The reference file content: one dict per reference, in ``target`` order."""

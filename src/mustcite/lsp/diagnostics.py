@@ -123,13 +123,20 @@ def missing_diagnostics(bib: Bibliography, missing: list, bib_uri: str | None) -
     bibliography command ``bib``; its fix adds the paper's BibTeX to ``bib_uri``."""
     out = []
     for r in missing:
-        why = " ".join(r.reasons[:2]) if r.reasons else ""
+        if r.finding == "undefined_key":
+            continue                   # the reference check marks the key itself
+        if not r.paper_id:             # a placeholder: what the finding says
+            out.append(types.Diagnostic(range=bib.range, severity=types.DiagnosticSeverity.Information,
+                                        source=SOURCE, code="missing", message=r.message or r.title))
+            continue
+        why = r.message or (" ".join(r.reasons[:2]) if r.reasons else "")
         venue = " ".join(str(x) for x in (r.venue, r.year) if x)
         data = {"fix": "add-entry", "uri": bib_uri, "bibtex": bibtex(r), "title": r.title} if bib_uri else None
         out.append(types.Diagnostic(
             range=bib.range, severity=types.DiagnosticSeverity.Information, source=SOURCE, code="missing",
             message=f"Not cited: {r.title}" + (f" ({venue})" if venue else "") + f", {r.tier_name} "
-                    f"(audit score {r.score:.2f})." + (f" {why}" if why else ""),
+                    + (f"(confidence {r.confidence:.2f})." if r.confidence is not None else f"(audit score {r.score:.2f}).")
+                    + (f" {why}" if why else ""),
             data=data))
     return out
 

@@ -105,13 +105,15 @@ class Options:
     min_score: float = 0.5
     model: str | None = None
     audit: bool = True
+    all: bool = False             # every finding of the audit, also those under the confidence threshold
 
     @classmethod
     def from_client(cls, given: Any, defaults: "Options") -> "Options":
         given = given if isinstance(given, dict) else {}
         return cls(year=given.get("year", defaults.year), top=int(given.get("top", defaults.top)),
                    min_score=float(given.get("minScore", defaults.min_score)),
-                   model=given.get("model", defaults.model), audit=bool(given.get("audit", defaults.audit)))
+                   model=given.get("model", defaults.model), audit=bool(given.get("audit", defaults.audit)),
+                   all=bool(given.get("all", defaults.all)))
 
 
 class CitationServer(LanguageServer):
@@ -314,7 +316,8 @@ class CitationServer(LanguageServer):
         """The audit of the project in the workspace folder ``root`` and its bibliography site."""
         from ..recommend.audit import audit_draft
 
-        result = audit_draft(self.model(), root, top=max(self.options.top * 3, 30), year=self.options.year)
+        result = audit_draft(self.model(), root, top=max(self.options.top * 3, 30), year=self.options.year,
+                             show_all=self.options.all)
         return result, self.bibliography_site(root)
 
     def bibliography_site(self, root: Path) -> tuple[str, Any, str | None] | None:

@@ -22,6 +22,8 @@ earlier give evidence; ``AuditResult.year`` says which year it was.
 
 from __future__ import annotations
 
+import math
+import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -33,6 +35,9 @@ from ..io import load_pickle
 from ..numeric import logit
 from .bibliography import BibliographySignals, bibliography_index
 from .features import Candidate
+from .findings import (Finding, Location, confidence, defined_acronyms, kind_features, load_calibration,
+                       named_candidates, named_findings, own_names, placeholder_findings, same_work_keys,
+                       sentences, undefined_key_findings, content_words)
 from .query import parse_year
 from .ranking import empty_notice, top_indices
 from .results import Ranked, Recommendation, evidence_for, recommendation
@@ -80,6 +85,10 @@ class AuditResult:
     closest_bibliographies: list[dict[str, Any]] = field(default_factory=list)
     #: the draft's references as the audit read them (key, title, linked pool paper, mentions)
     reference_list: list[dict[str, Any]] = field(default_factory=list)
+    #: every finding, shown or not, strongest first (:mod:`.findings`)
+    findings: list[Finding] = field(default_factory=list)
+    #: the confidence a finding needs to be shown (in ``missing``)
+    threshold: float | None = None
 
     @property
     def notes(self) -> list[str]:
@@ -95,6 +104,7 @@ class AuditResult:
         d["notes"] = self.notes
         d["missing"] = [r.to_dict() for r in self.missing]
         d["cited"] = [r.to_dict() for r in self.cited]
+        d["findings"] = [f.to_dict() for f in self.findings]
         return d
 
 
@@ -187,7 +197,13 @@ def audit_ranking(rec: Recommender, query: dict[str, Any], references: list[str]
     cited = set(ds.references)
     chosen = [j for j in missing_order(ds, score, cited, top) if prob[j] >= min_score]
     have = [j for j in top_indices(score, ds.candidates, top + len(cited)) if ds.candidates[j].paper_id in cited]
-    rows = chosen + have
+    out = results_for(rec, ds, signals, chosen + have, prob)
+    return Ranked(out[:len(chosen)], ds.year), Ranked(out[len(chosen):], ds.year), signals
+
+
+def results_for(rec: Recommender, ds: DraftScores, signals: BibliographySignals, rows: list[int],
+                prob: np.ndarray) -> list[Recommendation]:
+    """The :class:`Recommendation` of the candidates ``rows`` of a draft (score: ``prob``)."""
     shown = rec.tiers.predict(ds.features[rows]) if rows else {}
     qterms = terms(ds.doc.text)
     cite_count = rec.nindex.counts(ds.year)[0]
@@ -197,7 +213,7 @@ def audit_ranking(rec: Recommender, query: dict[str, Any], references: list[str]
         ev = evidence_for(c, rec.pool_terms.shared(qterms, c.row), rec.nindex, cite_count)
         ev.update(bibliography_evidence(signals, c.paper_id))
         out.append(recommendation(rec.pool[c.row], float(prob[j]), {t: float(p[k]) for t, p in shown.items()}, ev))
-    return Ranked(out[:len(chosen)], ds.year), Ranked(out[len(chosen):], ds.year), signals
+    return out
 
 
 def build_title_index(pool):
@@ -249,26 +265,184 @@ def _reference_rows(refs: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [{k: r.get(k) for k in keys if r.get(k) is not None} for r in refs]
 
 
+#: how many of the best-ranked papers the draft does not cite are weighed as ``likely_missing``
+LIKELY_TOP = 20
+
+
+def _passages(paper, refs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The body as passages: a LaTeX draft's paragraphs, else each reference's citation contexts
+    with the citation where its marker is written."""
+    if paper.passages:
+        return paper.passages
+    out = []
+    for r in refs:
+        for c in r.get("contexts") or ():
+            text = c.get("context") or ""
+            at = text.find(r.get("cite") or "\x00")
+            out.append({"section": c.get("section") or "", "text": text,
+                        "cites": [[at if at >= 0 else 0, [r.get("bibkey") or r.get("cite") or ""]]]})
+    return out
+
+
+def _body_keys(sents) -> set[str]:
+    """The name keys of every run of one to four words of the body."""
+    from ..extract.works.names import TOKEN
+    from ..extract.works import name_key
+
+    keys: set[str] = set()
+    for s in sents:
+        toks = TOKEN.findall(s.text)
+        for n in range(1, 5):
+            for i in range(len(toks) - n + 1):
+                keys.add(name_key("".join(toks[i:i + n])))
+    return keys
+
+
+def draft_findings(rec: Recommender, draft: Draft, refs: list[dict[str, Any]], uncited: list[dict[str, Any]],
+                   ds: DraftScores | None, score: np.ndarray | None, signals: BibliographySignals | None,
+                   sents, calibration: dict[str, Any]) -> list[Finding]:
+    """Every finding of a read draft (see :mod:`.findings`), strongest first, with its confidence."""
+    from ..corpus.records import normalize_title, title_short_name
+    from ..extract.works import name_key
+    from .findings import locate, title_starts_with
+
+    paper = draft.paper
+    year = ds.year if ds is not None else rec.effective_year(None)
+    sources = paper.sources
+    undefined = list(paper.stats.get("undefined_keys") or [])
+    found: list[Finding] = placeholder_findings(sources)
+    found += undefined_key_findings(undefined, sources, int(paper.stats.get("bib_entries") or 0))
+    if ds is None or score is None:
+        return _rank(found, calibration)
+    at = {c.paper_id: j for j, c in enumerate(ds.candidates)}
+
+    def score_of(pid: str) -> float:
+        return float(score[at[pid]]) if pid in at else -8.0
+
+    body = " ".join(s.text for s in sents)
+    cited = {r["paper_id"] for r in refs if r.get("paper_id")}
+    cited_titles, cited_names = same_work_keys(refs)
+    # a key no entry defines still cites its work: "dalle2", "hu2021lora" (its words, years aside)
+    cited_names |= {name_key(w) for k in undefined for w in re.split(r"[^A-Za-z]*(?:19|20)\d\d[^A-Za-z]*|[_:\-]", k)
+                    if len(name_key(w)) >= 3} | {name_key(k) for k in undefined}
+    ref_titles = [r.get("title") or "" for r in refs]
+    own = own_names(draft.title, body)
+    cands = named_candidates(rec.names, sents, year, rec.pool_years, rec.pool.titles) if rec.names is not None else {}
+    key_refs = {str(r.get("bibkey") or r.get("cite") or ""): r for r in refs}
+    named, kept = named_findings(cands, pool=rec.pool, pool_years=rec.pool_years, year=year, cited=cited,
+                                 cited_titles=cited_titles, cited_names=cited_names, ref_titles=ref_titles, own=own,
+                                 acronyms=defined_acronyms(body), sources=sources, score_of=score_of,
+                                 body=body, key_refs=key_refs)
+    # entries of the draft's own bibliography that no citation uses, while the text names them
+    by_pid = {rec.pool.ids[row]: c for row, c in kept.items()}
+    keys = _body_keys(sents) if uncited else set()
+    in_bib: dict[str, Finding] = {}
+    for u in uncited:
+        pid = u.get("paper_id")
+        if (pid and pid in cited) or normalize_title(u.get("title") or "") in cited_titles:
+            continue                   # the same work is cited under another key
+        c = by_pid.get(pid) if pid else None
+        written = re.match(r"\s*([^:]{3,60}):", u.get("title") or "")
+        name = c.name if c is not None else (written.group(1).strip() if written else "")
+        if c is None and not (name and re.search(r"[A-Z0-9]", name[1:]) and name_key(name) in keys
+                              and name_key(name) not in own and re.search(rf"(?<!\w){re.escape(name)}(?!\w)", body)):
+            continue                   # a name of its own, as the title writes it, that the text uses
+        rel, line = locate(sources, name)
+        feats = kind_features("bib_not_cited") | {"log_occurrences": math.log1p(len(c.places)) if c else 0.0,
+                                                  "recommender_logit": score_of(pid) if pid else 0.0}
+        where = f"{rel}:{line}" if rel else "the text"
+        in_bib.setdefault(pid or u.get("bibkey") or name, Finding(
+            "bib_not_cited", f"{u.get('bibkey')} is in your bibliography but never cited, while the text names "
+            f"{name} ({where}): cite it there", feats, Location(rel, line), pid, name, u.get("bibkey"),
+            row=next((row for row, k in kept.items() if k is c), None) if c is not None else None))
+    found += list(in_bib.values()) + [f for f in named if f.paper_id not in in_bib]
+    # the best-ranked papers the draft does not cite, weighed by what its text says of them
+    taken = {f.paper_id for f in found if f.paper_id}
+    words = content_words(body)
+    for j in top_indices(score, ds.candidates, LIKELY_TOP + len(cited)):
+        c = ds.candidates[j]
+        title = rec.pool.titles[c.row] or ""
+        if c.paper_id in cited or c.paper_id in taken or normalize_title(title) in cited_titles:
+            continue
+        tw = content_words(title)
+        short = name_key(title_short_name(title))
+        if short and (short in cited_names or any(title_starts_with(t, short) for t in ref_titles)):
+            continue
+        feats = kind_features("likely_missing") | {
+            "recommender_logit": float(score[j]), "coupling": signals.value("coupling", c.paper_id) if signals else 0.0,
+            "title_overlap": len(tw & words) / max(1, len(tw)),
+            "log_age": math.log1p(max(0, year - int(rec.pool_years[c.row])))}
+        found.append(Finding("likely_missing", "the papers closest to yours cite it and your draft does not",
+                             feats, Location(), c.paper_id, None, row=c.row))
+        if sum(f.kind == "likely_missing" for f in found) >= LIKELY_TOP:
+            break
+    return _rank(found, calibration)
+
+
+def _rank(found: list[Finding], calibration: dict[str, Any]) -> list[Finding]:
+    for f in found:
+        f.confidence = confidence(f.features, calibration)
+    return sorted(found, key=lambda f: (-f.confidence, f.kind, f.paper_id or f.key or ""))
+
+
+def _finding_result(rec: Recommender, f: Finding, by_id: dict[str, Recommendation]) -> Recommendation:
+    """A finding as an entry of ``missing``: the paper's result with the finding's fields."""
+    if f.paper_id and f.paper_id in by_id:
+        r = by_id[f.paper_id]
+    elif f.row is not None:
+        r = recommendation(rec.pool[f.row], f.confidence, {}, {})
+    else:
+        r = Recommendation("", f.key or f.name or "", None, None, round(f.confidence, 6), "", {}, kind=f.kind)
+    r.finding, r.confidence, r.message, r.location = f.kind, round(f.confidence, 4), f.message, f.location.to_dict()
+    return r
+
+
 def audit_draft(rec: Recommender, path: str | Path | Draft, *, top: int = 50, min_score: float = 0.0,
-                year: int | None = None, weights: AuditWeights = DEFAULT_WEIGHTS) -> AuditResult:
-    """Extract, link and compare one draft as of ``year`` (default: today's); ``missing`` holds
-    the papers it should cite and does not, best first. ``path`` may be a draft already read with
-    :func:`.draft.read_draft` (a front end reads every input before it loads a model)."""
+                year: int | None = None, weights: AuditWeights = DEFAULT_WEIGHTS, show_all: bool = False,
+                calibration: dict[str, Any] | None = None) -> AuditResult:
+    """Read, link and audit one draft as of ``year`` (default: today's). ``findings`` holds every
+    finding strongest first; ``missing`` those at or above the calibrated threshold (all of them
+    with ``show_all``), at most ``top``, each also at or above ``min_score``. ``path`` may be a
+    draft already read with :func:`.draft.read_draft` (a front end reads every input before it
+    loads a model)."""
     from ..extract.link import link_references
     from .draft import Draft, read_draft
 
     year = parse_year(year)
     if min_score != min_score:
         raise UsageError("min_score must be a number, not NaN")
+    calibration = calibration or load_calibration()
     draft = path if isinstance(path, Draft) else read_draft(path)
     paper, (title, abstract) = draft.paper, draft.query_text
     as_of = rec.effective_year(year)   # a reference cannot be to a later paper either
-    refs = link_references(paper.to_reference_list(), title_index(rec), citing_year=as_of)
+    index = title_index(rec)
+    refs = link_references(paper.to_reference_list(), index, citing_year=as_of)
+    uncited = link_references([r.to_dict() for r in paper.uncited], index, citing_year=as_of) if paper.uncited else []
     linked = [r["paper_id"] for r in refs if r.get("paper_id")]
-    missing, have, signals = audit_ranking(rec, {"id": "draft", "title": title, "abstract": abstract, "year": year},
-                                           linked, text=context_text(refs), top=top, min_score=min_score,
-                                           weights=weights)
-    return AuditResult(draft.path.name, draft.title, draft.abstract, len(refs), len(set(linked)), missing, have,
+    sents = sentences(_passages(paper, refs))
+    body = " ".join(s.text for s in sents)
+    ds, signals = score_draft(rec, {"id": "draft", "title": title, "abstract": abstract, "year": year}, linked,
+                              text=body, weights=weights)
+    notice, score, prob = None, None, None
+    if ds.candidates:
+        score = blend(ds, signals, weights)
+        prob = 1.0 / (1.0 + np.exp(-np.clip(score, -50, 50)))
+    else:
+        notice = empty_notice(ds.doc.text, ds.year)
+    findings = draft_findings(rec, draft, refs, uncited, ds if ds.candidates else None, score, signals, sents,
+                              calibration)
+    threshold = float(calibration["threshold"])
+    shown = [f for f in findings if show_all or f.confidence >= threshold][:max(0, top)]
+    at = {c.paper_id: j for j, c in enumerate(ds.candidates)}
+    rows = [at[f.paper_id] for f in shown if f.paper_id in at]
+    by_id = {r.paper_id: r for r in results_for(rec, ds, signals, rows, prob)} if rows else {}
+    missing = Ranked([_finding_result(rec, f, by_id) for f in shown], ds.year, notice)
+    missing = Ranked([r for r in missing if r.score >= min_score or not r.paper_id], ds.year, notice)
+    cited = set(linked)
+    have = [j for j in top_indices(score, ds.candidates, top + len(cited)) if ds.candidates[j].paper_id in cited] \
+        if score is not None else []
+    return AuditResult(draft.path.name, draft.title, draft.abstract, len(refs), len(cited), missing,
+                       Ranked(results_for(rec, ds, signals, have, prob) if have else [], ds.year),
                        {"status": paper.status, "method": paper.method, "messages": list(paper.messages)},
-                       getattr(missing, "year", as_of), getattr(missing, "notice", None),
-                       [asdict(c) for c in signals.coupled], _reference_rows(refs))
+                       ds.year, notice, [asdict(c) for c in signals.coupled], _reference_rows(refs),
+                       findings, threshold)

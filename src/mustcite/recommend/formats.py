@@ -166,10 +166,26 @@ def draft_keys(audit) -> set[str]:
 
 def audit_bibtex(audit) -> str:
     """BibTeX entries of the missing papers, ready to paste: keys never collide with the draft's."""
-    keys = unique_keys(audit.missing, draft_keys(audit))
-    head = f"% mustcite audit of {audit.draft} (as of {audit.year}): {len(audit.missing)} missing papers\n"
+    papers = [r for r in audit.missing if r.paper_id]
+    keys = unique_keys(papers, draft_keys(audit))
+    head = f"% mustcite audit of {audit.draft} (as of {audit.year}): {len(papers)} missing papers\n"
     head += "".join(f"% note: {' '.join(n.split())}\n" for n in audit.notes)
-    return head + "\n".join(bibtex(r, k) for r, k in zip(audit.missing, keys))
+    head += "".join(f"% {' '.join((r.message or '').split())}\n" for r in audit.missing if not r.paper_id)
+    return head + "\n".join(f"% {' '.join((r.message or '').split())}\n{bibtex(r, k)}" if r.message else bibtex(r, k)
+                             for r, k in zip(papers, keys))
+
+
+def _finding_paper(r: Recommendation) -> str:
+    return f"{r.title} ({r.venue or 'unknown venue'} {r.year or ''}){work_note(r)}".strip() if r.paper_id else ""
+
+
+def _shown_line(audit) -> str:
+    threshold = getattr(audit, "threshold", None)
+    total = len(getattr(audit, "findings", ()) or ())
+    if threshold is None:
+        return f"{len(audit.missing)} shown"
+    return (f"{len(audit.missing)} shown of {total} (confidence >= {threshold:.2f}: the probability that a careful "
+            f"reviewer calls it a genuine omission; --all shows every one)")
 
 
 def _md(s: str) -> str:
@@ -190,16 +206,21 @@ def audit_markdown(audit) -> str:
     if audit.closest_bibliographies:
         out += ["", "Labelled papers whose references are closest to yours:", ""]
         out += [f"- {_md(c['title'])} ({c['shared']} shared references)" for c in audit.closest_bibliographies]
-    out += ["", f"## Missing must-cite papers ({len(audit.missing)})", ""]
+    out += ["", f"## Findings ({_shown_line(audit)})", ""]
     if not audit.missing:
         out.append("None found.")
     else:
-        out += ["| # | tier | P(baseline or dataset) | score | paper | why |", "|---:|---|---:|---:|---|---|"]
+        out += ["| # | confidence | finding | where | paper | what |", "|---:|---:|---|---|---|---|"]
         for i, r in enumerate(audit.missing, 1):
             link = f"[{_md(r.title)}]({r.url})" if r.url else _md(r.title)
-            paper = f"{link} ({r.venue or 'unknown venue'} {r.year or ''}){work_note(r)}".strip()
-            out.append(f"| {i} | {r.tier_name or r.tier} | {r.tiers.get('type1', 0.0):.2f} | {r.score:.3f} | {paper} | "
-                       f"{_md(' '.join(r.reasons or reasons(r.evidence or {}, r)))} |")
+            paper = f"{link} ({r.venue or 'unknown venue'} {r.year or ''}){work_note(r)}".strip() if r.paper_id else ""
+            loc = r.location or {}
+            where = f"{loc.get('file')}:{loc.get('line')}" if loc.get("file") and loc.get("line") else (loc.get("file") or "")
+            what = r.message or ' '.join(r.reasons or reasons(r.evidence or {}, r))
+            if loc.get("quote"):
+                what += f' "{loc["quote"]}"'
+            conf = r.confidence if r.confidence is not None else r.score
+            out.append(f"| {i} | {conf:.2f} | {r.finding or ''} | {_md(where)} | {paper} | {_md(what)} |")
     return "\n".join(out) + "\n"
 
 
@@ -217,7 +238,23 @@ def audit_table(audit) -> str:
         head += f"notes on reading the draft ({len(notes)}):\n" + "".join(f"  - {n}\n" for n in shown)
         if len(notes) > len(shown):
             head += f"  ... and {len(notes) - len(shown)} more (--format json or markdown lists all)\n"
-    return head + "\nmissing (recommended, not in the bibliography):\n" + table({audit.draft: audit.missing})
+    return head + f"\nfindings: {_shown_line(audit)}\n" + findings_table(audit.missing)
+
+
+def findings_table(rs: Sequence[Recommendation]) -> str:
+    """The findings as plain text: confidence, kind, where, the paper, what it says and the sentence."""
+    lines = []
+    for i, r in enumerate(rs, 1):
+        loc = r.location or {}
+        where = f"{loc.get('file')}:{loc.get('line')}" if loc.get("file") and loc.get("line") else (loc.get("file") or "")
+        conf = r.confidence if r.confidence is not None else r.score
+        lines.append(f"{i:>3}. {conf:.2f}  {r.finding or 'ranked'}  {where}".rstrip())
+        if r.paper_id:
+            lines.append(f"     {_finding_paper(r)[:140]}")
+        lines.append(f"     {r.message or ' '.join(r.reasons or reasons(r.evidence or {}, r))}")
+        if loc.get("quote"):
+            lines.append(f'     "{loc["quote"]}"')
+    return "\n".join(lines) + ("\n" if lines else "none\n")
 
 
 #: the plain-text audit shows this many notes on reading the draft; the other formats show all

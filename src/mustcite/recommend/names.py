@@ -119,12 +119,12 @@ class NameIndex:
         need = self.need.get(key, MIN_SUPPORT)
         return {int(r): int(c) for r, c in zip(rows, counts) if c >= need and c / citing >= MIN_SHARE}
 
-    def named(self, text: str, year: int, pool_years: np.ndarray, *, exclude: str | None = None,
-              ) -> dict[str, NameHit]:
-        """``{pool id: NameHit}`` of the entries of ``year`` or earlier that ``text`` names
-        (``exclude``: the labelled paper the text is, left out of the support)."""
-        toks = TOKEN.findall(text or "")
-        out: dict[str, NameHit] = {}
+    def occurrences(self, text: str, year: int, pool_years: np.ndarray, *, exclude: str | None = None):
+        """Every run of ``text``'s words that names pool entries of ``year`` or earlier, as
+        ``(start, end, surface, {pool row: NameHit})`` with ``start``/``end`` the run's character
+        offsets (``exclude``: the labelled paper the text is, left out of the support)."""
+        found = list(TOKEN.finditer(text or ""))
+        toks = [m.group(0) for m in found]
         for n in range(1, MAX_WORDS + 1):
             for i in range(len(toks) - n + 1):
                 words = toks[i:i + n]
@@ -133,13 +133,25 @@ class NameIndex:
                     continue            # "S D" is no "SD"; "Llama 2" is "Llama2"
                 surface = " ".join(words)
                 cased = any(ch.isupper() or ch.isdigit() for ch in surface)
+                hits: dict[int, NameHit] = {}
                 if key in self.uses and (cased or not self.cased[key]):
                     for r, support in self.mined(key, year, exclude).items():
                         if pool_years[r] <= year:
-                            hit = out.setdefault(self.ids[r], NameHit(surface, 0, False))
-                            hit.support = max(hit.support, support)
+                            hits[r] = NameHit(surface, support, False)
                 for r in self.title_rows.get(key, ()) if cased else ():
                     if pool_years[r] <= year:
-                        hit = out.setdefault(self.ids[r], NameHit(surface, 0, True))
-                        hit.from_title = True
+                        hits.setdefault(r, NameHit(surface, 0, True)).from_title = True
+                if hits:
+                    yield found[i].start(), found[i + n - 1].end(), surface, hits
+
+    def named(self, text: str, year: int, pool_years: np.ndarray, *, exclude: str | None = None,
+              ) -> dict[str, NameHit]:
+        """``{pool id: NameHit}`` of the entries of ``year`` or earlier that ``text`` names
+        (``exclude``: the labelled paper the text is, left out of the support)."""
+        out: dict[str, NameHit] = {}
+        for _, _, _, hits in self.occurrences(text, year, pool_years, exclude=exclude):
+            for r, hit in hits.items():
+                have = out.setdefault(self.ids[r], NameHit(hit.name, 0, False))
+                have.support = max(have.support, hit.support)
+                have.from_title = have.from_title or hit.from_title
         return out

@@ -41,6 +41,13 @@ class Recommendation:
     tier_name: str = ""
     #: why it was recommended, as sentences, the strongest evidence first (:func:`.reasons.reasons`)
     reasons: list[str] = field(default_factory=list)
+    #: in an audit: what kind of finding it is (``named_not_cited``, ``bib_not_cited``,
+    #: ``placeholder``, ``undefined_key``, ``likely_missing``), its calibrated confidence (the
+    #: probability that a careful reviewer calls it a genuine omission), what it says and where
+    finding: str | None = None
+    confidence: float | None = None
+    message: str | None = None
+    location: dict[str, Any] | None = None
 
     def __post_init__(self) -> None:
         if not self.tier_name:

@@ -21,7 +21,7 @@ from ..sentences import split_sentences
 from .arguments import braced
 from .bibliography import read_bibliography
 from .citations import MARK_START, MARKER, TEXTUAL_COMMANDS, Citation, citation_style, mark_citations
-from .includes import Project, find_main, load_project, project_files, rel_path
+from .includes import Project, find_main, load_project, project_files, read_text, rel_path
 from .macros import expand_macros
 from .text import Segment, drop_refs, paragraphs, split_segments, to_text
 
@@ -139,8 +139,13 @@ def extract_project(project: Project, all_files: list[Path], source_path: str) -
     for seg in segs:
         for para in paragraphs(seg.latex):
             if MARK_START not in para:
+                if len(paper.passages) < MAX_PASSAGES:
+                    paper.passages.append({"section": seg.label, "text": para, "cites": []})
                 continue
             text, spans = _render_paragraph(para, cites, refs, number, style)
+            if len(paper.passages) < MAX_PASSAGES:
+                paper.passages.append({"section": seg.label, "text": text,
+                                       "cites": [[at, list(cites[ci].keys)] for ci, at in spans]})
             sents = split_sentences(text)
             starts, at = [], 0
             for s in sents:
@@ -178,6 +183,11 @@ def extract_project(project: Project, all_files: list[Path], source_path: str) -
                              arxiv=e.arxiv if e else None, url=e.url if e else None,
                              venue=(e.venue or None) if e else None))
     paper.references = out
+    cited_keys = {k.lower() for k in order}
+    paper.uncited = [Reference(target=0, title=e.title, year=e.year, cite=key, raw=e.raw, authors=list(e.authors),
+                               bibkey=key, doi=e.doi, arxiv=e.arxiv, url=e.url, venue=e.venue or None)
+                     for key, e in entries.items() if key.lower() not in cited_keys][:MAX_UNCITED]
+    paper.sources = project_sources(project)
     if undefined:
         paper.messages.append(f"{len(undefined)} cited key(s) defined in no .bib/.bbl file: "
                               f"{', '.join(undefined[:10])}{' ...' if len(undefined) > 10 else ''}")
@@ -202,6 +212,29 @@ def extract_project(project: Project, all_files: list[Path], source_path: str) -
                    "nocite": len(nocite), "cited_keys": len(order), "undefined_keys": undefined,
                    "undated_keys": undated, "n_references": len(out), "n_contexts": n_contexts}
     return paper
+
+
+#: the paragraphs and uncited bibliography entries a reading keeps at most
+MAX_PASSAGES = 20_000
+MAX_UNCITED = 5_000
+#: the source text kept to point at lines, at most (characters, all files together)
+MAX_SOURCE_CHARS = 8_000_000
+
+
+def project_sources(project: Project) -> dict[str, str]:
+    """The project's ``.tex`` files as written (relative path -> text), in reading order, within
+    :data:`MAX_SOURCE_CHARS`."""
+    out: dict[str, str] = {}
+    left = MAX_SOURCE_CHARS
+    for rel in project.files:
+        text = read_text(project.root / rel, project.root, [])
+        if text is None:
+            continue
+        if len(text) > left:
+            break
+        out[rel] = text
+        left -= len(text)
+    return out
 
 
 def _render_paragraph(para: str, cites: list[Citation], refs: dict[str, _Ref], number: dict[str, int],

@@ -1,0 +1,427 @@
+"""What an audit tells a draft: findings, each with its evidence, where it is, and a calibrated
+confidence (the probability that a careful reviewer would call it a genuine omission).
+
+Kinds, strongest first:
+
+* ``placeholder``: a citation left to do: ``[ref]``, ``[?]``, ``[citation needed]``, an empty
+  ``\\cite{}``;
+* ``undefined_key``: a ``\\cite`` key that no ``.bib``/``.bbl`` entry defines ("add a .bib entry
+  for dalle2"): the draft cites the work, its bibliography lacks the entry;
+* ``bib_not_cited``: an entry of the draft's own bibliography that no citation uses, while the text
+  names the work;
+* ``named_not_cited``: a work the text uses by name (a dataset, benchmark, model, method or
+  software, named as citing papers name it or as its title starts) with no citation next to the
+  name and no version of it in the bibliography;
+* ``likely_missing``: a paper the closest papers cite and compare against that the draft does not
+  cite, and whose name or title words the draft's text uses.
+
+A draft cites a work when it cites any version of it: a reference linked to the work, to a record
+with the same normalised title, or whose title starts with the name the text uses ("ImageNet Large
+Scale Visual Recognition Challenge" for "ImageNet"). A name the draft defines for itself (its title's
+name, an acronym it introduces, "our method NAME") is never a finding, and an acronym the draft spells
+out ("conformal policy control (CPC)") names only a work whose title has those words.
+
+Confidence: a logistic model over each finding's features (:data:`FEATURES`), fit on the real
+development drafts with :func:`fit_calibration` and shipped as ``finding_calibration.json``; the
+default threshold of what is shown is chosen there too.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..corpus.records import normalize_title, title_short_name
+from ..extract.sentences import split_sentences
+from ..extract.works import name_key
+
+KINDS = ("placeholder", "undefined_key", "bib_not_cited", "named_not_cited", "likely_missing")
+#: the features the confidence is computed from, in the calibration's order
+FEATURES = ("kind_placeholder", "kind_undefined_key", "kind_bib_not_cited", "kind_named", "kind_likely",
+            "log_support", "from_title", "log_occurrences", "use_verb", "experiment_section", "cite_in_sentence",
+            "ambiguous", "recommender_logit", "acronym", "log_age", "title_overlap", "coupling", "cite_next_other")
+CALIBRATION_FILE = Path(__file__).with_name("finding_calibration.json")
+
+#: sections where a name is an artefact the work uses (headings, lower-cased)
+_EXPERIMENT = re.compile(r"experiment|evaluat|result|setup|set-up|dataset|benchmark|baseline|implementation|"
+                         r"training|appendix|ablation|empirical|details", re.I)
+#: words that say a name is used, not only mentioned, within a few words of it
+_USE = re.compile(r"\b(?:use[sd]?|using|fine-?tun\w*|train\w*|evaluat\w*|test\w*|benchmark\w*|compar\w*|"
+                  r"baselines?|datasets?|pre-?train\w*|initiali[sz]\w*|implement\w*|adopt\w*|follow\w*|"
+                  r"built|build|based|backbone|encoder|model|on)\b", re.I)
+#: an acronym spelled out in the text: "Long Form Words (ACR)"
+_DEFINED = re.compile(r"((?:[A-Za-z][\w-]*\s+){1,6}?[A-Za-z][\w-]*)\s*\(\s*([A-Z][A-Za-z0-9-]{1,15}s?)\s*\)")
+_OWN = re.compile(r"\b(?:we|this (?:paper|work))\s+(?:propose|introduce|present|call|dub|term|name|develop|design)"
+                  r"\w*\s+(?:a |an |the )?(?:new |novel )?(?:\w+\s+){0,4}?(?:called |named |dubbed |termed )?"
+                  r"([A-Z][A-Za-z0-9-]{1,20})", re.I)
+_PLACEHOLDER = re.compile(r"\[\s*(?:ref|refs|reference|citation needed|cite|citation|\?+)\s*\]|"
+                          r"\\(?:cite[tp]?|autocite|parencite|textcite)\*?\s*\{\s*\}", re.I)
+#: ``\\verb|...|``: shown as typed, never a citation
+_VERB = re.compile(r"\\verb\*?([^A-Za-z\s])(.*?)\1")
+_STOP = frozenset("a an and the of for in on to with from by via at as is are its our we using towards toward "
+                  "through into over under".split())
+
+
+@dataclass
+class Location:
+    """Where a finding is: the file and line when the text could be found in the sources, the
+    section and the sentence."""
+
+    file: str | None = None
+    line: int | None = None
+    section: str | None = None
+    quote: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"file": self.file, "line": self.line, "section": self.section, "quote": self.quote}
+
+    def where(self) -> str:
+        if self.file:
+            return f"{self.file}:{self.line}" if self.line else self.file
+        return self.section or ""
+
+
+@dataclass
+class Finding:
+    """One thing the audit tells the draft (see the module doc)."""
+
+    kind: str
+    message: str
+    features: dict[str, float]
+    location: Location = field(default_factory=Location)
+    paper_id: str | None = None       # the pool paper or work, when the finding is about one
+    name: str | None = None           # the name the text uses
+    key: str | None = None            # the citation key, for placeholders, undefined keys and .bib entries
+    confidence: float = 0.0
+    row: int | None = None            # the pool row of ``paper_id``
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"finding": self.kind, "confidence": round(self.confidence, 4), "message": self.message,
+                "location": self.location.to_dict(), "paper_id": self.paper_id, "name": self.name, "key": self.key,
+                "features": {k: round(v, 4) for k, v in self.features.items()}}
+
+
+# ---- reading the draft's text ---------------------------------------------------------------------
+
+@dataclass
+class Sentence:
+    text: str
+    section: str
+    start: int                        # offset in its passage's text
+    cites: list[tuple[int, list[str]]]   # (offset in the sentence, keys)
+
+
+def sentences(passages: list[dict[str, Any]]) -> list[Sentence]:
+    """The body's sentences with the citations each holds (offsets within the sentence)."""
+    out: list[Sentence] = []
+    for p in passages:
+        text, cites = p.get("text") or "", p.get("cites") or []
+        at = 0
+        for s in split_sentences(text):
+            i = text.find(s, at)
+            i = at if i < 0 else i
+            end = i + len(s)
+            out.append(Sentence(s, p.get("section") or "", i,
+                                [(off - i, keys) for off, keys in cites if i <= off <= end + 1]))
+            at = end
+    return out
+
+
+def locate(sources: dict[str, str], needle: str) -> tuple[str | None, int | None]:
+    """The first file and line (outside comments) whose text holds ``needle`` (its words in order,
+    any spacing or markup between them), in reading order."""
+    words = [re.escape(w) for w in re.findall(r"[A-Za-z0-9]+", needle)]
+    if not words:
+        return None, None
+    pattern = re.compile(r"(?<![A-Za-z0-9])" + r"[^A-Za-z0-9\n]{0,6}".join(words) + r"(?![A-Za-z0-9])")
+    for rel, text in sources.items():
+        for n, line in enumerate(text.splitlines(), 1):
+            code = re.split(r"(?<!\\)%", line, maxsplit=1)[0]
+            if pattern.search(code):
+                return rel, n
+    return None, None
+
+
+def _quote(sentence: str, start: int, end: int, width: int = 220) -> str:
+    if len(sentence) <= width:
+        return sentence.strip()
+    a = max(0, min(start - width // 2, len(sentence) - width))
+    return ("..." if a else "") + sentence[a:a + width].strip() + ("..." if a + width < len(sentence) else "")
+
+
+def content_words(text: str) -> set[str]:
+    return {w for w in re.findall(r"[a-z0-9]+", (text or "").lower()) if w not in _STOP and len(w) > 1}
+
+
+def defined_acronyms(text: str) -> dict[str, str]:
+    """``{acronym key: long form}`` of the acronyms the text spells out ("Low-Rank Adaptation
+    (LoRA)"), the long form cut to as many words as the acronym has letters where it can be."""
+    out: dict[str, str] = {}
+    for m in _DEFINED.finditer(text):
+        acr, words = m.group(2), m.group(1).split()
+        letters = len(re.sub(r"[^A-Z]", "", acr)) or len(acr)
+        long_form = " ".join(words[-max(letters, 1):])
+        out.setdefault(name_key(acr.rstrip("s")), long_form)
+        out.setdefault(name_key(acr), long_form)
+    return out
+
+
+def own_names(title: str, text: str) -> set[str]:
+    """Name keys the draft gives its own contributions: its title's name and the names it says it
+    proposes ("we propose MAGNET", "our method, X")."""
+    own = {name_key(title_short_name(title))} if title_short_name(title) else set()
+    for m in _OWN.finditer(text):
+        own.add(name_key(m.group(1)))
+    for m in re.finditer(r"\b([A-Z][A-Za-z0-9-]{1,20})\s*\((?:ours|our method|this work)\)", text):
+        own.add(name_key(m.group(1)))
+    return {k for k in own if len(k) >= 2}
+
+
+# ---- confidence -----------------------------------------------------------------------------------
+
+@lru_cache(maxsize=4)
+def load_calibration(path: str = str(CALIBRATION_FILE)) -> dict[str, Any]:
+    """The shipped calibration: ``{"features", "coef", "intercept", "threshold", ...}``."""
+    return json.loads(Path(path).read_text())
+
+
+def confidence(features: dict[str, float], calibration: dict[str, Any]) -> float:
+    x = np.array([features.get(f, 0.0) for f in calibration["features"]], dtype=np.float64)
+    z = float(x @ np.asarray(calibration["coef"], dtype=np.float64) + calibration["intercept"])
+    return 1.0 / (1.0 + math.exp(-max(-50.0, min(50.0, z))))
+
+
+def fit_calibration(rows: list[dict[str, float]], labels: list[int], *, c: float = 1.0) -> dict[str, Any]:
+    """A logistic model of ``labels`` (1: a genuine omission) on the findings' ``rows`` of features."""
+    from sklearn.linear_model import LogisticRegression
+
+    X = np.array([[r.get(f, 0.0) for f in FEATURES] for r in rows], dtype=np.float64)
+    y = np.asarray(labels, dtype=np.int64)
+    lr = LogisticRegression(C=c, max_iter=2000).fit(X, y)
+    return {"features": list(FEATURES), "coef": [round(float(v), 6) for v in lr.coef_[0]],
+            "intercept": round(float(lr.intercept_[0]), 6), "n": int(len(y)), "positives": int(y.sum())}
+
+
+def kind_features(kind: str) -> dict[str, float]:
+    col = {"placeholder": "kind_placeholder", "undefined_key": "kind_undefined_key",
+           "bib_not_cited": "kind_bib_not_cited", "named_not_cited": "kind_named", "likely_missing": "kind_likely"}
+    return {col[kind]: 1.0}
+
+
+def same_work_keys(refs: list[dict[str, Any]]) -> tuple[set[str], set[str]]:
+    """(normalised titles, name keys) of the draft's references: what it cites, in any version."""
+    titles, names = set(), set()
+    for r in refs:
+        t = r.get("title") or ""
+        if t:
+            titles.add(normalize_title(t))
+            short = title_short_name(t)
+            if short:
+                names.add(name_key(short))
+    return titles, names
+
+
+def title_starts_with(title: str, key: str) -> bool:
+    """Whether ``title``'s first words spell the name key ``key`` ("ImageNet Large Scale ..." for
+    "imagenet")."""
+    words = re.findall(r"[A-Za-z0-9]+", title or "")
+    acc = ""
+    for w in words[:4]:
+        acc += w.lower()
+        if acc == key:
+            return True
+        if not key.startswith(acc):
+            return False
+    return False
+
+
+# ---- the findings of one draft -------------------------------------------------------------------
+
+@dataclass
+class Candidate:
+    """A pool paper or work the draft's text names, with every place it does."""
+
+    row: int
+    name: str
+    support: int
+    from_title: bool
+    ambiguous: int                                  # pool entries the name stands for
+    places: list[tuple[Sentence, int, int]] = field(default_factory=list)   # (sentence, start, end)
+
+
+def _near_keys(sent: Sentence, end: int, window: int = 15) -> list[str]:
+    """The keys of the citations right after the name (within ``window`` characters)."""
+    return [k for off, keys in sent.cites if 0 <= off - end <= window or abs(off - end) <= 2 for k in keys]
+
+
+def named_candidates(names, sents: list[Sentence], year: int, pool_years: np.ndarray,
+                     titles=None) -> dict[int, Candidate]:
+    """The pool entries the sentences name, longest name first: a name inside a longer one that
+    names something else ("Stable Diffusion" in "Stable Diffusion XL") does not count."""
+    out: dict[int, Candidate] = {}
+    for sent in sents:
+        occ = list(names.occurrences(sent.text, year, pool_years))
+        occ.sort(key=lambda o: (-(o[1] - o[0]), o[0]))
+        taken: list[tuple[int, int]] = []
+        for start, end, surface, hits in occ:
+            if any(a <= start and end <= b and (a, b) != (start, end) for a, b in taken):
+                continue
+            taken.append((start, end))
+            # records of one work (the same normalised title) are one candidate work, not a choice
+            works = len({normalize_title(titles[r] or "") for r in hits}) if titles is not None else len(hits)
+            for r, hit in hits.items():
+                c = out.setdefault(r, Candidate(r, surface, hit.support, hit.from_title, works))
+                c.support = max(c.support, hit.support)
+                c.from_title = c.from_title or hit.from_title
+                c.ambiguous = min(c.ambiguous, works)
+                c.places.append((sent, start, end))
+    return out
+
+
+def placeholder_findings(sources: dict[str, str]) -> list[Finding]:
+    """``[ref]``, ``[?]``, ``[citation needed]`` and empty citation commands in the sources."""
+    out: list[Finding] = []
+    for rel, text in sources.items():
+        for n, line in enumerate(text.splitlines(), 1):
+            code = _VERB.sub(" ", re.split(r"(?<!\\)%", line, maxsplit=1)[0])
+            for m in _PLACEHOLDER.finditer(code):
+                if m.group(0).startswith("[") and m.start() > 0 and code[m.start() - 1] in "\\]}":
+                    continue            # "\\[2pt]", an optional argument after a command
+                what = m.group(0).strip()
+                out.append(Finding("placeholder", f"a citation is still to be added here: '{what}'",
+                                   kind_features("placeholder"), Location(rel, n, None, _quote(code.strip(), 0, 0)),
+                                   key=what))
+    return out
+
+
+def undefined_key_findings(undefined: list[str], sources: dict[str, str], bib_entries: int) -> list[Finding]:
+    """One finding per cited key no bibliography file defines (one for all, when the project has no
+    bibliography at all: the .bib file is then missing, not its entries)."""
+    if not undefined:
+        return []
+    if bib_entries == 0:
+        return [Finding("undefined_key", f"{len(undefined)} cited key(s) and no .bib or .bbl file in the project: "
+                        f"add the bibliography file ({', '.join(undefined[:5])}{' ...' if len(undefined) > 5 else ''})",
+                        kind_features("undefined_key"), Location(), key=undefined[0])]
+    out = []
+    for key in undefined:
+        rel, line = locate_key(sources, key)
+        out.append(Finding("undefined_key", f"\\cite{{{key}}} has no entry in the bibliography: add a .bib entry for {key}",
+                           kind_features("undefined_key"), Location(rel, line), key=key))
+    return out
+
+
+def locate_key(sources: dict[str, str], key: str) -> tuple[str | None, int | None]:
+    pat = re.compile(r"\\[A-Za-z]*cite[A-Za-z]*\*?(?:\[[^\]]*\]){0,2}\{[^}]*(?<![\w:-])" + re.escape(key) + r"(?![\w:-])")
+    for rel, text in sources.items():
+        for n, line in enumerate(text.splitlines(), 1):
+            if pat.search(re.split(r"(?<!\\)%", line, maxsplit=1)[0]):
+                return rel, n
+    return None, None
+
+
+def _where(sources: dict[str, str], sent: Sentence, start: int, end: int, surface: str) -> Location:
+    rel, line = locate(sources, surface) if sources else (None, None)
+    return Location(rel, line, sent.section or None, _quote(sent.text, start, end))
+
+
+_AUTHOR_AFTER = re.compile(r"\s+(?:et\s+al|and\s+[A-Z][a-z]+\s*[,(]|\(\d{4}|,\s*\d{4})")
+
+
+def _as_title_writes_it(name: str, title: str) -> bool:
+    """Whether ``name`` is written as the title writes its name (case kept; spaces and hyphens
+    aside): "Mamba" for "Mamba: ...", not "First" for "FIRST: ...")."""
+    m = re.match(r"\s*([^:]{1,60}):", title or "")
+    if not m:
+        return False
+    squash = lambda t: re.sub(r"[\s\-_]", "", t)  # noqa: E731
+    return squash(m.group(1)) == squash(name)
+
+
+#: what may follow a model's name and still be that model: a size or a variant
+_SIZE = re.compile(r"^(?:\d+(?:\.\d+)?[bmk]|base|large|small|tiny|mini|xl|xxl|chat|instruct)")
+
+
+def _cites_it(ref: dict[str, Any] | None, pid: str, key: str, title: str) -> bool:
+    """Whether a citation of ``ref`` next to a name stands for the named work ``pid``: a reference
+    the draft does not define or that links nowhere may be it; one linked to another work whose
+    title does not start with the name is not ("Llama 2 [LLaMA-1's key]")."""
+    if ref is None or not ref.get("paper_id"):
+        return True
+    ref_title = ref.get("title") or ""
+    if ref["paper_id"] == pid or title_starts_with(ref_title, key) or key in name_key(ref_title):
+        return True
+    short = name_key(title_short_name(ref_title))
+    if short and key.startswith(short) and _SIZE.match(key[len(short):]):
+        return True                    # "Vicuna-7B-v1.5" next to the Vicuna paper: a size of that model
+    return normalize_title(ref_title) == normalize_title(title)
+
+
+def named_findings(cands: dict[int, Candidate], *, pool, pool_years: np.ndarray, year: int,
+                   cited: set[str], cited_titles: set[str], cited_names: set[str], ref_titles: list[str],
+                   own: set[str], acronyms: dict[str, str], sources: dict[str, str],
+                   score_of, body: str = "", key_refs: dict[str, dict[str, Any]] | None = None,
+                   ) -> tuple[list[Finding], dict[int, Candidate]]:
+    """``named_not_cited`` findings of the candidates (see the module doc), and every candidate
+    that is not the draft's own name, whether it is cited or not (for ``bib_not_cited``); ``body``:
+    the draft's text, where a name it also writes as a lower-case word is taken for that word."""
+    out: list[Finding] = []
+    kept: dict[int, Candidate] = {}
+    lower_words = set(re.findall(r"(?<![A-Za-z])[a-z][a-z-]+", body))
+    key_refs = key_refs or {}
+    for row, c in cands.items():
+        key = name_key(c.name)
+        title = pool.titles[row] or ""
+        if key in own:
+            continue
+        words = c.name.split()
+        if len(words) > 1 and (any(len(w) == 1 and not w.isdigit() for w in words) or words[0].islower()):
+            continue                   # "of A", "in D", "FL a": a word run across a symbol, not a name
+        c.places = [(s, a, b) for s, a, b in c.places if not _AUTHOR_AFTER.match(s.text, b)]
+        if not c.places:
+            continue                   # "Sun et al.": an author, not a work
+        if c.support == 0 and (c.ambiguous > 1 or not _as_title_writes_it(c.name, title)):
+            continue                   # a title's name counts written as that one title writes it
+        plain = re.fullmatch(r"[A-Z][a-z]+(?:[ -][A-Z]?[a-z]+)*", c.name) is not None
+        if plain and (c.name.lower() in lower_words or c.name.lower().replace("-", " ") in lower_words):
+            continue                   # the draft uses the word as a word ("sampling", "data")
+        if plain and " " not in c.name and any(c.name.lower() in lf.lower().split() and key != k
+                                               for k, lf in acronyms.items()):
+            continue                   # a word of another acronym's long form ("Massive" of MMLU's)
+        if plain and c.support == 0 and all(not s.text[:a].strip(" \"'([") for s, a, _ in c.places):
+            continue                   # capitalised only because a sentence starts with it
+        if key in acronyms:            # the draft spells the acronym out: the work must have those words
+            long_words = content_words(acronyms[key])
+            if len(long_words & content_words(title)) < max(1, len(long_words) // 2):
+                continue
+        kept[row] = c
+        pid = pool.ids[row]
+        if (pid in cited or normalize_title(title) in cited_titles or key in cited_names
+                or name_key(title_short_name(title)) in cited_names
+                or any(title_starts_with(t, key) for t in ref_titles)):
+            continue
+        near = [k for sent, _, end in c.places for k in _near_keys(sent, end)]
+        if any(_cites_it(key_refs.get(k), pid, key, title) for k in near):
+            continue                   # a citation right at the name cites it, or may (unlinked)
+        free = [(s, a, b) for s, a, b in c.places if not s.cites] or c.places
+        sent, a, b = free[0]
+        use = any(_USE.search(s.text[max(0, x - 40):y + 40]) for s, x, y in c.places)
+        section = any(_EXPERIMENT.search(s.section or "") for s, _, _ in c.places)
+        feats = kind_features("named_not_cited") | {"cite_next_other": float(bool(near)),
+            "log_support": math.log1p(c.support), "from_title": float(c.from_title),
+            "log_occurrences": math.log1p(len(c.places)), "use_verb": float(use), "experiment_section": float(section),
+            "cite_in_sentence": sum(bool(s.cites) for s, _, _ in c.places) / len(c.places),
+            "ambiguous": float(c.ambiguous > 1), "recommender_logit": score_of(pid),
+            "acronym": float(c.name.isupper()), "log_age": math.log1p(max(0, year - int(pool_years[row])))}
+        loc = _where(sources, sent, a, b, c.name)
+        times = f" ({len(c.places)} times)" if len(c.places) > 1 else ""
+        out.append(Finding("named_not_cited", f"the text names {c.name}{times} ({loc.where() or 'body'}) but cites "
+                           f"no version of it", feats, loc, pid, c.name, row=row))
+    return out, kept

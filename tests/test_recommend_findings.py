@@ -1,0 +1,171 @@
+"""The audit's findings: the body read with its citations, names found where the text uses them and
+not where a citation sits, placeholders and undefined keys, and the draft's own names left out."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from mustcite.extract.latex import extract_latex
+from mustcite.recommend import findings as F
+from mustcite.recommend.names import NameHit
+
+DRAFTS = "drafts/projects"
+
+
+def _project(tmp_path: Path, body: str, bib: str = "") -> Path:
+    (tmp_path / "main.tex").write_text("\\documentclass{article}\\title{Tiny: A Test}\\begin{document}\n"
+                                       + body + "\n\\bibliography{refs}\\end{document}\n")
+    (tmp_path / "refs.bib").write_text(bib or "@article{a2020, title={A Title}, author={Xu, Yan}, year={2020}}\n")
+    return tmp_path
+
+
+# ---- what the reader keeps for the audit -----------------------------------------------------------
+
+def test_passages_keep_every_paragraph_with_its_citations(tmp_path):
+    paper = extract_latex(_project(tmp_path, "We train on CIFAR-10 \\cite{a2020}.\n\nWe also use MNIST here.\n"))
+    texts = [p["text"] for p in paper.passages]
+    assert any("MNIST" in t for t in texts)
+    cited = next(p for p in paper.passages if "CIFAR-10" in p["text"])
+    (at, keys), = cited["cites"]
+    assert keys == ["a2020"] and cited["text"][:at].rstrip().endswith("CIFAR-10")
+    assert list(paper.sources) == ["main.tex"]
+
+
+def test_uncited_bibliography_entries_are_kept(tmp_path):
+    bib = ("@article{a2020, title={A Title}, author={Xu, Yan}, year={2020}}\n"
+           "@article{lora, title={LoRA: Low-Rank Adaptation of Large Language Models}, author={Hu, Edward}, year={2022}}\n")
+    paper = extract_latex(_project(tmp_path, "We fine-tune with LoRA \\cite{a2020}.", bib))
+    assert [r.bibkey for r in paper.uncited] == ["lora"]
+    assert paper.uncited[0].title.startswith("LoRA")
+
+
+def test_real_draft_passages_cover_the_body(data_dir):
+    paper = extract_latex(data_dir / DRAFTS / "magnet")
+    assert len(paper.passages) > 100 and sum(bool(p["cites"]) for p in paper.passages) > 10
+    assert "neurips_2025.tex" in paper.sources
+
+
+# ---- sentences, places and lines -----------------------------------------------------------------
+
+def test_sentences_carry_their_citations():
+    text = "We use the GSM8K data. We compare with MaxLogit [3] on it."
+    sents = F.sentences([{"section": "4 Experiments", "text": text, "cites": [[text.index("[3]"), ["k"]]]}])
+    assert [s.text for s in sents] == ["We use the GSM8K data.", "We compare with MaxLogit [3] on it."]
+    assert sents[0].cites == [] and sents[1].cites == [(sents[1].text.index("[3]"), ["k"])]
+    assert sents[1].section == "4 Experiments"
+
+
+def test_locate_finds_the_line_outside_comments():
+    sources = {"main.tex": "% we use GSM8K\nintro\n", "sec/exp.tex": "a\nWe evaluate on\nGSM-8K and \\textsc{MATH}.\n"}
+    assert F.locate(sources, "GSM8K") == (None, None)          # only in a comment; "GSM-8K" is other words
+    assert F.locate(sources, "GSM-8K") == ("sec/exp.tex", 3)
+    assert F.locate(sources, "MATH") == ("sec/exp.tex", 3)
+
+
+def test_acronyms_defined_and_own_names():
+    text = ("We introduce conformal policy control (CPC), a new method. Unlike contrastive learning, "
+            "we propose MAGNET for evaluation. Our tool, Foo (ours), is fast.")
+    acr = F.defined_acronyms(text)
+    assert acr["cpc"] == "conformal policy control"
+    own = F.own_names("Tiny: A Test", text)
+    assert {"tiny", "magnet", "foo"} <= own and "contrastive" not in own
+
+
+def test_title_starts_with_a_name():
+    assert F.title_starts_with("ImageNet Large Scale Visual Recognition Challenge", "imagenet")
+    assert F.title_starts_with("Stable Diffusion XL: ...", "stablediffusion")
+    assert not F.title_starts_with("RoBERTa: A Robustly Optimized BERT Pretraining Approach", "bert")
+
+
+# ---- placeholders and undefined keys -------------------------------------------------------------
+
+def test_placeholders_with_file_and_line():
+    sources = {"main.tex": "ok\nas shown in [ref] and [?].\n\\verb|\\citep{}| is an example % [ref]\nsee \\citep{ }\n"}
+    got = F.placeholder_findings(sources)
+    assert [(f.key, f.location.line) for f in got] == [("[ref]", 2), ("[?]", 2), ("\\citep{ }", 4)]
+    assert all(f.kind == "placeholder" for f in got)
+
+
+def test_undefined_keys_say_add_an_entry():
+    sources = {"main.tex": "x\nDALL-E 2 \\citep[p.~3]{dalle2, a2020}\n"}
+    (f,) = F.undefined_key_findings(["dalle2"], sources, bib_entries=10)
+    assert "add a .bib entry for dalle2" in f.message and "does not cite" not in f.message
+    assert (f.location.file, f.location.line) == ("main.tex", 2)
+    (one,) = F.undefined_key_findings(["a", "b"], sources, bib_entries=0)
+    assert "no .bib or .bbl file" in one.message
+
+
+# ---- names ---------------------------------------------------------------------------------------
+
+class _Names:
+    """A name index over fixed names: key -> {row: support}."""
+
+    def __init__(self, names: dict[str, dict[int, int]]):
+        self.names = names
+
+    def occurrences(self, text, year, pool_years):
+        import re
+
+        for name, rows in self.names.items():
+            for m in re.finditer(re.escape(name), text):
+                yield m.start(), m.end(), name, {r: NameHit(name, s, False) for r, s in rows.items()}
+
+
+class _Pool:
+    def __init__(self, titles):
+        self.titles = titles
+        self.ids = [f"p{i}" for i in range(len(titles))]
+
+
+def _named(text, names, titles, *, cites=(), cited=(), ref_titles=(), own=(), acronyms=None):
+    sents = F.sentences([{"section": "Experiments", "text": text, "cites": [[text.index(c), ["k"]] for c in cites]}])
+    pool = _Pool(titles)
+    years = np.full(len(titles), 2020)
+    cands = F.named_candidates(_Names(names), sents, 2024, years)
+    found, kept = F.named_findings(cands, pool=pool, pool_years=years, year=2024, cited=set(cited),
+                                   cited_titles=set(), cited_names=set(), ref_titles=list(ref_titles),
+                                   own=set(own), acronyms=acronyms or {}, sources={}, score_of=lambda pid: 0.0)
+    return [f.paper_id for f in found], kept
+
+
+def test_a_name_without_a_citation_is_a_finding_and_one_with_a_citation_is_not():
+    titles = ["GSM8K: Training Verifiers", "MaxLogit: Scaling OOD"]
+    got, _ = _named("We evaluate on GSM8K and compare with MaxLogit [3].", {"GSM8K": {0: 5}, "MaxLogit": {1: 4}},
+                    titles, cites=["[3]"])
+    assert got == ["p0"]
+
+
+def test_the_longest_name_wins():
+    titles = ["Stable Diffusion", "SDXL: Stable Diffusion XL"]
+    got, _ = _named("Images come from Stable Diffusion XL.", {"Stable Diffusion": {0: 9}, "Stable Diffusion XL": {1: 3}},
+                    titles)
+    assert got == ["p1"]
+
+
+def test_already_cited_in_any_version_or_by_a_title_that_starts_with_the_name():
+    titles = ["ImageNet: A large-scale hierarchical image database"]
+    got, _ = _named("We pretrain on ImageNet.", {"ImageNet": {0: 50}}, titles,
+                    ref_titles=["ImageNet Large Scale Visual Recognition Challenge"])
+    assert got == []
+    got, _ = _named("We pretrain on ImageNet.", {"ImageNet": {0: 50}}, titles, cited=["p0"])
+    assert got == []
+
+
+def test_own_names_and_spelled_out_acronyms_of_other_works():
+    titles = ["Representation Learning with Contrastive Predictive Coding"]
+    got, _ = _named("We call it CPC.", {"CPC": {0: 8}}, titles, own=["cpc"])
+    assert got == []
+    got, _ = _named("Our CPC works.", {"CPC": {0: 8}}, titles, acronyms={"cpc": "conformal policy control"})
+    assert got == []
+    got, _ = _named("We compare with CPC.", {"CPC": {0: 8}}, titles, acronyms={"cpc": "contrastive predictive coding"})
+    assert got == ["p0"]
+
+
+def test_confidence_follows_the_calibration():
+    cal = {"features": ["kind_named", "use_verb"], "coef": [1.0, 2.0], "intercept": -1.0, "threshold": 0.5}
+    assert abs(F.confidence({"kind_named": 1.0, "use_verb": 1.0}, cal) - 1 / (1 + np.exp(-2.0))) < 1e-9
+    assert F.confidence({}, cal) < 0.5
+    shipped = F.load_calibration()
+    assert shipped["features"] == list(F.FEATURES) and 0.0 < shipped["threshold"] < 1.0
