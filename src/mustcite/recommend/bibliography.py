@@ -22,12 +22,14 @@ from its :class:`~.neighbours.NeighbourIndex`); :meth:`BibliographyIndex.signals
 
 from __future__ import annotations
 
+import pickle
 from dataclasses import dataclass, field
 
 import numpy as np
 from scipy.sparse import csr_matrix
 
 from ..corpus.records import normalize_title
+from ..io import load_pickle
 from .neighbours import NeighbourIndex
 from .text import same_normalised_title
 
@@ -165,10 +167,33 @@ class BibliographyIndex:
         return BibliographySignals(refs, col, cocited_by, references_cocited, coupling, coupled_type1, coupled, named)
 
 
+    def save(self, path) -> None:
+        """Write the matrices built from the labelled papers into the file ``path`` (:meth:`load`)."""
+        with open(path, "wb") as fh:
+            pickle.dump({k: getattr(self, k) for k in ("weights_t", "type1_t", "lengths", "titles")}, fh, protocol=5)
+
+    @classmethod
+    def load(cls, path, nindex: NeighbourIndex) -> "BibliographyIndex":
+        """The index :meth:`save` wrote for ``nindex``'s labelled papers."""
+        new = object.__new__(cls)
+        new.__dict__.update(load_pickle(path))
+        new.nindex, new.cites = nindex, nindex.matrix
+        return new
+
+
+#: the file of the :class:`BibliographyIndex` among a model's prebuilt indexes
+BIBLIOGRAPHY_INDEX_FILE = "bibliography.pickle"
+
+
 def bibliography_index(rec) -> BibliographyIndex:
-    """The recommender's :class:`BibliographyIndex` (built on first use, then kept on it)."""
+    """The recommender's :class:`BibliographyIndex`: read from the model's prebuilt indexes when it
+    has them, else built on first use; then kept on it."""
     idx = getattr(rec, "_bibliography_index", None)
     if idx is None or idx.nindex is not rec.nindex:
-        idx = BibliographyIndex(rec.nindex)
+        saved = rec.index_dir / BIBLIOGRAPHY_INDEX_FILE if getattr(rec, "index_dir", None) is not None else None
+        if saved is not None and saved.is_file():
+            idx = BibliographyIndex.load(saved, rec.nindex)
+        else:
+            idx = BibliographyIndex(rec.nindex)
         rec._bibliography_index = idx
     return idx

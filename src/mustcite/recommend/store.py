@@ -27,6 +27,7 @@ from ..retrieval.bm25 import BM25Retriever
 from .candidates import dense_encoder
 from .config import RecommenderConfig
 from .audit import TITLE_INDEX_FILE, build_title_index
+from .bibliography import BIBLIOGRAPHY_INDEX_FILE, BibliographyIndex
 from .contexts import ContextIndex
 from .names import NameIndex
 from .pool_table import PoolTable
@@ -44,7 +45,7 @@ CROSS_DIR = "cross_encoder"
 #: the folder of indexes built from the saved parts (:func:`_write_indexes`), and its layout version
 #: (raise it whenever what an index file holds changes: a folder of another version is rebuilt)
 INDEX_DIR = "indexes"
-INDEX_VERSION = 6
+INDEX_VERSION = 7
 
 R = TypeVar("R", bound="Recommender")
 T = TypeVar("T")
@@ -199,6 +200,7 @@ def _write_indexes(folder: Path, rec: "Recommender") -> None:
         rec.tiers.save_arrays(tmp / "tiers")
         with open(tmp / TITLE_INDEX_FILE, "wb") as fh:
             pickle.dump(build_title_index(rec.pool), fh, protocol=5)
+        BibliographyIndex(rec.nindex).save(tmp / BIBLIOGRAPHY_INDEX_FILE)
         atomic_write_json(tmp / "key.json", _index_key(folder))
         shutil.rmtree(final, ignore_errors=True)
         os.replace(tmp, final)
