@@ -117,21 +117,28 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--model", type=Path, default=None)
     ap.add_argument("--out", type=Path, default=Path(__file__).parent / "results" / "lsp_latency.json")
     ap.add_argument("--repeat", type=int, default=1, help="sessions per source tree (median reported)")
-    ap.add_argument("--compare", nargs="+", default=None, metavar="LABEL=SRC",
-                    help="run the server from each source tree in turn (PYTHONPATH=SRC)")
+    ap.add_argument("--compare", nargs="+", default=None, metavar="LABEL=SRC[,MODEL]",
+                    help="run the server from each source tree in turn (PYTHONPATH=SRC), with its own model "
+                         "folder when given (a tree of another index layout would rebuild a shared one)")
     args = ap.parse_args(argv)
-    trees = [(t.split("=", 1)[0], Path(t.split("=", 1)[1]).resolve()) for t in args.compare or []] or [("current", None)]
     work = Workspace.resolve()
     model = (args.model or work.root / "models" / "recommender").resolve()
+
+    def tree(spec: str) -> tuple[str, Path, Path]:
+        label, _, rest = spec.partition("=")
+        src, _, own = rest.partition(",")
+        return label, Path(src).resolve(), Path(own).resolve() if own else model
+
+    trees = [tree(t) for t in args.compare or []] or [("current", None, model)]
     (meta, refs), = pick_papers(work.root / "extract", 1)
     tmp = Path(tempfile.mkdtemp(prefix="mustcite-lsp-bench-"))
-    runs: dict[str, list[dict]] = {label: [] for label, _ in trees}
+    runs: dict[str, list[dict]] = {label: [] for label, _, _ in trees}
     missing = None
     try:
         make_project(meta, refs, tmp / "paper")
         for _ in range(max(1, args.repeat)):
-            for label, src in trees:
-                got = asyncio.run(session(tmp / "paper", model, int(meta.get("year") or 2024), src))
+            for label, src, tree_model in trees:
+                got = asyncio.run(session(tmp / "paper", tree_model, int(meta.get("year") or 2024), src))
                 runs[label].append(got["seconds"])
                 missing = got["missing_shown"]
     finally:
@@ -143,7 +150,7 @@ def main(argv: list[str] | None = None) -> int:
               "missing_shown": missing}
     if len(trees) > 1 or args.repeat > 1:
         first, last = trees[0][0], trees[-1][0]
-        result.update(sessions_per_tree=max(1, args.repeat), trees={label: str(src) for label, src in trees},
+        result.update(sessions_per_tree=max(1, args.repeat), trees={label: str(src) for label, src, _ in trees},
                       runs=runs, median=median)
         if len(trees) > 1:
             result["ratio"] = {k: round(median[last][k] / median[first][k], 3) if median[first][k] else None

@@ -122,15 +122,18 @@ class DraftScores:
 
 
 def score_draft(rec: Recommender, query: dict[str, Any], references: list[str], *, text: str = "",
-                weights: AuditWeights = DEFAULT_WEIGHTS) -> tuple[DraftScores, BibliographySignals]:
+                weights: AuditWeights = DEFAULT_WEIGHTS, named: dict[str, str] | None = None,
+                ) -> tuple[DraftScores, BibliographySignals]:
     """Score the candidates of a draft ``query`` (``{"id","title","abstract","year"}``) citing
     the pool papers ``references`` (``text``: the draft's words around its citations, searched for
-    the names of pool papers); the papers its bibliography and its text point to join the candidates."""
+    the names of pool papers, or ``named``: those names already found, ``{pool id: name}``); the
+    papers its bibliography and its text point to join the candidates."""
     year = rec.effective_year(parse_year(query.get("year")))
     bib = bibliography_index(rec)
     refs = list(dict.fromkeys(references))
-    hits = rec.names.named(text, year, rec.pool_years) if text and rec.names is not None else {}
-    named = {pid: hit.name for pid, hit in hits.items()}
+    if named is None:       # the names ``text`` uses (a caller that found them already passes them)
+        hits = rec.names.named(text, year, rec.pool_years) if text and rec.names is not None else {}
+        named = {pid: hit.name for pid, hit in hits.items()}
     signals = bib.signals(refs, year, query.get("title") or "", coupled_k=weights.coupled_k, named=named)
     extra = signals.best(weights.extra_k, set(refs))
     main = rec.tiers.main
@@ -300,8 +303,9 @@ def _body_keys(sents) -> set[str]:
 
 def draft_findings(rec: Recommender, draft: Draft, refs: list[dict[str, Any]], uncited: list[dict[str, Any]],
                    ds: DraftScores | None, score: np.ndarray | None, signals: BibliographySignals | None,
-                   sents, calibration: dict[str, Any]) -> list[Finding]:
-    """Every finding of a read draft (see :mod:`.findings`), strongest first, with its confidence."""
+                   sents, calibration: dict[str, Any], cands=None) -> list[Finding]:
+    """Every finding of a read draft (see :mod:`.findings`), strongest first, with its confidence
+    (``cands``: the works its sentences name, :func:`.findings.named_candidates`, when found already)."""
     from ..corpus.records import normalize_title, title_short_name
     from ..extract.works import name_key
     from .findings import locate, title_starts_with
@@ -327,7 +331,8 @@ def draft_findings(rec: Recommender, draft: Draft, refs: list[dict[str, Any]], u
                     if len(name_key(w)) >= 3} | {name_key(k) for k in undefined}
     ref_titles = [r.get("title") or "" for r in refs]
     own = own_names(draft.title, body)
-    cands = named_candidates(rec.names, sents, year, rec.pool_years, rec.pool.titles) if rec.names is not None else {}
+    if cands is None:
+        cands = named_candidates(rec.names, sents, year, rec.pool_years, rec.pool.titles) if rec.names is not None else {}
     key_refs = {str(r.get("bibkey") or r.get("cite") or ""): r for r in refs}
     named, kept = named_findings(cands, pool=rec.pool, pool_years=rec.pool_years, year=year, cited=cited,
                                  cited_titles=cited_titles, cited_names=cited_names, ref_titles=ref_titles, own=own,
@@ -420,9 +425,10 @@ def audit_draft(rec: Recommender, path: str | Path | Draft, *, top: int = 50, mi
     uncited = link_references([r.to_dict() for r in paper.uncited], index, citing_year=as_of) if paper.uncited else []
     linked = [r["paper_id"] for r in refs if r.get("paper_id")]
     sents = sentences(_passages(paper, refs))
-    body = " ".join(s.text for s in sents)
+    cands = named_candidates(rec.names, sents, as_of, rec.pool_years, rec.pool.titles) if rec.names is not None else {}
+    named = {rec.pool.ids[row]: c.name for row, c in cands.items()}
     ds, signals = score_draft(rec, {"id": "draft", "title": title, "abstract": abstract, "year": year}, linked,
-                              text=body, weights=weights)
+                              weights=weights, named=named)
     notice, score, prob = None, None, None
     if ds.candidates:
         score = blend(ds, signals, weights)
@@ -430,7 +436,7 @@ def audit_draft(rec: Recommender, path: str | Path | Draft, *, top: int = 50, mi
     else:
         notice = empty_notice(ds.doc.text, ds.year)
     findings = draft_findings(rec, draft, refs, uncited, ds if ds.candidates else None, score, signals, sents,
-                              calibration)
+                              calibration, cands)
     threshold = float(calibration["threshold"])
     shown = [f for f in findings if show_all or f.confidence >= threshold][:max(0, top)]
     at = {c.paper_id: j for j, c in enumerate(ds.candidates)}

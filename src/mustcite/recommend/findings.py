@@ -134,6 +134,12 @@ def sentences(passages: list[dict[str, Any]]) -> list[Sentence]:
     return out
 
 
+@lru_cache(maxsize=256)
+def _code(text: str) -> str:
+    """``text`` with every LaTeX comment blanked (lines kept, so offsets give line numbers)."""
+    return "\n".join(re.split(r"(?<!\\)%", line, maxsplit=1)[0] for line in text.split("\n"))
+
+
 def locate(sources: dict[str, str], needle: str) -> tuple[str | None, int | None]:
     """The first file and line (outside comments) whose text holds ``needle`` (its words in order,
     any spacing or markup between them), in reading order."""
@@ -142,10 +148,10 @@ def locate(sources: dict[str, str], needle: str) -> tuple[str | None, int | None
         return None, None
     pattern = re.compile(r"(?<![A-Za-z0-9])" + r"[^A-Za-z0-9\n]{0,6}".join(words) + r"(?![A-Za-z0-9])")
     for rel, text in sources.items():
-        for n, line in enumerate(text.splitlines(), 1):
-            code = re.split(r"(?<!\\)%", line, maxsplit=1)[0]
-            if pattern.search(code):
-                return rel, n
+        code = _code(text)
+        m = pattern.search(code)
+        if m:
+            return rel, code.count("\n", 0, m.start()) + 1
     return None, None
 
 

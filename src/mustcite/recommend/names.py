@@ -129,7 +129,9 @@ class NameIndex:
             for i in range(len(toks) - n + 1):
                 words = toks[i:i + n]
                 key = name_key("".join(words))
-                if len(key) < 2 or (n > 1 and any(len(w) < 2 for w in words[:-1])):
+                if len(key) < 2 or (key not in self.uses and key not in self.title_rows):
+                    continue
+                if n > 1 and any(len(w) < 2 for w in words[:-1]):
                     continue            # "S D" is no "SD"; "Llama 2" is "Llama2"
                 surface = " ".join(words)
                 cased = any(ch.isupper() or ch.isdigit() for ch in surface)
