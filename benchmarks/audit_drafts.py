@@ -16,7 +16,8 @@ it, with the model's linker), up to :data:`SEEDS` cited references are removed t
 preferring the references mentioned most, one per name, in a fixed order (mentions, then key).
 Their keys are deleted from every citation command of every ``.tex`` file (a command left without
 keys is deleted too) and their entries from every ``.bib`` file; the text stays. A seeded omission
-is *found* when the audit has a finding about its pool paper, and *shown* when that finding is at or
+is *found* when the audit has a finding about its pool paper or another record of the same work (the
+same normalised title), and *shown* when that finding is at or
 above the default confidence threshold (what ``mustcite audit`` prints). Each project is audited as
 of the manifest's year.
 
@@ -158,6 +159,14 @@ def main() -> None:
     model_folder = (args.model or default_model(None)).resolve()
     rec = load(model_folder)
     _POOL[0] = rec.pool
+    from mustcite.corpus.records import normalize_title
+
+    row_of = {pid: i for i, pid in enumerate(rec.pool.ids)}
+
+    def work(pid: str) -> str:
+        """The work a pool record is: its normalised title (its id when it has none)."""
+        row = row_of.get(pid)
+        return (normalize_title(rec.pool.titles[row]) if row is not None else "") or pid
     projects, t0 = [], time.perf_counter()
     tmp = Path(tempfile.mkdtemp(prefix="mustcite-audit-drafts-"))
     try:
@@ -170,15 +179,16 @@ def main() -> None:
                 copy = tmp / p["name"]
                 seeded_copy(folder, copy, {s["key"] for s in seeds})
                 after = rec.audit(copy, top=500, year=year)
-                found = {f.paper_id: f for f in after.findings if f.paper_id}
-                shown = {r.paper_id for r in after.missing if r.paper_id}
-                still = {r["paper_id"] for r in linked_references(rec, copy, year) if r.get("paper_id")}
+                # a finding about another record of the same work (same normalised title) finds it
+                found = {work(f.paper_id): f for f in reversed(after.findings) if f.paper_id}
+                shown = {work(r.paper_id) for r in after.missing if r.paper_id}
+                still = {work(r["paper_id"]) for r in linked_references(rec, copy, year) if r.get("paper_id")}
                 for s in seeds:
-                    f = found.get(s["paper_id"])
+                    f = found.get(work(s["paper_id"]))
                     s.update(finding=f.kind if f else None, confidence=None if f is None else round(f.confidence, 4),
                              features=None if f is None else {k: round(v, 4) for k, v in f.features.items()},
-                             reported=f is not None, reported_default=s["paper_id"] in shown,
-                             still_cited=s["paper_id"] in still)
+                             reported=f is not None, reported_default=work(s["paper_id"]) in shown,
+                             still_cited=work(s["paper_id"]) in still)
                 seeded_ids = {s["paper_id"] for s in seeds}
                 row["seeded_other"] = [r for r in rows(after) if r["paper_id"] not in seeded_ids]
             projects.append(row)
