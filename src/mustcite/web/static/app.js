@@ -62,6 +62,12 @@ function renderResult(r) {
   const probs = el("div", { class: "probs", text: "Chance it is: " + Object.entries(r.tiers || {})
     .map(([k, v]) => `${PROB_NAMES[k] || k} ${Math.round(100 * v)}%`).join(" · ") });
   const evidence = el("ul", { class: "evidence" });
+  if (r.message) {   // an audit finding: what it says, where, and how sure
+    const loc = r.location || {};
+    const where = loc.file ? (loc.line ? `${loc.file}:${loc.line}` : loc.file) : "";
+    evidence.append(el("li", { class: "finding", text: `${r.finding} (confidence ${(r.confidence || 0).toFixed(2)})` +
+      `${where ? " at " + where : ""}: ${r.message}` + (loc.quote ? ` "${loc.quote}"` : "") }));
+  }
   for (const reason of r.reasons || []) evidence.append(el("li", { text: reason }));
   const closest = ((r.evidence || {}).neighbours || []).slice(0, 3);
   if (closest.length) {
@@ -155,7 +161,8 @@ async function onAudit(ev) {
   try {
     const body = await callApi("/api/audit", { method: "POST", body: form });
     render(body.missing, `"${body.title}" as of ${body.year}: ${body.references} references (${body.linked} found in the pool). ` +
-      `${body.missing.length} recommended papers are missing; ${body.cited.length} recommended papers are already cited.`,
+      `${body.missing.length} of ${(body.findings || []).length} findings shown (confidence ${body.threshold ?? "?"} or more: ` +
+      `the probability that a careful reviewer calls it a genuine omission); ${body.cited.length} recommended papers are already cited.`,
       body.notes || []);
     setStatus("Audit done.");
   } catch (e) {
