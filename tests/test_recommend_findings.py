@@ -153,6 +153,15 @@ def test_already_cited_in_any_version_or_by_a_title_that_starts_with_the_name():
     assert got == []
 
 
+def test_a_name_the_cited_title_gives_itself_is_cited():
+    titles = ["Microsoft COCO: Common Objects in Context", "BERT: Pre-training of Deep Bidirectional Transformers"]
+    got, _ = _named("Captions come from COCO and we fine-tune BERT.", {"COCO": {0: 30}, "BERT": {1: 40}}, titles,
+                    ref_titles=["Microsoft COCO Captions: Data Collection and Evaluation Server",
+                                "RoBERTa: A Robustly Optimized BERT Pretraining Approach"])
+    assert got == ["p1"]                  # COCO Captions is cited; RoBERTa does not cite BERT
+    assert "vqa" in F.name_parts(["Making the V in VQA Matter: Elevating the Role of Image Understanding"])
+
+
 def test_own_names_and_spelled_out_acronyms_of_other_works():
     titles = ["Representation Learning with Contrastive Predictive Coding"]
     got, _ = _named("We call it CPC.", {"CPC": {0: 8}}, titles, own=["cpc"])

@@ -234,6 +234,25 @@ def same_work_keys(refs: list[dict[str, Any]]) -> tuple[set[str], set[str]]:
     return titles, names
 
 
+def name_parts(titles: list[str]) -> set[str]:
+    """The name keys of every run of one to four words in the names titles give themselves (the
+    text before a colon, six words at most): a draft citing "Microsoft COCO Captions: ..." or
+    "Making the V in VQA Matter: ..." cites what it calls COCO or VQA; "RoBERTa: A Robustly
+    Optimized BERT ..." names no BERT."""
+    out: set[str] = set()
+    for t in titles:
+        m = re.match(r"\s*([^:]{1,80}):", t or "")
+        words = re.findall(r"[A-Za-z0-9][A-Za-z0-9+\-]*", m.group(1)) if m else []
+        if not 0 < len(words) <= 6:
+            continue
+        for n in range(1, 5):
+            for i in range(len(words) - n + 1):
+                key = name_key("".join(words[i:i + n]))
+                if len(key) >= 3:
+                    out.add(key)
+    return out
+
+
 def title_starts_with(title: str, key: str) -> bool:
     """Whether ``title``'s first words spell the name key ``key`` ("ImageNet Large Scale ..." for
     "imagenet")."""
@@ -382,6 +401,7 @@ def named_findings(cands: dict[int, Candidate], *, pool, pool_years: np.ndarray,
     kept: dict[int, Candidate] = {}
     lower_words = set(re.findall(r"(?<![A-Za-z])[a-z][a-z-]+", body))
     key_refs = key_refs or {}
+    sibling_names = name_parts(ref_titles)
     for row, c in cands.items():
         key = name_key(c.name)
         title = pool.titles[row] or ""
@@ -409,7 +429,7 @@ def named_findings(cands: dict[int, Candidate], *, pool, pool_years: np.ndarray,
                 continue
         kept[row] = c
         pid = pool.ids[row]
-        if (pid in cited or normalize_title(title) in cited_titles or key in cited_names
+        if (pid in cited or normalize_title(title) in cited_titles or key in cited_names or key in sibling_names
                 or name_key(title_short_name(title)) in cited_names
                 or any(title_starts_with(t, key) for t in ref_titles)):
             continue
