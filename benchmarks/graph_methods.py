@@ -7,7 +7,7 @@ best dev checkpoint of one training run), saves both models (``<work>/models/gra
 ``runs/{ppr,gnn}.{dev,test}.trec`` and ``benchmarks/results/graph_methods.json`` (graph sizes,
 build/training time, peak RSS, query latency, the dev grid and choices, the test figures).
 
-    cd /work/main && HF_HUB_OFFLINE=1 .venv/bin/python benchmarks/graph_methods.py
+    HF_HUB_OFFLINE=1 .venv/bin/python benchmarks/graph_methods.py
     .venv/bin/python benchmarks/benchmark_table.py --run BM25=$B/runs/bm25.test.trec \\
         --run KTR-PPR=$B/runs/ppr.test.trec --run GNN=$B/runs/gnn.test.trec --out /tmp/table_graph
 """

@@ -2,8 +2,8 @@
 
 Layers, lowest first; a module imports only from its own layer or lower ones: the ground modules
 (``errors``, ``io``, ``config``, ``engine``, ...) -> ``corpus`` -> ``collect`` -> ``extract`` ->
-``retrieval`` -> ``labels`` -> ``benchmark`` -> ``recommend`` -> ``scidoca`` -> the front ends
-``api`` and ``web`` -> ``cli``; this package facade sits on top.
+``retrieval`` -> ``labels`` -> ``benchmark`` -> ``recommend`` -> ``scidoca`` -> ``refcheck`` -> the
+front ends ``api``, ``web`` and ``lsp`` -> ``cli``; this package facade sits on top.
 """
 
 from .version import __version__

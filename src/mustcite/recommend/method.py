@@ -6,7 +6,7 @@ For a query (title + abstract, :mod:`.query`):
    fused by reciprocal rank, plus the pool papers its nearest labelled papers cite (votes), cite
    together with the likeliest candidates (co-citation) or describe in words like the query's
    (citation contexts);
-2. every candidate gets the features of :mod:`.rerank` and the per-tier models of :mod:`.tiers`
+2. every candidate gets the features of :mod:`.features` and the per-tier models of :mod:`.tiers`
    give P(Type I), P(Type II), P(Type III), P(must-cite), P(cited); results are ranked by the main
    tier's probability (RRF + votes before any model is trained) and explained (:mod:`.results`).
 
@@ -138,7 +138,7 @@ class Recommender:
     # ------------------------------------------------------------------ features and training
     def features(self, q: Doc, year: int, cands: list[Candidate],
                  own: dict[str, dict[str, int | None]]) -> np.ndarray:
-        """Feature matrix of ``cands`` for query ``q`` of ``year`` (:func:`.rerank.feature_matrix`;
+        """Feature matrix of ``cands`` for query ``q`` of ``year`` (:func:`.features.feature_matrix`;
         ``own``: the tier flags of the query's own citations, for leave-one-out)."""
         return feature_matrix(q, year, cands, own, pool=self.pool, title_terms=self.pool_terms.titles,
                               nindex=self.nindex, disable=self.config.disable)

