@@ -287,20 +287,6 @@ def _passages(paper, refs: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-def _body_keys(sents) -> set[str]:
-    """The name keys of every run of one to four words of the body."""
-    from ..extract.works.names import TOKEN
-    from ..extract.works import name_key
-
-    keys: set[str] = set()
-    for s in sents:
-        toks = TOKEN.findall(s.text)
-        for n in range(1, 5):
-            for i in range(len(toks) - n + 1):
-                keys.add(name_key("".join(toks[i:i + n])))
-    return keys
-
-
 def draft_findings(rec: Recommender, draft: Draft, refs: list[dict[str, Any]], uncited: list[dict[str, Any]],
                    ds: DraftScores | None, score: np.ndarray | None, signals: BibliographySignals | None,
                    sents, calibration: dict[str, Any], cands=None) -> list[Finding]:
@@ -339,18 +325,17 @@ def draft_findings(rec: Recommender, draft: Draft, refs: list[dict[str, Any]], u
                                  acronyms=defined_acronyms(body), sources=sources, score_of=score_of,
                                  body=body, key_refs=key_refs)
     # entries of the draft's own bibliography that no citation uses, while the text names them
-    by_pid = {rec.pool.ids[row]: c for row, c in kept.items()}
-    keys = _body_keys(sents) if uncited else set()
+    by_pid = {rec.pool.ids[row]: (row, c) for row, c in kept.items()}
     in_bib: dict[str, Finding] = {}
     for u in uncited:
         pid = u.get("paper_id")
         if (pid and pid in cited) or normalize_title(u.get("title") or "") in cited_titles:
             continue                   # the same work is cited under another key
-        c = by_pid.get(pid) if pid else None
+        row, c = by_pid.get(pid, (None, None)) if pid else (None, None)
         written = re.match(r"\s*([^:]{3,60}):", u.get("title") or "")
         name = c.name if c is not None else (written.group(1).strip() if written else "")
-        if c is None and not (name and re.search(r"[A-Z0-9]", name[1:]) and name_key(name) in keys
-                              and name_key(name) not in own and re.search(rf"(?<!\w){re.escape(name)}(?!\w)", body)):
+        if c is None and not (name and re.search(r"[A-Z0-9]", name[1:]) and name_key(name) not in own
+                              and re.search(rf"(?<!\w){re.escape(name)}(?!\w)", body)):
             continue                   # a name of its own, as the title writes it, that the text uses
         rel, line = locate(sources, name)
         feats = kind_features("bib_not_cited") | {"log_occurrences": math.log1p(len(c.places)) if c else 0.0,
@@ -358,12 +343,12 @@ def draft_findings(rec: Recommender, draft: Draft, refs: list[dict[str, Any]], u
         where = f"{rel}:{line}" if rel else "the text"
         in_bib.setdefault(pid or u.get("bibkey") or name, Finding(
             "bib_not_cited", f"{u.get('bibkey')} is in your bibliography but never cited, while the text names "
-            f"{name} ({where}): cite it there", feats, Location(rel, line), pid, name, u.get("bibkey"),
-            row=next((row for row, k in kept.items() if k is c), None) if c is not None else None))
+            f"{name} ({where}): cite it there", feats, Location(rel, line), pid, name, u.get("bibkey"), row=row))
     found += list(in_bib.values()) + [f for f in named if f.paper_id not in in_bib]
     # the best-ranked papers the draft does not cite, weighed by what its text says of them
     taken = {f.paper_id for f in found if f.paper_id}
     words = content_words(body)
+    likely = 0
     for j in top_indices(score, ds.candidates, LIKELY_TOP + len(cited)):
         c = ds.candidates[j]
         title = rec.pool.titles[c.row] or ""
@@ -379,7 +364,8 @@ def draft_findings(rec: Recommender, draft: Draft, refs: list[dict[str, Any]], u
             "log_age": math.log1p(max(0, year - int(rec.pool_years[c.row])))}
         found.append(Finding("likely_missing", "the papers closest to yours cite it and your draft does not",
                              feats, Location(), c.paper_id, None, row=c.row))
-        if sum(f.kind == "likely_missing" for f in found) >= LIKELY_TOP:
+        likely += 1
+        if likely == LIKELY_TOP:
             break
     return _rank(found, calibration)
 

@@ -314,8 +314,8 @@ def placeholder_findings(sources: dict[str, str]) -> list[Finding]:
     """``[ref]``, ``[?]``, ``[citation needed]`` and empty citation commands in the sources."""
     out: list[Finding] = []
     for rel, text in sources.items():
-        for n, line in enumerate(text.splitlines(), 1):
-            code = _VERB.sub(" ", re.split(r"(?<!\\)%", line, maxsplit=1)[0])
+        for n, line in enumerate(_code(text).split("\n"), 1):
+            code = _VERB.sub(" ", line)
             for m in _PLACEHOLDER.finditer(code):
                 if m.group(0).startswith("[") and m.start() > 0 and code[m.start() - 1] in "\\]}":
                     continue            # "\\[2pt]", an optional argument after a command
@@ -344,11 +344,14 @@ def undefined_key_findings(undefined: list[str], sources: dict[str, str], bib_en
 
 
 def locate_key(sources: dict[str, str], key: str) -> tuple[str | None, int | None]:
-    pat = re.compile(r"\\[A-Za-z]*cite[A-Za-z]*\*?(?:\[[^\]]*\]){0,2}\{[^}]*(?<![\w:-])" + re.escape(key) + r"(?![\w:-])")
+    """The first file and line (outside comments) where a citation command uses ``key``."""
+    pat = re.compile(r"\\[A-Za-z]*cite[A-Za-z]*\*?(?:\[[^\]\n]*\]){0,2}\{[^}\n]*(?<![\w:-])" + re.escape(key)
+                     + r"(?![\w:-])")
     for rel, text in sources.items():
-        for n, line in enumerate(text.splitlines(), 1):
-            if pat.search(re.split(r"(?<!\\)%", line, maxsplit=1)[0]):
-                return rel, n
+        code = _code(text)
+        m = pat.search(code)
+        if m:
+            return rel, code.count("\n", 0, m.start()) + 1
     return None, None
 
 
