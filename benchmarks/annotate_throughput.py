@@ -25,10 +25,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 
-from mustcite.labels.annotate import annotate_dir  # noqa: E402
 from mustcite.config import find_data_dir  # noqa: E402
 from mustcite.extract.run import extract_paths  # noqa: E402
 from mustcite.io import atomic_write_json  # noqa: E402
+from mustcite.labels.annotate import annotate_dir  # noqa: E402
 
 
 def start_stub(latency: float) -> tuple[ThreadingHTTPServer, str]:

@@ -47,8 +47,7 @@ from tqdm import tqdm  # noqa: E402
 from mustcite.benchmark.loader import Benchmark  # noqa: E402
 from mustcite.benchmark.significance import paired_ttest, randomisation_test  # noqa: E402
 from mustcite.config import Workspace  # noqa: E402
-from mustcite.recommend.audit import (DEFAULT_WEIGHTS, AuditWeights, blend, context_text, missing_order,  # noqa: E402
-                                     score_draft)
+from mustcite.recommend.audit import DEFAULT_WEIGHTS, AuditWeights, blend, context_text, missing_order, score_draft  # noqa: E402
 from mustcite.recommend.bibliography import bibliography_index  # noqa: E402
 from mustcite.recommend.method import Recommender  # noqa: E402
 from mustcite.recommend.ranking import top_indices  # noqa: E402

@@ -43,7 +43,6 @@ from __future__ import annotations
 
 import argparse
 import csv
-import gzip
 import io
 import json
 import os
@@ -477,7 +476,6 @@ class Server:
     def __init__(self, tmp: Path):
         import httpx
         import psutil
-
         from common import free_port
 
         self.port = free_port()
@@ -740,7 +738,6 @@ def _own_server(c) -> str:
 def run_lsp(cases: list[Case], t: Path, record) -> None:
     """The language server's rows: one server for the probes, one per exit row."""
     import psutil
-
     from test_lsp_hardening import Client
 
     work = t / "work"

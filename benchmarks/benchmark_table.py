@@ -17,7 +17,6 @@ import argparse
 import json
 from pathlib import Path
 
-
 from mustcite.benchmark.evaluate import per_query  # noqa: E402
 from mustcite.benchmark.loader import Benchmark  # noqa: E402
 from mustcite.benchmark.recipes import GROUND_TRUTHS  # noqa: E402

@@ -30,6 +30,7 @@ from pathlib import Path
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from common import SUBSET_TRUTHS, benchmark_subset  # noqa: E402
+
 from mustcite.benchmark.evaluate import per_query  # noqa: E402
 from mustcite.benchmark.report import build_rows, render  # noqa: E402
 from mustcite.config import Workspace  # noqa: E402

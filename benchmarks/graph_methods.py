@@ -22,7 +22,6 @@ import time
 from dataclasses import asdict
 from pathlib import Path
 
-
 from mustcite.benchmark.loader import Benchmark  # noqa: E402
 from mustcite.benchmark.retrieval_training import graph_from_benchmark  # noqa: E402
 from mustcite.benchmark.trec import write_run  # noqa: E402

@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-
 from mustcite.benchmark.evaluate import per_query  # noqa: E402
 from mustcite.benchmark.loader import Benchmark  # noqa: E402
 from mustcite.benchmark.trec import read_run  # noqa: E402

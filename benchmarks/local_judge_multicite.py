@@ -33,8 +33,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 from mustcite.config import find_data_dir  # noqa: E402
 from mustcite.io import atomic_write_json  # noqa: E402
-from mustcite.labels.backends.local_llama import (LocalLlamaJudge, default_models_dir,  # noqa: E402
-                                                   xllamacpp_available)
+from mustcite.labels.backends.local_llama import LocalLlamaJudge, default_models_dir, xllamacpp_available  # noqa: E402
 from mustcite.labels.cache import JudgeCache  # noqa: E402
 from mustcite.labels.engine import cache_key, run  # noqa: E402
 from mustcite.labels.judge import CitationInstance  # noqa: E402
@@ -94,6 +93,7 @@ def main(argv: list[str] | None = None) -> int:
     insts = [to_instance(it) for it in sample]
     if args.report_only:   # the cache key needs only the judge's identity, not the loaded model
         from types import SimpleNamespace
+
         from mustcite.labels.backends.local_llama import GGUF_NAME
         from mustcite.labels.prompting import load_prompt
         judge = SimpleNamespace(name="local", model=Path(GGUF_NAME).stem,

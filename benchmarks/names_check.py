@@ -20,13 +20,12 @@ from collections import defaultdict
 from pathlib import Path
 
 import duckdb
+from common import hand_check_cli  # noqa: E402  (benchmarks/ is on the path when run as a script)
 
 from mustcite.extract.run import iter_reference_files
-from mustcite.extract.works import NAMES_FILE, WORKS_FILE, WorkIndex, name_key
+from mustcite.extract.works import NAMES_FILE, WorkIndex, name_key
 from mustcite.extract.works.names import marker_starts
 from mustcite.io import read_json
-
-from common import hand_check_cli  # noqa: E402  (benchmarks/ is on the path when run as a script)
 
 RESULTS = Path(__file__).resolve().parent / "results"
 SAMPLE = RESULTS / "names_check_sample.jsonl"

@@ -24,10 +24,11 @@ from pathlib import Path
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from mustcite.io import atomic_write_json  # noqa: E402
+from mustcite.labels.cascade import FILE as CASCADE_FILE  # noqa: E402
+from mustcite.labels.cascade import CascadeJudge
 from mustcite.labels.multicite import evaluate_judge, iter_instances  # noqa: E402
 from mustcite.labels.neural import ONNX_DIR, ONNX_FILE, NeuralJudge, default_model_dir  # noqa: E402
 from mustcite.labels.offline import OfflineJudge  # noqa: E402
-from mustcite.labels.cascade import FILE as CASCADE_FILE, CascadeJudge  # noqa: E402
 
 OUT = Path(__file__).parent / "results" / "neural_judge_multicite.json"
 LR_RESULTS = Path(__file__).parent / "results" / "offline_judge_multicite.json"

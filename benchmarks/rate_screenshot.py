@@ -23,10 +23,10 @@ OUT = Path(__file__).parent / "results" / "rate_page.png"
 
 
 def main() -> int:
-    from mustcite.api.serve import running
     from playwright.sync_api import sync_playwright
 
     from mustcite.api.rate import create_rate_app
+    from mustcite.api.serve import running
     from mustcite.labels.rating import RatingStore
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])

@@ -32,9 +32,9 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
 
     import httpx
-    from mustcite.api.serve import running
 
     from mustcite.api.app import create_app
+    from mustcite.api.serve import running
     from mustcite.recommend import load_default
 
     t0 = time.perf_counter()

@@ -31,7 +31,6 @@ from mustcite.benchmark.recipes import GROUND_TRUTHS  # noqa: E402
 from mustcite.benchmark.significance import paired_ttest, randomisation_test  # noqa: E402
 from mustcite.benchmark.trec import read_run, write_run  # noqa: E402
 from mustcite.config import Workspace  # noqa: E402
-
 from mustcite.recommend.train import TIER_OF_TRUTH  # noqa: E402  (the tier that ranks each ground truth)
 
 METRICS = ("MAP", "MRR", "nDCG@10", "R@50", "R@100", "HR@10")
@@ -80,10 +79,10 @@ def main(argv: list[str] | None = None) -> int:
     model = args.model
     trained = None
     if model is None:
+        from common import parse_set  # the same KEY=VALUE parsing as the ablations
+
         from mustcite.recommend.method import RecommenderConfig
         from mustcite.recommend.train import train_benchmark
-
-        from common import parse_set  # the same KEY=VALUE parsing as the ablations
 
         config = RecommenderConfig(**parse_set(args.set))
         model = Workspace.resolve().root / "models" / f"bench-{args.benchmark}"

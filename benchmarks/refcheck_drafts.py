@@ -29,9 +29,8 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from tqdm import tqdm
-
 from refcheck_eval import wilson  # the same interval as the generated-entry evaluation
+from tqdm import tqdm
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "benchmarks" / "results" / "refcheck_drafts.json"

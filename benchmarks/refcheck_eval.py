@@ -628,7 +628,7 @@ def main(argv: list[str] | None = None) -> int:
         Path(args.out).write_text(json.dumps(doc, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
         print(json.dumps(doc["new_process_60"]["runs"]))
         return 0
-    from mustcite.refcheck.index import RefIndex, index_cache_path
+    from mustcite.refcheck.index import RefIndex
 
     t0 = time.perf_counter()
     RefIndex.build(work / "corpus" / "papers.parquet", work / "corpus" / "works.parquet")

@@ -29,8 +29,8 @@ from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-from mustcite.io import atomic_write_json  # noqa: E402
 from mustcite.extract.run import LABELS_SUBDIR  # noqa: E402
+from mustcite.io import atomic_write_json  # noqa: E402
 from mustcite.labels.annotate import SUMMARY_NAME, annotate_dir  # noqa: E402
 from mustcite.labels.plots import label_counts, plot_counts  # noqa: E402
 

@@ -28,7 +28,6 @@ import time
 from pathlib import Path
 
 
-
 def _pct(values: list[float], q: float) -> float:
     v = sorted(values)
     return v[min(len(v) - 1, int(round(q * (len(v) - 1))))]

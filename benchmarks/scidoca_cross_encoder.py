@@ -32,9 +32,8 @@ import sys
 import time
 from pathlib import Path
 
-
-
 from common import bi_encoder_scores, scidoca_dev_check  # noqa: E402
+
 from mustcite.io import atomic_write_json  # noqa: E402
 from mustcite.retrieval.cross_encoder import HEADS  # noqa: E402
 from mustcite.retrieval.memory import peak_rss_mb  # noqa: E402

@@ -20,7 +20,6 @@ import random
 import time
 from pathlib import Path
 
-
 from mustcite.io import iter_jsonl  # noqa: E402
 from mustcite.scidoca.evaluate import evaluate  # noqa: E402
 from mustcite.scidoca.floors import AllCandidates, BM25TopK  # noqa: E402

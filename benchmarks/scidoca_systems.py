@@ -24,7 +24,6 @@ import sys
 import time
 from pathlib import Path
 
-
 from mustcite.benchmark.significance import randomisation_test  # noqa: E402
 from mustcite.io import atomic_write_json  # noqa: E402
 from mustcite.scidoca import training as tr  # noqa: E402

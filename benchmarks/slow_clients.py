@@ -55,7 +55,6 @@ def _child(port: int, model: str, setting: str, header_timeout: float) -> None:
     from mustcite.api.app import create_app
     from mustcite.api.serve import ServeSettings, build_app
     from mustcite.api.timeouts import Timeouts
-
     from mustcite.config import Workspace
 
     settings = ServeSettings(model=model, work=str(Workspace.resolve().root), timeouts=Timeouts(header=header_timeout))
@@ -134,7 +133,7 @@ async def _slow_run(url: str, kind: str, args) -> dict:
                 if not chunk:
                     return time.perf_counter() - t0, got.startswith(b"HTTP/1.1 408 "), None
                 got += chunk
-        except asyncio.TimeoutError:
+        except TimeoutError:
             return None, False, None                # still held when we stopped watching
         except ConnectionError:
             return time.perf_counter() - t0, got.startswith(b"HTTP/1.1 408 "), None

@@ -32,11 +32,11 @@ from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
+from common import named_share  # noqa: E402
+
 from mustcite.extract.works import WorkIndex, is_work_id, resolved_entries
 from mustcite.labels.papers import load_reference_dirs
 from mustcite.recommend.train import default_model, qrels_of, ranking_metrics, split_dev  # noqa: E402
-
-from common import named_share  # noqa: E402
 
 OUT = Path(__file__).parent / "results" / "unseen_contract.json"
 TRUTHS = ("cited", "mustcite", "type1", "type2", "type3")

@@ -23,10 +23,10 @@ OUT = Path(__file__).parent / "results" / "web_screenshot.png"
 
 
 def main() -> int:
-    from mustcite.api.serve import running
     from playwright.sync_api import expect, sync_playwright
 
     from mustcite.api.app import create_app
+    from mustcite.api.serve import running
     from mustcite.config import Workspace
     from mustcite.recommend import load_default
     from mustcite.retrieval.queries import read_queries

@@ -19,6 +19,8 @@ import argparse
 import json
 from pathlib import Path
 
+from common import named_share  # noqa: E402  (benchmarks/ is on the path when run as a script)
+
 from mustcite.benchmark.evaluate import per_query
 from mustcite.benchmark.loader import Benchmark
 from mustcite.benchmark.significance import paired_ttest
@@ -26,8 +28,6 @@ from mustcite.benchmark.trec import read_qrels, read_run
 from mustcite.config import Workspace
 from mustcite.extract.works import WorkIndex, is_work_id, resolved_entries
 from mustcite.recommend import Recommender
-
-from common import named_share  # noqa: E402  (benchmarks/ is on the path when run as a script)
 
 RESULTS = Path(__file__).resolve().parent / "results"
 TOP = 100

@@ -20,11 +20,10 @@ import random
 from collections import Counter
 from pathlib import Path
 
+from common import hand_check_cli  # noqa: E402  (benchmarks/ is on the path when run as a script)
 from rapidfuzz import fuzz, process
 
 from mustcite.extract.works import cluster_mentions, collect_mentions, identifies, make_work
-
-from common import hand_check_cli  # noqa: E402  (benchmarks/ is on the path when run as a script)
 
 RESULTS = Path(__file__).resolve().parent / "results"
 SAMPLE = RESULTS / "works_check_sample.jsonl"

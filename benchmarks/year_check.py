@@ -21,7 +21,6 @@ import tempfile
 from collections import Counter
 from pathlib import Path
 
-
 from mustcite.benchmark.loader import Benchmark  # noqa: E402
 from mustcite.config import Workspace  # noqa: E402
 

@@ -16,7 +16,7 @@ import json
 import re
 import shutil
 import sys
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -29,7 +29,7 @@ TRUTH_NAMES = {"type1": "Type I", "type2": "Type II", "type3": "Type III", "must
                "cited": "cited"}
 
 
-@lru_cache(maxsize=None)
+@cache
 def load(name: str):
     return json.loads((RESULTS / name).read_text(encoding="utf-8"))
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import gzip
 
 import pytest
-
 from helpers import recommender as S
 
 pytestmark = pytest.mark.data          # every test asks the slice recommender (helpers.recommender)

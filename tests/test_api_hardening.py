@@ -9,12 +9,10 @@ import gzip
 import json
 import subprocess
 import sys
-import threading
 import time
 
 import psutil
 import pytest
-
 from helpers import recommender as S
 
 # the tests that serve the slice recommender (helpers.recommender) are marked data

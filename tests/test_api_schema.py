@@ -4,7 +4,6 @@ operation; no 5xx, and every response (status code, content type, headers, body)
 from __future__ import annotations
 
 import pytest
-
 from helpers import recommender as S
 
 schemathesis = pytest.importorskip("schemathesis")

@@ -11,10 +11,10 @@ from __future__ import annotations
 import re
 import shutil
 
-import pytest
-
 import bad_inputs as B
+import pytest
 from helpers import recommender as S
+
 from mustcite.cli.main import main
 
 # every cell reads inputs built from real files (a NeurIPS 2024 full text, a PDF) and the slice recommender

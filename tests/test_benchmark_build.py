@@ -129,8 +129,8 @@ def test_bad_inputs(built, tmp_path):
 
 @pytest.mark.data
 def test_cli_build_run_and_training_pairs(built, tmp_path, capsys):
-    from mustcite.cli.main import main
     from mustcite.benchmark.retrieval_training import training_pairs
+    from mustcite.cli.main import main
 
     work = tmp_path / "work"
     assert main(["--work", str(work), "benchmark", "build", "--recipe", "neurips-2024-v1", "--refs",

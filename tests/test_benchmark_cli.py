@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 
 import pytest
+from helpers import real_slice
 
 from mustcite.cli.main import main
-from helpers import real_slice
 
 pytestmark = pytest.mark.data          # every test reads a pool cut from the real paper lists
 

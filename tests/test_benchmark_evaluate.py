@@ -8,17 +8,15 @@ import math
 
 import ir_measures
 import pytest
+from helpers import DATA
 from ir_measures import AP, RR, R, Success, nDCG
 
 from mustcite.benchmark.evaluate import METRICS, evaluate, hit_ratio, per_query
 from mustcite.benchmark.report import build_rows, compare_with, render
-from mustcite.errors import UsageError
 from mustcite.benchmark.significance import paired_ttest, randomisation_test
 from mustcite.benchmark.trec import read_qrels, read_run, write_qrels, write_run
-from mustcite.errors import MustciteError
+from mustcite.errors import MustciteError, UsageError
 from mustcite.retrieval.bm25 import BM25Retriever
-
-from helpers import DATA
 
 NIPS2018 = DATA / "proceedings" / "paperlists" / "nips2018.jsonl.gz"
 

@@ -16,7 +16,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from helpers import DATA
 from helpers import recommender as S
 

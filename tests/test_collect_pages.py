@@ -9,14 +9,13 @@ from __future__ import annotations
 import json
 
 import pytest
+from helpers import DATA
 
 from mustcite.cli.main import main
 from mustcite.collect import AclCollector, CvfCollector, JmlrCollector, PmlrCollector
 from mustcite.collect.acl import parse_paper_page
 from mustcite.collect.http import Fetcher
 from mustcite.collect.run import collect_venue_year
-
-from helpers import DATA
 
 VP = DATA / "venue_pages"
 pytestmark = pytest.mark.data("venue_pages/README.md")    # every test reads the recorded pages

@@ -4,17 +4,15 @@ from __future__ import annotations
 
 import gzip
 import json
-from pathlib import Path
 
 import pytest
+from helpers import DATA
 
 from mustcite.cli.main import main
 from mustcite.corpus.records import make_paper_id, normalize_title
 from mustcite.errors import MustciteError
 from mustcite.extract.records import Context, Reference, validate_reference_file, validate_reference_list
 from mustcite.io import atomic_write_json, iter_jsonl
-
-from helpers import DATA
 
 
 @pytest.mark.data

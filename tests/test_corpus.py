@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
+from helpers import DATA
 
 from mustcite.cli.main import main
 from mustcite.corpus import CorpusStore, build_corpus, corpus_stats, load_papers, make_paper_id
@@ -20,8 +21,6 @@ from mustcite.corpus.importers import import_file, openreview_id, parse_authors
 from mustcite.corpus.records import Paper
 from mustcite.corpus.venues import is_main_track, parse_file_name
 from mustcite.errors import DataMissingError, MustciteError, UsageError
-
-from helpers import DATA
 
 MANIFEST = DATA / "proceedings" / "manifest.json"
 

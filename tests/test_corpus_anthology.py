@@ -13,14 +13,13 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
+from helpers import DATA
 
 from mustcite.corpus import build_corpus
 from mustcite.corpus.anthology import clean_author, import_anthology_file
 from mustcite.corpus.identifiers import identifier_keys, year_scoped
-from mustcite.corpus.store import DISAGREEMENTS_FILE, SIDE_TRACKS_FILE, VERSIONS_FILE
+from mustcite.corpus.store import DISAGREEMENTS_FILE, SIDE_TRACKS_FILE
 from mustcite.errors import MustciteError
-
-from helpers import DATA
 
 ANTH = DATA / "anthology" / "records"
 LISTS = DATA / "proceedings" / "paperlists"

@@ -7,12 +7,11 @@ import shutil
 from pathlib import Path
 
 import pytest
+from helpers import DATA
 
 from mustcite.cli.main import main
 from mustcite.datasets import DATASETS, check, dataset_files, get_dataset, require
 from mustcite.errors import DataMissingError, UsageError
-
-from helpers import DATA
 
 
 def test_registry_ids():

@@ -16,7 +16,6 @@ from mustcite.errors import MustciteError
 from mustcite.extract.latex import extract_latex, strip_comments
 from mustcite.extract.records import validate_reference_list
 
-
 BIB = r"""
 @inproceedings{vaswani2017attention,
   title     = {Attention is All you Need},
@@ -478,6 +477,7 @@ def test_cli_audit_of_a_zip_project(capsys, tmp_path):
     import shutil
 
     from helpers import recommender as S
+
     from mustcite.cli.main import main
 
     work = tmp_path / "work"
@@ -499,6 +499,7 @@ def test_a_bib_entry_without_a_year_is_kept_and_noted_in_every_format(capsys, tm
     import shutil
 
     from helpers import recommender as S
+
     from mustcite.cli.main import main
 
     q = S.held_out_queries()[0]

@@ -10,12 +10,11 @@ from pathlib import Path
 
 import pymupdf
 import pytest
+from helpers import DATA
+from helpers.pdfs import LITGRAPH, PDF_DIR, GrobidStub
 
 from mustcite.extract.records import validate_reference_file
 from mustcite.extract.run import discover, extract_paths, stem_of
-
-from helpers import DATA
-from helpers.pdfs import LITGRAPH, PDF_DIR, GrobidStub
 
 FULLTEXT = DATA / "neurips" / "fulltext_2024"
 REAL = sorted(FULLTEXT.glob("*.md.gz"))[:20]

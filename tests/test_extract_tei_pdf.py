@@ -5,14 +5,13 @@ from __future__ import annotations
 
 import pymupdf
 import pytest
+from helpers.pdfs import LITGRAPH, PDF_DIR, SPECTER, GrobidStub
 
 from mustcite.errors import MustciteError
 from mustcite.extract.grobid import GrobidClient
 from mustcite.extract.pdf import extract_pdf, join_lines
 from mustcite.extract.records import validate_reference_list
 from mustcite.extract.tei import parse_tei
-
-from helpers.pdfs import LITGRAPH, PDF_DIR, SPECTER, GrobidStub
 
 
 def _tei(stem: str):

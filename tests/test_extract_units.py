@@ -8,8 +8,7 @@ import pytest
 from mustcite.extract.citations import RefIndex, find_citations
 from mustcite.extract.contexts import context_windows, window_bounds
 from mustcite.extract.failures import detect_failures, label_disorder
-from mustcite.extract.references import (parse_entries, parse_reference_string, split_entries,
-                                         split_label)
+from mustcite.extract.references import parse_entries, parse_reference_string, split_entries, split_label
 from mustcite.extract.sections import classify, parse_heading
 from mustcite.extract.sentences import split_sentences
 

@@ -8,15 +8,21 @@ import json
 from pathlib import Path
 
 import pytest
+from helpers.judges import Stub
 
 from mustcite.cli.main import main
 from mustcite.errors import MustciteError
-from mustcite.labels.contract import (ContextItem, JudgeFailed, cite_found, judge_contexts, normalise_cite,
-                                      read_contexts, to_instance)
+from mustcite.labels.contract import (
+    ContextItem,
+    JudgeFailed,
+    cite_found,
+    judge_contexts,
+    normalise_cite,
+    read_contexts,
+    to_instance,
+)
 from mustcite.labels.multicite import iter_instances
 from mustcite.labels.offline import MARK, OfflineJudge, mark_context
-
-from helpers.judges import Stub
 
 
 @pytest.fixture(scope="module")

@@ -16,7 +16,7 @@ import pytest
 from sklearn.metrics import cohen_kappa_score
 
 from mustcite.errors import MustciteError
-from mustcite.labels.agreement import agreement, agreement_from_files, majority_label, read_ratings
+from mustcite.labels.agreement import agreement_from_files, majority_label, read_ratings
 from mustcite.labels.multicite import load_split, type1_proxy, type2_proxy
 from mustcite.labels.sample import allocate, write_sample
 
@@ -163,8 +163,8 @@ def test_allocate_proportional_with_floor():
 
 @pytest.mark.data
 def test_sample_from_real_extraction(tmp_path):
-    from mustcite.extract.run import extract_paths
     from mustcite.config import find_data_dir
+    from mustcite.extract.run import extract_paths
     data = find_data_dir() / "neurips"
     files = sorted((data / "fulltext_2024").glob("*.md.gz"))[1:3] + sorted((data / "fulltext_2023").glob("*.md.gz"))[:2]
     extract_paths(files, tmp_path / "ext", workers=1, progress=False)

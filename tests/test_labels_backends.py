@@ -9,16 +9,14 @@ import time
 from pathlib import Path
 
 import pytest
+from helpers.judges import FAST, gemini_judge, openai_judge  # the server: the `stub` fixture (conftest.py)
 
 from mustcite.errors import MustciteError
 from mustcite.labels.backends import TransientError, make_judge, parse_retry_after
-from mustcite.labels.backends.openai_compat import OpenAICompatJudge
 from mustcite.labels.cache import JudgeCache
 from mustcite.labels.engine import RetryPolicy, cache_key, dry_run, jobs_for, run
 from mustcite.labels.multicite import iter_instances
 from mustcite.labels.prompting import load_prompt, parse_answer, render
-
-from helpers.judges import FAST, gemini_judge, openai_judge   # the server: the `stub` fixture (conftest.py)
 
 
 @pytest.fixture(scope="module")

@@ -8,18 +8,17 @@ import shutil
 from pathlib import Path
 
 import pytest
+from helpers import DATA
+from helpers.judges import FAST, Stub, openai_judge  # noqa: F401  (the server: the `stub` fixture of conftest.py)
 
-from mustcite.labels.annotate import annotate_dir
 from mustcite.cli.main import main
 from mustcite.extract.records import validate_reference_file
 from mustcite.extract.run import extract_paths
+from mustcite.labels.annotate import annotate_dir
 from mustcite.labels.cache import JudgeCache
 from mustcite.labels.costs import CostLedger, cost_usd, price_for
 from mustcite.labels.engine import jobs_for, judge_label, run
 from mustcite.labels.judge import Judgement, instances_from_reference_file
-
-from helpers import DATA
-from helpers.judges import FAST, Stub, openai_judge  # noqa: F401  (the server: the `stub` fixture of conftest.py)
 
 PAPERS = sorted((DATA / "neurips" / "fulltext_2024").glob("*.md.gz"))[:2]
 

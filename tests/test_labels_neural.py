@@ -16,8 +16,7 @@ from mustcite.labels.backends import BACKENDS, make_judge
 from mustcite.labels.engine import judge_label
 from mustcite.labels.judge import CitationInstance, Judgement
 from mustcite.labels.multicite import iter_instances
-from mustcite.labels.neural import (CARD, DEFAULT_VERSION, NeuralJudge, card_id, context_input, read_card,
-                                    train_judge)
+from mustcite.labels.neural import CARD, DEFAULT_VERSION, NeuralJudge, card_id, context_input, read_card, train_judge
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 

@@ -9,8 +9,7 @@ import pytest
 
 from mustcite.errors import MustciteError
 from mustcite.labels.judge import CitationInstance, Judge
-from mustcite.labels.multicite import (evaluate_judge, iter_instances, load_split, to_instance,
-                                       type1_proxy, type2_proxy)
+from mustcite.labels.multicite import evaluate_judge, iter_instances, load_split, to_instance, type1_proxy, type2_proxy
 from mustcite.labels.offline import MARK, OfflineJudge, load_model, mark_context
 
 

@@ -10,14 +10,13 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from helpers import DATA
+from helpers.pdfs import PDF_DIR, SPECTER
 
 from mustcite.corpus.records import make_paper_id
 from mustcite.extract.link import TitleIndex, link_dir, link_references
 from mustcite.extract.run import extract_paths
 from mustcite.extract.tei import parse_tei
-
-from helpers import DATA
-from helpers.pdfs import PDF_DIR, SPECTER
 
 pytestmark = pytest.mark.data          # every test links SPECTER's real references against real paper lists
 

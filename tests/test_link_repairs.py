@@ -6,8 +6,15 @@ from __future__ import annotations
 
 import pytest
 
-from mustcite.extract.link import (TitleIndex, is_title_like, link_references, match_reference, raw_segments,
-                                   recover_title, repaired_titles)
+from mustcite.extract.link import (
+    TitleIndex,
+    is_title_like,
+    link_references,
+    match_reference,
+    raw_segments,
+    recover_title,
+    repaired_titles,
+)
 
 CORPUS = [  # (paper_id, title, year) as in the corpus
     ("nguyen20", "Global Convergence of Deep Networks with One Wide Layer Followed by Pyramidal Topology", 2020),

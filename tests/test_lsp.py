@@ -17,10 +17,9 @@ import time
 from pathlib import Path
 
 import pytest
+from helpers import recommender as R
 from lsprotocol import types
 from pygls.uris import from_fs_path
-
-from helpers import recommender as R
 
 pytestmark = pytest.mark.data("neurips/fulltext_2023")
 

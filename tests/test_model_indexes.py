@@ -10,9 +10,9 @@ import shutil
 import joblib
 import numpy as np
 import pytest
-
 from helpers import DATA
 from helpers import recommender as S
+
 from mustcite.recommend import Recommender
 from mustcite.recommend.forest import TreeEnsemble
 from mustcite.recommend.store import INDEX_DIR, save_learned

@@ -7,10 +7,16 @@ from __future__ import annotations
 import json
 
 import duckdb
-import numpy as np
 import pytest
 
-from mustcite.extract.works import NAMES_FILE, aggregate_names, build_catalogue, name_key, paper_names, works_schema_json
+from mustcite.extract.works import (
+    NAMES_FILE,
+    aggregate_names,
+    build_catalogue,
+    name_key,
+    paper_names,
+    works_schema_json,
+)
 from mustcite.extract.works.names import marker_starts, name_before
 from mustcite.labels.papers import CitedPaper, LabelledPaper
 from mustcite.recommend.names import NameIndex

@@ -13,7 +13,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from helpers import recommender as R
 
 pytestmark = pytest.mark.data("neurips/fulltext_2023")

@@ -28,13 +28,31 @@ from mustcite.errors import MustciteError
 from mustcite.extract.citations import RefIndex, _mask_math, count_style_markers, find_citations
 from mustcite.extract.markdown import extract_markdown
 from mustcite.extract.mathspans import math_spans
-from mustcite.extract.sentences import split_sentences
 from mustcite.extract.model import STATUSES
 from mustcite.extract.records import validate_reference_list
-from mustcite.extract.references import (fold, normalize_tag, ocr_digits, parse_entries, parse_reference_string,
-                                         split_authors, split_entries, split_label, surname)
-from mustcite.scidoca.formats import (Answer, Candidate, Example, read_answers, read_examples, read_official,
-                                      read_official_dir, write_examples, write_official)
+from mustcite.extract.references import (
+    fold,
+    normalize_tag,
+    ocr_digits,
+    parse_entries,
+    parse_reference_string,
+    split_authors,
+    split_entries,
+    split_label,
+    surname,
+)
+from mustcite.extract.sentences import split_sentences
+from mustcite.scidoca.formats import (
+    Answer,
+    Candidate,
+    Example,
+    read_answers,
+    read_examples,
+    read_official,
+    read_official_dir,
+    write_examples,
+    write_official,
+)
 
 #: MUSTCITE_HYPOTHESIS_SCALE=20 runs 20x the examples (a longer fuzzing session); default 1 (~15 s)
 SCALE = max(1, int(os.environ.get("MUSTCITE_HYPOTHESIS_SCALE", "1") or 1))

@@ -6,7 +6,6 @@ from __future__ import annotations
 import doctest
 
 import pytest
-
 from helpers import DATA
 from helpers import recommender as S
 

@@ -219,6 +219,7 @@ def test_queries_file_with_a_byte_order_mark_is_answered(capsys, slice_work, tmp
 @pytest.mark.data
 def test_stopword_only_query_gets_the_notice_not_a_generic_list(capsys, slice_work):
     from helpers import recommender as S
+
     from mustcite.recommend import Recommender
     from mustcite.recommend.query import parse_query
 
@@ -244,6 +245,7 @@ def test_stopword_only_query_gets_the_notice_not_a_generic_list(capsys, slice_wo
 def test_stopword_only_query_with_a_dense_encoder(tmp_path):
     """The dense encoder embeds any text, stopwords too: its neighbours are no answer to "the of and"."""
     from helpers import recommender as S
+
     from mustcite.recommend.query import parse_query
 
     rec = S.dense_recommender(tmp_path / "cache")

@@ -10,13 +10,12 @@ from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
+from helpers import DATA
 
 from mustcite.api.rate import create_rate_app
 from mustcite.errors import MustciteError
 from mustcite.labels.agreement import agreement_from_files
 from mustcite.labels.rating import RatingStore, cite_spans, load_sample, segments
-
-from helpers import DATA
 
 CHROMIUM = Path("/usr/bin/chromium")
 N = 8

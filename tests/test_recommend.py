@@ -7,12 +7,12 @@ import json
 
 import numpy as np
 import pytest
-
 from helpers import recommender as S
+
 from mustcite.errors import DataMissingError, MustciteError, UsageError
+from mustcite.labels.papers import CitedPaper, from_qrels
 from mustcite.recommend import Recommender, RecommenderConfig
 from mustcite.recommend.fusion import rrf
-from mustcite.labels.papers import CitedPaper, from_qrels
 from mustcite.retrieval.base import Doc
 
 # the tests on the slice (helpers.recommender) are marked data
@@ -274,8 +274,8 @@ def test_cocitation_counts_labelled_papers_citing_candidate_and_seeds():
 
 @pytest.mark.data
 def test_ablation_switches_remove_a_signal():
-    from mustcite.recommend.method import ABLATABLE
     from mustcite.recommend.features import FEATURES
+    from mustcite.recommend.method import ABLATABLE
 
     with pytest.raises(UsageError, match="unknown signal"):
         RecommenderConfig(disable=("magic",))

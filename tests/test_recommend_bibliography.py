@@ -8,11 +8,11 @@ import random
 
 import numpy as np
 import pytest
-
 from helpers import recommender as S
+
+from mustcite.labels.papers import CitedPaper, LabelledPaper
 from mustcite.recommend.audit import AuditWeights, audit_ranking, blend, score_draft
 from mustcite.recommend.bibliography import BibliographyIndex
-from mustcite.labels.papers import CitedPaper, LabelledPaper
 from mustcite.recommend.neighbours import NeighbourIndex
 
 

@@ -6,8 +6,8 @@ import json
 import shutil
 
 import pytest
-
 from helpers import recommender as S
+
 from mustcite.cli.main import main
 
 # the tests on the slice recommender (helpers.recommender) are marked data

@@ -7,12 +7,11 @@ from __future__ import annotations
 import copy
 
 import pytest
-
-from mustcite.recommend.contexts import ContextIndex
-from mustcite.labels.papers import contexts_from_references
-from mustcite.retrieval.base import Doc
-
 from helpers import recommender as S
+
+from mustcite.labels.papers import contexts_from_references
+from mustcite.recommend.contexts import ContextIndex
+from mustcite.retrieval.base import Doc
 
 
 def _query_of_context(p):

@@ -6,14 +6,14 @@ import shutil
 
 import numpy as np
 import pytest
-
 from helpers import recommender as S
-from mustcite.recommend import Recommender
+
 from mustcite.numeric import logit
+from mustcite.recommend import Recommender
 from mustcite.recommend.rescore import combine
-from mustcite.retrieval.cross_encoder import CITED_TARGET, CrossEncoderReranker
 from mustcite.recommend.train import cross_encoder_pairs
 from mustcite.retrieval.base import doc_text
+from mustcite.retrieval.cross_encoder import CITED_TARGET, CrossEncoderReranker
 
 
 def test_combine_reorders_the_head_and_keeps_the_rest_behind_it():

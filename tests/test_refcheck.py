@@ -27,9 +27,9 @@ FILES = ["nips2019", "icml2019", "iclr2020", "acl2022"]
 def work(tmp_path_factory):
     from helpers import DATA
 
+    from mustcite.corpus.dedup import dedup
     from mustcite.corpus.importers import import_file
     from mustcite.corpus.records import Paper, make_paper_id
-    from mustcite.corpus.dedup import dedup
     from mustcite.corpus.store import SIDE_TRACKS_FILE, write_papers
 
     root = tmp_path_factory.mktemp("refcheck-work")

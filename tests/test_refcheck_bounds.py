@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 import yaml
 from lsprotocol import types
+from test_refcheck import bib, rec, records, work  # noqa: F401  (the corpus fixtures)
 
 from mustcite.cli.main import main
 from mustcite.errors import MustciteError
@@ -30,8 +31,6 @@ from mustcite.refcheck.index import Record
 from mustcite.refcheck.render import render, render_markdown, summary
 from mustcite.refcheck.results import FAIL_ON, STATUSES, Issue, RefCheck, fail_statuses
 from mustcite.refcheck.venue import classify_venue
-
-from test_refcheck import bib, rec, records, work  # noqa: F401  (the corpus fixtures)
 
 REPO = Path(__file__).resolve().parents[1]
 #: the tests that build the corpus of ``test_refcheck``

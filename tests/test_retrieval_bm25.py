@@ -6,11 +6,10 @@ import os
 from pathlib import Path
 
 import pytest
+from helpers import real_slice
 
 from mustcite.retrieval import make_retriever
 from mustcite.retrieval.bm25 import BM25Retriever
-
-from helpers import real_slice
 
 
 @pytest.fixture(scope="module")

@@ -9,12 +9,20 @@ import sys
 
 import numpy as np
 import pytest
+from helpers import real_slice
 
 from mustcite.errors import DataMissingError, MustciteError
-from mustcite.retrieval.colbert import (ColbertRetriever, ColbertTrainConfig, FlatTokenIndex, TokenCache, load_colbert,
-                                        maxsim, require_pylate, train_colbert)
+from mustcite.retrieval.colbert import (
+    ColbertRetriever,
+    ColbertTrainConfig,
+    FlatTokenIndex,
+    TokenCache,
+    load_colbert,
+    maxsim,
+    require_pylate,
+    train_colbert,
+)
 from mustcite.retrieval.registry import make_retriever
-from helpers import real_slice
 
 
 def _short(p: dict, words: int = 25) -> dict:

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from helpers import real_slice
 
 from mustcite.retrieval.dense import DenseRetriever
 from mustcite.retrieval.embeddings import EmbeddingCache, text_key
-from helpers import real_slice
 
 
 @pytest.fixture(scope="module")

@@ -10,9 +10,9 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from helpers import real_slice
 
 from mustcite.retrieval.dense import DenseRetriever
-from helpers import real_slice
 
 SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "gpu_encode.py"
 

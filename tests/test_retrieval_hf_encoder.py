@@ -14,8 +14,7 @@ transformers = pytest.importorskip("transformers")
 
 from mustcite.errors import MustciteError, UsageError  # noqa: E402
 from mustcite.retrieval.base import Doc  # noqa: E402
-from mustcite.retrieval.hf_encoder import (HFRetriever, detect_pooling, hf_retriever_for,  # noqa: E402
-                                           parse_hf_method)
+from mustcite.retrieval.hf_encoder import HFRetriever, detect_pooling, hf_retriever_for, parse_hf_method  # noqa: E402
 from mustcite.retrieval.registry import make_retriever  # noqa: E402
 
 WORDS = ("graph neural network attention transformer diffusion model image text citation retrieval "

@@ -6,11 +6,11 @@ import json
 
 import numpy as np
 import pytest
+from helpers import real_slice
 
 from mustcite.errors import MustciteError
 from mustcite.retrieval.dense import DenseRetriever
 from mustcite.retrieval.ntxent import NTXentConfig, distinct_batches, train_ntxent
-from helpers import real_slice
 
 
 def test_batches_never_repeat_a_document():

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from helpers import recommender as S
+
 from mustcite.errors import DataMissingError
 from mustcite.retrieval.base import as_docs
 from mustcite.retrieval.bm25 import BM25Retriever

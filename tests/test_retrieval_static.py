@@ -12,16 +12,24 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers import real_slice
 
 from mustcite.errors import MustciteError, UsageError
 from mustcite.retrieval.dense import DenseRetriever, dense_from_meta
 from mustcite.retrieval.onnx_export import is_onnx_model
-from mustcite.retrieval.static import (DEFAULT_PCA_DIMS, MANIFEST, StaticEncoder, StaticSpec, ensure_static_model,
-                                       is_static_model, is_static_spec, parse_static_spec, static_key,
-                                       static_model_dir)
+from mustcite.retrieval.static import (
+    DEFAULT_PCA_DIMS,
+    MANIFEST,
+    StaticEncoder,
+    StaticSpec,
+    ensure_static_model,
+    is_static_model,
+    is_static_spec,
+    parse_static_spec,
+    static_key,
+    static_model_dir,
+)
 from mustcite.retrieval.vectors import default_model_path
-
-from helpers import real_slice
 
 model2vec = pytest.importorskip("model2vec")
 

@@ -15,14 +15,13 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from helpers import DATA
 
 from mustcite.cli.main import main
 from mustcite.errors import MustciteError
 from mustcite.extract.run import extract_paths
 from mustcite.labels.annotate import annotate_dir
 from mustcite.runs import marker_path, read_run_state, run_marker, warn_if_partial
-
-from helpers import DATA
 
 PAPERS = sorted((DATA / "neurips" / "fulltext_2024").glob("*.md.gz"))[:40]
 SRC = Path(__file__).resolve().parents[1] / "src"

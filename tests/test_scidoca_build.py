@@ -18,17 +18,15 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from helpers import DATA
 
-from mustcite.config import find_data_dir
 from mustcite.corpus.records import make_paper_id
 from mustcite.extract.link import link_dir
 from mustcite.extract.paragraphs import paragraph_view
 from mustcite.extract.run import extract_paths
 from mustcite.io import iter_jsonl, read_text
-from mustcite.scidoca.build import (PaperJob, build_task_data, collect_paper, replace_spans)
+from mustcite.scidoca.build import PaperJob, build_task_data, collect_paper, replace_spans
 from mustcite.scidoca.formats import read_examples
-
-from helpers import DATA
 
 PAPERS = {  # paper id -> folder of shared/data/neurips
     "kj33zJ9Vue": "fulltext_2023", "gMjIUZBKH8": "fulltext_2023", "LDhhi8HBO3": "fulltext_2023",

@@ -6,13 +6,12 @@ import json
 from pathlib import Path
 
 import pytest
+from helpers.scidoca import CANDS, t1, t2, t3  # noqa: F401
 
 from mustcite.cli.main import main
 from mustcite.errors import MustciteError
-from mustcite.scidoca import Candidate, Example, evaluate, write_examples
+from mustcite.scidoca import Example, evaluate, write_examples
 from mustcite.scidoca.floors import AllCandidates, BM25TopK, make_floor
-
-from helpers.scidoca import CANDS, t1, t2, t3  # noqa: F401
 
 
 def test_all_candidates_task1_recall_one():

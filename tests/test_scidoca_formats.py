@@ -8,13 +8,21 @@ import shutil
 from pathlib import Path
 
 import pytest
+from helpers import DATA
 
 from mustcite.errors import MustciteError
-from mustcite.scidoca import (Answer, Candidate, Example, read_answers, read_examples, read_official, write_answers,
-                              write_examples, write_official)
+from mustcite.scidoca import (
+    Answer,
+    Candidate,
+    Example,
+    read_answers,
+    read_examples,
+    read_official,
+    write_answers,
+    write_examples,
+    write_official,
+)
 from mustcite.scidoca.formats import detect_shape, read_official_dir
-
-from helpers import DATA
 
 REAL = DATA / "scidoca" / "task1_example_from_trieuhoangan.json"
 

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import pytest
+from helpers.scidoca import CANDS, SENTENCES, t1, t2
+from helpers.scidoca import masked_paragraphs as _paragraphs
 
 from mustcite.errors import MustciteError
 from mustcite.scidoca import Example, evaluate
 from mustcite.scidoca.masked import FEATURES, MaskedCitationModel, PairFeaturizer
-
-from helpers.scidoca import CANDS, SENTENCES, t1, t2
-from helpers.scidoca import masked_paragraphs as _paragraphs
 
 
 def test_features_grid_and_labels():

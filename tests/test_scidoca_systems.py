@@ -8,16 +8,15 @@ import random
 
 import numpy as np
 import pytest
+from helpers.scidoca import CANDS, SENTENCES, t1, t2, t3
 
 from mustcite.errors import MustciteError
 from mustcite.scidoca import Candidate, Example, evaluate, write_examples
-from mustcite.scidoca.discovery import FEATURES, CandidateFeaturizer, DiscoveryModel, SetRule, tune_rule, weighted_f1
 from mustcite.scidoca.cross import gold_ids, paragraph_text
+from mustcite.scidoca.discovery import FEATURES, CandidateFeaturizer, DiscoveryModel, SetRule, tune_rule, weighted_f1
 from mustcite.scidoca.floors import BM25TopK
 from mustcite.scidoca.formats import sample_examples
 from mustcite.scidoca.sentences import SentenceCitationModel, SentenceRule, tune
-
-from helpers.scidoca import CANDS, SENTENCES, t1, t2, t3
 
 SMALL = {"max_iter": 30, "learning_rate": 0.1, "max_leaf_nodes": 15, "random_state": 0}
 FILLER = ("We report results on three benchmarks.", "Section 4 gives the details of the setup.",
@@ -167,8 +166,9 @@ def test_sample_examples_is_seeded_uniform_and_excludes(tmp_path):
 def test_cli_trains_tasks_1_3_and_2_from_a_data_folder(tmp_path):
     import json
 
-    from mustcite.cli.main import main
     from helpers.scidoca import masked_paragraphs as masked
+
+    from mustcite.cli.main import main
 
     data = tmp_path / "data"
     for split, seed in (("train", 0), ("dev", 1), ("test", 2)):
@@ -233,8 +233,10 @@ def test_cli_fine_tuned_encoder_feeds_stage_one_and_its_paragraphs_are_not_reuse
 
 def test_masked_system_over_a_task1_system(discovery, tmp_path):
     """Task 2 with the Task 1 system's paragraph-level P as three more features, saved with it."""
-    from mustcite.scidoca.masked import DISCOVERY_FEATURES, FEATURES as MASK_FEATURES, MaskedCitationModel
     from helpers.scidoca import masked_paragraphs as masked
+
+    from mustcite.scidoca.masked import DISCOVERY_FEATURES, MaskedCitationModel
+    from mustcite.scidoca.masked import FEATURES as MASK_FEATURES
 
     model = MaskedCitationModel(params=SMALL, discovery=discovery).fit(masked(40), progress=False)
     assert model._feat.pairs(t2()).X.shape == (3 * len(CANDS), len(MASK_FEATURES) + len(DISCOVERY_FEATURES))

@@ -17,13 +17,13 @@ import shutil
 
 import numpy as np
 import pytest
-
 from helpers import recommender as S
+
 from mustcite.cli.main import main
 from mustcite.errors import MustciteError
 from mustcite.recommend import Recommender, RecommenderConfig
-from mustcite.recommend.neighbours import UNKNOWN_YEAR, NeighbourIndex, year_array
 from mustcite.recommend.features import FEATURES
+from mustcite.recommend.neighbours import UNKNOWN_YEAR, NeighbourIndex, year_array
 from mustcite.retrieval.base import Doc
 
 pytestmark = pytest.mark.data          # every test asks the slice (helpers.recommender)

@@ -6,7 +6,6 @@ import re
 from pathlib import Path
 
 import pytest
-
 from helpers import recommender as S
 
 CHROMIUM = Path("/usr/bin/chromium")

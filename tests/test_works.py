@@ -9,8 +9,18 @@ import duckdb
 import pytest
 
 from mustcite.extract.works import (
-    CITATIONS_FILE, WORKS_FILE, Mention, build_catalogue, cluster_mentions, make_work, recover_title,
-    supported_identifiers, surname, title_key, work_kind, works_schema_json,
+    CITATIONS_FILE,
+    WORKS_FILE,
+    Mention,
+    build_catalogue,
+    cluster_mentions,
+    make_work,
+    recover_title,
+    supported_identifiers,
+    surname,
+    title_key,
+    work_kind,
+    works_schema_json,
 )
 
 
@@ -228,6 +238,7 @@ def test_default_model_recommends_works_only_from_the_year_a_paper_introduced_th
     import shutil
 
     from helpers import recommender as S
+
     from mustcite.recommend import Recommender
     from mustcite.recommend.train import train_default
 

@@ -12,8 +12,16 @@ import pytest
 from mustcite.corpus.records import Paper
 from mustcite.corpus.store import SIDE_TRACKS_FILE, write_papers
 from mustcite.errors import DataMissingError
-from mustcite.extract.works import (CITATIONS_FILE, WORKS_FILE, SideRecord, SideRecords, WorkIndex, build_catalogue,
-                                    pool_works, works_schema_json)
+from mustcite.extract.works import (
+    CITATIONS_FILE,
+    WORKS_FILE,
+    SideRecord,
+    SideRecords,
+    WorkIndex,
+    build_catalogue,
+    pool_works,
+    works_schema_json,
+)
 
 TMLR = "Sparse mixtures of experts at scale"
 WORKSHOP = "Probing hidden states of small language models"

@@ -54,7 +54,7 @@ class Workspace:
     root: Path
 
     @classmethod
-    def resolve(cls, explicit: str | Path | None = None) -> "Workspace":
+    def resolve(cls, explicit: str | Path | None = None) -> Workspace:
         root = Path(explicit or os.environ.get("MUSTCITE_WORK") or "mustcite-work").expanduser()
         return cls(root.resolve())
 

@@ -592,7 +592,7 @@ class JsonlWriter:
         if os.path.exists(self._tmp):
             os.unlink(self._tmp)
 
-    def __enter__(self) -> "JsonlWriter":
+    def __enter__(self) -> JsonlWriter:
         return self
 
     def __exit__(self, exc_type, exc, tb) -> None:

@@ -23,10 +23,10 @@ def parse_retry_after(value: str | None) -> float | None:
         return max(0.0, float(value))
     except ValueError:
         pass
-    from email.utils import parsedate_to_datetime
     import datetime as dt
+    from email.utils import parsedate_to_datetime
     try:
         when = parsedate_to_datetime(value)
-        return max(0.0, (when - dt.datetime.now(dt.timezone.utc)).total_seconds())
+        return max(0.0, (when - dt.datetime.now(dt.UTC)).total_seconds())
     except (TypeError, ValueError):
         return None

@@ -8,8 +8,8 @@ from __future__ import annotations
 import math
 import threading
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Iterator
 
 
 class Busy(Exception):

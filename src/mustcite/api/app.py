@@ -23,20 +23,21 @@ import dataclasses
 import re
 import typing
 import unicodedata
+from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from fastapi import FastAPI, File, Form, UploadFile
 from fastapi.responses import FileResponse
 from fastapi.staticfiles import StaticFiles
-from starlette.middleware.trustedhost import TrustedHostMiddleware
 from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator
+from starlette.middleware.trustedhost import TrustedHostMiddleware
 
 from ..errors import MustciteError
-from ..version import __version__
 from ..recommend.query import MAX_ABSTRACT, MAX_TITLE, MIN_YEAR, today_year
 from ..recommend.results import Recommendation
+from ..version import __version__
 from .admission import Admission
 from .backends import LocalBackend, NotReady
 from .guards import ApiKey, BodyLimit, SameOrigin, SecurityHeaders, error_response

@@ -15,7 +15,8 @@ A Host allow-list is Starlette's ``TrustedHostMiddleware`` (see :func:`mustcite.
 from __future__ import annotations
 
 import hmac
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 from urllib.parse import urlsplit
 
 from starlette.datastructures import Headers

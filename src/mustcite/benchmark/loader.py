@@ -33,7 +33,7 @@ class Benchmark:
         self.path = Path(path)
 
     @classmethod
-    def open(cls, path: str | Path) -> "Benchmark":
+    def open(cls, path: str | Path) -> Benchmark:
         """The benchmark in folder ``path``; DataMissingError when there is no such folder."""
         path = Path(path)
         if not path.is_dir():

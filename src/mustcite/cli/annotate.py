@@ -8,9 +8,8 @@ from pathlib import Path
 
 import typer
 
-from ..errors import MustciteError, UsageError
-
 from ..engine import make_engine
+from ..errors import MustciteError, UsageError
 from ..labels.annotate import SUMMARY_NAME, annotate_dir
 from .extract import ADDRESS_HELP, ENGINE_HELP, rate
 

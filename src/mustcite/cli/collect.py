@@ -55,11 +55,10 @@ def collect_cmd(
     from ..collect.http import Fetcher
     from ..collect.run import collect_venue_year, file_stem
     from ..collect.tracks import TrackClassifier, load_overrides
-    from ..labels.track_judge import make_track_judge
     from ..config import Workspace
-    from ..io import check_output_dir
-
     from ..corpus.venues import venue_code
+    from ..io import check_output_dir
+    from ..labels.track_judge import make_track_judge
 
     collector = collector_for(venue)          # UsageError for an unknown venue
     code = venue_code(venue)

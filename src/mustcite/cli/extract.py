@@ -14,7 +14,6 @@ import typer
 from ..errors import MustciteError, UsageError
 from ..io import check_output_dir
 
-
 ENGINE_HELP = "where per-paper work runs: local (a process pool, default) or ray (a Ray cluster; pip install 'mustcite[ray]')"
 ADDRESS_HELP = "with --engine ray: the Ray cluster to join, e.g. ray://head:10001 or auto (default: start a local one)"
 

@@ -127,11 +127,10 @@ def stats_cmd(
     """Counts of Type I / Type II / Type III labels (and mentions) in DIR, optionally plotted.
     A folder whose `mustcite annotate` run did not complete is refused unless --allow-partial."""
     from ..errors import MustciteError
+    from ..io import check_output_file
     from ..labels.plots import label_counts, plot_counts
     from ..labels.tiers import LabelConfig
     from ..runs import read_run_state, warn_if_partial
-
-    from ..io import check_output_file
 
     if out is not None:
         check_output_file(out)

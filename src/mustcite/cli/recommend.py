@@ -22,7 +22,7 @@ import typer
 
 from ..errors import MustciteError, UsageError
 from ..io import check_output_dir, check_output_file
-from .common import workspace, year_range, write_report
+from .common import workspace, write_report, year_range
 
 
 def register(app: typer.Typer) -> None:

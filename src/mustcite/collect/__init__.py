@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from .aaai import AaaiCollector
 from .acl import AclCollector
-from .base import Collector, CollectedRecord, Index, Item, ItemError, ParseError
+from .base import CollectedRecord, Collector, Index, Item, ItemError, ParseError
 from .cvf import CvfCollector, EcvaCollector
 from .ijcai import IjcaiCollector
 from .jmlr import JmlrCollector

@@ -19,8 +19,19 @@ from __future__ import annotations
 import re
 from urllib.parse import urljoin
 
-from .base import (Collector, CollectedRecord, Index, Item, ItemError, ParseError, apply_meta, clean,
-                   parse_citation_meta, parse_html, text_of)
+from .base import (
+    CollectedRecord,
+    Collector,
+    Index,
+    Item,
+    ItemError,
+    ParseError,
+    apply_meta,
+    clean,
+    parse_citation_meta,
+    parse_html,
+    text_of,
+)
 
 ARCHIVE = "https://ojs.aaai.org/index.php/AAAI/issue/archive"
 MAX_ARCHIVE_PAGES = 15

@@ -16,8 +16,19 @@ import re
 
 from lxml import etree
 
-from .base import (Collector, CollectedRecord, Index, Item, ItemError, ParseError, apply_meta, clean,
-                   parse_citation_meta, parse_html, text_of)
+from .base import (
+    CollectedRecord,
+    Collector,
+    Index,
+    Item,
+    ItemError,
+    ParseError,
+    apply_meta,
+    clean,
+    parse_citation_meta,
+    parse_html,
+    text_of,
+)
 
 _OLD_LETTER = {"ACL": "P", "NAACL": "N", "EMNLP": "D"}
 XML_BASE = "https://raw.githubusercontent.com/acl-org/acl-anthology/master/data/xml/"

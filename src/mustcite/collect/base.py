@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import html
 import re
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from typing import Any, Callable, ClassVar
+from typing import Any, ClassVar
 
 from ..corpus.records import normalize_title
 
@@ -59,7 +60,7 @@ class CollectedRecord:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "CollectedRecord":
+    def from_dict(cls, d: dict[str, Any]) -> CollectedRecord:
         known = set(cls.__dataclass_fields__)
         return cls(**{k: v for k, v in d.items() if k in known})
 
@@ -106,7 +107,7 @@ class Collector:
     #: venues whose tracks / volumes / sections are classified main vs ancillary
     classified: ClassVar[bool] = False
 
-    def index(self, venue: str, year: int, fetch: "FetchLike") -> Index:  # pragma: no cover
+    def index(self, venue: str, year: int, fetch: FetchLike) -> Index:  # pragma: no cover
         raise NotImplementedError
 
     def detail(self, item: Item, page: bytes) -> None:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from urllib.parse import urljoin
 
-from .base import Collector, CollectedRecord, Index, Item, ItemError, ParseError, clean, parse_html, text_of
+from .base import CollectedRecord, Collector, Index, Item, ItemError, ParseError, clean, parse_html, text_of
 
 CVF_BASE = "https://openaccess.thecvf.com/"
 ECVA_URL = "https://www.ecva.net/papers.php"

@@ -23,16 +23,15 @@ import json
 import tarfile
 import time
 import urllib.robotparser
+from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
-from typing import Callable
 from urllib.parse import urlsplit
 
 import httpx
 
 from ..errors import MustciteError
-from ..io import (MAX_DOCUMENT_BYTES, atomic_write_bytes, atomic_write_json, open_decompressed,
-                  read_json)
+from ..io import MAX_DOCUMENT_BYTES, atomic_write_bytes, atomic_write_json, open_decompressed, read_json
 from ..retry import parse_retry_after
 
 USER_AGENT = "mustcite-collect/1 (+https://github.com/mustcite; polite research crawler)"
@@ -226,7 +225,7 @@ class Fetcher:
         if self._client is not None:
             self._client.close()
 
-    def __enter__(self) -> "Fetcher":
+    def __enter__(self) -> Fetcher:
         return self
 
     def __exit__(self, *exc) -> None:

@@ -12,8 +12,19 @@ from __future__ import annotations
 
 from urllib.parse import urljoin
 
-from .base import (Collector, CollectedRecord, Index, Item, ItemError, ParseError, apply_meta, clean,
-                   parse_citation_meta, parse_html, text_of)
+from .base import (
+    CollectedRecord,
+    Collector,
+    Index,
+    Item,
+    ItemError,
+    ParseError,
+    apply_meta,
+    clean,
+    parse_citation_meta,
+    parse_html,
+    text_of,
+)
 
 
 def year_url(year: int) -> str:

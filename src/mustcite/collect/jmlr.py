@@ -14,7 +14,7 @@ import json
 import re
 from urllib.parse import urljoin
 
-from .base import Collector, CollectedRecord, Index, Item, ItemError, ParseError, clean, parse_html, text_of
+from .base import CollectedRecord, Collector, Index, Item, ItemError, ParseError, clean, parse_html, text_of
 from .http import FetchError
 
 _ACCENT = re.compile(r"\\[`'^\"~=.uvHckbdrt]|\{\\|\\[a-zA-Z]+\{")

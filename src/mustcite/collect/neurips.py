@@ -18,8 +18,19 @@ from __future__ import annotations
 import re
 from urllib.parse import urljoin
 
-from .base import (Collector, CollectedRecord, Index, Item, ItemError, ParseError, apply_meta, clean,
-                   parse_citation_meta, parse_html, text_of)
+from .base import (
+    CollectedRecord,
+    Collector,
+    Index,
+    Item,
+    ItemError,
+    ParseError,
+    apply_meta,
+    clean,
+    parse_citation_meta,
+    parse_html,
+    text_of,
+)
 
 NEURIPS_BASE = "https://papers.nips.cc"
 _TRACK_IN_HREF = re.compile(r"-Abstract(?:-([A-Za-z_]+))?\.html$")

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 
-from .base import Collector, CollectedRecord, Index, Item, ItemError, ParseError, clean
+from .base import CollectedRecord, Collector, Index, Item, ItemError, ParseError, clean
 from .neurips import NeuripsCollector
 
 API1 = "https://api.openreview.net"

@@ -15,8 +15,7 @@ from urllib.parse import urljoin
 
 import yaml
 
-from .base import (Collector, CollectedRecord, Index, Item, ItemError, ParseError, clean, decode,
-                   parse_html, text_of)
+from .base import CollectedRecord, Collector, Index, Item, ItemError, ParseError, clean, decode, parse_html, text_of
 from .http import FetchError
 
 #: (venue, year) -> PMLR volume

@@ -28,7 +28,7 @@ from tqdm import tqdm
 
 from ..io import atomic_write_bytes, atomic_write_json, read_json, write_jsonl
 from .base import RECORD_SCHEMA, CollectedRecord, Index, Item, ItemError, ParseError, check_record
-from .http import FetchError, Fetcher
+from .http import Fetcher, FetchError
 from .tracks import TrackClassifier
 
 STATE_EVERY = 25

@@ -18,10 +18,10 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Callable
 
 from ..corpus.venues import is_main_track
 from ..errors import MustciteError

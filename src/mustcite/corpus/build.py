@@ -25,7 +25,7 @@ import logging
 import time
 from collections import Counter
 from dataclasses import asdict, dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -37,11 +37,25 @@ from ..io import atomic_write_json, sha256_file
 from .anthology import SOURCE as ANTHOLOGY_SOURCE
 from .anthology import import_anthology_file, list_anthology_files
 from .dedup import dedup, merge_same_work
-from .importers import (COLLECTED_PREFIX, ImportedRecord, import_collected, import_file, list_collected_files,
-                        list_source_files)
+from .importers import (
+    COLLECTED_PREFIX,
+    ImportedRecord,
+    import_collected,
+    import_file,
+    list_collected_files,
+    list_source_files,
+)
 from .records import VENUES, normalize_title
-from .store import (BUILD_FILE, DISAGREEMENTS_FILE, SIDE_TRACKS_FILE, VERSIONS_FILE, corpus_dir, disagreements_table,
-                    write_papers, write_table)
+from .store import (
+    BUILD_FILE,
+    DISAGREEMENTS_FILE,
+    SIDE_TRACKS_FILE,
+    VERSIONS_FILE,
+    corpus_dir,
+    disagreements_table,
+    write_papers,
+    write_table,
+)
 from .versions import link_kinds, version_links, versions_table
 
 log = logging.getLogger("mustcite.corpus")
@@ -97,7 +111,7 @@ class BuildReport:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "BuildReport":
+    def from_dict(cls, d: dict[str, Any]) -> BuildReport:
         known = set(cls.__dataclass_fields__)
         return cls(**{k: v for k, v in d.items() if k in known})
 
@@ -302,7 +316,7 @@ def build_corpus(data_dir: str | Path, work: str | Path | Workspace | None = Non
     write_table(versions_table(links), out / VERSIONS_FILE)
     write_table(disagreements_table(result.disagreements), out / DISAGREEMENTS_FILE)
     report.side_tracks = len(result.side_track)
-    report.built_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    report.built_at = datetime.now(UTC).isoformat(timespec="seconds")
     report.seconds = round(time.perf_counter() - t0, 2)
     atomic_write_json(out / BUILD_FILE, report.to_dict())
     return report

@@ -9,7 +9,6 @@ from typing import Any
 from ..errors import DataMissingError, MustciteError
 from ..io import iter_jsonl
 
-
 #: the columns of a pool paper that retrieval, its output and the recommender read
 POOL_COLUMNS = ("paper_id", "title", "abstract", "authors", "venue", "year", "url", "pdf")
 #: the columns a pool of papers and cited works adds: what each entry is (``paper``, ``dataset``,

@@ -9,8 +9,8 @@ from __future__ import annotations
 import re
 import unicodedata
 import uuid
-from functools import lru_cache
 from dataclasses import asdict, dataclass, field
+from functools import lru_cache
 from typing import Any
 
 #: Namespace for paper ids (fixed forever: changing it changes every id).
@@ -99,7 +99,7 @@ class Paper:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "Paper":
+    def from_dict(cls, d: dict[str, Any]) -> Paper:
         known = {f for f in cls.__dataclass_fields__}
         kw = {k: v for k, v in d.items() if k in known}
         if isinstance(kw.get("field_sources"), list):          # a Parquet map reads as (key, value) pairs

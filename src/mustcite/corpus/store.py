@@ -223,7 +223,7 @@ class CorpusStore:
     def close(self) -> None:
         self._con.close()
 
-    def __enter__(self) -> "CorpusStore":
+    def __enter__(self) -> CorpusStore:
         return self
 
     def __exit__(self, *exc) -> None:

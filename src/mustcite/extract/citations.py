@@ -177,7 +177,7 @@ _VALUE_LEAD = re.compile(r"(?:\bin|\bfrom|\bof|=|\u2208|:)\s*$")
 _DATA_BRACKET = re.compile(r"\[\s*-?\d*\.\d+|\[\s*\d+(?:\.\d+)?e-?\d|\[\s*0\s*[,;\]]")
 
 
-def _is_value_list(text: str, m: re.Match, index: "RefIndex") -> bool:
+def _is_value_list(text: str, m: re.Match, index: RefIndex) -> bool:
     """True when the numeric bracket ``m`` is a list of values rather than a citation."""
     body = m.group(1)
     toks = [t.strip() for t in re.split(r"[,;\-\u2013\u2014]", body)]

@@ -206,7 +206,7 @@ class TitleIndex:
 
     def add_identifiers(self, urls: list[str | None] | None = None, pdfs: list[str | None] | None = None,
                         dois: list[str | None] | None = None, arxiv: list[str | None] | None = None
-                        ) -> "TitleIndex":
+                        ) -> TitleIndex:
         """Index the papers' identifiers (lists aligned with ``ids``; any may be None); returns self."""
         n = len(self.ids)
         cols = [c if c is not None else [None] * n for c in (urls, pdfs, dois, arxiv)]
@@ -240,7 +240,7 @@ class TitleIndex:
         self.__dict__.update(state)
 
     @classmethod
-    def from_pool(cls, pool: list[dict[str, Any]]) -> "TitleIndex":
+    def from_pool(cls, pool: list[dict[str, Any]]) -> TitleIndex:
         """The index of a recommender's pool (dicts with ``paper_id``, ``title``, ``year`` and,
         where present, ``url``, ``pdf``, ``doi``, ``arxiv``), identifiers included."""
         idx = cls.build([p["paper_id"] for p in pool], [p.get("title") or "" for p in pool],
@@ -260,7 +260,7 @@ class TitleIndex:
 
     @classmethod
     def build(cls, ids: list[str], titles: list[str], years: list[int | None],
-              norms: list[str] | None = None) -> "TitleIndex":
+              norms: list[str] | None = None) -> TitleIndex:
         norms = norms if norms is not None else [normalize_title(t) for t in titles]
         idx = cls(list(ids), list(years), [n or "" for n in norms])
         exact: dict[str, list[int]] = defaultdict(list)
@@ -295,7 +295,7 @@ class TitleIndex:
         return idx
 
     @classmethod
-    def from_parquet(cls, path: str | Path) -> "TitleIndex":
+    def from_parquet(cls, path: str | Path) -> TitleIndex:
         import pyarrow.parquet as pq
 
         path = Path(path)

@@ -20,8 +20,7 @@ from .failures import detect_failures
 from .model import ExtractedPaper
 from .records import Context, Reference
 from .references import RefEntry, find_year, parse_entries, split_entries, surname
-from .sections import (ABSTRACT, APPENDIX, BACK_MATTER, BACK_MATTER_RE, CHECKLIST, REFERENCES,
-                       classify, parse_heading)
+from .sections import ABSTRACT, APPENDIX, BACK_MATTER, BACK_MATTER_RE, CHECKLIST, REFERENCES, classify, parse_heading
 from .sentences import split_sentences
 
 MAX_CHARS = 3_000_000

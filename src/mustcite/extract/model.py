@@ -38,7 +38,7 @@ class ExtractedPaper:
         """The reference file content: one dict per reference, in ``target`` order."""
         return [r.to_dict() for r in sorted(self.references, key=lambda r: r.target)]
 
-    def fail(self, message: str, mode: str | None = None) -> "ExtractedPaper":
+    def fail(self, message: str, mode: str | None = None) -> ExtractedPaper:
         """Mark the paper failed with a message (and optionally a failure mode); returns self."""
         self.status = "failed"
         self.messages.append(message)

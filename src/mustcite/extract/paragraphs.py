@@ -17,8 +17,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from .citations import Mention, RefIndex
-from .markdown import (citation_style, iter_cited_sentences, parse_document, reference_entries,
-                       reference_targets, searched_body, text_problem)
+from .markdown import (
+    citation_style,
+    iter_cited_sentences,
+    parse_document,
+    reference_entries,
+    reference_targets,
+    searched_body,
+    text_problem,
+)
 from .sentences import split_sentences
 
 

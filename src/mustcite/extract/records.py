@@ -62,7 +62,7 @@ class Reference:
         return d
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "Reference":
+    def from_dict(cls, d: dict[str, Any]) -> Reference:
         known = set(cls.__dataclass_fields__)
         kw = {k: v for k, v in d.items() if k in known}
         kw["contexts"] = [Context(**c) for c in d.get("contexts", [])]

@@ -173,10 +173,10 @@ def annotate_dir(folder: str | Path, *, backend: str = "offline", model: str | N
     batches: a local process pool, or Ray tasks on a cluster. Call-by-call (LLM) judges run in this
     process under asyncio whatever the engine: their work is waiting on the API, and their answers
     go through the SQLite cache here."""
+    from ..engine import current_engine
     from ..extract.records import validate_reference_file, validate_reference_list
     from ..extract.run import META_SUFFIX, iter_reference_files
     from ..io import atomic_write_json
-    from ..engine import current_engine
     from ..runs import run_marker
     from .backends import make_judge
     from .cache import JudgeCache

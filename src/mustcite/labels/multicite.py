@@ -22,12 +22,12 @@ A Type II proxy (1-5, for calibrating ordinal scores only) takes the highest of
 
 from __future__ import annotations
 
-import json
 import random
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator, Literal
+from typing import Literal
 
 from mustcite.config import find_data_dir
 from mustcite.errors import DataMissingError, MustciteError

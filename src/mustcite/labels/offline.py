@@ -27,11 +27,12 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 from scipy.sparse import csr_matrix, hstack
@@ -196,7 +197,7 @@ class OfflineModel:
                 "type2_cuts": r(self.type2_cuts), "meta": self.meta}
 
     @classmethod
-    def from_json(cls, version: str, d: dict[str, Any]) -> "OfflineModel":
+    def from_json(cls, version: str, d: dict[str, Any]) -> OfflineModel:
         if d.get("cues") != list(CUES):
             raise MustciteError(f"offline model {version} was trained with other cue features",
                                 hint="retrain: python -m mustcite.labels.offline")
@@ -326,6 +327,7 @@ def train(version: str = DEFAULT_VERSION, data_dir: str | None = None, verbose: 
     Type II cut points on dev. Deterministic (liblinear-free lbfgs, fixed grid)."""
     from sklearn.linear_model import LogisticRegression
     from sklearn.metrics import accuracy_score
+
     from mustcite.labels.multicite import load_split, to_instance, type1_proxy, type2_proxy
 
     def prep(split: str, context: str):

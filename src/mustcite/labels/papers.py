@@ -75,7 +75,7 @@ class LabelledPaper:
                 "names": self.names}
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "LabelledPaper":
+    def from_dict(cls, d: dict[str, Any]) -> LabelledPaper:
         return cls(d["id"], d.get("title") or "", d.get("abstract") or "", d.get("year"),
                    [CitedPaper(**c) for c in d.get("cites", [])], d.get("source", ""),
                    dict(d.get("contexts") or {}), {k: list(v) for k, v in (d.get("names") or {}).items()})

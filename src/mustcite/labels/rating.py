@@ -21,9 +21,9 @@ import os
 import re
 import tempfile
 import threading
+from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
-from contextlib import closing
 from typing import Any
 
 from mustcite.errors import MustciteError
@@ -44,7 +44,7 @@ class RatingsFileError(MustciteError):
     and line."""
 
     @classmethod
-    def of(cls, exc: MustciteError) -> "RatingsFileError":
+    def of(cls, exc: MustciteError) -> RatingsFileError:
         return cls(exc.message, path=exc.path, line=exc.line, field=exc.field, hint=exc.hint)
 
 
@@ -209,7 +209,7 @@ class RatingStore:
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     @classmethod
-    def open(cls, sample: str | Path, out_dir: str | Path, abstracts: str | Path | None = None) -> "RatingStore":
+    def open(cls, sample: str | Path, out_dir: str | Path, abstracts: str | Path | None = None) -> RatingStore:
         instances = load_sample(sample, load_abstracts(abstracts) if abstracts else None)
         out = Path(out_dir)
         if out.exists() and not out.is_dir():

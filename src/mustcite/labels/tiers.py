@@ -9,8 +9,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 from mustcite.errors import MustciteError
 from mustcite.labels.judge import Judge, instance_from_reference

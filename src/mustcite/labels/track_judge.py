@@ -17,8 +17,9 @@ def make_track_judge(backend: str, cache_path: str | Path | None = None, model: 
     if backend not in TRACK_JUDGES:
         raise UsageError(f"unknown --track-judge {backend!r}: use {', '.join(TRACK_JUDGES)}")
     if backend == "openai":
-        from .backends.openai_compat import OpenAICompatJudge
         import httpx
+
+        from .backends.openai_compat import OpenAICompatJudge
         j = OpenAICompatJudge(model=model)
 
         def chat(system: str, user: str) -> str:

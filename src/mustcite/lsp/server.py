@@ -108,7 +108,7 @@ class Options:
     all: bool = False             # every finding of the audit, also those under the confidence threshold
 
     @classmethod
-    def from_client(cls, given: Any, defaults: "Options") -> "Options":
+    def from_client(cls, given: Any, defaults: Options) -> Options:
         given = given if isinstance(given, dict) else {}
         return cls(year=given.get("year", defaults.year), top=int(given.get("top", defaults.top)),
                    min_score=float(given.get("minScore", defaults.min_score)),

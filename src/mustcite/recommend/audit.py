@@ -35,9 +35,22 @@ from ..io import load_pickle
 from ..numeric import logit
 from .bibliography import BibliographySignals, bibliography_index
 from .features import Candidate
-from .findings import (Finding, Location, confidence, defined_acronyms, kind_features, load_calibration,
-                       named_candidates, named_findings, own_names, placeholder_findings, same_work_keys,
-                       sentences, undefined_key_findings, content_words)
+from .findings import (
+    Finding,
+    Location,
+    confidence,
+    content_words,
+    defined_acronyms,
+    kind_features,
+    load_calibration,
+    named_candidates,
+    named_findings,
+    own_names,
+    placeholder_findings,
+    same_work_keys,
+    sentences,
+    undefined_key_findings,
+)
 from .query import parse_year
 from .ranking import empty_notice, top_indices
 from .results import Ranked, Recommendation, evidence_for, recommendation

@@ -173,7 +173,7 @@ class BibliographyIndex:
             pickle.dump({k: getattr(self, k) for k in ("weights_t", "type1_t", "lengths", "titles")}, fh, protocol=5)
 
     @classmethod
-    def load(cls, path, nindex: NeighbourIndex) -> "BibliographyIndex":
+    def load(cls, path, nindex: NeighbourIndex) -> BibliographyIndex:
         """The index :meth:`save` wrote for ``nindex``'s labelled papers."""
         new = object.__new__(cls)
         new.__dict__.update(load_pickle(path))

@@ -27,12 +27,12 @@ from ..retrieval.bm25 import BM25Retriever
 from .config import RecommenderConfig
 from .contexts import ContextIndex
 from .dense import dense_scores
-from .names import NameIndex
+from .features import Candidate
 from .fusion import rrf
+from .names import NameIndex
 from .neighbours import NeighbourIndex, year_array
 from .pool_table import PoolTable
 from .query import effective_year
-from .features import Candidate
 from .text import same_normalised_title
 
 
@@ -67,7 +67,7 @@ class CandidateGenerator:
             got = self._titles[row] = normalize_title(self.pool.titles[row] or "")
         return got
 
-    def __copy__(self) -> "CandidateGenerator":
+    def __copy__(self) -> CandidateGenerator:
         new = object.__new__(type(self))
         new.__dict__.update(self.__dict__)
         new._masks, new._popular_ids = {}, {}

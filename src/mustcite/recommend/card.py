@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import platform
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from ..version import __version__
 from ..io import atomic_write_json
-from ..retrieval.memory import peak_rss_mb
 from ..labels.papers import TIER_NAMES
+from ..retrieval.memory import peak_rss_mb
+from ..version import __version__
 from .features import FEATURES
 
 
@@ -19,7 +19,7 @@ def write_card(folder: str | Path, *, rec, data: dict[str, Any], metrics: dict[s
     card = {
         "model": "mustcite recommender",
         "mustcite_version": __version__,
-        "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "created": datetime.now(UTC).isoformat(timespec="seconds"),
         "python": platform.python_version(),
         "method": ("BM25" + (f" + dense {rec.encoder.metadata().get('model')} ({rec.config.max_tokens or 'default'} "
                                "tokens)" if rec.pool_vecs is not None else "") +

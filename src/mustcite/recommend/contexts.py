@@ -20,9 +20,9 @@ from pathlib import Path
 import numpy as np
 
 from ..io import atomic_write_json, read_json
+from ..labels.papers import LabelledPaper
 from ..retrieval.base import Doc
 from ..retrieval.bm25 import BM25Retriever
-from ..labels.papers import LabelledPaper
 from .neighbours import year_array
 
 
@@ -72,7 +72,7 @@ class ContextIndex:
             self._bm25.save(folder / "bm25")
 
     @classmethod
-    def load(cls, folder: str | Path) -> "ContextIndex":
+    def load(cls, folder: str | Path) -> ContextIndex:
         """An index written by :meth:`save`, its BM25 scores memory-mapped."""
         folder = Path(folder)
         meta = read_json(folder / "meta.json")

@@ -33,7 +33,7 @@ class TreeEnsemble:
         self.roots, self.baseline = roots, baseline
 
     @classmethod
-    def from_sklearn(cls, model: Any) -> "TreeEnsemble":
+    def from_sklearn(cls, model: Any) -> TreeEnsemble:
         """The trees of a fitted binary ``HistGradientBoostingClassifier`` on numeric features."""
         if getattr(model, "n_trees_per_iteration_", 1) != 1 or getattr(model, "is_categorical_", None) is not None:
             raise ValueError("only binary models on numeric features can be copied")
@@ -52,7 +52,7 @@ class TreeEnsemble:
         np.savez(path, **{k: getattr(self, k) for k in self.FIELDS})
 
     @classmethod
-    def load(cls, path: str | Path) -> "TreeEnsemble":
+    def load(cls, path: str | Path) -> TreeEnsemble:
         with np.load(path) as z:
             return cls(**{k: z[k] for k in cls.FIELDS})
 

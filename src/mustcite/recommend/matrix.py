@@ -13,15 +13,15 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..errors import DataMissingError
-from ..retrieval.base import Doc
 from ..labels.papers import TIERS, LabelledPaper
+from ..retrieval.base import Doc
 from .query import effective_year
 
 if TYPE_CHECKING:
     from .method import Recommender
 
 
-def training_matrix(rec: "Recommender", train: list[LabelledPaper], *, batch: int = 64,
+def training_matrix(rec: Recommender, train: list[LabelledPaper], *, batch: int = 64,
                     ) -> tuple[np.ndarray, dict[str, np.ndarray], np.ndarray]:
     """Features of every candidate of every ``train`` paper (leave-one-out), its label per tier
     (1/0, -1 where that tier is unknown) and its query's index (``groups``)."""

@@ -32,21 +32,21 @@ from typing import Any
 import numpy as np
 
 from ..errors import DataMissingError, MustciteError, UsageError
+from ..labels.papers import TIER_NAMES, TIERS, LabelledPaper
 from ..retrieval.base import Doc, doc_text
 from ..retrieval.bm25 import BM25Retriever
+from ..retrieval.cross_encoder import CrossEncoderReranker
 from . import store
 from .candidates import CandidateGenerator, dense_encoder
 from .config import ABLATABLE, RecommenderConfig
 from .contexts import ContextIndex
-from .names import NameIndex
-from ..retrieval.cross_encoder import CrossEncoderReranker
-from .rescore import combine
-from ..labels.papers import TIER_NAMES, TIERS, LabelledPaper
+from .features import FEATURES, Candidate, as_matrix, feature_matrix
 from .matrix import training_matrix
+from .names import NameIndex
 from .neighbours import NeighbourIndex
 from .query import MAX_TEXT, MIN_YEAR, effective_year, parse_query, parse_year, today_year
-from .features import FEATURES, Candidate, as_matrix, feature_matrix
 from .ranking import empty_notice, has_searchable_words, top_indices
+from .rescore import combine
 from .results import TIER_MIN, Ranked, Recommendation, evidence_for, recommendation
 from .store import FORMAT_VERSION
 from .text import PoolTerms, terms
@@ -101,7 +101,7 @@ class Recommender:
     # ------------------------------------------------------------------ building
     @classmethod
     def build(cls, pool: list[dict[str, Any]], labelled: list[LabelledPaper],
-              config: RecommenderConfig | None = None, *, cache_dir: str | Path | None = None) -> "Recommender":
+              config: RecommenderConfig | None = None, *, cache_dir: str | Path | None = None) -> Recommender:
         """Index the pool and the labelled papers (no trained models yet)."""
         if not pool:
             raise DataMissingError("the candidate pool is empty")
@@ -143,7 +143,7 @@ class Recommender:
         return feature_matrix(q, year, cands, own, pool=self.pool, title_terms=self.pool_terms.titles,
                               nindex=self.nindex, disable=self.config.disable)
 
-    def fit(self, train: list[LabelledPaper] | None = None, *, batch: int = 64) -> "TierModels":
+    def fit(self, train: list[LabelledPaper] | None = None, *, batch: int = 64) -> TierModels:
         """Train the per-tier models on ``train`` (default: every labelled paper), leave-one-out."""
         train = self.labelled if train is None else train
         X, labels, groups = self.training_matrix(train, batch=batch)
@@ -298,7 +298,7 @@ class Recommender:
 
     @classmethod
     def load(cls, folder: str | Path, *, cache_dir: str | Path | None = None,
-             cache_queries: bool = False) -> "Recommender":
+             cache_queries: bool = False) -> Recommender:
         """A saved recommender (:func:`.store.load`). ``cache_queries``: keep query embeddings in
         the embedding cache (for repeated benchmark runs); by default every query is encoded afresh."""
         return store.load(cls, folder, cache_dir=cache_dir, cache_queries=cache_queries)

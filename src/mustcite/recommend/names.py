@@ -29,8 +29,8 @@ import numpy as np
 
 from ..corpus.records import title_short_name
 from ..extract.works import name_key
-from ..io import load_pickle
 from ..extract.works.names import MIN_SHARE, MIN_SUPPORT, MIN_SUPPORT_PLAIN, TOKEN, is_plain
+from ..io import load_pickle
 from ..labels.papers import LabelledPaper
 from .pool_table import PoolTable
 
@@ -93,7 +93,7 @@ class NameIndex:
             pickle.dump({k: v for k, v in self.__dict__.items() if k != "ids"}, fh, protocol=5)
 
     @classmethod
-    def load(cls, path: str | Path, pool: PoolTable) -> "NameIndex":
+    def load(cls, path: str | Path, pool: PoolTable) -> NameIndex:
         """The index :meth:`save` wrote for this ``pool``."""
         state = load_pickle(path)
         new = object.__new__(cls)

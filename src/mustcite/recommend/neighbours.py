@@ -24,9 +24,9 @@ from pathlib import Path
 import numpy as np
 
 from ..io import load_pickle
+from ..labels.papers import LabelledPaper
 from ..retrieval.base import Doc
 from ..retrieval.bm25 import BM25Retriever
-from ..labels.papers import LabelledPaper
 from .text import same_paper_title
 
 #: The year array's value for "unknown": later than any query year, so never eligible.
@@ -132,7 +132,7 @@ class NeighbourIndex:
 
     @classmethod
     def load(cls, folder: str | Path, labelled: list[LabelledPaper],
-             vectors: np.ndarray | None = None) -> "NeighbourIndex":
+             vectors: np.ndarray | None = None) -> NeighbourIndex:
         """The index :meth:`save` wrote for these ``labelled`` papers (in the same order)."""
         folder = Path(folder)
         state = load_pickle(folder / "state.pickle")
@@ -249,7 +249,7 @@ class NeighbourIndex:
             out[have[mrows[mlast]], 2] = ms[mlast]
         return out
 
-    def cocitation(self, seeds: list[str], sims: np.ndarray) -> "CoCitation":
+    def cocitation(self, seeds: list[str], sims: np.ndarray) -> CoCitation:
         """Papers the labelled papers cite together with ``seeds`` (a query's likeliest citations).
 
         Each labelled paper counts as many times as it cites seeds; the query's own paper (``sims``

@@ -37,14 +37,14 @@ class PoolTable(Sequence):
 
     # ---- construction -------------------------------------------------------------------------
     @classmethod
-    def from_records(cls, records: "list[dict[str, Any]] | PoolTable") -> "PoolTable":
+    def from_records(cls, records: list[dict[str, Any]] | PoolTable) -> PoolTable:
         """``records`` (dicts with at least ``paper_id``) as a table; a table is returned as it is."""
         if isinstance(records, PoolTable):
             return records
         return cls(records=list(records))
 
     @classmethod
-    def open(cls, path: str | Path) -> "PoolTable":
+    def open(cls, path: str | Path) -> PoolTable:
         """The table in an Arrow file written by :meth:`write`, mapped from disk (not read)."""
         import pyarrow as pa
 

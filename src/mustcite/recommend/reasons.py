@@ -36,7 +36,7 @@ def tier_name(tier: str) -> str:
     return TIER_WORDS.get(tier, tier)
 
 
-def describe(r: "Recommendation") -> str:
+def describe(r: Recommendation) -> str:
     """What a result is, in a few words: ``the dataset of Zhang et al., CVPR 2021``."""
     who = ""
     if r.authors:
@@ -68,7 +68,7 @@ def too_recent(ev: Mapping, year: int | None, query_year: int | None) -> bool:
             and uncited(ev))
 
 
-def reasons(ev: Mapping, r: "Recommendation | None" = None, query_year: int | None = None) -> list[str]:
+def reasons(ev: Mapping, r: Recommendation | None = None, query_year: int | None = None) -> list[str]:
     """The evidence of one result (``r``, for saying what it is) as sentences, strongest first;
     ``query_year``: the year the query was ranked for (to say when a result is too recent to be
     cited, :func:`too_recent`)."""

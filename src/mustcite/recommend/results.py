@@ -9,8 +9,8 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from ..extract.works import is_work_id
-from .neighbours import NeighbourIndex
 from .features import Candidate
+from .neighbours import NeighbourIndex
 from .reasons import reasons, tier_name, too_recent
 
 #: A result is labelled with its likeliest must-cite type (I/II/III) when that probability reaches

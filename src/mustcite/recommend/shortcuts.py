@@ -68,7 +68,7 @@ def load(model: str | Path | None = None) -> Recommender:
 
 
 def recommend(title: str, abstract: str = "", *, year: int | None = None, top: int = 20,
-              model: str | Path | None = None) -> "Ranked":
+              model: str | Path | None = None) -> Ranked:
     """The papers a paper with this title and abstract must cite, best first: a list of
     :class:`Recommendation` (``title``, ``year``, ``tier_name``, ``reasons``, ``tiers``, ...) as of
     ``year`` (default: this year; only papers of that year or earlier), from :func:`load` (model).
@@ -91,7 +91,7 @@ def recommend(title: str, abstract: str = "", *, year: int | None = None, top: i
 
 
 def audit(path: str | Path, *, year: int | None = None, top: int = 50,
-          model: str | Path | None = None) -> "AuditResult":
+          model: str | Path | None = None) -> AuditResult:
     """The must-cite papers the draft at ``path`` (PDF, TEI, Markdown, a LaTeX project folder or
     archive) does not cite, with why: an :class:`~.audit.AuditResult` (``missing``, ``cited``,
     ``references``, ``linked``, ``notes``), from :func:`load` (model).

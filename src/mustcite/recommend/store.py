@@ -20,22 +20,22 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
+from ..corpus.pool import POOL_COLUMNS, WORK_COLUMNS
 from ..errors import DataMissingError, MustciteError
 from ..io import atomic_write_json, iter_jsonl, read_json, write_jsonl
-from ..corpus.pool import POOL_COLUMNS, WORK_COLUMNS
+from ..labels.papers import LabelledPaper
 from ..retrieval.bm25 import BM25Retriever
-from .candidates import dense_encoder
-from .config import RecommenderConfig
+from ..retrieval.cross_encoder import CrossEncoderReranker
 from .audit import TITLE_INDEX_FILE, build_title_index
 from .bibliography import BIBLIOGRAPHY_INDEX_FILE, BibliographyIndex
+from .candidates import dense_encoder
+from .config import RecommenderConfig
 from .contexts import ContextIndex
-from .names import NameIndex
-from .pool_table import PoolTable
-from ..retrieval.cross_encoder import CrossEncoderReranker
-from ..labels.papers import LabelledPaper
-from .neighbours import NeighbourIndex
-from .tiers import TierModels
 from .features import FEATURES
+from .names import NameIndex
+from .neighbours import NeighbourIndex
+from .pool_table import PoolTable
+from .tiers import TierModels
 
 if TYPE_CHECKING:
     from .method import Recommender
@@ -51,7 +51,7 @@ R = TypeVar("R", bound="Recommender")
 T = TypeVar("T")
 
 
-def save(rec: "Recommender", folder: str | Path) -> Path:
+def save(rec: Recommender, folder: str | Path) -> Path:
     """Write ``rec`` into ``folder`` (created if needed); returns the folder."""
     import pyarrow as pa
     import pyarrow.parquet as pq
@@ -71,7 +71,7 @@ def save(rec: "Recommender", folder: str | Path) -> Path:
     return folder
 
 
-def save_learned(rec: "Recommender", folder: str | Path) -> Path:
+def save_learned(rec: Recommender, folder: str | Path) -> Path:
     """Write what training changes into a model ``folder``: the tier models, the cross-encoder
     (a stale one is removed when ``rec`` has none) and ``config.json``. Adding a cross-encoder to
     a saved model rewrites only these; the pool, indexes and vectors stay as they are."""
@@ -178,7 +178,7 @@ def _index_key(folder: Path) -> dict[str, Any]:
             "tiers": stamp("tiers.joblib")}
 
 
-def _write_indexes(folder: Path, rec: "Recommender") -> None:
+def _write_indexes(folder: Path, rec: Recommender) -> None:
     """Write ``<folder>/indexes``: the pool as an uncompressed Arrow file (mapped from disk at load),
     the labelled papers without their context texts (only the context index reads those), and the
     context, neighbour and name indexes. Written into a temporary folder and renamed, so a reader

@@ -37,7 +37,7 @@ class TierModels:
     #: the saved compiled models (``tiers.joblib``) while ``models`` holds their numpy copies
     compiled_from: str | None = None
 
-    def compiled(self) -> "TierModels":
+    def compiled(self) -> TierModels:
         """These models with scikit-learn's compiled trees (read from :attr:`compiled_from` when
         ``models`` holds numpy copies); returns self."""
         if self.compiled_from is not None:
@@ -59,7 +59,7 @@ class TierModels:
                                                   "empty_columns": self.empty_columns})
 
     @classmethod
-    def load_arrays(cls, folder: str | Path, compiled_from: str | Path) -> "TierModels":
+    def load_arrays(cls, folder: str | Path, compiled_from: str | Path) -> TierModels:
         """The models :meth:`save_arrays` wrote, as numpy copies; the compiled ones stay in
         ``compiled_from`` until a large batch needs them."""
         from .forest import TreeEnsemble
@@ -85,7 +85,7 @@ class TierModels:
                 return t
         return None
 
-    def fit(self, X: np.ndarray, labels: dict[str, np.ndarray], groups: np.ndarray | None = None) -> "TierModels":
+    def fit(self, X: np.ndarray, labels: dict[str, np.ndarray], groups: np.ndarray | None = None) -> TierModels:
         """``labels[tier]`` holds 1/0 per row and -1 where the label is unknown."""
         from sklearn.ensemble import HistGradientBoostingClassifier
 

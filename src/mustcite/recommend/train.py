@@ -18,12 +18,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ..config import Workspace
-from ..errors import DataMissingError
 from ..benchmark.training import BenchmarkData, benchmark_data
-from ..labels.papers import LabelledPaper, load_reference_dirs
+from ..config import Workspace
 from ..corpus.pool import load_pool
+from ..errors import DataMissingError
 from ..extract.works import WorkIndex, is_work_id, pool_works
+from ..labels.papers import LabelledPaper, load_reference_dirs
 from .method import Recommender, RecommenderConfig
 
 #: the default model's pool holds the cited works that at least this many labelled papers cite

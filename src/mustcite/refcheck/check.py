@@ -75,11 +75,18 @@ from rapidfuzz import fuzz
 
 from ..corpus.records import normalize_title, surname_key
 from ..extract.link import STOPWORDS, clean_title, identifier_keys, raw_segments, repaired_titles
-from .compare import (compare_authors, compare_identifiers, compare_venue, compare_year, id_scope_year,
-                      title_difference, title_similarity)
+from .compare import (
+    compare_authors,
+    compare_identifiers,
+    compare_venue,
+    compare_year,
+    id_scope_year,
+    title_difference,
+    title_similarity,
+)
 from .entries import Entry, read_entries
 from .index import Record, RefIndex, load_index
-from .names import align, name_tokens, same_person
+from .names import align, name_tokens
 from .render import record_bibtex
 from .results import Issue, RefCheck
 from .venue import SIDE_GROUPS, VenueClaim, classify_venue, names_a_kind, track_kind

@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import MustciteError
-from ..io import BinaryContentError, decode_text
 from ..extract.bibtex import BibEntry, parse_bbl, parse_bib
+from ..io import BinaryContentError, decode_text
 
 #: a .bib or .bbl file larger than this is refused (a bibliography is far smaller)
 MAX_BIB_BYTES = 32 * 2**20

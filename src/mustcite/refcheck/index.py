@@ -48,12 +48,12 @@ from typing import Any
 import numpy as np
 
 from ..config import Workspace
-from ..errors import DataMissingError, MustciteError
-from ..io import load_pickle
 from ..corpus.identifiers import year_scoped
 from ..corpus.records import surname_key
 from ..corpus.store import SIDE_TRACKS_FILE, VERSIONS_FILE
+from ..errors import DataMissingError, MustciteError
 from ..extract.link import TitleIndex, identifier_keys
+from ..io import load_pickle
 
 #: a venue-year with fewer corpus papers is never held completely
 MIN_COMPLETE = 20
@@ -362,7 +362,7 @@ class RefIndex:
 
     @classmethod
     def build(cls, papers: Path, works: Path | None = None, side: Path | None = None,
-              versions: Path | None = None) -> "RefIndex":
+              versions: Path | None = None) -> RefIndex:
         col = _read(papers, ["paper_id", "title", "authors", "venue", "year", "url", "pdf", "also_published",
                              "title_norm"], ["doi"], "corpus store")
         titles = TitleIndex.build(col["paper_id"], col["title"], col["year"], col["title_norm"])

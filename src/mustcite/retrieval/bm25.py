@@ -102,7 +102,7 @@ class BM25Retriever:
         atomic_write_json(path / "meta.json", self.metadata())
 
     @classmethod
-    def load(cls, path: str | Path, *, mmap: bool = False) -> "BM25Retriever":
+    def load(cls, path: str | Path, *, mmap: bool = False) -> BM25Retriever:
         """An index written by :meth:`save`; ``mmap``: map its score arrays from disk instead of
         reading them (a search touches only the query terms' pages)."""
         import bm25s

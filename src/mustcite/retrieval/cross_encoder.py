@@ -21,8 +21,9 @@ from __future__ import annotations
 
 import json
 import random
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -56,7 +57,7 @@ class CrossEncoderReranker:
         self.info: dict[str, Any] = dict(info or {})
 
     @classmethod
-    def new(cls, *, max_length: int = MAX_LENGTH, seed: int = 0, head: str = "classifier") -> "CrossEncoderReranker":
+    def new(cls, *, max_length: int = MAX_LENGTH, seed: int = 0, head: str = "classifier") -> CrossEncoderReranker:
         """The shipped MiniLM with an untrained head (seeded): ``classifier``, a new one-logit
         layer on the [CLS] token (sentence-transformers' ``CrossEncoder``), ``segment-cosine``,
         the scaled cosine of the two texts' mean token vectors (:mod:`.segment_cosine`), which
@@ -86,7 +87,7 @@ class CrossEncoderReranker:
         return cls(model, info)
 
     @classmethod
-    def load(cls, folder: str | Path) -> "CrossEncoderReranker":
+    def load(cls, folder: str | Path) -> CrossEncoderReranker:
         import torch
 
         folder = Path(folder)
@@ -112,7 +113,7 @@ class CrossEncoderReranker:
         (folder / META).write_text(json.dumps(self.info, indent=1, sort_keys=True))
         return folder
 
-    def freeze_embeddings(self) -> "CrossEncoderReranker":
+    def freeze_embeddings(self) -> CrossEncoderReranker:
         """Keep the word, position and type embeddings as shipped (about a third of MiniLM's
         weights; training the rest is faster on a CPU and forgets less of the shipped model)."""
         for prm in self.model.model.base_model.embeddings.parameters():
@@ -122,7 +123,7 @@ class CrossEncoderReranker:
 
     def fit(self, pairs: Sequence[tuple[str, str]], targets: Sequence[float], *, epochs: int = 1,
             batch_size: int = 16, lr: float = 3e-5, warmup: float = 0.1, seed: int = 0,
-            progress: bool = True) -> "CrossEncoderReranker":
+            progress: bool = True) -> CrossEncoderReranker:
         """Train on ``(query text, candidate text)`` pairs with targets in [0, 1] (binary
         cross-entropy on the logit; AdamW, linear warm-up then linear decay)."""
         import torch
@@ -146,7 +147,7 @@ class CrossEncoderReranker:
 
     def fit_listwise(self, groups: Sequence[ListGroup], *, epochs: int = 1, groups_per_batch: int = 2,
                      lr: float = 1e-4, head_lr: float = 1e-3, warmup: float = 0.1, seed: int = 0,
-                     progress: bool = True) -> "CrossEncoderReranker":
+                     progress: bool = True) -> CrossEncoderReranker:
         """Train listwise (localized contrastive estimation): each group is one query with a few
         candidates, typically one it cites and several hard negatives from a first stage; the loss
         is the cross-entropy between the softmax of the group's logits and its targets normalised

@@ -110,7 +110,7 @@ class DenseRetriever:
     def encode(self, texts: list[str]) -> np.ndarray:
         return self.spec_for_workers().encode_with(self.model, texts)
 
-    def spec_for_workers(self) -> "EncoderSpec":
+    def spec_for_workers(self) -> EncoderSpec:
         """What a worker process needs to encode like this retriever (pickles; no model inside)."""
         return EncoderSpec(self.model_path, self.static, self.onnx, self.max_seq_length, self.batch_size,
                            self.device, self.onnx_file, self.pooling)
@@ -169,7 +169,7 @@ class DenseRetriever:
         save_index(path, self._ids, self._vectors, self.metadata())
 
     @classmethod
-    def load(cls, path: str | Path, *, cache_dir: str | Path | None = None) -> "DenseRetriever":
+    def load(cls, path: str | Path, *, cache_dir: str | Path | None = None) -> DenseRetriever:
         path = Path(path)
         meta = read_meta(path / "meta.json")
         ann = None if meta.get("search") == "exact" else meta.get("search")

@@ -136,7 +136,7 @@ class BiblioGraph:
         joblib.dump(self.keyworder, folder / "keywords.joblib")
 
     @classmethod
-    def load(cls, folder: str | Path) -> "BiblioGraph":
+    def load(cls, folder: str | Path) -> BiblioGraph:
         import joblib
 
         folder = Path(folder)

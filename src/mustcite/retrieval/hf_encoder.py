@@ -185,7 +185,7 @@ def parse_hf_method(method: str, pooling: str | None = None) -> HFSpec | None:
     return HFSpec(str(base), str(adapter) if adapter else None, pooling or auto_pool, reason, fmt)
 
 
-def hf_retriever_for(method: str, pooling: str | None = None, **options: Any) -> "HFRetriever | None":
+def hf_retriever_for(method: str, pooling: str | None = None, **options: Any) -> HFRetriever | None:
     """An :class:`HFRetriever` when ``method`` names a Hugging Face folder (see the module doc)."""
     spec = parse_hf_method(method, pooling)
     if spec is None:
@@ -482,7 +482,7 @@ class HFRetriever:
         save_index(path, self._ids, self._vectors, self.metadata())
 
     @classmethod
-    def load(cls, path: str | Path, *, cache_dir: str | Path | None = None) -> "HFRetriever":
+    def load(cls, path: str | Path, *, cache_dir: str | Path | None = None) -> HFRetriever:
         path = Path(path)
         meta = read_meta(path / "meta.json")
         spec = HFSpec(meta["model_path"], meta.get("adapter_path"), meta["pooling"], meta.get("pooling_reason", ""),

@@ -108,7 +108,7 @@ class PrefetchRerankRetriever:
         atomic_write_json(path / MODEL_FILE, {"first": self.first_name, "prefetch": self.prefetch, **self.info})
 
     @classmethod
-    def load(cls, path: str | Path, **kw: Any) -> "PrefetchRerankRetriever":
+    def load(cls, path: str | Path, **kw: Any) -> PrefetchRerankRetriever:
         path = Path(path)
         meta = path / MODEL_FILE
         if not meta.is_file():

@@ -34,7 +34,7 @@ def make_retriever(method: str, **options: Any) -> Retriever:
             or (Path(method).expanduser() / "graph_model.json").is_file():
         return graph_retriever(method, cache_dir=options.get("cache_dir"))
     if method.startswith("rerank:") or (Path(method).expanduser() / "rerank_model.json").is_file():
-        from .prefetch_rerank import PrefetchRerankRetriever   # prefetch and rerank (HAtten-RR family)
+        from .prefetch_rerank import PrefetchRerankRetriever  # prefetch and rerank (HAtten-RR family)
 
         folder = Path(method.removeprefix("rerank:")).expanduser()
         return PrefetchRerankRetriever.load(folder, prefetch=options.get("prefetch"), make_first=make_retriever)

@@ -23,9 +23,10 @@ same groups it did no better (0.098 vs 0.104).
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -115,7 +116,7 @@ class SegmentCosinePairModel:
         self.max_seq_length = int(max_length)
 
     @classmethod
-    def from_folder(cls, folder: str | Path, max_length: int, blocked_layers: int = 0) -> "SegmentCosinePairModel":
+    def from_folder(cls, folder: str | Path, max_length: int, blocked_layers: int = 0) -> SegmentCosinePairModel:
         from transformers import AutoModel, AutoTokenizer
 
         folder = Path(folder)

@@ -3,8 +3,19 @@ sentence prediction: its file shapes (seed JSONL and official ``.in``/``.label``
 official scoring (overview paper, Section 2)."""
 
 from .evaluate import evaluate, evaluate_files
-from .formats import (EMPTY, TASKS, Answer, Candidate, Example, read_answers, read_examples, read_official,
-                      write_answers, write_examples, write_official)
+from .formats import (
+                      EMPTY,
+                      TASKS,
+                      Answer,
+                      Candidate,
+                      Example,
+                      read_answers,
+                      read_examples,
+                      read_official,
+                      write_answers,
+                      write_examples,
+                      write_official,
+)
 
 __all__ = ["EMPTY", "TASKS", "Answer", "Candidate", "Example", "evaluate", "evaluate_files", "read_answers",
            "read_examples", "read_official", "write_answers", "write_examples", "write_official"]

@@ -34,10 +34,10 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import MustciteError, UsageError
-from ..io import JsonlWriter, atomic_write_json, read_json, read_text, sha256_file
 from ..extract.paragraphs import CitationMarker, ParagraphView, paragraph_view
 from ..extract.run import META_SUFFIX, discover, kind_of, stem_of
 from ..extract.sections import ABSTRACT, CHECKLIST, REFERENCES
+from ..io import JsonlWriter, atomic_write_json, read_json, read_text, sha256_file
 from .formats import TASKS, Candidate, Example, example_to_json
 
 SPLITS = ("train", "dev", "test")

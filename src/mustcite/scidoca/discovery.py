@@ -154,7 +154,7 @@ class DiscoveryModel:
         self._feat = CandidateFeaturizer(encoder=enc)
 
     # ------------------------------------------------------------------ stage 1
-    def fit(self, examples: Iterable[Example], *, progress: bool = True) -> "DiscoveryModel":
+    def fit(self, examples: Iterable[Example], *, progress: bool = True) -> DiscoveryModel:
         from sklearn.ensemble import HistGradientBoostingClassifier
         from tqdm import tqdm
 
@@ -248,7 +248,7 @@ class DiscoveryModel:
         return write_model(folder, self._clf, self.metadata())
 
     @classmethod
-    def load(cls, folder: str | Path) -> "DiscoveryModel":
+    def load(cls, folder: str | Path) -> DiscoveryModel:
         folder = Path(folder)
         meta = read_config(folder, 1)
         keep = ("train_paragraphs", "train_pairs", "train_positives", "iterations", "tuned_on")

@@ -42,8 +42,17 @@ from pathlib import Path
 from typing import Any, Union
 
 from ..errors import MustciteError
-from ..io import (MAX_DECOMPRESSED_BYTES, MAX_DOCUMENT_BYTES, atomic_write_json, iter_jsonl, iter_text_lines, open_text, read_json,
-                  read_text, write_jsonl)
+from ..io import (
+    MAX_DECOMPRESSED_BYTES,
+    MAX_DOCUMENT_BYTES,
+    atomic_write_json,
+    iter_jsonl,
+    iter_text_lines,
+    open_text,
+    read_json,
+    read_text,
+    write_jsonl,
+)
 
 TASKS: tuple[int, ...] = (1, 2, 3)
 #: The seed's no-citation marker (Section 2.5, output example).
@@ -55,7 +64,7 @@ _ANSWER_FIELDS = ("predicted_citations", "sentence_citations")
 #: Task 1 and each Task 3 sentence: cited candidate ids, in the order given.
 Ids = tuple[str, ...]
 #: Task 2: mask -> candidate id; ``None`` = no prediction for that mask.
-MaskMap = dict[str, Union[str, None]]
+MaskMap = dict[str, str | None]
 Citations = Union[Ids, MaskMap, tuple[Ids, ...]]
 #: What a record shows about its task: (task, field, where the field was read).
 Evidence = list[tuple[int, str, "Origin"]]

@@ -171,7 +171,7 @@ class MaskedCitationModel:
                 "params": self.params, "assignment": "Hungarian over log P, distinct candidates per paragraph",
                 **self.info}
 
-    def fit(self, examples: Iterable[Example], *, progress: bool = True) -> "MaskedCitationModel":
+    def fit(self, examples: Iterable[Example], *, progress: bool = True) -> MaskedCitationModel:
         from sklearn.ensemble import HistGradientBoostingClassifier
         from tqdm import tqdm
 
@@ -236,7 +236,7 @@ class MaskedCitationModel:
         return write_model(folder, self._clf, self.metadata())
 
     @classmethod
-    def load(cls, folder: str | Path) -> "MaskedCitationModel":
+    def load(cls, folder: str | Path) -> MaskedCitationModel:
         folder = Path(folder)
         meta = read_config(folder, 2)
         keep = ("train_paragraphs", "train_pairs", "train_positives", "iterations")

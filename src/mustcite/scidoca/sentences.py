@@ -53,10 +53,10 @@ class CitationNeed:
     def __init__(self, C: float = 2.0, seed: int = 0):
         self.C, self.seed, self._pipe = C, seed, None
 
-    def fit(self, sentences: Sequence[str], cites: Sequence[bool]) -> "CitationNeed":
+    def fit(self, sentences: Sequence[str], cites: Sequence[bool]) -> CitationNeed:
+        from sklearn.feature_extraction.text import TfidfVectorizer
         from sklearn.linear_model import LogisticRegression
         from sklearn.pipeline import make_pipeline, make_union
-        from sklearn.feature_extraction.text import TfidfVectorizer
 
         feats = make_union(
             TfidfVectorizer(ngram_range=(1, 2), min_df=2, max_features=200_000, sublinear_tf=True),
@@ -150,7 +150,7 @@ class SentenceCitationModel:
             rows.append(np.stack(cols, axis=1))
         return np.vstack(rows).astype(np.float32)
 
-    def fit(self, examples: Sequence[Example], *, progress: bool = True) -> "SentenceCitationModel":
+    def fit(self, examples: Sequence[Example], *, progress: bool = True) -> SentenceCitationModel:
         """Fit the citation-need classifier and the pair scorer on Task 3 training paragraphs
         (paragraphs the discovery model was not trained on)."""
         from sklearn.ensemble import HistGradientBoostingClassifier
@@ -232,7 +232,7 @@ class SentenceCitationModel:
         return write_model(folder, {"pairs": self._clf, "need": self.need._pipe}, self.metadata())
 
     @classmethod
-    def load(cls, folder: str | Path) -> "SentenceCitationModel":
+    def load(cls, folder: str | Path) -> SentenceCitationModel:
         folder = Path(folder)
         meta = read_config(folder, 3)
         keep = ("train_paragraphs", "train_sentences", "train_citing_sentences", "train_pairs",

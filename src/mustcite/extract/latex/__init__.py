@@ -38,9 +38,26 @@ from .arguments import BraceIndex, braced, bracketed
 from .bibliography import bib_names, read_bibliography
 from .citations import MARK_END, MARK_START, MARKER, TEXTUAL_COMMANDS, Citation, citation_style, mark_citations
 from .extraction import extract_latex, extract_project
-from .includes import (LATEX_SUFFIXES, MAIN_NAMES, MAX_CHARS, MAX_DEPTH, MAX_FILE_BYTES, MAX_FILES, MAX_INCLUDES,
-                       TEX_SUFFIXES, Project, expand, find_inside, find_main, is_inside, load_project, project_files,
-                       read_text, rel_path, strip_comments)
+from .includes import (
+                       LATEX_SUFFIXES,
+                       MAIN_NAMES,
+                       MAX_CHARS,
+                       MAX_DEPTH,
+                       MAX_FILE_BYTES,
+                       MAX_FILES,
+                       MAX_INCLUDES,
+                       TEX_SUFFIXES,
+                       Project,
+                       expand,
+                       find_inside,
+                       find_main,
+                       is_inside,
+                       load_project,
+                       project_files,
+                       read_text,
+                       rel_path,
+                       strip_comments,
+)
 from .text import Segment, drop_refs, paragraphs, split_segments, to_text
 
 __all__ = [

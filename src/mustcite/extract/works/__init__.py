@@ -34,9 +34,27 @@ Names (:mod:`.names`): the short names citing papers give their references in th
 enough papers agree on them (``corpus/names.parquet``).
 """
 
-from .catalogue import (CITATIONS_FILE, CITATIONS_SCHEMA, NAMES_FILE, NAMES_SCHEMA, SUMMARY_FILE, WORKS_FILE, WORKS_SCHEMA, CatalogueSummary,
-                        WorkIndex, build_catalogue, link_side_records, collect_mentions, coverage, is_work_id, pool_works, read_folders,
-                        resolved_entries, work_url, works_schema_json)
+from .catalogue import (
+                        CITATIONS_FILE,
+                        CITATIONS_SCHEMA,
+                        NAMES_FILE,
+                        NAMES_SCHEMA,
+                        SUMMARY_FILE,
+                        WORKS_FILE,
+                        WORKS_SCHEMA,
+                        CatalogueSummary,
+                        WorkIndex,
+                        build_catalogue,
+                        collect_mentions,
+                        coverage,
+                        is_work_id,
+                        link_side_records,
+                        pool_works,
+                        read_folders,
+                        resolved_entries,
+                        work_url,
+                        works_schema_json,
+)
 from .cluster import KINDS, Work, cluster_mentions, identifies, make_work, supported_identifiers, work_kind
 from .mentions import Mention, PaperRefs, read_paper, recover_title, title_key, unlinked_mentions, venue_of
 from .names import Name, NameUse, aggregate_names, name_key, paper_names, surname

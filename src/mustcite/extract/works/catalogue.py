@@ -261,7 +261,7 @@ class WorkIndex:
     citing: dict[str, list[tuple[str, int | None]]]   # work id -> (citing paper, its year)
 
     @classmethod
-    def load(cls, folder: str | Path) -> "WorkIndex":
+    def load(cls, folder: str | Path) -> WorkIndex:
         """The catalogue in ``folder`` (``works.parquet`` + ``work_citations.parquet``)."""
         folder = Path(folder)
         for name in (WORKS_FILE, CITATIONS_FILE):

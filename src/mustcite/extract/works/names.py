@@ -24,8 +24,9 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any
 
 #: a marker citing more references than this names none of them
 MAX_GROUP = 2

@@ -57,7 +57,7 @@ class SideRecords:
         return sum(len(rs) for rs in self.by_title.values())
 
     @classmethod
-    def load(cls, path: str | Path) -> "SideRecords":
+    def load(cls, path: str | Path) -> SideRecords:
         """The records of a ``side_tracks.parquet`` (one written before a column existed reads it
         as empty)."""
         have = set(pq.read_schema(path).names)

@@ -28,7 +28,7 @@ def make_judge(backend: str = "offline", *, model: str | None = None, prompts_di
     For ``neural`` and ``cascade``, ``model`` is the neural model folder (default ``<work>/models/judge-neural``)."""
     if backend == "offline":
         from .. import offline
-        factory = getattr(offline, "default_judge", None) or getattr(offline, "OfflineJudge")
+        factory = getattr(offline, "default_judge", None) or offline.OfflineJudge
         return factory()
     if backend == "neural":
         from ..neural import NeuralJudge

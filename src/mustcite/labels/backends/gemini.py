@@ -22,9 +22,9 @@ except ImportError:  # pragma: no cover
     _NET_ERRORS = (httpx.TimeoutException, httpx.TransportError, TimeoutError)
 
 from ...errors import MustciteError
+from ...retry import TransientError, parse_retry_after
 from ..costs import cost_usd
 from ..judge import CitationInstance, Judgement
-from ...retry import TransientError, parse_retry_after
 from .prompted import PromptedBackend
 
 DEFAULT_MODEL = "gemini-2.5-flash"

@@ -15,9 +15,9 @@ import os
 import httpx
 
 from ...errors import MustciteError
+from ...retry import TransientError, parse_retry_after
 from ..costs import cost_usd
 from ..judge import CitationInstance, Judgement
-from ...retry import TransientError, parse_retry_after
 from .prompted import PromptedBackend
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"

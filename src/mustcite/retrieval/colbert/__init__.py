@@ -40,8 +40,20 @@ The package, one module a job: :mod:`.model` (PyLate, its shims, the model and i
 """
 
 from .maxsim import FlatTokenIndex, maxsim, rerank_candidates
-from .model import (COLBERT_CONFIG, DENSE_DIR, PYLATE_HINT, TRANSFORMER_DIR, ColbertModel, ColbertSettings,
-                    _pylate_version, build_pylate, load_colbert, require_pylate, save_colbert, token_cache_key)
+from .model import (
+                    COLBERT_CONFIG,
+                    DENSE_DIR,
+                    PYLATE_HINT,
+                    TRANSFORMER_DIR,
+                    ColbertModel,
+                    ColbertSettings,
+                    _pylate_version,
+                    build_pylate,
+                    load_colbert,
+                    require_pylate,
+                    save_colbert,
+                    token_cache_key,
+)
 from .retriever import METHOD_MODES, MODES, ColbertRetriever, colbert_retriever
 from .token_cache import EncodeStats, TokenCache, TokenEncoder, text_key
 from .training import ColbertTrainConfig, train_colbert

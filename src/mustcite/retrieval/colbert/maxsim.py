@@ -7,6 +7,7 @@ import numpy as np
 
 from .model import require_pylate
 
+
 def maxsim(query: np.ndarray, docs: list[np.ndarray]) -> np.ndarray:
     """PyLate's MaxSim (``scores.colbert_scores``): per doc, the sum over query tokens of the best
     dot product with a doc token (vectors are normalised, so dot = cosine). Docs are padded to one
@@ -68,7 +69,7 @@ class FlatTokenIndex:
             self.matrix[self.offsets[i]:self.offsets[i + 1]] = a
 
     @classmethod
-    def from_arrays(cls, arrays: list[np.ndarray], dim: int) -> "FlatTokenIndex":
+    def from_arrays(cls, arrays: list[np.ndarray], dim: int) -> FlatTokenIndex:
         index = cls([len(a) for a in arrays], dim)
         index.put(0, arrays)
         return index

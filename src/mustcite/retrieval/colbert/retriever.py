@@ -164,7 +164,7 @@ class ColbertRetriever:
         atomic_write_json(path / "meta.json", self.metadata())
 
     @classmethod
-    def load(cls, path: str | Path, *, cache_dir: str | Path | None = None) -> "ColbertRetriever":
+    def load(cls, path: str | Path, *, cache_dir: str | Path | None = None) -> ColbertRetriever:
         path = Path(path)
         meta = read_meta(path / "meta.json")
         r = cls(meta.get("model_folder"), mode=meta.get("mode", "index"), rerank_k=meta.get("rerank_k") or 100,

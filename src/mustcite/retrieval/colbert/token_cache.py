@@ -13,6 +13,7 @@ from ..embeddings import text_key
 from ..vectors import default_cache_root
 from .model import ColbertModel
 
+
 class TokenCache:
     """Normalised token embeddings (float16) per text sha256 and side (query/doc), on disk.
 

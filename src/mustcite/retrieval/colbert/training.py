@@ -13,9 +13,18 @@ import numpy as np
 from ...errors import MustciteError, UsageError
 from ...io import atomic_write_json
 from ..memory import peak_rss_mb
-from .model import TRANSFORMER_DIR, ColbertModel, ColbertSettings, _pylate_version, build_pylate, load_colbert, \
-    require_pylate, save_colbert
+from .model import (
+    TRANSFORMER_DIR,
+    ColbertModel,
+    ColbertSettings,
+    _pylate_version,
+    build_pylate,
+    load_colbert,
+    require_pylate,
+    save_colbert,
+)
 from .token_cache import TokenEncoder
+
 
 @dataclass
 class ColbertTrainConfig:
