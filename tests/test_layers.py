@@ -2,8 +2,8 @@
 
 Every import of every module under ``src/mustcite`` is read from the source (also those inside
 functions and under ``if TYPE_CHECKING:``). An import may name a module of its own layer or of a
-lower one; type-only imports (under ``TYPE_CHECKING``) may close no loop at run time, so the loop
-check leaves them out, but the layer check counts them.
+lower one, and no loop of imports may form, type-only imports (under ``TYPE_CHECKING``) included:
+a loop that only type hints close still ties the modules together.
 
 Run as a script for the figures: ``python tests/test_layers.py [--src DIR] [--json OUT]``.
 """
@@ -124,11 +124,10 @@ def upward(edges: list[Import]) -> list[Import]:
 
 
 def loops(edges: list[Import]) -> list[list[str]]:
-    """The import loops at run time: strongly connected groups of more than one module."""
+    """The import loops, type-only imports included: strongly connected groups of more than one module."""
     graph: dict[str, set[str]] = defaultdict(set)
     for e in edges:
-        if not e.type_only:
-            graph[e.source].add(e.target)
+        graph[e.source].add(e.target)
     index: dict[str, int] = {}
     low: dict[str, int] = {}
     stack: list[str] = []
@@ -217,7 +216,8 @@ def test_no_import_loops():
 
 
 def test_the_checks_can_fail(tmp_path):
-    """The scanner sees a loop through a function-level import and an import that points up."""
+    """The scanner sees a loop through a function-level import, a loop that only a type hint closes,
+    and an import that points up."""
     pkg = tmp_path / "mustcite"
     (pkg / "corpus").mkdir(parents=True)
     (pkg / "recommend").mkdir()
@@ -227,10 +227,12 @@ def test_the_checks_can_fail(tmp_path):
     (pkg / "corpus" / "a.py").write_text("def f():\n    from ..recommend import b\n")
     (pkg / "recommend" / "b.py").write_text("from mustcite.corpus.a import f\n")
     (pkg / "recommend" / "c.py").write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
-                                            "    from .b import f\n")
+                                            "    from .d import g\n")
+    (pkg / "recommend" / "d.py").write_text("from .c import h\n")
     edges = imports(tmp_path)
     assert [_where(e) for e in upward(edges)] == ["mustcite.corpus.a:2 -> mustcite.recommend.b"]
-    assert loops(edges) == [["mustcite.corpus.a", "mustcite.recommend.b"]]
+    assert loops(edges) == [["mustcite.corpus.a", "mustcite.recommend.b"],
+                            ["mustcite.recommend.c", "mustcite.recommend.d"]]
     assert [e.type_only for e in edges if e.source.endswith(".c")] == [True]
 
 

@@ -14,8 +14,9 @@ from helpers import DATA
 from helpers import recommender as S
 
 from mustcite.recommend import Recommender
+from mustcite.recommend.audit import audit_draft
 from mustcite.recommend.forest import TreeEnsemble
-from mustcite.recommend.store import INDEX_DIR, save_learned
+from mustcite.recommend.store import INDEX_DIR
 from mustcite.recommend.tiers import COMPILED_ROWS
 
 pytestmark = pytest.mark.data
@@ -43,7 +44,7 @@ def test_indexes_are_built_once_and_give_the_same_answers(model):
     assert read.tiers.compiled_from == str(model / "tiers.joblib")     # numpy copies until a batch needs more
     assert _answers(read) == _answers(built) == _answers(S.trained())
     draft = sorted((DATA / "neurips" / "fulltext_2024").glob("*.md.gz"))[0]
-    assert read.audit(draft, top=10).to_dict() == built.audit(draft, top=10).to_dict()
+    assert audit_draft(read, draft, top=10).to_dict() == audit_draft(built, draft, top=10).to_dict()
 
 
 def test_indexes_are_rebuilt_when_their_sources_change_and_are_optional(model):
@@ -73,7 +74,7 @@ def test_tree_copies_give_scikit_learns_probabilities(model):
     Recommender.load(model)
     read = Recommender.load(model)
     assert not any(hasattr(m, "_predictors") for m in read.tiers.models.values())
-    save_learned(Recommender.load(model), model)         # a loaded model saved again keeps the compiled models
+    Recommender.load(model).save_learned(model)         # a loaded model saved again keeps the compiled models
     assert all(hasattr(m, "_predictors") for m in joblib.load(model / "tiers.joblib").models.values())
     read = Recommender.load(model)
     big = np.repeat(X, COMPILED_ROWS // len(X) + 1, axis=0)

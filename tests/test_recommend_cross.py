@@ -102,7 +102,7 @@ def test_recommender_reranks_only_its_top_k_and_saves_the_cross_encoder(trained_
     rec = Recommender.load(S.model_dir())
     queries = S.held_out_queries()[:4]
     plain = rec.recommend_many(queries, top=15, evidence=False)
-    rec.cross = ce
+    rec.use_cross_encoder(ce)
     rec.config.cross_top, rec.config.cross_weight = 6, 2.0
     reranked = rec.recommend_many(queries, top=15, evidence=False)
     moved = 0
@@ -119,15 +119,15 @@ def test_recommender_reranks_only_its_top_k_and_saves_the_cross_encoder(trained_
 
     out = tmp_path / "model"
     shutil.copytree(S.model_dir(), out)
-    from mustcite.recommend.store import CROSS_DIR, save_learned
+    from mustcite.recommend.store import CROSS_DIR
 
-    save_learned(rec, out)
+    rec.save_learned(out)
     loaded = Recommender.load(out)
     assert loaded.cross is not None and loaded.config.cross_top == 6 and loaded.config.cross_weight == 2.0
     again = loaded.recommend_many(queries[:1], top=15, evidence=False)[queries[0]["id"]]
     assert [r.paper_id for r in again] == [r.paper_id for r in reranked[queries[0]["id"]]]
-    loaded.cross = None   # saving without one removes the stale folder
-    save_learned(loaded, out)
+    loaded.use_cross_encoder(None)   # saving without one removes the stale folder
+    loaded.save_learned(out)
     assert not (out / CROSS_DIR).exists() and Recommender.load(out).cross is None
 
 

@@ -51,11 +51,13 @@ def recommend_body(rec, title: str, abstract: str, top: int, year: int | None) -
 
 def audit_body(rec, name: str, data: bytes, top: int, year: int | None, show_all: bool = False) -> dict[str, Any]:
     """Audit an uploaded draft from a private temporary folder."""
+    from ..recommend.audit import audit_draft
+
     with tempfile.TemporaryDirectory(prefix="mustcite-upload-") as tmp:
         path = Path(tmp) / name
         path.write_bytes(data)
         try:
-            res = rec.audit(path, top=top, year=year, show_all=show_all)
+            res = audit_draft(rec, path, top=top, year=year, show_all=show_all)
         except MustciteError as exc:
             message = exc.message.replace(str(path), name).replace(tmp, "")
             raise MustciteError(f"{name}: {message}", field="file", hint=exc.hint) from None
@@ -71,11 +73,7 @@ def _ready_to_serve(rec):
     """``rec`` with what its first requests would load loaded now: the pool's title index and the
     labelled papers' bibliography index (the first audit), the compiled tier models (faster per
     request than the copies a one-shot command uses) and every memory-mapped part read in."""
-    from ..recommend.audit import title_index
-    from ..recommend.bibliography import bibliography_index
-
-    title_index(rec)
-    bibliography_index(rec)
+    rec.draft_indexes.warm()
     rec.tiers.compiled()
     rec.read_into_memory()
     return rec

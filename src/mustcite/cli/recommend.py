@@ -160,7 +160,6 @@ def train_cross_cmd(
     """Train the cross-encoder re-ranker (from the shipped MiniLM) on the model's own top candidates
     for its labelled papers, and add it to the model (the rest of the model is unchanged)."""
     from ..recommend.method import Recommender
-    from ..recommend.store import save_learned
     from ..recommend.train import benchmark_train_papers, fit_cross_encoder
 
     work = workspace()
@@ -172,10 +171,10 @@ def train_cross_cmd(
     if not papers:
         raise UsageError(f"{folder}: no labelled papers to learn from" + (f" among {benchmark}'s train queries"
                                                                          if benchmark else ""))
-    rec.cross = fit_cross_encoder(rec, papers, queries=queries, top=top, epochs=epochs, seed=seed,
-                                  log=lambda m: print(m, file=sys.stderr))
+    rec.use_cross_encoder(fit_cross_encoder(rec, papers, queries=queries, top=top, epochs=epochs, seed=seed,
+                                            log=lambda m: print(m, file=sys.stderr)))
     rec.config.cross_top, rec.config.cross_weight = rerank, weight
-    save_learned(rec, folder)
+    rec.save_learned(folder)
     print(json.dumps({"model": str(folder), "cross_encoder": rec.cross.info, "rerank": rerank, "weight": weight},
                      indent=2))
 
@@ -297,13 +296,14 @@ def audit_cmd(
     from ..recommend import formats
 
     gate = formats.parse_gate(fail_on) if fail_on is not None else None
+    from ..recommend.audit import audit_draft
     from ..recommend.draft import read_draft
 
     read = read_draft(draft)     # the draft read and checked whole before the model loads
     rec = _load(model, rerank)
     if gate and gate[0] not in rec.tiers.models:
         raise UsageError(f"--fail-on: this model has no {gate[0]} tier (it has {', '.join(rec.tiers.models)})")
-    res = rec.audit(read, top=top, min_score=min_score, year=year, show_all=show_all)
+    res = audit_draft(rec, read, top=top, min_score=min_score, year=year, show_all=show_all)
     if fmt == "json":
         text = json.dumps(res.to_dict(), ensure_ascii=False, indent=2) + "\n"
     elif fmt == "markdown":

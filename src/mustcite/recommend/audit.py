@@ -31,9 +31,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..errors import UsageError
-from ..io import load_pickle
 from ..numeric import logit
-from .bibliography import BibliographySignals, bibliography_index
+from .bibliography import BibliographySignals
 from .features import Candidate
 from .findings import (
     Finding,
@@ -51,6 +50,7 @@ from .findings import (
     sentences,
     undefined_key_findings,
 )
+from .method import Recommender
 from .query import parse_year
 from .ranking import empty_notice, top_indices
 from .results import Ranked, Recommendation, evidence_for, recommendation
@@ -58,7 +58,6 @@ from .text import terms
 
 if TYPE_CHECKING:
     from .draft import Draft
-    from .method import Recommender
 
 
 @dataclass(frozen=True)
@@ -142,7 +141,7 @@ def score_draft(rec: Recommender, query: dict[str, Any], references: list[str], 
     the names of pool papers, or ``named``: those names already found, ``{pool id: name}``); the
     papers its bibliography and its text point to join the candidates."""
     year = rec.effective_year(parse_year(query.get("year")))
-    bib = bibliography_index(rec)
+    bib = rec.draft_indexes.bibliography(rec.nindex)
     refs = list(dict.fromkeys(references))
     if named is None:       # the names ``text`` uses (a caller that found them already passes them)
         hits = rec.names.named(text, year, rec.pool_years) if text and rec.names is not None else {}
@@ -155,9 +154,9 @@ def score_draft(rec: Recommender, query: dict[str, Any], references: list[str], 
     p = probs.get(main, np.zeros(len(cs)))
     learned = main in probs and "tiers" not in rec.config.disable
     if not learned:     # untrained: the fused rank and votes, as the recommender ranks them
-        base = np.asarray(rec._ranking_score(X, probs, None)[0], dtype=np.float64)
+        base = np.asarray(rec.ranking_score(X, probs, None)[0], dtype=np.float64)
     elif rec.cross is not None and rec.config.cross_top > 0:
-        base = rec._rescored(doc, cs, p, True, {})      # already on the logit scale
+        base = rec.rescored(doc, cs, p, True, {})      # already on the logit scale
     else:
         base = logit(p)
     return DraftScores(doc, year, cs, X, base, refs), signals
@@ -230,34 +229,6 @@ def results_for(rec: Recommender, ds: DraftScores, signals: BibliographySignals,
         ev.update(bibliography_evidence(signals, c.paper_id))
         out.append(recommendation(rec.pool[c.row], float(prob[j]), {t: float(p[k]) for t, p in shown.items()}, ev))
     return out
-
-
-def build_title_index(pool):
-    """The pool's titles and the identifiers in its urls (DOI, arXiv, ...), for linking a draft's
-    references (:class:`~mustcite.extract.link.TitleIndex`)."""
-    from ..extract.link import TitleIndex
-
-    return TitleIndex.build(pool.ids, [t or "" for t in pool.titles], pool.column("year")).add_identifiers(
-        *(pool.column(k) for k in ("url", "pdf", "doi", "arxiv")))
-
-
-def title_index(rec: Recommender):
-    """The index the draft's references are linked with (:func:`build_title_index`): read from the
-    model's prebuilt indexes when it has them, else built on the first audit; kept on ``rec`` (a
-    server gets it as it loads, so no request pays it)."""
-    idx = getattr(rec, "_title_index", None)
-    if idx is None:
-        saved = rec.index_dir / TITLE_INDEX_FILE if rec.index_dir is not None else None
-        if saved is not None and saved.is_file():
-            idx = load_pickle(saved)
-        else:
-            idx = build_title_index(rec.pool)
-        rec._title_index = idx
-    return idx
-
-
-#: the file of :func:`build_title_index` among a model's prebuilt indexes
-TITLE_INDEX_FILE = "titles.pickle"
 
 
 def context_text(refs: list[dict[str, Any]], drop: set[str] = frozenset()) -> str:
@@ -419,7 +390,7 @@ def audit_draft(rec: Recommender, path: str | Path | Draft, *, top: int = 50, mi
     draft = path if isinstance(path, Draft) else read_draft(path)
     paper, (title, abstract) = draft.paper, draft.query_text
     as_of = rec.effective_year(year)   # a reference cannot be to a later paper either
-    index = title_index(rec)
+    index = rec.draft_indexes.titles()
     refs = link_references(paper.to_reference_list(), index, citing_year=as_of)
     uncited = link_references([r.to_dict() for r in paper.uncited], index, citing_year=as_of) if paper.uncited else []
     linked = [r["paper_id"] for r in refs if r.get("paper_id")]

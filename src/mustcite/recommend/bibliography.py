@@ -179,21 +179,3 @@ class BibliographyIndex:
         new.__dict__.update(load_pickle(path))
         new.nindex, new.cites = nindex, nindex.matrix
         return new
-
-
-#: the file of the :class:`BibliographyIndex` among a model's prebuilt indexes
-BIBLIOGRAPHY_INDEX_FILE = "bibliography.pickle"
-
-
-def bibliography_index(rec) -> BibliographyIndex:
-    """The recommender's :class:`BibliographyIndex`: read from the model's prebuilt indexes when it
-    has them, else built on first use; then kept on it."""
-    idx = getattr(rec, "_bibliography_index", None)
-    if idx is None or idx.nindex is not rec.nindex:
-        saved = rec.index_dir / BIBLIOGRAPHY_INDEX_FILE if getattr(rec, "index_dir", None) is not None else None
-        if saved is not None and saved.is_file():
-            idx = BibliographyIndex.load(saved, rec.nindex)
-        else:
-            idx = BibliographyIndex(rec.nindex)
-        rec._bibliography_index = idx
-    return idx

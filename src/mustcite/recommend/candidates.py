@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from ..corpus.records import normalize_title
+from ..labels.papers import LabelledPaper
 from ..retrieval.base import Doc
 from ..retrieval.bm25 import BM25Retriever
 from .config import RecommenderConfig
@@ -37,28 +38,55 @@ from .text import same_normalised_title
 
 
 class CandidateGenerator:
-    """The pool and its indexes (BM25, dense vectors, labelled neighbours, citation contexts), and
-    the candidates they give a query. ``bm25``, ``encoder``, ``pool_vecs``, ``nindex`` and
-    ``cindex`` are set once the pool and the labelled papers are indexed.
+    """The pool and its indexes (BM25, dense vectors, labelled neighbours, citation contexts,
+    names), and the candidates they give a query; :meth:`index` builds the indexes, a saved model
+    passes them in.
 
     A copy (``copy.copy``) shares the indexes but not the per-year caches, so a copy's
     ``pool_years`` or ``nindex`` can be replaced."""
 
-    def __init__(self, pool: list[dict[str, Any]] | PoolTable, config: RecommenderConfig):
+    def __init__(self, pool: list[dict[str, Any]] | PoolTable, config: RecommenderConfig, *,
+                 bm25: BM25Retriever | None = None, encoder=None, pool_vecs: np.ndarray | None = None,
+                 nindex: NeighbourIndex | None = None, cindex: ContextIndex | None = None,
+                 names: NameIndex | None = None, cache_queries: bool = True):
         self.config = config
         self.pool = PoolTable.from_records(pool)
         self.row = {pid: i for i, pid in enumerate(self.pool.ids)}
         self.pool_years = year_array(self.pool.column("year"))   # unknown: never eligible
-        self.bm25: BM25Retriever | None = None
-        self.encoder = None
-        self.pool_vecs: np.ndarray | None = None
-        self.nindex: NeighbourIndex | None = None
-        self.cindex: ContextIndex | None = None
-        self.names: NameIndex | None = None
-        self.cache_queries = True     # False once loaded for serving (see store.load)
+        self.bm25 = bm25
+        self.encoder = encoder
+        self.pool_vecs = pool_vecs
+        self.nindex = nindex
+        self.cindex = cindex
+        self.names = names
+        #: whether query embeddings go to the embedding cache (a model loaded for serving: no)
+        self.cache_queries = cache_queries
         self._masks: dict[int, tuple[np.ndarray, np.ndarray | None]] = {}
         self._popular_ids: dict[int, list[str]] = {}
         self._titles: dict[int, str] = {}      # row -> normalised title, on first use
+
+    @classmethod
+    def index(cls, pool: list[dict[str, Any]] | PoolTable, labelled: list[LabelledPaper], config: RecommenderConfig,
+              *, cache_dir: str | Path | None = None) -> CandidateGenerator:
+        """Index ``pool`` (BM25; dense vectors when ``config.dense``) and the ``labelled`` papers
+        (neighbours, citation contexts, names)."""
+        pool = PoolTable.from_records(pool)
+        bm25 = BM25Retriever()
+        bm25.index([Doc(pid, title or "", abstract or "")
+                    for pid, title, abstract in zip(pool.ids, pool.titles, pool.column("abstract"))])
+        encoder = pool_vecs = lab_vecs = None
+        if config.dense:
+            encoder = dense_encoder(cache_dir, {"spec": config.encoder or None,
+                                                "max_seq_length": config.max_tokens or None})
+            pool_vecs = encoder.embed([Doc(pid, title or "", abstract or "").text
+                                       for pid, title, abstract in zip(pool.ids, pool.titles, pool.column("abstract"))],
+                                      desc="encoding pool").astype(np.float32)
+            if labelled:
+                lab_vecs = encoder.embed([Doc(p.id, p.title, p.abstract).text for p in labelled],
+                                         desc="encoding labelled papers").astype(np.float32)
+        nindex = NeighbourIndex(labelled, lab_vecs)
+        return cls(pool, config, bm25=bm25, encoder=encoder, pool_vecs=pool_vecs, nindex=nindex,
+                   cindex=ContextIndex(labelled), names=NameIndex(pool, labelled, nindex.years))
 
     def normalised_title(self, row: int) -> str:
         """The pool paper's title after ``normalize_title`` (worked out on first use, then kept)."""

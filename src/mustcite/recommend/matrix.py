@@ -8,23 +8,26 @@ time order of :mod:`.method`), so its rows are exactly those it gets when served
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Callable
 
 import numpy as np
 
 from ..errors import DataMissingError
 from ..labels.papers import TIERS, LabelledPaper
 from ..retrieval.base import Doc
+from .candidates import CandidateGenerator
+from .features import Candidate
 from .query import effective_year
 
-if TYPE_CHECKING:
-    from .method import Recommender
+#: the features of a query's candidates: ``(query, year, candidates, own tier flags) -> matrix``
+Featurize = Callable[[Doc, int, list[Candidate], dict[str, dict[str, int | None]]], np.ndarray]
 
 
-def training_matrix(rec: Recommender, train: list[LabelledPaper], *, batch: int = 64,
-                    ) -> tuple[np.ndarray, dict[str, np.ndarray], np.ndarray]:
-    """Features of every candidate of every ``train`` paper (leave-one-out), its label per tier
-    (1/0, -1 where that tier is unknown) and its query's index (``groups``)."""
+def training_matrix(candidates: CandidateGenerator, featurize: Featurize, train: list[LabelledPaper], *,
+                    batch: int = 64) -> tuple[np.ndarray, dict[str, np.ndarray], np.ndarray]:
+    """Features (``featurize``) of every candidate ``candidates`` gives every ``train`` paper
+    (leave-one-out), its label per tier (1/0, -1 where that tier is unknown) and its query's index
+    (``groups``)."""
     if not train:
         raise DataMissingError("no training queries")
     from tqdm import tqdm
@@ -36,12 +39,12 @@ def training_matrix(rec: Recommender, train: list[LabelledPaper], *, batch: int 
         docs = [Doc(p.id, p.title, p.abstract) for p in chunk]
         # each training query sees only the papers of its own year or earlier, as at serving time
         years = [effective_year(p.year) for p in chunk]
-        cands, _, _ = rec.candidates.generate(docs, exclude=[p.id for p in chunk], years=years)
+        cands, _, _ = candidates.generate(docs, exclude=[p.id for p in chunk], years=years)
         for k, (p, d, cs, year) in enumerate(zip(chunk, docs, cands, years)):
             if not cs:
                 continue
             own = {c.paper_id: c.flags() for c in p.cites}
-            Xs.append(rec.features(d, year, cs, own if p.id in rec.nindex.by_id else {}))
+            Xs.append(featurize(d, year, cs, own if p.id in candidates.nindex.by_id else {}))
             gs.append(np.full(len(cs), start + k, dtype=np.int64))
             for t in TIERS:
                 col = []

@@ -34,21 +34,19 @@ import numpy as np
 from ..errors import DataMissingError, MustciteError, UsageError
 from ..labels.papers import TIER_NAMES, TIERS, LabelledPaper
 from ..retrieval.base import Doc, doc_text
-from ..retrieval.bm25 import BM25Retriever
 from ..retrieval.cross_encoder import CrossEncoderReranker
 from . import store
-from .candidates import CandidateGenerator, dense_encoder
+from .candidates import CandidateGenerator
 from .config import ABLATABLE, RecommenderConfig
-from .contexts import ContextIndex
+from .draft_indexes import DraftIndexes
 from .features import FEATURES, Candidate, as_matrix, feature_matrix
 from .matrix import training_matrix
-from .names import NameIndex
-from .neighbours import NeighbourIndex
+from .pool_table import PoolTable
 from .query import MAX_TEXT, MIN_YEAR, effective_year, parse_query, parse_year, today_year
 from .ranking import empty_notice, has_searchable_words, top_indices
 from .rescore import combine
 from .results import TIER_MIN, Ranked, Recommendation, evidence_for, recommendation
-from .store import FORMAT_VERSION
+from .store import FORMAT_VERSION, ModelParts
 from .text import PoolTerms, terms
 from .tiers import TierModels
 
@@ -64,19 +62,22 @@ def _part(name: str, doc: str) -> property:
 class Recommender:
     """Build with :meth:`build`, train with :meth:`fit`, keep with :meth:`save` / :meth:`load`.
 
-    ``candidates`` (:class:`~.candidates.CandidateGenerator`) holds the pool and its indexes;
-    ``tiers`` the per-tier models; ``labelled`` the labelled papers."""
+    The model is a set of named parts (:class:`~.store.ModelParts`): ``candidates``
+    (:class:`~.candidates.CandidateGenerator`: the pool table and its indexes, the dense encoder),
+    ``labelled`` (the labelled papers), ``tiers`` (the per-tier models), ``cross`` (the optional
+    cross-encoder) and ``draft_indexes`` (:class:`~.draft_indexes.DraftIndexes`: what a draft's
+    references are linked and compared with)."""
 
-    def __init__(self, pool: list[dict[str, Any]], labelled: list[LabelledPaper],
-                 config: RecommenderConfig | None = None):
-        self.candidates = CandidateGenerator(pool, config or RecommenderConfig())
-        self.labelled = labelled
-        self.tiers = TierModels(seed=self.config.seed)
+    def __init__(self, parts: ModelParts):
+        self.candidates = parts.candidates
+        self.labelled = parts.labelled
+        self.tiers = parts.tiers
         #: the optional cross-encoder re-scoring the top ``config.cross_top`` candidates
-        self.cross: CrossEncoderReranker | None = None
-        self.info: dict[str, Any] = {}
+        self.cross: CrossEncoderReranker | None = parts.cross
+        self.info: dict[str, Any] = parts.info
         #: the folder of indexes prebuilt for this model (:mod:`.store`), when it was loaded with them
-        self.index_dir: Path | None = None
+        self.index_dir: Path | None = parts.index_dir
+        self.draft_indexes = DraftIndexes(self.pool, self.nindex, parts.index_dir)
         self._pool_terms: PoolTerms | None = None
 
     config = _part("config", "the :class:`RecommenderConfig`")
@@ -91,12 +92,20 @@ class Recommender:
     names = _part("names", "the pool's :class:`~.names.NameIndex`")
     cache_queries = _part("cache_queries", "whether query embeddings go to the embedding cache")
 
+    def parts(self) -> ModelParts:
+        """The model's parts, as :mod:`.store` saves them."""
+        return ModelParts(self.candidates, self.labelled, self.tiers, self.cross, self.info, self.index_dir)
+
     @property
     def pool_terms(self) -> PoolTerms:
         """Title stems and document frequencies of the pool (computed on first use)."""
         if self._pool_terms is None:
             self._pool_terms = PoolTerms(self.pool, self.bm25)
         return self._pool_terms
+
+    def use_cross_encoder(self, cross: CrossEncoderReranker | None) -> None:
+        """Re-score the top ``config.cross_top`` candidates with ``cross`` from now on (None: stop)."""
+        self.cross = cross
 
     # ------------------------------------------------------------------ building
     @classmethod
@@ -105,30 +114,17 @@ class Recommender:
         """Index the pool and the labelled papers (no trained models yet)."""
         if not pool:
             raise DataMissingError("the candidate pool is empty")
-        rec = cls(pool, labelled, config)
-        gen = rec.candidates
-        ids = set(gen.row)
+        config = config or RecommenderConfig()
+        table = PoolTable.from_records(pool)
+        ids = set(table.ids)
         for p in labelled:   # only citations of pool papers count
             p.keep_pool(ids)
-        rec.labelled = [p for p in labelled if p.cites]
-        gen.bm25 = BM25Retriever()
-        gen.bm25.index([Doc(p["paper_id"], p.get("title") or "", p.get("abstract") or "") for p in pool])
-        lab_vecs = None
-        if rec.config.dense:
-            gen.encoder = dense_encoder(cache_dir, {"spec": rec.config.encoder or None,
-                                                    "max_seq_length": rec.config.max_tokens or None})
-            gen.pool_vecs = gen.encoder.embed([Doc(p["paper_id"], p.get("title") or "", p.get("abstract") or "").text
-                                               for p in pool], desc="encoding pool").astype(np.float32)
-            if rec.labelled:
-                lab_vecs = gen.encoder.embed([Doc(p.id, p.title, p.abstract).text for p in rec.labelled],
-                                             desc="encoding labelled papers").astype(np.float32)
-        if not rec.labelled:
+        labelled = [p for p in labelled if p.cites]
+        if not labelled:
             raise DataMissingError("no labelled paper cites a pool paper",
                                    hint="link the reference files to the corpus (`mustcite link`) first")
-        gen.nindex = NeighbourIndex(rec.labelled, lab_vecs)
-        gen.cindex = ContextIndex(rec.labelled)
-        gen.names = NameIndex(pool, rec.labelled, gen.nindex.years)
-        return rec
+        gen = CandidateGenerator.index(table, labelled, config, cache_dir=cache_dir)
+        return cls(ModelParts(gen, labelled, TierModels(seed=config.seed)))
 
     @staticmethod
     def effective_year(year: int | None) -> int:
@@ -155,7 +151,7 @@ class Recommender:
     def training_matrix(self, train: list[LabelledPaper], *, batch: int = 64,
                         ) -> tuple[np.ndarray, dict[str, np.ndarray], np.ndarray]:
         """Training rows, labels per tier and query index per row (:func:`.matrix.training_matrix`)."""
-        return training_matrix(self, train, batch=batch)
+        return training_matrix(self.candidates, self.features, train, batch=batch)
 
     # ------------------------------------------------------------------ recommending
     def score(self, queries: list[Any], exclude_self: bool = False, tiers: tuple[str, ...] | None = None,
@@ -183,7 +179,7 @@ class Recommender:
         p = self.pool[row]
         return doc_text(p.get("title") or "", p.get("abstract") or "")
 
-    def _ranking_score(self, X: np.ndarray, probs: dict[str, np.ndarray], tier: str | None) -> tuple[np.ndarray, bool]:
+    def ranking_score(self, X: np.ndarray, probs: dict[str, np.ndarray], tier: str | None) -> tuple[np.ndarray, bool]:
         """The score ranking the candidates by ``tier`` (default: the main one), and whether it is a
         learned probability."""
         tier = tier or self.tiers.main
@@ -192,7 +188,7 @@ class Recommender:
         # untrained: fused rank plus neighbour votes
         return X[:, FEATURES.index("rrf")] * 30 + X[:, FEATURES.index("vote_score")], False
 
-    def _rescored(self, d: Doc, cands: list[Candidate], score: np.ndarray, learned: bool,
+    def rescored(self, d: Doc, cands: list[Candidate], score: np.ndarray, learned: bool,
                   memo: dict[int, float]) -> np.ndarray:
         """``score`` with the top ``config.cross_top`` candidates re-ranked by the cross-encoder
         (:func:`.rescore.combine`) when the model has one; ``memo`` keeps the cross-encoder
@@ -233,7 +229,7 @@ class Recommender:
             if not has_searchable_words(d.text):   # no ranking for "the of and": empty_notice says why
                 picked.append((d, year, cs, np.zeros(len(cs)), []))
                 continue
-            score = self._rescored(d, cs, *self._ranking_score(X, probs, rank_by), {})
+            score = self.rescored(d, cs, *self.ranking_score(X, probs, rank_by), {})
             picked.append((d, year, cs, score, top_indices(score, cs, top)))
         rows = [X[j] for X, (*_, chosen) in zip(feats, picked) for j in chosen]
         shown: dict[str, np.ndarray] = {}
@@ -275,7 +271,7 @@ class Recommender:
             probs = {t: p[sl] for t, p in probs_all.items()}
             memo: dict[int, float] = {}
             for t in tiers:
-                score = self._rescored(d, cs, *self._ranking_score(X, probs, t), memo)
+                score = self.rescored(d, cs, *self.ranking_score(X, probs, t), memo)
                 order = top_indices(score, cs, top)
                 out[t][d.id] = [cs[j].paper_id for j in order]
         return out
@@ -286,22 +282,22 @@ class Recommender:
         that year or earlier are used. The list's ``year`` says which year that was."""
         return self.recommend_many([{"id": "q", "title": title, "abstract": abstract, "year": year}], top)["q"]
 
-    def audit(self, path: str | Path, top: int = 50, **kw: Any):
-        from .audit import audit_draft
-
-        return audit_draft(self, path, top=top, **kw)
-
     # ------------------------------------------------------------------ persistence
     def save(self, folder: str | Path) -> Path:
         """Write the model into ``folder`` (:func:`.store.save`)."""
-        return store.save(self, folder)
+        return store.save(self.parts(), folder)
+
+    def save_learned(self, folder: str | Path) -> Path:
+        """Write what training changes (tier models, cross-encoder, settings) into the model
+        ``folder`` saved before (:func:`.store.save_learned`)."""
+        return store.save_learned(self.parts(), folder)
 
     @classmethod
     def load(cls, folder: str | Path, *, cache_dir: str | Path | None = None,
              cache_queries: bool = False) -> Recommender:
         """A saved recommender (:func:`.store.load`). ``cache_queries``: keep query embeddings in
         the embedding cache (for repeated benchmark runs); by default every query is encoded afresh."""
-        return store.load(cls, folder, cache_dir=cache_dir, cache_queries=cache_queries)
+        return cls(store.load(folder, cache_dir=cache_dir, cache_queries=cache_queries))
 
     def read_into_memory(self) -> None:
         """Read every memory-mapped part now (BM25 postings, the pool's vectors and its Arrow table):

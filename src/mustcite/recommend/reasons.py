@@ -15,10 +15,16 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
+from typing import Protocol
 
-if TYPE_CHECKING:
-    from .results import Recommendation
+
+class Described(Protocol):
+    """What the sentences read of a result (a :class:`~.results.Recommendation`)."""
+
+    kind: str
+    authors: list[str]
+    venue: str | None
+    year: int | None
 
 #: what each tier label means, in the words a result shows
 TIER_WORDS = {"I": "baseline or dataset", "II": "core", "III": "used throughout", "must-cite": "must-cite",
@@ -36,7 +42,7 @@ def tier_name(tier: str) -> str:
     return TIER_WORDS.get(tier, tier)
 
 
-def describe(r: Recommendation) -> str:
+def describe(r: Described) -> str:
     """What a result is, in a few words: ``the dataset of Zhang et al., CVPR 2021``."""
     who = ""
     if r.authors:
@@ -68,7 +74,7 @@ def too_recent(ev: Mapping, year: int | None, query_year: int | None) -> bool:
             and uncited(ev))
 
 
-def reasons(ev: Mapping, r: Recommendation | None = None, query_year: int | None = None) -> list[str]:
+def reasons(ev: Mapping, r: Described | None = None, query_year: int | None = None) -> list[str]:
     """The evidence of one result (``r``, for saying what it is) as sentences, strongest first;
     ``query_year``: the year the query was ranked for (to say when a result is too recent to be
     cited, :func:`too_recent`)."""

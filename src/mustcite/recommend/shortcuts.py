@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import MustciteError, UsageError
+from .audit import audit_draft
 from .method import Recommender
 from .query import parse_year
 
@@ -109,4 +110,4 @@ def audit(path: str | Path, *, year: int | None = None, top: int = 50,
     if not isinstance(path, Draft):
         path = _path(path, "path")
     top, year = _top(top, MAX_TOP["audit"]), _year(year)
-    return load(model).audit(path, top=top, year=year)
+    return audit_draft(load(model), path, top=top, year=year)

@@ -1,4 +1,4 @@
-"""Saving and loading a recommender: one folder per model.
+"""Saving and loading a recommender's parts (:class:`ModelParts`): one folder per model.
 
 ``pool.parquet`` (the pool papers), ``labelled.jsonl`` (the labelled papers), ``bm25/`` (the BM25
 index), ``pool_vectors.npy`` and ``labelled_vectors.npy`` (dense models only), ``tiers.joblib``
@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import pickle
 from collections.abc import Callable
-from dataclasses import asdict, fields
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -26,19 +26,15 @@ from ..io import atomic_write_json, iter_jsonl, read_json, write_jsonl
 from ..labels.papers import LabelledPaper
 from ..retrieval.bm25 import BM25Retriever
 from ..retrieval.cross_encoder import CrossEncoderReranker
-from .audit import TITLE_INDEX_FILE, build_title_index
-from .bibliography import BIBLIOGRAPHY_INDEX_FILE, BibliographyIndex
-from .candidates import dense_encoder
+from .candidates import CandidateGenerator, dense_encoder
 from .config import RecommenderConfig
 from .contexts import ContextIndex
+from .draft_indexes import DraftIndexes
 from .features import FEATURES
 from .names import NameIndex
 from .neighbours import NeighbourIndex
 from .pool_table import PoolTable
 from .tiers import TierModels
-
-if TYPE_CHECKING:
-    from .method import Recommender
 
 FORMAT_VERSION = 6
 CROSS_DIR = "cross_encoder"
@@ -47,31 +43,54 @@ CROSS_DIR = "cross_encoder"
 INDEX_DIR = "indexes"
 INDEX_VERSION = 7
 
-R = TypeVar("R", bound="Recommender")
 T = TypeVar("T")
 
 
-def save(rec: Recommender, folder: str | Path) -> Path:
-    """Write ``rec`` into ``folder`` (created if needed); returns the folder."""
+@dataclass
+class ModelParts:
+    """What a recommender is made of, each part with its own save and load."""
+
+    #: the pool table and its indexes: BM25, the dense encoder and vectors, the labelled papers'
+    #: neighbour, citation-context and name indexes (:class:`~.candidates.CandidateGenerator`)
+    candidates: CandidateGenerator
+    #: the labelled papers the neighbour votes and the tier models learn from
+    labelled: list[LabelledPaper]
+    #: the per-tier models (untrained until fitted)
+    tiers: TierModels
+    #: the optional cross-encoder re-scoring the top candidates
+    cross: CrossEncoderReranker | None = None
+    #: what training recorded (queries, rows, tuning)
+    info: dict[str, Any] = field(default_factory=dict)
+    #: the folder of indexes prebuilt for this model, when it was loaded with them
+    index_dir: Path | None = None
+
+    @property
+    def config(self) -> RecommenderConfig:
+        return self.candidates.config
+
+
+def save(rec: ModelParts, folder: str | Path) -> Path:
+    """Write the parts ``rec`` into ``folder`` (created if needed); returns the folder."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    columns = _pool_columns(rec.pool)
-    table = pa.Table.from_pylist([{k: p.get(k) for k in columns} for p in rec.pool])
+    columns = _pool_columns(rec.candidates.pool)
+    table = pa.Table.from_pylist([{k: p.get(k) for k in columns} for p in rec.candidates.pool])
     pq.write_table(table, folder / "pool.parquet")
     write_jsonl(folder / "labelled.jsonl", [p.to_dict() for p in rec.labelled])
-    rec.bm25.save(folder / "bm25")
-    if rec.pool_vecs is not None:
-        np.save(folder / "pool_vectors.npy", rec.pool_vecs)
-        np.save(folder / "labelled_vectors.npy", rec.nindex.vectors)
+    gen = rec.candidates
+    gen.bm25.save(folder / "bm25")
+    if gen.pool_vecs is not None:
+        np.save(folder / "pool_vectors.npy", gen.pool_vecs)
+        np.save(folder / "labelled_vectors.npy", gen.nindex.vectors)
     save_learned(rec, folder)
     _write_indexes(folder, rec)
     return folder
 
 
-def save_learned(rec: Recommender, folder: str | Path) -> Path:
+def save_learned(rec: ModelParts, folder: str | Path) -> Path:
     """Write what training changes into a model ``folder``: the tier models, the cross-encoder
     (a stale one is removed when ``rec`` has none) and ``config.json``. Adding a cross-encoder to
     a saved model rewrites only these; the pool, indexes and vectors stay as they are."""
@@ -88,22 +107,20 @@ def save_learned(rec: Recommender, folder: str | Path) -> Path:
     atomic_write_json(folder / "config.json", {
         "format": FORMAT_VERSION, "config": asdict(rec.config), "features": list(FEATURES),
         "tiers": sorted(rec.tiers.models), "main_tier": rec.tiers.main, "tier_stats": rec.tiers.stats,
-        "pool": len(rec.pool), "labelled": len(rec.labelled), "info": rec.info,
-        "encoder": None if rec.encoder is None else rec.encoder.metadata(),
+        "pool": len(rec.candidates.pool), "labelled": len(rec.labelled), "info": rec.info,
+        "encoder": None if rec.candidates.encoder is None else rec.candidates.encoder.metadata(),
         "cross_encoder": None if rec.cross is None else rec.cross.info,
     })
     return folder
 
 
-def load(cls: type[R], folder: str | Path, *, cache_dir: str | Path | None = None,
-         cache_queries: bool = False) -> R:
-    """The recommender (of class ``cls``) saved in ``folder``. ``cache_queries``: keep query
-    embeddings in the embedding cache (for repeated benchmark runs); by default every query is
-    encoded afresh."""
+def load(folder: str | Path, *, cache_dir: str | Path | None = None, cache_queries: bool = False) -> ModelParts:
+    """The parts of the recommender saved in ``folder``. ``cache_queries``: keep query embeddings
+    in the embedding cache (for repeated benchmark runs); by default every query is encoded afresh."""
     folder = Path(folder)
     meta = read_config(folder)
     try:
-        return _load_parts(cls, folder, meta, cache_dir, cache_queries)
+        return _load_parts(folder, meta, cache_dir, cache_queries)
     except MustciteError:
         raise
     except Exception as exc:  # noqa: BLE001 - a damaged model folder: name it, never a traceback
@@ -128,7 +145,7 @@ def read_config(folder: str | Path) -> dict[str, Any]:
     return meta
 
 
-def _load_parts(cls: type[R], folder: Path, meta: dict[str, Any], cache_dir, cache_queries: bool) -> R:
+def _load_parts(folder: Path, meta: dict[str, Any], cache_dir, cache_queries: bool) -> ModelParts:
     import joblib
 
     # saved before `disable` existed: none; keys of older formats (query_year) are dropped
@@ -139,31 +156,30 @@ def _load_parts(cls: type[R], folder: Path, meta: dict[str, Any], cache_dir, cac
                        lambda: PoolTable.from_records(_read_parquet(folder / "pool.parquet")))
     labelled = _from_saved(saved, lambda d: _read_labelled(d / "labelled.jsonl"),
                            lambda: _read_labelled(folder / "labelled.jsonl"))
-    rec = cls(pool, labelled, config)
-    gen = rec.candidates
-    gen.bm25 = BM25Retriever.load(folder / "bm25", mmap=True)
-    lab_vecs = None
+    encoder = pool_vecs = lab_vecs = None
     if config.dense and (folder / "pool_vectors.npy").exists():
-        gen.encoder = dense_encoder(cache_dir, meta.get("encoder", {}) or {})
-        gen.pool_vecs = np.load(folder / "pool_vectors.npy", mmap_mode="r")   # read as queries need it
+        encoder = dense_encoder(cache_dir, meta.get("encoder", {}) or {})
+        pool_vecs = np.load(folder / "pool_vectors.npy", mmap_mode="r")   # read as queries need it
         lab_vecs = np.load(folder / "labelled_vectors.npy")
-    gen.cindex = _from_saved(saved, lambda d: ContextIndex.load(d / "contexts"), lambda: ContextIndex(labelled))
-    gen.nindex = _from_saved(saved, lambda d: NeighbourIndex.load(d / "neighbours", labelled, lab_vecs),
-                             lambda: NeighbourIndex(labelled, lab_vecs))
-    gen.names = _from_saved(saved, lambda d: NameIndex.load(d / "names.pickle", pool),
-                            lambda: NameIndex(pool, labelled, gen.nindex.years))
-    gen.cache_queries = cache_queries
-    rec.tiers = _from_saved(saved, lambda d: TierModels.load_arrays(d / "tiers", folder / "tiers.joblib"),
-                            lambda: joblib.load(folder / "tiers.joblib"))
+    nindex = _from_saved(saved, lambda d: NeighbourIndex.load(d / "neighbours", labelled, lab_vecs),
+                         lambda: NeighbourIndex(labelled, lab_vecs))
+    gen = CandidateGenerator(
+        pool, config, bm25=BM25Retriever.load(folder / "bm25", mmap=True), encoder=encoder, pool_vecs=pool_vecs,
+        nindex=nindex,
+        cindex=_from_saved(saved, lambda d: ContextIndex.load(d / "contexts"), lambda: ContextIndex(labelled)),
+        names=_from_saved(saved, lambda d: NameIndex.load(d / "names.pickle", pool),
+                          lambda: NameIndex(pool, labelled, nindex.years)),
+        cache_queries=cache_queries)
+    tiers = _from_saved(saved, lambda d: TierModels.load_arrays(d / "tiers", folder / "tiers.joblib"),
+                        lambda: joblib.load(folder / "tiers.joblib"))
+    cross = CrossEncoderReranker.load(folder / CROSS_DIR) if (folder / CROSS_DIR).is_dir() else None
+    parts = ModelParts(gen, labelled, tiers, cross, meta.get("info", {}))
     if saved is None:     # built here: kept for the next load
-        _write_indexes(folder, rec)
-    rec.index_dir = _saved_indexes(folder)
+        _write_indexes(folder, parts)
+    parts.index_dir = _saved_indexes(folder)
     for p in labelled:
         p.contexts = {}       # read by the context index only
-    rec.info = meta.get("info", {})
-    if (folder / CROSS_DIR).is_dir():
-        rec.cross = CrossEncoderReranker.load(folder / CROSS_DIR)
-    return rec
+    return parts
 
 
 # ---- indexes built once per model, read back at load --------------------------------------------
@@ -178,7 +194,7 @@ def _index_key(folder: Path) -> dict[str, Any]:
             "tiers": stamp("tiers.joblib")}
 
 
-def _write_indexes(folder: Path, rec: Recommender) -> None:
+def _write_indexes(folder: Path, rec: ModelParts) -> None:
     """Write ``<folder>/indexes``: the pool as an uncompressed Arrow file (mapped from disk at load),
     the labelled papers without their context texts (only the context index reads those), and the
     context, neighbour and name indexes. Written into a temporary folder and renamed, so a reader
@@ -192,15 +208,14 @@ def _write_indexes(folder: Path, rec: Recommender) -> None:
     try:
         shutil.rmtree(tmp, ignore_errors=True)
         tmp.mkdir()
-        rec.pool.write(tmp / "pool.arrow", _pool_columns(rec.pool))
+        gen = rec.candidates
+        gen.pool.write(tmp / "pool.arrow", _pool_columns(gen.pool))
         write_jsonl(tmp / "labelled.jsonl", [p.to_dict() | {"contexts": {}} for p in rec.labelled])
-        rec.cindex.save(tmp / "contexts")
-        rec.nindex.save(tmp / "neighbours")
-        rec.names.save(tmp / "names.pickle")
+        gen.cindex.save(tmp / "contexts")
+        gen.nindex.save(tmp / "neighbours")
+        gen.names.save(tmp / "names.pickle")
         rec.tiers.save_arrays(tmp / "tiers")
-        with open(tmp / TITLE_INDEX_FILE, "wb") as fh:
-            pickle.dump(build_title_index(rec.pool), fh, protocol=5)
-        BibliographyIndex(rec.nindex).save(tmp / BIBLIOGRAPHY_INDEX_FILE)
+        DraftIndexes.write(tmp, gen.pool, gen.nindex)
         atomic_write_json(tmp / "key.json", _index_key(folder))
         shutil.rmtree(final, ignore_errors=True)
         os.replace(tmp, final)
