@@ -25,7 +25,7 @@ def test_docstring_examples_run(work):
     from mustcite.recommend import shortcuts
 
     draft = sorted((DATA / "neurips" / "fulltext_2024").glob("*.md.gz"))[0]
-    for fn in (shortcuts.load, shortcuts.recommend, shortcuts.audit):
+    for fn in (shortcuts.load, shortcuts.must_cite, shortcuts.audit):
         finder = doctest.DocTestFinder()
         runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
         for test in finder.find(fn, globs={"mustcite": mustcite, "DRAFT": draft}):
@@ -41,7 +41,7 @@ def test_the_short_api_is_the_long_one(work):
     q = S.held_out_queries()[0]
     model = mustcite.load()
     assert isinstance(model, Recommender) and mustcite.load() is model            # loaded once
-    short = mustcite.recommend(q["title"], q["abstract"], year=2024, top=10)
+    short = mustcite.must_cite(q["title"], q["abstract"], year=2024, top=10)
     assert [r.paper_id for r in short] == [r.paper_id for r in model.recommend(q["title"], q["abstract"], top=10,
                                                                                   year=2024)]
     draft = sorted((DATA / "neurips" / "fulltext_2024").glob("*.md.gz"))[0]

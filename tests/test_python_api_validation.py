@@ -32,7 +32,7 @@ def test_audit_top_must_be_a_whole_number_in_range(tmp_path, top):
 
 @pytest.mark.parametrize("top", [0, -3, 1001, "5", None, 2.5, False])
 def test_recommend_top_must_be_a_whole_number_in_range(top):
-    _raises("top", mustcite.recommend, "A title", "An abstract", top=top)
+    _raises("top", mustcite.must_cite, "A title", "An abstract", top=top)
 
 
 @pytest.mark.parametrize("year", [1500, 3000, "twenty", 2024.5, [2024], True])
@@ -40,7 +40,7 @@ def test_year_is_checked_as_the_command_line_checks_it(tmp_path, year):
     draft = tmp_path / "draft.md"
     draft.write_text("# A title\n\nAbstract: words.\n")
     _raises("year", mustcite.audit, draft, year=year)
-    _raises("year", mustcite.recommend, "A title", year=year)
+    _raises("year", mustcite.must_cite, "A title", year=year)
 
 
 @pytest.mark.parametrize("path", [None, 5, b"draft.md", "", "  ", ["draft.md"], "a\x00b"])
@@ -51,12 +51,12 @@ def test_the_draft_must_be_a_path(path):
 @pytest.mark.parametrize("title,abstract,field", [(None, "", "title"), (b"T", "", "title"), ("T", None, "abstract"),
                                                   ("T", 5, "abstract")])
 def test_texts_must_be_strings(title, abstract, field):
-    _raises(field, mustcite.recommend, title, abstract)
+    _raises(field, mustcite.must_cite, title, abstract)
 
 
 def test_the_model_argument_must_be_a_path():
     _raises("model", mustcite.load, 5)
-    _raises("model", mustcite.recommend, "A title", model=b"models")
+    _raises("model", mustcite.must_cite, "A title", model=b"models")
 
 
 def test_valid_arguments_pass_the_checks(tmp_path):
@@ -64,7 +64,7 @@ def test_valid_arguments_pass_the_checks(tmp_path):
     draft = tmp_path / "draft.md"
     draft.write_text("# A title\n\nAbstract: words.\n")
     for call in (lambda: mustcite.audit(draft, top=1, year="2024"), lambda: mustcite.audit(str(draft), top=500),
-                 lambda: mustcite.recommend("A title", top=1000, year=2024.0)):
+                 lambda: mustcite.must_cite("A title", top=1000, year=2024.0)):
         with pytest.raises(MustciteError) as info:
             call()
         assert not isinstance(info.value, UsageError) and info.value.field is None

@@ -8,22 +8,18 @@ front ends ``api``, ``web`` and ``lsp`` -> ``cli``; this package facade sits on 
 
 from .version import __version__
 
-__all__ = ["Recommender", "__version__", "audit", "load", "recommend"]
+__all__ = ["Recommender", "__version__", "audit", "load", "must_cite"]
 
 
 def __getattr__(name: str):
-    """``mustcite.recommend(...)``, ``mustcite.audit(...)``, ``mustcite.load(...)`` and
+    """``mustcite.must_cite(...)``, ``mustcite.audit(...)``, ``mustcite.load(...)`` and
     ``from mustcite import Recommender`` without importing the recommender on ``import mustcite``."""
     if name == "Recommender":
         from .recommend import Recommender
 
         return Recommender
-    if name in ("audit", "load"):
+    if name in ("audit", "load", "must_cite"):
         from .recommend import shortcuts
 
         return getattr(shortcuts, name)
-    if name == "recommend":
-        import importlib
-
-        return importlib.import_module(".recommend", __name__)     # the package, callable
     raise AttributeError(f"module 'mustcite' has no attribute {name!r}")

@@ -1,4 +1,4 @@
-"""The short Python API: :func:`recommend`, :func:`audit` and :func:`load`, as ``mustcite.recommend``,
+"""The short Python API: :func:`must_cite`, :func:`audit` and :func:`load`, as ``mustcite.must_cite``,
 ``mustcite.audit`` and ``mustcite.load``; each model is loaded once per process and kept."""
 
 from __future__ import annotations
@@ -68,7 +68,7 @@ def load(model: str | Path | None = None) -> Recommender:
     return _LOADED[folder]
 
 
-def recommend(title: str, abstract: str = "", *, year: int | None = None, top: int = 20,
+def must_cite(title: str, abstract: str = "", *, year: int | None = None, top: int = 20,
               model: str | Path | None = None) -> Ranked:
     """The papers a paper with this title and abstract must cite, best first: a list of
     :class:`Recommendation` (``title``, ``year``, ``tier_name``, ``reasons``, ``tiers``, ...) as of
@@ -77,7 +77,7 @@ def recommend(title: str, abstract: str = "", *, year: int | None = None, top: i
     :class:`~mustcite.errors.UsageError` naming it, as the command line would.
 
     >>> import mustcite
-    >>> results = mustcite.recommend("Graph attention networks",
+    >>> results = mustcite.must_cite("Graph attention networks",
     ...                              "We apply attention over each node's neighbours.", year=2024, top=5)
     >>> len(results), results.year
     (5, 2024)
