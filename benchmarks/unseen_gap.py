@@ -17,8 +17,8 @@ The benchmark's own figure (v2 test, train-only model) is read from
 ``benchmarks/results/recommend_test_neurips-2024.json``. The same steps on the v2 test queries
 that are also in the default model's hold-out are given when there are enough of them.
 
-    python benchmarks/test_unseen_gap.py [--model DIR] [--bench neurips-2024] [--n 0]
-        -> benchmarks/results/test_unseen_gap.json
+    python benchmarks/unseen_gap.py [--model DIR] [--bench neurips-2024] [--n 0]
+        -> benchmarks/results/unseen_gap.json
 """
 
 from __future__ import annotations
@@ -124,7 +124,7 @@ def main() -> None:
             name: step({q: r for q, r in ranked.items() if q in sub}, {q: r for q, r in bm25.items() if q in sub},
                        {q: t for q, t in truth.items() if q in sub})
             for name, truth in (("corpus citations", corpus_truth), ("benchmark universe", bench_truth))}
-    (RESULTS / "test_unseen_gap.json").write_text(json.dumps(out, indent=1) + "\n")
+    (RESULTS / "unseen_gap.json").write_text(json.dumps(out, indent=1) + "\n")
     print(json.dumps(out, indent=1))
 
 
