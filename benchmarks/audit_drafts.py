@@ -83,8 +83,8 @@ def drop_entries(bib: str, keys: set[str]) -> str:
 
 def pick_seeds(result, refs: list[dict]) -> list[dict]:
     """The references to remove (see the module doc): linked, named in their own contexts."""
-    from mustcite.corpus.records import title_short_name
-    from mustcite.extract.works import name_key
+    from mustcite.corpus import title_short_name
+    from mustcite.extract import name_key
 
     chosen, names = [], set()
     for r in sorted(refs, key=lambda r: (-(r.get("mentions") or 0), r.get("bibkey") or "")):
@@ -104,9 +104,8 @@ def pick_seeds(result, refs: list[dict]) -> list[dict]:
 
 
 def linked_references(rec, folder: Path, year: int) -> list[dict]:
-    from mustcite.extract.link import link_references
-    from mustcite.recommend.audit import title_index
-    from mustcite.recommend.draft import read_draft
+    from mustcite.extract import link_references
+    from mustcite.recommend import read_draft, title_index
 
     draft = read_draft(folder)
     return link_references(draft.paper.to_reference_list(), title_index(rec), citing_year=rec.effective_year(year))
@@ -143,8 +142,8 @@ _POOL: list = [None]
 
 
 def main() -> None:
+    from mustcite import load
     from mustcite.config import find_data_dir
-    from mustcite.recommend.shortcuts import load
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--model", type=Path, default=None)
@@ -154,12 +153,12 @@ def main() -> None:
     args = ap.parse_args()
     drafts = args.drafts or find_data_dir() / "drafts"
     manifest = [p for p in json.loads((drafts / "manifest.json").read_text()) if not args.only or args.only in p["name"]]
-    from mustcite.recommend.train import default_model
+    from mustcite.recommend import default_model
 
     model_folder = (args.model or default_model(None)).resolve()
     rec = load(model_folder)
     _POOL[0] = rec.pool
-    from mustcite.corpus.records import normalize_title
+    from mustcite.corpus import normalize_title
 
     row_of = {pid: i for i, pid in enumerate(rec.pool.ids)}
 

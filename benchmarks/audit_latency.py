@@ -112,8 +112,7 @@ def main(argv: list[str] | None = None) -> int:
 
     import httpx
 
-    from mustcite.api.app import create_app
-    from mustcite.api.serve import running
+    from mustcite.api import create_app, running
     from mustcite.recommend import load_default
 
     papers = pick_papers(args.refs, args.n)

@@ -44,13 +44,19 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 import numpy as np  # noqa: E402
 from tqdm import tqdm  # noqa: E402
 
-from mustcite.benchmark.loader import Benchmark  # noqa: E402
-from mustcite.benchmark.significance import paired_ttest, randomisation_test  # noqa: E402
+from mustcite.benchmark import Benchmark, paired_ttest, randomisation_test  # noqa: E402
 from mustcite.config import Workspace  # noqa: E402
-from mustcite.recommend.audit import DEFAULT_WEIGHTS, AuditWeights, blend, context_text, missing_order, score_draft  # noqa: E402
-from mustcite.recommend.bibliography import bibliography_index  # noqa: E402
-from mustcite.recommend.method import Recommender  # noqa: E402
-from mustcite.recommend.ranking import top_indices  # noqa: E402
+from mustcite.recommend import (  # noqa: E402
+    DEFAULT_WEIGHTS,
+    AuditWeights,
+    Recommender,
+    bibliography_index,
+    blend,
+    context_text,
+    missing_order,
+    score_draft,
+    top_indices,
+)
 
 OUT = Path(__file__).parent / "results"
 DEPTH = 100
