@@ -9,8 +9,6 @@ report and state under ``<work>/collect/``.
 
 from __future__ import annotations
 
-import importlib
-
 from .aaai import AaaiCollector
 from .acl import AclCollector
 from .base import CollectedRecord, Collector, Index, Item, ItemError, ParseError
@@ -50,6 +48,8 @@ __all__ = ["COLLECTORS", "Collector", "CollectedRecord", "Fetcher", "Index", "It
 
 def __getattr__(name: str):
     """The names of :data:`_LAZY`, imported on first use (PEP 562)."""
+    import importlib
+
     try:
         module, _, attr = _LAZY[name].partition(":")
     except KeyError:

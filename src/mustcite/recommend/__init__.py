@@ -17,7 +17,6 @@ The long way: :meth:`Recommender.load(folder) <Recommender.load>`, then its ``re
 
 from __future__ import annotations
 
-import importlib
 import sys
 import types
 from pathlib import Path
@@ -84,6 +83,8 @@ class _CallablePackage(types.ModuleType):
 
 def __getattr__(name: str):
     """The names of :data:`_LAZY`, imported on first use (PEP 562)."""
+    import importlib
+
     try:
         module, _, attr = _LAZY[name].partition(":")
     except KeyError:

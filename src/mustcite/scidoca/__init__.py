@@ -2,8 +2,6 @@
 sentence prediction: its file shapes (seed JSONL and official ``.in``/``.label``) and its
 official scoring (overview paper, Section 2)."""
 
-import importlib
-
 from .evaluate import evaluate, evaluate_files
 from .formats import (
                       EMPTY,
@@ -55,6 +53,8 @@ __all__ = ["EMPTY", "TASKS", "Answer", "Candidate", "Example", "Origin", "evalua
 
 def __getattr__(name: str):
     """The names of :data:`_LAZY`, imported on first use (PEP 562)."""
+    import importlib
+
     try:
         module, _, attr = _LAZY[name].partition(":")
     except KeyError:
