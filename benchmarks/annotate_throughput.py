@@ -26,9 +26,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 from mustcite.config import find_data_dir  # noqa: E402
-from mustcite.extract.run import extract_paths  # noqa: E402
+from mustcite.extract import extract_paths  # noqa: E402
 from mustcite.io import atomic_write_json  # noqa: E402
-from mustcite.labels.annotate import annotate_dir  # noqa: E402
+from mustcite.labels import annotate_dir  # noqa: E402
 
 
 def start_stub(latency: float) -> tuple[ThreadingHTTPServer, str]:
@@ -82,8 +82,7 @@ def main(argv: list[str] | None = None) -> int:
                                 "instances_per_s": s["instances_per_s"]})
         srv, url = start_stub(args.latency)
         try:
-            from mustcite.labels.backends.gemini import GeminiJudge
-            from mustcite.labels.backends.openai_compat import OpenAICompatJudge
+            from mustcite.labels import GeminiJudge, OpenAICompatJudge
             for conc in (int(c) for c in args.concurrency.split(",")):
                 for name, judge in (
                         ("openai", OpenAICompatJudge(model="gpt-4o-mini", base_url=url + "/v1", api_key="x")),

@@ -19,11 +19,7 @@ import argparse
 import json
 from pathlib import Path
 
-from mustcite.benchmark.evaluate import mean, per_query
-from mustcite.benchmark.loader import Benchmark
-from mustcite.benchmark.recipes import GROUND_TRUTHS
-from mustcite.benchmark.significance import randomisation_test
-from mustcite.benchmark.trec import read_run
+from mustcite.benchmark import GROUND_TRUTHS, Benchmark, mean, per_query, randomisation_test, read_run
 
 OUT = Path(__file__).parent / "results" / "anthology_effect.json"
 METRICS = ("MAP", "MRR", "nDCG@10", "R@100")

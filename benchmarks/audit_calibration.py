@@ -63,7 +63,7 @@ def reliability(conf: np.ndarray, y: np.ndarray, bins: int = 10) -> list[dict]:
 
 
 def main() -> None:
-    from mustcite.recommend.findings import CALIBRATION_FILE, FEATURES, confidence, fit_calibration
+    from mustcite.recommend import FINDING_CALIBRATION_FILE, FINDING_FEATURES, confidence, fit_calibration
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--drafts", type=Path, default=RESULTS / "audit_drafts.json")
@@ -89,7 +89,8 @@ def main() -> None:
     # rate of their nearest kind, cited keys without an entry (genuine / judged, Laplace-smoothed)
     undef = [r["label"] for r in rows if r["finding"] == "undefined_key"]
     rate = (sum(undef) + 1) / (len(undef) + 2)
-    final["coef"][FEATURES.index("kind_placeholder")] = round(math.log(rate / (1 - rate)) - final["intercept"], 6)
+    final["coef"][FINDING_FEATURES.index("kind_placeholder")] = round(math.log(rate / (1 - rate))
+                                                            - final["intercept"], 6)
     # the threshold: the lowest at which the intact drafts are shown at most --per-draft findings on
     # average and at least --precision of the judged ones shown are genuine
     judged_rows = {(p["project"], r["paper_id"] or r["key"]): r for p in drafts["rows"] for r in p["intact"]}
@@ -128,9 +129,9 @@ def main() -> None:
     (RESULTS / "audit_calibration.json").write_text(json.dumps(out, indent=1) + "\n")
     _plot(out["reliability_leave_one_project_out"], ROOT / "docs" / "img" / "audit_reliability.png")
     if args.write_calibration:
-        CALIBRATION_FILE.write_text(json.dumps(final, indent=1) + "\n")
+        FINDING_CALIBRATION_FILE.write_text(json.dumps(final, indent=1) + "\n")
     print(json.dumps({k: v for k, v in out.items() if k not in ("calibration",)}, indent=1))
-    assert list(final["features"]) == list(FEATURES)
+    assert list(final["features"]) == list(FINDING_FEATURES)
 
 
 def _plot(bins: list[dict], path: Path) -> None:

@@ -83,8 +83,8 @@ def drop_entries(bib: str, keys: set[str]) -> str:
 
 def pick_seeds(result, refs: list[dict]) -> list[dict]:
     """The references to remove (see the module doc): linked, named in their own contexts."""
-    from mustcite.corpus.records import title_short_name
-    from mustcite.extract.works import name_key
+    from mustcite.corpus import title_short_name
+    from mustcite.extract import name_key
 
     chosen, names = [], set()
     for r in sorted(refs, key=lambda r: (-(r.get("mentions") or 0), r.get("bibkey") or "")):
@@ -104,12 +104,11 @@ def pick_seeds(result, refs: list[dict]) -> list[dict]:
 
 
 def linked_references(rec, folder: Path, year: int) -> list[dict]:
-    from mustcite.extract.link import link_references
-    from mustcite.recommend.audit import title_index
-    from mustcite.recommend.draft import read_draft
+    from mustcite.extract import link_references
+    from mustcite.recommend import read_draft
 
     draft = read_draft(folder)
-    return link_references(draft.paper.to_reference_list(), title_index(rec), citing_year=rec.effective_year(year))
+    return link_references(draft.paper.to_reference_list(), rec.draft_indexes.titles(), citing_year=rec.effective_year(year))
 
 
 def seeded_copy(src: Path, dst: Path, keys: set[str]) -> None:
@@ -143,8 +142,8 @@ _POOL: list = [None]
 
 
 def main() -> None:
+    from mustcite import load
     from mustcite.config import find_data_dir
-    from mustcite.recommend.shortcuts import load
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--model", type=Path, default=None)
@@ -154,12 +153,12 @@ def main() -> None:
     args = ap.parse_args()
     drafts = args.drafts or find_data_dir() / "drafts"
     manifest = [p for p in json.loads((drafts / "manifest.json").read_text()) if not args.only or args.only in p["name"]]
-    from mustcite.recommend.train import default_model
+    from mustcite.recommend import audit_draft, default_model
 
     model_folder = (args.model or default_model(None)).resolve()
     rec = load(model_folder)
     _POOL[0] = rec.pool
-    from mustcite.corpus.records import normalize_title
+    from mustcite.corpus import normalize_title
 
     row_of = {pid: i for i, pid in enumerate(rec.pool.ids)}
 
@@ -172,13 +171,13 @@ def main() -> None:
     try:
         for p in tqdm(manifest, desc="drafts", unit="draft"):
             folder, year = drafts / "projects" / p["name"], int(p["year"])
-            intact = rec.audit(folder, top=500, year=year)
+            intact = audit_draft(rec, folder, top=500, year=year)
             seeds = pick_seeds(intact, linked_references(rec, folder, year))
             row = {"project": p["name"], "year": year, "title_read": intact.title, "intact": rows(intact), "seeds": seeds}
             if seeds:
                 copy = tmp / p["name"]
                 seeded_copy(folder, copy, {s["key"] for s in seeds})
-                after = rec.audit(copy, top=500, year=year)
+                after = audit_draft(rec, copy, top=500, year=year)
                 # a finding about another record of the same work (same normalised title) finds it
                 found = {work(f.paper_id): f for f in reversed(after.findings) if f.paper_id}
                 shown = {work(r.paper_id) for r in after.missing if r.paper_id}

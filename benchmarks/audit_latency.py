@@ -5,7 +5,7 @@ linked references: ``main.tex`` (its title, abstract, and per section the citati
 extraction found, each ending in ``\\cite{key}``), ``sections/*.tex`` pulled in by ``\\input`` and a
 ``refs.bib`` with the 60 references' titles, authors and years; then zipped. Timed:
 
-* ``python_warm``: ``Recommender.audit(project.zip)`` with the model loaded once (unpack, LaTeX and
+* ``python_warm``: ``audit_draft(model, project.zip)`` with the model loaded once (unpack, LaTeX and
   BibTeX parsing, linking, scoring with the bibliography evidence);
 * ``rest_api``: ``POST /api/audit`` with the zip through uvicorn on 127.0.0.1 (one at a time);
 * ``cli``: ``mustcite audit project.zip --format json`` as a new process (model load included).
@@ -112,9 +112,8 @@ def main(argv: list[str] | None = None) -> int:
 
     import httpx
 
-    from mustcite.api.app import create_app
-    from mustcite.api.serve import running
-    from mustcite.recommend import load_default
+    from mustcite.api import create_app, running
+    from mustcite.recommend import audit_draft, load_default
 
     papers = pick_papers(args.refs, args.n)
     if not papers:
@@ -125,12 +124,12 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.perf_counter()
     rec = load_default(model=args.model)
     load_s = time.perf_counter() - t0
-    rec.audit(archives[0], top=20, year=2024)              # warm caches (title index, bibliography index)
+    audit_draft(rec, archives[0], top=20, year=2024)              # warm caches (title index, bibliography index)
     py, found = [], []
     for _ in range(args.repeat):
         for a in archives:
             t = time.perf_counter()
-            res = rec.audit(a, top=20, year=2024)
+            res = audit_draft(rec, a, top=20, year=2024)
             py.append((time.perf_counter() - t) * 1000)
             found.append((res.references, res.linked))
     rest = []

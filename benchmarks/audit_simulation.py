@@ -44,13 +44,18 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 import numpy as np  # noqa: E402
 from tqdm import tqdm  # noqa: E402
 
-from mustcite.benchmark.loader import Benchmark  # noqa: E402
-from mustcite.benchmark.significance import paired_ttest, randomisation_test  # noqa: E402
+from mustcite.benchmark import Benchmark, paired_ttest, randomisation_test  # noqa: E402
 from mustcite.config import Workspace  # noqa: E402
-from mustcite.recommend.audit import DEFAULT_WEIGHTS, AuditWeights, blend, context_text, missing_order, score_draft  # noqa: E402
-from mustcite.recommend.bibliography import bibliography_index  # noqa: E402
-from mustcite.recommend.method import Recommender  # noqa: E402
-from mustcite.recommend.ranking import top_indices  # noqa: E402
+from mustcite.recommend import (  # noqa: E402
+    DEFAULT_WEIGHTS,
+    AuditWeights,
+    Recommender,
+    blend,
+    context_text,
+    missing_order,
+    score_draft,
+    top_indices,
+)
 
 OUT = Path(__file__).parent / "results"
 DEPTH = 100
@@ -114,7 +119,7 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.perf_counter()
     rec = Recommender.load(args.model, cache_queries=True)
     load_s = time.perf_counter() - t0
-    bib = bibliography_index(rec)
+    bib = rec.draft_indexes.bibliography(rec.nindex)
     main_tier = rec.tiers.main
     refs_dir = args.refs or Path(json.loads((bench.path / "manifest.json").read_text())["inputs"]["ref_dirs"][0])
     drafts, texts = [], {}

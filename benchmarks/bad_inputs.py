@@ -2,8 +2,8 @@
 
 The rows (``--only`` runs those whose name contains one of the given strings):
 
-* ``matrix/...``: the (command, input) matrix of ``tests/bad_inputs`` (:func:`bad_inputs.cells`,
-  the one ``tests/test_bad_inputs.py`` runs in-process);
+* ``matrix/...``: the (command, input) matrix of :func:`bad_input_fixtures.cells` (the one
+  ``tests/test_bad_inputs.py`` runs in-process);
 * ``bounded/...``: the gzip/tar bombs of ``benchmarks/bounded_inputs.py`` (:func:`build_cases`);
 * the rest, :func:`build`: tar header bombs (``tar/``), quadratic-scan LaTeX probes and include
   fan-out (``latex/``), a gzip bomb for every input read as ``.gz`` and, for the inputs read whole,
@@ -11,7 +11,7 @@ The rows (``--only`` runs those whose name contains one of the given strings):
   file-existence oracle (``notes/``, ``oracle/``), the rater's and the collector's inputs
   (``rate/``, ``collect/``), query and scoring inputs (``query/``);
 * ``lsp/...`` (:func:`lsp_cases`): ``mustcite lsp --no-audit`` on the real work folder, driven in raw
-  bytes by the client of ``tests/test_lsp_hardening.py``: malformed and oversized frames, huge
+  bytes by :class:`bad_input_fixtures.Client` (as ``tests/test_lsp_hardening.py``): malformed and oversized frames, huge
   documents, a ``refs.bib`` linked to a FIFO, to ``/dev/zero`` or out of the workspace, loose and
   ``untitled:`` documents, a quick fix with a forged target, UTF-16 and NUL-bearing ``.bib``
   files, and the exit codes. Its work folder links the real corpus (the look-up index is built
@@ -21,7 +21,8 @@ How a row is run. CLI: ``mustcite --work W ...`` under ``/usr/bin/time -v`` (the
 and wall time). A ``recommend``/``audit`` input that must be refused runs with W = the real work
 folder ``mustcite-work`` (its default model takes ~30 s and ~1.6 GB to load, so a refusal that
 loads it first cannot pass), other refusals with an empty work folder; a command that must succeed
-runs with the test slice's small model (trained here, as the tests do), so that its time is the
+runs with the test slice's small model (trained here as the tests do:
+:func:`bad_input_fixtures.build_slice`), so that its time is the
 command's, not a 30 s model load. Server: one ``mustcite serve --workers 1``
 on the real model (upload cap 20 MB) answers every server row in turn; the row's RSS is the peak of
 the server's process tree (psutil, every 50 ms) over its RSS just before the request. The
@@ -60,13 +61,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+import bad_input_fixtures as B  # the matrix, the language client, the slice recommender
+from bounded_inputs import CLI, MB, _chain_tar, _gzip_of, _meta_header_tar, build_cases, measure
+from scaling import BIB, END, HEAD, SCANNERS
+
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests"))
-
-import bad_inputs as B  # noqa: E402  (tests/bad_inputs: the matrix)
-from bounded_inputs import CLI, MB, _chain_tar, _gzip_of, _meta_header_tar, build_cases, measure  # noqa: E402
-from test_latex_bounds import BIB, END, HEAD, SCANNERS  # noqa: E402
-
 RESULTS = ROOT / "benchmarks" / "results"
 REAL_WORK = ROOT / "mustcite-work"
 SECONDS, CLI_MB, SERVER_MB = 5.0, 400, 50
@@ -315,7 +314,7 @@ def build(t: Path, bounded: Path) -> list[Case]:
     ]
 
     # ---- query and scoring inputs
-    from mustcite.recommend.query import MAX_TEXT
+    from mustcite.recommend import MAX_TEXT
 
     long_q = _jsonl(t / "long.jsonl", {"id": "a", "title": "Sparse attention", "abstract": "fine"},
                     {"id": "b", "title": "Graph networks", "abstract": "x" * MAX_TEXT})
@@ -360,19 +359,19 @@ def build_undated(t: Path, cited: list[dict], query: dict) -> None:
 
 
 _SLICE = """
-import json, shutil, sys
-from helpers import recommender as S
-shutil.copytree(S.model_dir(), sys.argv[1])
-q = S.held_out_queries()[0]
-json.dump({"query": {k: q[k] for k in ("title", "abstract")}, "cited": S.pool()[:2]}, open(sys.argv[2], "w"))
+import json, sys
+from pathlib import Path
+from bad_input_fixtures import build_slice
+json.dump(build_slice(Path(sys.argv[1]), Path(sys.argv[3])), open(sys.argv[2], "w"))
 """
 
 
 def train_slice(tmp: Path) -> tuple[Path, dict]:
     """A work folder holding the test slice's recommender (trained in a child), and slice papers."""
     work = tmp / "slice-work"
-    subprocess.run([sys.executable, "-c", _SLICE, str(work / "models" / "recommender"), str(tmp / "slice.json")],
-                   check=True, cwd=ROOT / "tests", env=dict(os.environ, PYTHONPATH=str(ROOT / "src")))
+    subprocess.run([sys.executable, "-c", _SLICE, str(work / "models" / "recommender"), str(tmp / "slice.json"),
+                    str(tmp / "slice-scratch")],
+                   check=True, cwd=ROOT / "benchmarks", env=dict(os.environ, PYTHONPATH=str(ROOT / "src")))
     return work, json.loads((tmp / "slice.json").read_text())
 
 
@@ -738,13 +737,12 @@ def _own_server(c) -> str:
 def run_lsp(cases: list[Case], t: Path, record) -> None:
     """The language server's rows: one server for the probes, one per exit row."""
     import psutil
-    from test_lsp_hardening import Client
 
     work = t / "work"
     work.mkdir()
     (work / "corpus").symlink_to(REAL_WORK / "corpus")
     cmd = [CLI, "--work", str(work), "lsp", "--no-audit"]
-    c = Client(t, command=cmd)
+    c = B.Client(t, command=cmd)
     c.initialize(t / "ws")
     ps = psutil.Process(c.proc.pid)
     t0 = time.perf_counter()
@@ -781,7 +779,7 @@ def run_lsp(cases: list[Case], t: Path, record) -> None:
     finally:
         c.finish(timeout=10)
     for name, shutdown in (("without shutdown", False), ("after shutdown, a check still running", True)):
-        c = Client(t, command=cmd)
+        c = B.Client(t, command=cmd)
         c.initialize(t / "ws")
         if shutdown:        # 20,000 entries to check against the corpus: still checking at the exit
             c.open((t / "ws" / "many.bib").as_uri(), "".join(f"@article{{k{i}, title={{Title {i}}}, year={{2020}}}}\n"

@@ -17,11 +17,15 @@ import argparse
 import json
 from pathlib import Path
 
-from mustcite.benchmark.evaluate import per_query  # noqa: E402
-from mustcite.benchmark.loader import Benchmark  # noqa: E402
-from mustcite.benchmark.recipes import GROUND_TRUTHS  # noqa: E402
-from mustcite.benchmark.report import build_rows, compare_with, render  # noqa: E402
-from mustcite.benchmark.trec import read_run  # noqa: E402
+from mustcite.benchmark import (  # noqa: E402
+    GROUND_TRUTHS,
+    Benchmark,
+    build_rows,
+    compare_with,
+    per_query,
+    read_run,
+    render,
+)
 from mustcite.config import Workspace  # noqa: E402
 
 OUT = Path(__file__).parent / "results" / "benchmark_table"

@@ -35,12 +35,10 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
-from mustcite.benchmark.loader import Benchmark  # noqa: E402
-from mustcite.benchmark.trec import read_run, write_run  # noqa: E402
+from mustcite.benchmark import Benchmark, read_run, write_run  # noqa: E402
 from mustcite.config import Workspace  # noqa: E402
 from mustcite.io import atomic_write_json  # noqa: E402
-from mustcite.retrieval.base import as_docs  # noqa: E402
-from mustcite.retrieval.colbert import ColbertRetriever, _pylate_version  # noqa: E402
+from mustcite.retrieval import ColbertRetriever, as_docs, pylate_version  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "benchmarks" / "results" / "colbert.json"
@@ -91,7 +89,7 @@ def main() -> None:
     bm25 = {q: [p for p, _ in sorted(h.items(), key=lambda x: -x[1])] for q, h in read_run(bm25_file).items()}
     cands = {q.id: [p for p in bm25.get(q.id, []) if p in pool][: args.rerank_k] for q in queries}
     report: dict = {"benchmark": str(bench.path), "split": args.split, "queries": len(queries),
-                    "library": f"pylate {_pylate_version()}", "rerank_k": args.rerank_k,
+                    "library": f"pylate {pylate_version()}", "rerank_k": args.rerank_k,
                     "first_stage": str(bm25_file), "rows": {}}
     runs = {}
     for name, folder in (("colbert", None), ("colbert-ntx", model_dir)):

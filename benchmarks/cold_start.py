@@ -42,9 +42,9 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def _queries(n: int) -> list[dict]:
-    from mustcite.benchmark.loader import Benchmark
+    from mustcite.benchmark import Benchmark
     from mustcite.config import Workspace
-    from mustcite.retrieval.queries import read_queries
+    from mustcite.retrieval import read_queries
 
     b = Benchmark.open(Workspace.resolve().root / "benchmarks" / "neurips-2024")
     return [{"id": d.id, "title": d.title, "abstract": d.abstract, "year": 2024}

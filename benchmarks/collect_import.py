@@ -25,12 +25,9 @@ def main() -> None:
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "collect_import.json"))
     args = ap.parse_args()
     os.environ["MUSTCITE_WORK"] = args.work
-    from mustcite.collect import collector_for
-    from mustcite.collect.http import Fetcher
-    from mustcite.collect.run import collect_venue_year
+    from mustcite.collect import Fetcher, collect_venue_year, collector_for
     from mustcite.config import find_data_dir
-    from mustcite.corpus.build import BuildReport, ListedPapers, build_corpus, import_all
-    from mustcite.corpus.importers import import_collected
+    from mustcite.corpus import BuildReport, ListedPapers, build_corpus, import_all, import_collected
 
     data = find_data_dir()
     vp = data / "venue_pages"

@@ -11,11 +11,9 @@ from pathlib import Path
 
 import numpy as np
 
-from mustcite.benchmark.loader import Benchmark
-from mustcite.recommend.method import RecommenderConfig
-from mustcite.scidoca.cross import candidate_text, gold_ids, paragraph_text
-from mustcite.scidoca.floors import BM25TopK
-from mustcite.scidoca.formats import Example
+from mustcite.benchmark import Benchmark
+from mustcite.recommend import RecommenderConfig
+from mustcite.scidoca import BM25TopK, Example, candidate_text, gold_ids, paragraph_text
 
 #: the ground truths of a benchmark subset (``cited`` is left out: most cited papers are outside it)
 SUBSET_TRUTHS = ("type1", "type2", "type3", "mustcite")
@@ -110,7 +108,7 @@ def bi_encoder_scores(pairs: list[tuple[str, str]], max_length: int, model_path:
     MiniLM (the one the heads start from) or a fine-tuned folder."""
     from sentence_transformers import SentenceTransformer
 
-    from mustcite.retrieval.vectors import default_model_path
+    from mustcite.retrieval import default_model_path
 
     model = SentenceTransformer(str(model_path or default_model_path()), device="cpu")
     model.max_seq_length = max_length

@@ -14,7 +14,7 @@ import random
 from pathlib import Path
 
 from mustcite.config import find_data_dir
-from mustcite.extract.markdown import extract_markdown
+from mustcite.extract import extract_markdown
 from mustcite.io import atomic_write_json
 
 SEED, N = 2024, 20

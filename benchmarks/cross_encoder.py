@@ -31,15 +31,17 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 import numpy as np  # noqa: E402
 
-from mustcite.benchmark.evaluate import mean, per_query  # noqa: E402
-from mustcite.benchmark.loader import Benchmark  # noqa: E402
-from mustcite.benchmark.significance import randomisation_test  # noqa: E402
+from mustcite.benchmark import Benchmark, mean, per_query, randomisation_test  # noqa: E402
 from mustcite.config import Workspace  # noqa: E402
-from mustcite.recommend.method import Recommender  # noqa: E402
-from mustcite.recommend.ranking import top_indices  # noqa: E402
-from mustcite.recommend.rescore import combine  # noqa: E402
-from mustcite.recommend.train import TIER_OF_TRUTH, benchmark_train_papers, fit_cross_encoder  # noqa: E402
-from mustcite.retrieval.cross_encoder import CrossEncoderReranker  # noqa: E402
+from mustcite.recommend import (  # noqa: E402
+    TIER_OF_TRUTH,
+    Recommender,
+    benchmark_train_papers,
+    combine,
+    fit_cross_encoder,
+    top_indices,
+)
+from mustcite.retrieval import CrossEncoderReranker  # noqa: E402
 
 METRICS = ("MAP", "MRR", "nDCG@10", "R@50", "R@100")
 

@@ -31,11 +31,9 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from common import SUBSET_TRUTHS, benchmark_subset  # noqa: E402
 
-from mustcite.benchmark.evaluate import per_query  # noqa: E402
-from mustcite.benchmark.report import build_rows, render  # noqa: E402
+from mustcite.benchmark import build_rows, per_query, render  # noqa: E402
 from mustcite.config import Workspace  # noqa: E402
-from mustcite.retrieval.base import Doc  # noqa: E402
-from mustcite.retrieval.registry import make_retriever  # noqa: E402
+from mustcite.retrieval import Doc, make_retriever  # noqa: E402
 
 TRUTHS = SUBSET_TRUTHS
 OUT = Path(__file__).parent / "results" / "dense_subset.json"

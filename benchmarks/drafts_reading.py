@@ -34,8 +34,8 @@ def _norm(text: str) -> str:
 
 def main() -> None:
     from mustcite.config import find_data_dir
-    from mustcite.extract.latex import find_main, project_files
-    from mustcite.recommend.draft import extract_draft
+    from mustcite.extract import find_main, project_files
+    from mustcite.recommend import extract_draft
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--drafts", type=Path, default=None, help="the drafts folder (default <data>/drafts)")

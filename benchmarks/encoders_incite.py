@@ -38,8 +38,7 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 ROOT = Path(__file__).resolve().parents[1]
 
 from mustcite.config import Workspace  # noqa: E402
-from mustcite.retrieval.base import as_docs  # noqa: E402
-from mustcite.retrieval.registry import make_retriever  # noqa: E402
+from mustcite.retrieval import as_docs, make_retriever  # noqa: E402
 
 OUT = ROOT / "benchmarks" / "results" / "encoders_incite.json"
 SUBSET = "neurips-2024-sub100"
@@ -71,7 +70,7 @@ def cmd_subset(args) -> None:
     import pyarrow.parquet as pq
     from common import benchmark_subset
 
-    from mustcite.benchmark.loader import Benchmark
+    from mustcite.benchmark import Benchmark
 
     work = Workspace.resolve()
     bench = work.root / "benchmarks" / args.benchmark
@@ -110,7 +109,7 @@ def _retriever(args):
 
 
 def cmd_encode(args) -> None:
-    from mustcite.benchmark.loader import Benchmark
+    from mustcite.benchmark import Benchmark
 
     work = Workspace.resolve()
     r = _retriever(args)
@@ -151,7 +150,7 @@ def cmd_encode(args) -> None:
 
 
 def cmd_latency(args) -> None:
-    from mustcite.benchmark.loader import Benchmark
+    from mustcite.benchmark import Benchmark
 
     work = Workspace.resolve()
     r = _retriever(args)

@@ -19,7 +19,7 @@ from collections import Counter
 from pathlib import Path
 
 from mustcite.config import find_data_dir
-from mustcite.extract.markdown import extract_markdown
+from mustcite.extract import extract_markdown
 from mustcite.io import atomic_write_json
 from mustcite.parallel import pmap
 

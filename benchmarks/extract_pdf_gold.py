@@ -23,9 +23,8 @@ from pathlib import Path
 from rapidfuzz import fuzz
 
 from mustcite.config import find_data_dir
-from mustcite.corpus.records import normalize_title
-from mustcite.extract.pdf import extract_pdf
-from mustcite.extract.tei import parse_tei
+from mustcite.corpus import normalize_title
+from mustcite.extract import extract_pdf, parse_tei
 from mustcite.io import atomic_write_json
 
 THRESHOLD = 90.0

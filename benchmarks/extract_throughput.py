@@ -23,8 +23,7 @@ from pathlib import Path
 
 from mustcite.config import Workspace, find_data_dir
 from mustcite.errors import DataMissingError
-from mustcite.extract.link import FUZZY_THRESHOLD, link_dir
-from mustcite.extract.run import extract_paths
+from mustcite.extract import FUZZY_THRESHOLD, extract_paths, link_dir
 from mustcite.io import atomic_write_json
 
 

@@ -22,13 +22,20 @@ import time
 from dataclasses import asdict
 from pathlib import Path
 
-from mustcite.benchmark.loader import Benchmark  # noqa: E402
-from mustcite.benchmark.retrieval_training import graph_from_benchmark  # noqa: E402
-from mustcite.benchmark.trec import write_run  # noqa: E402
+from mustcite.benchmark import Benchmark, graph_from_benchmark, write_run  # noqa: E402
 from mustcite.config import Workspace  # noqa: E402
 from mustcite.io import atomic_write_json  # noqa: E402
-from mustcite.retrieval.gnn import GNNParams, GNNRetriever, GraphTensors, knn_edges, save_gnn, train_gnn  # noqa: E402
-from mustcite.retrieval.ppr import PPRParams, PPRRetriever, save_ppr  # noqa: E402
+from mustcite.retrieval import (  # noqa: E402
+    GNNParams,
+    GNNRetriever,
+    GraphTensors,
+    PPRParams,
+    PPRRetriever,
+    knn_edges,
+    save_gnn,
+    save_ppr,
+    train_gnn,
+)
 
 OUT = Path(__file__).parent / "results" / "graph_methods.json"
 TRUTHS = ("type1", "type2", "type3", "mustcite", "cited")

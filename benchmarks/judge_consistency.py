@@ -21,7 +21,7 @@ from pathlib import Path
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from mustcite.io import atomic_write_json  # noqa: E402
-from mustcite.labels.multicite import iter_instances  # noqa: E402
+from mustcite.labels import iter_instances  # noqa: E402
 
 OUT = Path(__file__).parent / "results" / "judge_consistency.json"
 
@@ -59,9 +59,7 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--out", type=Path, default=OUT)
     args = ap.parse_args()
-    from mustcite.labels.cascade import CascadeJudge
-    from mustcite.labels.neural import NeuralJudge
-    from mustcite.labels.offline import OfflineJudge
+    from mustcite.labels import CascadeJudge, NeuralJudge, OfflineJudge
 
     insts = [inst for _, inst in iter_instances("test", "3")]
     result = {"inputs": f"MultiCite test, 3-sentence contexts ({len(insts)} items)", "judges": {}}
@@ -72,15 +70,14 @@ def main() -> None:
         result["judges"][name] = twice(make, insts)
         print(name, result["judges"][name], flush=True)
     if not args.no_llm:
-        from mustcite.labels.backends.local_llama import LocalLlamaJudge, default_models_dir
-        from mustcite.labels.engine import run
+        from mustcite.labels import LocalLlamaJudge, local_models_dir, run_judge
 
         sample = [inst for _, inst in iter_instances("test", "3", n=args.llm_n, seed=5)]
         runs = []
         for _ in range(2):
-            judge = LocalLlamaJudge(cache_dir=default_models_dir(), n_threads=args.threads)
+            judge = LocalLlamaJudge(cache_dir=local_models_dir(), n_threads=args.threads)
             t0 = time.perf_counter()
-            res = run(judge, [(inst, "type1") for inst in sample], None, concurrency=1, progress=True)
+            res = run_judge(judge, [(inst, "type1") for inst in sample], None, concurrency=1, progress=True)
             runs.append(([res.judgements[(inst.key(), "type1")] for inst in sample], time.perf_counter() - t0))
             del judge
         a, b = runs[0][0], runs[1][0]

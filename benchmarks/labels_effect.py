@@ -19,9 +19,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from mustcite.benchmark.evaluate import per_query  # noqa: E402
-from mustcite.benchmark.loader import Benchmark  # noqa: E402
-from mustcite.benchmark.trec import read_run  # noqa: E402
+from mustcite.benchmark import Benchmark, per_query, read_run  # noqa: E402
 from mustcite.config import Workspace  # noqa: E402
 from mustcite.io import atomic_write_json, atomic_write_text  # noqa: E402
 

@@ -34,9 +34,16 @@ from pathlib import Path
 import pyarrow.parquet as pq
 from rapidfuzz import fuzz, process
 
-from mustcite.corpus.records import normalize_title
-from mustcite.extract.link import TitleIndex, clean_title, link_references, match_reference, recover_title
-from mustcite.extract.run import META_SUFFIX, iter_reference_files
+from mustcite.corpus import normalize_title
+from mustcite.extract import (
+    META_SUFFIX,
+    TitleIndex,
+    clean_title,
+    iter_reference_files,
+    link_references,
+    match_reference,
+    recover_title,
+)
 from mustcite.io import atomic_write_json
 
 ROOT = Path(__file__).resolve().parents[1]

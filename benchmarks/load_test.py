@@ -55,9 +55,9 @@ def _tree_rss_mb(pid: int) -> float:
 
 
 def _queries(bench: str, split: str, n: int) -> list[dict]:
-    from mustcite.benchmark.loader import Benchmark
+    from mustcite.benchmark import Benchmark
     from mustcite.config import Workspace
-    from mustcite.retrieval.queries import read_queries
+    from mustcite.retrieval import read_queries
 
     b = Benchmark.open(Workspace.resolve().root / "benchmarks" / bench)
     qs = [{"title": d.title, "abstract": d.abstract, "top": 20, "year": 2024} for d in read_queries(b.queries_file(split))]

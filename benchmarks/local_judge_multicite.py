@@ -33,10 +33,15 @@ ROOT = Path(__file__).resolve().parents[1]
 
 from mustcite.config import find_data_dir  # noqa: E402
 from mustcite.io import atomic_write_json  # noqa: E402
-from mustcite.labels.backends.local_llama import LocalLlamaJudge, default_models_dir, xllamacpp_available  # noqa: E402
-from mustcite.labels.cache import JudgeCache  # noqa: E402
-from mustcite.labels.engine import cache_key, run  # noqa: E402
-from mustcite.labels.judge import CitationInstance  # noqa: E402
+from mustcite.labels import (  # noqa: E402
+    CitationInstance,
+    JudgeCache,
+    LocalLlamaJudge,
+    cache_key,
+    local_models_dir,
+    run_judge,
+    xllamacpp_available,
+)
 
 PROXY_POSITIVE = {"uses", "differences", "similarities", "extends"}
 CITE = re.compile(r"<cite>(.*?)</cite>", re.S)
@@ -94,12 +99,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.report_only:   # the cache key needs only the judge's identity, not the loaded model
         from types import SimpleNamespace
 
-        from mustcite.labels.backends.local_llama import GGUF_NAME
-        from mustcite.labels.prompting import load_prompt
+        from mustcite.labels import GGUF_NAME, load_prompt
         judge = SimpleNamespace(name="local", model=Path(GGUF_NAME).stem,
                                 prompt_version=lambda task: load_prompt(task, args.prompts).version)
     else:
-        judge = LocalLlamaJudge(cache_dir=args.models or default_models_dir(), n_threads=args.threads,
+        judge = LocalLlamaJudge(cache_dir=args.models or local_models_dir(), n_threads=args.threads,
                                 prompts_dir=args.prompts, calibrated=False)   # raw P(1), calibrated here
     cache = JudgeCache(args.cache)
     t0 = time.perf_counter()
@@ -123,7 +127,7 @@ def main(argv: list[str] | None = None) -> int:
         db.close()
         from sklearn.metrics import cohen_kappa_score, roc_auc_score
 
-        from mustcite.labels.backends.local_llama import calibrate_threshold
+        from mustcite.labels import calibrate_threshold
         auc = round(float(roc_auc_score(gold, p1)), 4) if len(set(gold)) > 1 else None
         if args.split == "dev" and len(set(gold)) > 1:
             thr = calibrate_threshold(p1, gold)
@@ -158,9 +162,9 @@ def main(argv: list[str] | None = None) -> int:
         }
         atomic_write_json(args.out, out)
         if args.write_calibration and out["complete"] and out["calibrated"]:
-            from mustcite.labels.backends.local_llama import CALIBRATION_FILE
+            from mustcite.labels import LOCAL_CALIBRATION_FILE
             key = f"{judge.model}|{out['prompt_version']}"
-            allcal = json.loads(CALIBRATION_FILE.read_text("utf-8")) if CALIBRATION_FILE.is_file() else {}
+            allcal = json.loads(LOCAL_CALIBRATION_FILE.read_text("utf-8")) if LOCAL_CALIBRATION_FILE.is_file() else {}
             entry = allcal.setdefault(key, {})
             figures = {"items": n, "accuracy": out["calibrated"]["accuracy"],
                        "cohen_kappa": out["calibrated"]["cohen_kappa"], "roc_auc_p1": auc,
@@ -170,11 +174,11 @@ def main(argv: list[str] | None = None) -> int:
                 entry.update(threshold=thr, dev=figures)
             elif entry.get("threshold") == thr:
                 entry["test"] = figures
-            atomic_write_json(CALIBRATION_FILE, allcal)
+            atomic_write_json(LOCAL_CALIBRATION_FILE, allcal)
 
     if not args.report_only:
-        run(judge, [(inst, "type1") for inst in insts], cache, concurrency=1, progress=True,
-            on_answer=write)
+        run_judge(judge, [(inst, "type1") for inst in insts], cache, concurrency=1, progress=True,
+                  on_answer=write)
     write()
     print(Path(args.out).read_text())
     return 0

@@ -190,8 +190,7 @@ def encode_sample(args) -> None:
     """Child: encode the first ``--sample`` pool texts with the encoder, no cache; print one JSON line."""
     import pyarrow.parquet as pq
 
-    from mustcite.retrieval.base import doc_text
-    from mustcite.retrieval.registry import make_retriever
+    from mustcite.retrieval import doc_text, make_retriever
     pool = pq.read_table(BENCH / "pool.parquet", columns=["title", "abstract"]).to_pylist()
     texts = [doc_text(r["title"], r["abstract"]) for r in pool[:args.sample]]
     t0 = time.perf_counter()

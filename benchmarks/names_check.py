@@ -22,9 +22,7 @@ from pathlib import Path
 import duckdb
 from common import hand_check_cli  # noqa: E402  (benchmarks/ is on the path when run as a script)
 
-from mustcite.extract.run import iter_reference_files
-from mustcite.extract.works import NAMES_FILE, WorkIndex, name_key
-from mustcite.extract.works.names import marker_starts
+from mustcite.extract import NAMES_FILE, WorkIndex, iter_reference_files, marker_starts, name_key
 from mustcite.io import read_json
 
 RESULTS = Path(__file__).resolve().parent / "results"

@@ -24,11 +24,17 @@ from pathlib import Path
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from mustcite.io import atomic_write_json  # noqa: E402
-from mustcite.labels.cascade import FILE as CASCADE_FILE  # noqa: E402
-from mustcite.labels.cascade import CascadeJudge
-from mustcite.labels.multicite import evaluate_judge, iter_instances  # noqa: E402
-from mustcite.labels.neural import ONNX_DIR, ONNX_FILE, NeuralJudge, default_model_dir  # noqa: E402
-from mustcite.labels.offline import OfflineJudge  # noqa: E402
+from mustcite.labels import (  # noqa: E402
+    CASCADE_FILE,
+    ONNX_DIR,
+    ONNX_FILE,
+    CascadeJudge,
+    NeuralJudge,
+    OfflineJudge,
+    evaluate_judge,
+    iter_instances,
+    neural_model_dir,
+)
 
 OUT = Path(__file__).parent / "results" / "neural_judge_multicite.json"
 LR_RESULTS = Path(__file__).parent / "results" / "offline_judge_multicite.json"
@@ -49,7 +55,7 @@ def mcnemar(judge_a, judge_b, split: str = "test", context: str = "3") -> dict:
     """Exact McNemar test of two judges' Type I answers against the proxy (rule 'any')."""
     from scipy.stats import binomtest
 
-    from mustcite.labels.multicite import load_split, type1_proxy
+    from mustcite.labels import load_split, type1_proxy
 
     insts = [inst for _, inst in iter_instances(split, context)]
     y = [type1_proxy(it.labels) for it in load_split(split, context)]
@@ -86,7 +92,7 @@ def main() -> None:
     ap.add_argument("--no-onnx", action="store_true", help="skip the int8 ONNX runtime")
     ap.add_argument("--out", default=str(OUT))
     ns = ap.parse_args()
-    folder = Path(ns.model) if ns.model else default_model_dir()
+    folder = Path(ns.model) if ns.model else neural_model_dir()
     runs = [("test", "3")] if ns.quick else [("test", "3"), ("dev", "3")]
     judge = NeuralJudge(folder, runtime="torch")
     result = {"judge": judge.name, "model_folder": str(folder), "card": judge.card,

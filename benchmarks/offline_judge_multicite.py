@@ -18,8 +18,7 @@ from pathlib import Path
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from mustcite.io import atomic_write_json  # noqa: E402
-from mustcite.labels.multicite import evaluate_judge  # noqa: E402
-from mustcite.labels.offline import OfflineJudge, load_model  # noqa: E402
+from mustcite.labels import OfflineJudge, evaluate_judge, load_offline_model  # noqa: E402
 
 OUT = Path(__file__).parent / "results" / "offline_judge_multicite.json"
 
@@ -31,7 +30,7 @@ def main() -> None:
     ns = ap.parse_args()
     judge = OfflineJudge()
     runs = [("test", "3")] if ns.quick else [("test", "3"), ("dev", "3"), ("test", "gold"), ("test", "1")]
-    result = {"judge": judge.name, "model_meta": load_model().meta,
+    result = {"judge": judge.name, "model_meta": load_offline_model().meta,
               "paper_reference": "MasterSet (seed 000) Table 2: Gemini 2.5 Flash Type I accuracy 0.816 vs humans "
                                  "on 510 MasterSet instances (different data and labels: not directly comparable)",
               "multi_label_rule_primary": "any", "runs": {}}

@@ -29,11 +29,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 
-from mustcite.benchmark.evaluate import mean, per_query  # noqa: E402
-from mustcite.benchmark.loader import Benchmark  # noqa: E402
-from mustcite.benchmark.recipes import GROUND_TRUTHS  # noqa: E402
-from mustcite.benchmark.significance import paired_ttest  # noqa: E402
-from mustcite.benchmark.trec import read_run  # noqa: E402
+from mustcite.benchmark import GROUND_TRUTHS, Benchmark, mean, paired_ttest, per_query, read_run  # noqa: E402
 from mustcite.config import Workspace  # noqa: E402
 
 OUT = ROOT / "benchmarks" / "results" / "paper_findings"

@@ -25,9 +25,8 @@ OUT = Path(__file__).parent / "results" / "rate_page.png"
 def main() -> int:
     from playwright.sync_api import sync_playwright
 
-    from mustcite.api.rate import create_rate_app
-    from mustcite.api.serve import running
-    from mustcite.labels.rating import RatingStore
+    from mustcite.api import create_rate_app, running
+    from mustcite.labels import RatingStore
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sample", type=Path)
@@ -38,8 +37,8 @@ def main() -> int:
     sample = args.sample
     if sample is None:
         from mustcite.config import find_data_dir
-        from mustcite.extract.run import extract_paths
-        from mustcite.labels.sample import write_sample
+        from mustcite.extract import extract_paths
+        from mustcite.labels import write_sample
 
         files = sorted((find_data_dir() / "neurips" / "fulltext_2024").glob("*.md.gz"))[1:2]
         extract_paths(files, tmp / "ext", workers=1, progress=False)

@@ -38,10 +38,9 @@ import psutil
 
 from mustcite.config import Workspace, find_data_dir
 from mustcite.engine import LocalEngine, RayEngine
-from mustcite.extract.link import link_dir
-from mustcite.extract.run import extract_paths
+from mustcite.extract import extract_paths, link_dir
 from mustcite.io import atomic_write_json
-from mustcite.labels.annotate import annotate_dir
+from mustcite.labels import annotate_dir
 
 WORKERS = 2
 PAPERS_TOTAL = 153_000          # the corpus size
@@ -107,7 +106,7 @@ def run_pipeline(engine, papers: list[Path], corpus: Path, out: Path) -> dict:
 
 
 def run_encoding(engine, texts: list[str], onnx_cache: Path, cache: Path) -> dict:
-    from mustcite.retrieval.dense import DenseRetriever
+    from mustcite.retrieval import DenseRetriever
 
     shutil.copytree(onnx_cache, cache / "onnx")
     r = DenseRetriever("onnx-int8:minilm", cache_dir=cache, max_seq_length=64)
@@ -186,7 +185,7 @@ def main() -> None:
         a, b = _files(scratch / "local"), _files(scratch / "ray")
         identical = sorted(a) == sorted(b) and all(a[k] == b[k] for k in a)
         # the title index each Ray worker builds once (the local pool forks the driver's)
-        from mustcite.extract.link import TitleIndex
+        from mustcite.extract import TitleIndex
 
         t = time.perf_counter()
         TitleIndex.from_parquet(corpus)
@@ -195,8 +194,7 @@ def main() -> None:
         rows = pq.read_table(corpus, columns=["title", "abstract"]).slice(0, args.texts).to_pylist()
         texts = [f"{r['title']}. {r['abstract'] or ''}" for r in rows]
         onnx = scratch / "onnx"
-        from mustcite.retrieval.onnx_export import ensure_onnx_int8
-        from mustcite.retrieval.vectors import default_model_path
+        from mustcite.retrieval import default_model_path, ensure_onnx_int8
 
         src = work.cache / "onnx"
         if src.is_dir():

@@ -28,10 +28,9 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from common import parse_set  # noqa: E402
 
-from mustcite.benchmark.training import benchmark_data
+from mustcite.benchmark import benchmark_data
 from mustcite.config import Workspace  # noqa: E402
-from mustcite.recommend.method import ABLATABLE, RecommenderConfig  # noqa: E402
-from mustcite.recommend.train import build_benchmark_model, evaluate, evaluate_bm25  # noqa: E402
+from mustcite.recommend import ABLATABLE, RecommenderConfig, build_benchmark_model, evaluate, evaluate_bm25  # noqa: E402  # noqa: E402
 
 OUT = Path(__file__).parent / "results" / "recommend_ablation.json"
 VARIANTS = ("full", "-contexts", "-cocitation", "-refs", "-dense", "-bm25", "-neighbours", "-citers", "+popularity", "-metadata", "-tiers")

@@ -33,15 +33,14 @@ def main(argv: list[str] | None = None) -> int:
 
     import httpx
 
-    from mustcite.api.app import create_app
-    from mustcite.api.serve import running
+    from mustcite.api import create_app, running
     from mustcite.recommend import load_default
 
     t0 = time.perf_counter()
     rec = load_default(model=args.model)
     load_s = time.perf_counter() - t0
     if args.queries:
-        from mustcite.retrieval.queries import read_queries
+        from mustcite.retrieval import read_queries
 
         queries = [{"id": d.id, "title": d.title, "abstract": d.abstract} for d in read_queries(args.queries)]
     else:

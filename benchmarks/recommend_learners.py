@@ -29,11 +29,10 @@ import numpy as np
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-from mustcite.benchmark.training import benchmark_data
+from mustcite.benchmark import benchmark_data
 from mustcite.config import Workspace  # noqa: E402
-from mustcite.labels.papers import TIERS  # noqa: E402
-from mustcite.recommend.method import Recommender, RecommenderConfig  # noqa: E402
-from mustcite.recommend.train import TIER_OF_TRUTH, ranking_metrics  # noqa: E402
+from mustcite.labels import TIERS  # noqa: E402
+from mustcite.recommend import TIER_OF_TRUTH, Recommender, RecommenderConfig, ranking_metrics  # noqa: E402  # noqa: E402
 
 OUT = Path(__file__).parent / "results" / "recommend_learners.json"
 

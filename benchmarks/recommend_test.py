@@ -25,13 +25,18 @@ from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-from mustcite.benchmark.evaluate import mean, per_query  # noqa: E402
-from mustcite.benchmark.loader import Benchmark  # noqa: E402
-from mustcite.benchmark.recipes import GROUND_TRUTHS  # noqa: E402
-from mustcite.benchmark.significance import paired_ttest, randomisation_test  # noqa: E402
-from mustcite.benchmark.trec import read_run, write_run  # noqa: E402
+from mustcite.benchmark import (  # noqa: E402
+    GROUND_TRUTHS,
+    Benchmark,
+    mean,
+    paired_ttest,
+    per_query,
+    randomisation_test,
+    read_run,
+    write_run,
+)
 from mustcite.config import Workspace  # noqa: E402
-from mustcite.recommend.train import TIER_OF_TRUTH  # noqa: E402  (the tier that ranks each ground truth)
+from mustcite.recommend import TIER_OF_TRUTH  # noqa: E402  (the tier that ranks each ground truth)
 
 METRICS = ("MAP", "MRR", "nDCG@10", "R@50", "R@100", "HR@10")
 
@@ -43,7 +48,7 @@ def _p(p: float) -> str:
 
 def mustcite_runs(bench: Benchmark, split: str, model: Path, top: int) -> dict[str, Path]:
     """Write the recommender's run per ground truth; returns ``{truth: path}``."""
-    from mustcite.recommend.method import Recommender
+    from mustcite.recommend import Recommender
 
     rec = Recommender.load(model, cache_queries=True)
     queries = bench.queries(split)
@@ -81,8 +86,7 @@ def main(argv: list[str] | None = None) -> int:
     if model is None:
         from common import parse_set  # the same KEY=VALUE parsing as the ablations
 
-        from mustcite.recommend.method import RecommenderConfig
-        from mustcite.recommend.train import train_benchmark
+        from mustcite.recommend import RecommenderConfig, train_benchmark
 
         config = RecommenderConfig(**parse_set(args.set))
         model = Workspace.resolve().root / "models" / f"bench-{args.benchmark}"

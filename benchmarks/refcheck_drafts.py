@@ -94,7 +94,7 @@ def bib_paths(project: dict, drafts: Path) -> list[Path]:
 
 def check_project(project: dict, drafts: Path, index, work: Path) -> tuple[list, list[str]]:
     from mustcite.errors import MustciteError
-    from mustcite.refcheck.check import check_file
+    from mustcite.refcheck import check_file
 
     seen: dict[str, object] = {}
     messages: list[str] = []
@@ -154,7 +154,7 @@ def table(label: str, run: dict) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     from mustcite.config import Workspace, find_data_dir
-    from mustcite.refcheck.index import load_index
+    from mustcite.refcheck import load_index
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--work", type=Path, default=None, help="mustcite work folder (default: the package's)")

@@ -296,15 +296,15 @@ def load(work: Path):
 
 
 def id_url(url: str) -> str | None:
-    from mustcite.extract.link import identifier_keys
+    from mustcite.extract import identifier_keys
 
     keys = identifier_keys(url=url)
     return url if any(k.split(":")[0] in ("openreview", "nips", "pmlr", "acl") for k in keys) else None
 
 
 def make_cases(idx, papers, works) -> list[dict]:
-    from mustcite.corpus.records import normalize_title
-    from mustcite.refcheck.venue import classify_venue
+    from mustcite.corpus import normalize_title
+    from mustcite.refcheck import classify_venue
 
     pool = [p for p in papers if (p["venue"], p["year"]) in idx.complete and p["authors"]
             and len(normalize_title(p["title"]).split()) >= 4]
@@ -365,7 +365,7 @@ def make_cases(idx, papers, works) -> list[dict]:
         cases.append(base(p, "authors_dropped", style_of(p["paper_id"], "authors_dropped"), authors=a))
     for p in sample("authors_added", PER_KIND):
         other = pool[h("aa", p["paper_id"]) % len(pool)]
-        from mustcite.refcheck.names import same_person
+        from mustcite.refcheck import same_person
 
         name = next((n for n in other["authors"] if not any(same_person(n, x) for x in p["authors"])), None)
         if name is None:
@@ -374,7 +374,7 @@ def make_cases(idx, papers, works) -> list[dict]:
         a.insert(1 + h("aa-pos", p["paper_id"]) % len(a), name)
         cases.append(base(p, "authors_added", style_of(p["paper_id"], "authors_added"), authors=a))
     for p in sample("authors_swapped", PER_KIND, lambda p: len(p["authors"]) >= 2):
-        from mustcite.refcheck.names import same_person
+        from mustcite.refcheck import same_person
 
         a = list(p["authors"])
         pairs = [(i, j) for i in range(len(a)) for j in range(i + 1, len(a)) if not same_person(a[i], a[j])]
@@ -485,7 +485,7 @@ def make_cases(idx, papers, works) -> list[dict]:
 
 
 def real_reference_cases(work: Path, idx, n: int = 1000) -> list[dict]:
-    from mustcite.refcheck.entries import volume_in_text
+    from mustcite.refcheck import volume_in_text
 
     refs = []
     for path in sorted((work / "extract").glob("*.json")):
@@ -628,7 +628,7 @@ def main(argv: list[str] | None = None) -> int:
         Path(args.out).write_text(json.dumps(doc, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
         print(json.dumps(doc["new_process_60"]["runs"]))
         return 0
-    from mustcite.refcheck.index import RefIndex
+    from mustcite.refcheck import RefIndex
 
     t0 = time.perf_counter()
     RefIndex.build(work / "corpus" / "papers.parquet", work / "corpus" / "works.parquet")

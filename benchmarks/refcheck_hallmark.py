@@ -90,9 +90,7 @@ def disputed(r: dict) -> bool:
 
 def main(argv: list[str] | None = None) -> int:
     from mustcite.config import Workspace, find_data_dir
-    from mustcite.refcheck.check import check_entries
-    from mustcite.refcheck.entries import entries_from_bib
-    from mustcite.refcheck.index import load_index
+    from mustcite.refcheck import check_entries, entries_from_bib, load_index
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--work", type=Path, default=None)

@@ -29,10 +29,9 @@ from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-from mustcite.extract.run import LABELS_SUBDIR  # noqa: E402
+from mustcite.extract import LABELS_SUBDIR  # noqa: E402
 from mustcite.io import atomic_write_json  # noqa: E402
-from mustcite.labels.annotate import SUMMARY_NAME, annotate_dir  # noqa: E402
-from mustcite.labels.plots import label_counts, plot_counts  # noqa: E402
+from mustcite.labels import SUMMARY_NAME, annotate_dir, label_counts, plot_counts  # noqa: E402  # noqa: E402
 
 RESULTS = Path(__file__).parent / "results"
 PAPER_TYPE1_SHARE = 0.25      # MasterSet Figure 1(a): "a 1:3 positive-to-negative ratio"

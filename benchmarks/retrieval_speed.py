@@ -52,10 +52,8 @@ def main(argv=None) -> int:
     import numpy as np
 
     from mustcite.config import Workspace
-    from mustcite.corpus.pool import load_pool
-    from mustcite.retrieval.bm25 import BM25Retriever
-    from mustcite.retrieval.dense import DenseRetriever
-    from mustcite.retrieval.vectors import build_faiss_index
+    from mustcite.corpus import load_pool
+    from mustcite.retrieval import BM25Retriever, DenseRetriever, build_faiss_index
 
     work = Workspace.resolve()
     args.ntx = args.ntx or work.root / "models" / "minilm-ntx"
@@ -119,8 +117,7 @@ def main(argv=None) -> int:
     # dense retrieval over the FULL pool for every model whose pool embeddings are already cached
     # (MiniLM zero-shot at 256 tokens, MiniLM-NTX at 128): index build from the cache, then per query
     # a fresh encode (the query text is never taken from the cache) plus exact search
-    from mustcite.retrieval.base import Doc
-    from mustcite.retrieval.vectors import default_model_path
+    from mustcite.retrieval import Doc, default_model_path
     models = {"minilm": (default_model_path(), 256)}
     if args.ntx and Path(args.ntx).is_dir():
         models["minilm-ntx"] = (str(args.ntx), args.ntx_seq)

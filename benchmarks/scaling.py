@@ -123,7 +123,7 @@ def measure(n: int, at: Callable[[int], Callable[[], object]], noise: float, wha
 
 
 def splitter_cases() -> dict[str, Callable[[], dict]]:
-    from mustcite.extract.sentences import split_sentences
+    from mustcite.extract import split_sentences
 
     def case(unit: str) -> Callable[[], dict]:
         return lambda: measure(SPLITTER_N, lambda k: (lambda text=unit * k: split_sentences(text)), SPLITTER_NOISE,
@@ -140,7 +140,7 @@ def _write(folder: Path, files: dict[str, str]) -> Path:
 
 
 def latex_cases(tmp: Path) -> dict[str, Callable[[], dict]]:
-    from mustcite.extract.latex import extract_latex
+    from mustcite.extract import extract_latex
 
     def case(kind: str) -> Callable[[], dict]:
         def at(k: int) -> Callable[[], object]:
@@ -156,10 +156,7 @@ def joined_title_case(work: Path | None) -> Callable[[], dict]:
             return {"what": "joined_title on n real title words", "skipped": "needs --work DIR (a built work folder)"}
         import pyarrow.parquet as pq
 
-        from mustcite.refcheck import load_index
-        from mustcite.refcheck.check import joined_title
-        from mustcite.refcheck.entries import Entry
-        from mustcite.refcheck.venue import classify_venue
+        from mustcite.refcheck import Entry, classify_venue, joined_title, load_index
 
         index = load_index(work)
         rows = pq.read_table(work / "corpus" / "papers.parquet", columns=["title", "venue", "year"]).to_pylist()

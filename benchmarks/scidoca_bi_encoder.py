@@ -30,9 +30,7 @@ from common import bi_encoder_scores, scidoca_dev_check  # noqa: E402
 
 from mustcite.config import Workspace  # noqa: E402
 from mustcite.io import atomic_write_json  # noqa: E402
-from mustcite.scidoca import training as tr  # noqa: E402
-from mustcite.scidoca.dense import MAX_SEQ_LENGTH  # noqa: E402
-from mustcite.scidoca.formats import sample_examples  # noqa: E402
+from mustcite.scidoca import MAX_SEQ_LENGTH, sample_examples, split_file, train_encoder  # noqa: E402
 
 RESULTS = Path(__file__).parent / "results"
 
@@ -53,12 +51,12 @@ def main(argv: list[str] | None = None) -> int:
     report: dict = {"model": str(folder)}
     if not args.evaluate:
         t0 = time.perf_counter()
-        card = tr.train_encoder(tr.split_file(data, "train", 3), folder, limit=args.paragraphs, seed=args.seed)
+        card = train_encoder(split_file(data, "train", 3), folder, limit=args.paragraphs, seed=args.seed)
         report["training"] = {**card, "wall_s": round(time.perf_counter() - t0, 1)}
         print(json.dumps({k: card[k] for k in ("pairs", "loss_per_epoch", "seconds")}))
     else:
         report["training"] = json.loads((folder / "training_card.json").read_text(encoding="utf-8"))
-    examples = sample_examples(tr.split_file(data, "dev", 1), args.dev, seed=0, task=1)
+    examples = sample_examples(split_file(data, "dev", 1), args.dev, seed=0, task=1)
     report["dev"] = scidoca_dev_check({f"fine_tuned_bi_encoder_{MAX_SEQ_LENGTH}": lambda p: bi_encoder_scores(p, MAX_SEQ_LENGTH, folder),
                                f"minilm_bi_encoder_{MAX_SEQ_LENGTH}": lambda p: bi_encoder_scores(p, MAX_SEQ_LENGTH)},
                               examples, args.top)

@@ -35,18 +35,15 @@ from pathlib import Path
 from common import bi_encoder_scores, scidoca_dev_check  # noqa: E402
 
 from mustcite.io import atomic_write_json  # noqa: E402
-from mustcite.retrieval.cross_encoder import HEADS  # noqa: E402
-from mustcite.retrieval.memory import peak_rss_mb  # noqa: E402
-from mustcite.scidoca.cross import train_cross_encoder  # noqa: E402
-from mustcite.scidoca.formats import sample_examples  # noqa: E402
-from mustcite.scidoca.training import split_file  # noqa: E402
+from mustcite.retrieval import HEADS, peak_rss_mb  # noqa: E402
+from mustcite.scidoca import sample_examples, split_file, train_cross_encoder  # noqa: E402
 
 RESULTS = Path(__file__).parent / "results"
 
 
 def main(argv: list[str] | None = None) -> int:
     from mustcite.config import Workspace
-    from mustcite.retrieval.cross_encoder import CrossEncoderReranker
+    from mustcite.retrieval import CrossEncoderReranker
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", type=Path, help="SCIDOCA task data (default: <work>/scidoca)")

@@ -21,9 +21,7 @@ import time
 from pathlib import Path
 
 from mustcite.io import iter_jsonl  # noqa: E402
-from mustcite.scidoca.evaluate import evaluate  # noqa: E402
-from mustcite.scidoca.floors import AllCandidates, BM25TopK  # noqa: E402
-from mustcite.scidoca.formats import Origin, example_from_json, read_examples  # noqa: E402
+from mustcite.scidoca import AllCandidates, BM25TopK, Origin, evaluate, example_from_json, read_examples  # noqa: E402
 
 OUT = Path(__file__).parent / "results" / "scidoca_floors.json"
 GRID = {1: list(range(1, 11)), 2: [3, 5, 10, 15, 20, 30, 50, 100], 3: list(range(1, 11))}

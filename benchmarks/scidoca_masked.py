@@ -21,11 +21,9 @@ import sys
 import time
 from pathlib import Path
 
-from mustcite.benchmark.significance import randomisation_test  # noqa: E402
+from mustcite.benchmark import randomisation_test  # noqa: E402
 from mustcite.io import atomic_write_json  # noqa: E402
-from mustcite.scidoca.evaluate import evaluate  # noqa: E402
-from mustcite.scidoca.floors import BM25TopK  # noqa: E402
-from mustcite.scidoca.formats import read_examples, sample_examples  # noqa: E402
+from mustcite.scidoca import BM25TopK, evaluate, read_examples, sample_examples  # noqa: E402
 
 OUT = Path(__file__).parent / "results" / "scidoca_masked.json"
 
@@ -83,8 +81,7 @@ def main(argv: list[str] | None = None) -> int:
     work = Workspace.resolve().root
     data = args.data or work / "scidoca"
     t0 = time.perf_counter()
-    from mustcite.scidoca.masked import DEFAULT_ENCODER
-    from mustcite.scidoca.training import train_masked, write_train_ids
+    from mustcite.scidoca import DEFAULT_ENCODER, train_masked, write_train_ids
 
     model, ids = train_masked(task_file(data, "train"), limit=args.train, seed=args.seed,
                               encoder=dict(DEFAULT_ENCODER) if args.dense else None, discovery_dir=args.discovery)

@@ -24,12 +24,23 @@ import sys
 import time
 from pathlib import Path
 
-from mustcite.benchmark.significance import randomisation_test  # noqa: E402
+from mustcite.benchmark import randomisation_test  # noqa: E402
 from mustcite.io import atomic_write_json  # noqa: E402
-from mustcite.scidoca import training as tr  # noqa: E402
-from mustcite.scidoca.evaluate import evaluate  # noqa: E402
-from mustcite.scidoca.floors import AllCandidates, BM25TopK  # noqa: E402
-from mustcite.scidoca.formats import read_examples, sample_examples  # noqa: E402
+from mustcite.scidoca import (  # noqa: E402
+    AllCandidates,
+    BM25TopK,
+    default_model_dir,
+    encoder_settings,
+    evaluate,
+    load_learned,
+    read_examples,
+    read_train_ids,
+    sample_examples,
+    split_file,
+    train_discovery,
+    train_sentences,
+    write_train_ids,
+)
 
 RESULTS = Path(__file__).parent / "results"
 KEYS = {1: ("f1", "precision", "recall"),
@@ -93,7 +104,7 @@ class Ungated:
         self.model = model
 
     def predict(self, examples):
-        from mustcite.scidoca.sentences import SentenceRule
+        from mustcite.scidoca import SentenceRule
 
         r = self.model.rule
         rule = SentenceRule(0.0, r.threshold, r.min_k)
@@ -124,35 +135,35 @@ def main(argv: list[str] | None = None) -> int:
     task = args.task
     work = Workspace.resolve().root
     data = args.data or work / "scidoca"
-    train_file, dev_file = tr.split_file(data, "train", task), tr.split_file(data, "dev", task)
+    train_file, dev_file = split_file(data, "train", task), split_file(data, "dev", task)
     t0 = time.perf_counter()
     report = None
     if args.model:
-        model = tr.load_learned(task, args.model)
+        model = load_learned(task, args.model)
     elif task == 1:
         ce = None
         if args.cross_encoder:
-            from mustcite.retrieval.cross_encoder import CrossEncoderReranker
+            from mustcite.retrieval import CrossEncoderReranker
 
             ce = CrossEncoderReranker.load(args.cross_encoder)
-        model, ids, report = tr.train_discovery(train_file, dev_file, limit=args.limit or 4000,
-                                                dev_limit=args.dev_limit, seed=args.seed,
-                                                encoder=tr.encoder_settings(args.encoder)
-                                                if args.dense or args.encoder else None,
-                                                cross_encoder=ce,
-                                                exclude=tr.read_train_ids(args.encoder) if args.encoder else ())
+        model, ids, report = train_discovery(train_file, dev_file, limit=args.limit or 4000,
+                                             dev_limit=args.dev_limit, seed=args.seed,
+                                             encoder=encoder_settings(args.encoder)
+                                             if args.dense or args.encoder else None,
+                                             cross_encoder=ce,
+                                             exclude=read_train_ids(args.encoder) if args.encoder else ())
     else:
-        model, ids, report = tr.train_sentences(train_file, dev_file, args.discovery or tr.default_model_dir(work, 1),
-                                                limit=args.limit or 3000, dev_limit=args.dev_limit, seed=args.seed)
+        model, ids, report = train_sentences(train_file, dev_file, args.discovery or default_model_dir(work, 1),
+                                             limit=args.limit or 3000, dev_limit=args.dev_limit, seed=args.seed)
     fit_s = time.perf_counter() - t0
     if not args.model:
-        dest = args.model_out or tr.default_model_dir(work, task)
+        dest = args.model_out or default_model_dir(work, task)
         model.save(dest)
-        tr.write_train_ids(dest, ids)
+        write_train_ids(dest, ids)
     systems = {"learned": model, "all": AllCandidates(task), "bm25": BM25TopK(task)}
     for spec in args.compare:
         name, _, folder = spec.partition("=")
-        systems[f"learned_{name}"] = tr.load_learned(task, Path(folder))
+        systems[f"learned_{name}"] = load_learned(task, Path(folder))
     if task == 3:
         systems["learned_ungated"] = Ungated(model)
     versus = tuple(f"learned_{spec.partition('=')[0]}" for spec in args.compare)
@@ -163,7 +174,7 @@ def main(argv: list[str] | None = None) -> int:
     if tuned:
         dev["learned"] = {"f1": report["best"]["f1"], "scored_while_tuning": True}
     print("dev", json.dumps(dev), file=sys.stderr)
-    test = None if args.no_test else compare(task, read_examples(tr.split_file(data, "test", task), task=task), systems,
+    test = None if args.no_test else compare(task, read_examples(split_file(data, "test", task), task=task), systems,
                                              versus=versus)
     print("test", json.dumps(test), file=sys.stderr)
     target = {1: "better floor + 10 points on test (BM25 k=8: 0.426 -> 0.526)",

@@ -52,9 +52,7 @@ def _child(port: int, model: str, setting: str, header_timeout: float) -> None:
 
     import uvicorn
 
-    from mustcite.api.app import create_app
-    from mustcite.api.serve import ServeSettings, build_app
-    from mustcite.api.timeouts import Timeouts
+    from mustcite.api import ServeSettings, Timeouts, build_app, create_app
     from mustcite.config import Workspace
 
     settings = ServeSettings(model=model, work=str(Workspace.resolve().root), timeouts=Timeouts(header=header_timeout))
@@ -193,7 +191,7 @@ def main(argv: list[str] | None = None) -> int:
         args.model = None
     elif args.model is None:
         from mustcite.config import Workspace
-        from mustcite.recommend.train import default_model
+        from mustcite.recommend import default_model
 
         folder = default_model(Workspace.resolve().root)
         args.model = folder if (folder / "config.json").exists() else None
@@ -205,7 +203,7 @@ def main(argv: list[str] | None = None) -> int:
     args.out.parent.mkdir(parents=True, exist_ok=True)
 
     results = {name: _setting(name, args) for name in args.settings.split(",")}
-    from mustcite.api.timeouts import Timeouts
+    from mustcite.api import Timeouts
 
     limits = Timeouts(header=args.header_timeout)
     out = {"model": str(args.model) if args.model else "none (the model never finishes loading: GET /api/health only)",

@@ -49,12 +49,9 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 import numpy as np  # noqa: E402
 
-from mustcite.benchmark.evaluate import mean, per_query  # noqa: E402
-from mustcite.benchmark.loader import Benchmark  # noqa: E402
+from mustcite.benchmark import Benchmark, mean, per_query  # noqa: E402
 from mustcite.config import Workspace  # noqa: E402
-from mustcite.retrieval.base import Doc  # noqa: E402
-from mustcite.retrieval.dense import DenseRetriever  # noqa: E402
-from mustcite.retrieval.embeddings import text_key  # noqa: E402
+from mustcite.retrieval import DenseRetriever, Doc, text_key  # noqa: E402
 
 OUT = Path(__file__).parent / "results" / "static_encoder.json"
 TRUTHS = ("cited", "mustcite")
@@ -129,7 +126,7 @@ def make(name: str, cache: Path):
     if name.startswith("onnx-int8-"):
         return DenseRetriever("onnx-int8:minilm", max_seq_length=int(name.rsplit("-", 1)[1]), cache_dir=cache)
     if name == "bm25":
-        from mustcite.retrieval.bm25 import BM25Retriever
+        from mustcite.retrieval import BM25Retriever
 
         return BM25Retriever()
     raise SystemExit(f"unknown encoder {name!r}; use one of {', '.join(ENCODERS)}")

@@ -34,9 +34,9 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from common import named_share  # noqa: E402
 
-from mustcite.extract.works import WorkIndex, is_work_id, resolved_entries
-from mustcite.labels.papers import load_reference_dirs
-from mustcite.recommend.train import default_model, qrels_of, ranking_metrics, split_dev  # noqa: E402
+from mustcite.extract import WorkIndex, is_work_id, resolved_entries
+from mustcite.labels import load_reference_dirs
+from mustcite.recommend import default_model, qrels_of, ranking_metrics, split_dev  # noqa: E402
 
 OUT = Path(__file__).parent / "results" / "unseen_contract.json"
 TRUTHS = ("cited", "mustcite", "type1", "type2", "type3")
@@ -134,7 +134,7 @@ def main(argv: list[str] | None = None) -> int:
 def compare(before: dict, after: dict, out: Path) -> dict:
     """The share of every reference entry named, of two models on the same queries (``before``:
     an earlier report of this script), with the ratio and a paired t-test per convention."""
-    from mustcite.benchmark.significance import paired_ttest
+    from mustcite.benchmark import paired_ttest
 
     res: dict = {"before": before["model"], "after": after["model"], "queries": after["queries"],
                  "pool_before": before["pool_papers"], "pool_after": after["pool_papers"], "conventions": {}}

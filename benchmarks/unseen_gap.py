@@ -30,15 +30,13 @@ from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-from mustcite.benchmark.loader import Benchmark  # noqa: E402
-from mustcite.benchmark.significance import paired_ttest  # noqa: E402
+from mustcite.benchmark import Benchmark, paired_ttest  # noqa: E402
 from mustcite.config import Workspace  # noqa: E402
-from mustcite.corpus.records import normalize_title  # noqa: E402
-from mustcite.extract.works import WorkIndex, is_work_id  # noqa: E402
-from mustcite.labels.papers import load_reference_dirs  # noqa: E402
-from mustcite.recommend import Recommender  # noqa: E402
-from mustcite.recommend.train import default_model, split_dev  # noqa: E402
-from mustcite.retrieval.base import Doc  # noqa: E402
+from mustcite.corpus import normalize_title  # noqa: E402
+from mustcite.extract import WorkIndex, is_work_id  # noqa: E402
+from mustcite.labels import load_reference_dirs  # noqa: E402
+from mustcite.recommend import Recommender, default_model, split_dev  # noqa: E402
+from mustcite.retrieval import Doc  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
 TOP = 100

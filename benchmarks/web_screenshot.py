@@ -25,11 +25,10 @@ OUT = Path(__file__).parent / "results" / "web_screenshot.png"
 def main() -> int:
     from playwright.sync_api import expect, sync_playwright
 
-    from mustcite.api.app import create_app
-    from mustcite.api.serve import running
+    from mustcite.api import create_app, running
     from mustcite.config import Workspace
     from mustcite.recommend import load_default
-    from mustcite.retrieval.queries import read_queries
+    from mustcite.retrieval import read_queries
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--model", type=Path)

@@ -21,12 +21,9 @@ from pathlib import Path
 
 from common import named_share  # noqa: E402  (benchmarks/ is on the path when run as a script)
 
-from mustcite.benchmark.evaluate import per_query
-from mustcite.benchmark.loader import Benchmark
-from mustcite.benchmark.significance import paired_ttest
-from mustcite.benchmark.trec import read_qrels, read_run
+from mustcite.benchmark import Benchmark, paired_ttest, per_query, read_qrels, read_run
 from mustcite.config import Workspace
-from mustcite.extract.works import WorkIndex, is_work_id, resolved_entries
+from mustcite.extract import WorkIndex, is_work_id, resolved_entries
 from mustcite.recommend import Recommender
 
 RESULTS = Path(__file__).resolve().parent / "results"

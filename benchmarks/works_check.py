@@ -23,7 +23,7 @@ from pathlib import Path
 from common import hand_check_cli  # noqa: E402  (benchmarks/ is on the path when run as a script)
 from rapidfuzz import fuzz, process
 
-from mustcite.extract.works import cluster_mentions, collect_mentions, identifies, make_work
+from mustcite.extract import cluster_mentions, collect_mentions, identifies, make_work
 
 RESULTS = Path(__file__).resolve().parent / "results"
 SAMPLE = RESULTS / "works_check_sample.jsonl"

@@ -21,7 +21,7 @@ import tempfile
 from collections import Counter
 from pathlib import Path
 
-from mustcite.benchmark.loader import Benchmark  # noqa: E402
+from mustcite.benchmark import Benchmark  # noqa: E402
 from mustcite.config import Workspace  # noqa: E402
 
 OUT = Path(__file__).parent / "results" / "year_check.json"
@@ -40,7 +40,7 @@ def main(argv: list[str] | None = None) -> int:
 
     import pyarrow.parquet as pq
 
-    from mustcite.recommend.train import default_model
+    from mustcite.recommend import default_model
 
     model = args.model or default_model()
     bench = Benchmark.open(Workspace.resolve().root / "benchmarks" / args.benchmark)

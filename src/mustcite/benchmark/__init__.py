@@ -1,7 +1,38 @@
 """The must-cite retrieval benchmark: recipes and builder, loader, TREC files, metrics, significance, tables."""
 
-from .evaluate import METRICS, evaluate, per_query
+from .evaluate import METRICS, evaluate, mean, per_query
 from .loader import Benchmark
+from .recipes import GROUND_TRUTHS
 from .trec import read_qrels, read_run, write_qrels, write_run
 
-__all__ = ["METRICS", "Benchmark", "evaluate", "per_query", "read_qrels", "read_run", "write_qrels", "write_run"]
+#: public name -> the submodule that defines it, imported on first use so that ``import
+#: mustcite.benchmark`` stays cheap (report and significance need scipy, training pyarrow)
+_LAZY = {
+    "benchmark_data": "training",
+    "build_rows": "report",
+    "compare_with": "report",
+    "graph_from_benchmark": "retrieval_training",
+    "paired_ttest": "significance",
+    "randomisation_test": "significance",
+    "render": "report",
+}
+
+__all__ = ["GROUND_TRUTHS", "METRICS", "Benchmark", "evaluate", "mean", "per_query", "read_qrels", "read_run",
+           "write_qrels", "write_run", *_LAZY]
+
+
+def __getattr__(name: str):
+    """The names of :data:`_LAZY`, imported on first use (PEP 562)."""
+    import importlib
+
+    try:
+        module, _, attr = _LAZY[name].partition(":")
+    except KeyError:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+    value = getattr(importlib.import_module(f".{module}", __name__), attr or name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})

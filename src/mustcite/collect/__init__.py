@@ -13,6 +13,7 @@ from .aaai import AaaiCollector
 from .acl import AclCollector
 from .base import CollectedRecord, Collector, Index, Item, ItemError, ParseError
 from .cvf import CvfCollector, EcvaCollector
+from .http import Fetcher
 from .ijcai import IjcaiCollector
 from .jmlr import JmlrCollector
 from .neurips import NeuripsCollector
@@ -36,5 +37,27 @@ def collector_for(venue: str) -> Collector:
     return COLLECTORS[code]()
 
 
-__all__ = ["COLLECTORS", "Collector", "CollectedRecord", "Index", "Item", "ItemError", "ParseError",
-           "collector_for"]
+#: public name -> the submodule that defines it, imported on first use
+_LAZY = {
+    "collect_venue_year": "run",
+}
+
+__all__ = ["COLLECTORS", "Collector", "CollectedRecord", "Fetcher", "Index", "Item", "ItemError", "ParseError",
+           "collector_for", *_LAZY]
+
+
+def __getattr__(name: str):
+    """The names of :data:`_LAZY`, imported on first use (PEP 562)."""
+    import importlib
+
+    try:
+        module, _, attr = _LAZY[name].partition(":")
+    except KeyError:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+    value = getattr(importlib.import_module(f".{module}", __name__), attr or name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})

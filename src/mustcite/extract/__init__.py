@@ -2,5 +2,61 @@
 
 Entry points: :func:`mustcite.extract.run.extract_paths` (the runner behind ``mustcite extract``)
 and :func:`mustcite.extract.link.link_dir` (``mustcite link``). Submodules are imported lazily so
-``import mustcite.extract`` stays cheap.
+``import mustcite.extract`` stays cheap: every name of ``__all__`` is imported on first use.
 """
+
+#: public name -> the submodule that defines it, imported on first use
+_LAZY = {
+    # readers: one format -> an ExtractedPaper
+    "extract_latex": "latex",
+    "find_main": "latex",
+    "project_files": "latex",
+    "extract_markdown": "markdown",
+    "extract_pdf": "pdf",
+    "parse_tei": "tei",
+    "split_sentences": "sentences",
+    # the runner behind ``mustcite extract``
+    "LABELS_SUBDIR": "run",
+    "META_SUFFIX": "run",
+    "extract_paths": "run",
+    "iter_reference_files": "run",
+    # linking references to the corpus (``mustcite link``)
+    "FUZZY_THRESHOLD": "link",
+    "TitleIndex": "link",
+    "clean_title": "link",
+    "identifier_keys": "link",
+    "link_dir": "link",
+    "link_references": "link",
+    "match_reference": "link",
+    "recover_title": "link",
+    # the catalogue of cited works outside the corpus
+    "NAMES_FILE": "works",
+    "WorkIndex": "works",
+    "cluster_mentions": "works",
+    "collect_mentions": "works",
+    "identifies": "works",
+    "is_work_id": "works",
+    "make_work": "works",
+    "marker_starts": "works.names",
+    "name_key": "works",
+    "resolved_entries": "works",
+}
+
+__all__ = [*_LAZY]
+
+
+def __getattr__(name: str):
+    """The names of :data:`_LAZY`, imported on first use (PEP 562)."""
+    import importlib
+
+    try:
+        module, _, attr = _LAZY[name].partition(":")
+    except KeyError:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+    value = getattr(importlib.import_module(f".{module}", __name__), attr or name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})

@@ -17,14 +17,70 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .method import Recommendation, Recommender, RecommenderConfig
-from .train import default_model
+from .method import ABLATABLE, Recommendation, Recommender, RecommenderConfig
 
-__all__ = ["Recommendation", "Recommender", "RecommenderConfig", "load_default"]
+#: public name -> the submodule that defines it ("submodule:name" where it is named otherwise
+#: there), imported on first use
+_LAZY = {
+    # training and evaluating on a benchmark
+    "TIER_OF_TRUTH": "train",
+    "benchmark_train_papers": "train",
+    "build_benchmark_model": "train",
+    "default_model": "train",
+    "evaluate": "train",
+    "evaluate_bm25": "train",
+    "fit_cross_encoder": "train",
+    "qrels_of": "train",
+    "ranking_metrics": "train",
+    "split_dev": "train",
+    "train_benchmark": "train",
+    # ranking
+    "MAX_TEXT": "query",
+    "combine": "rescore",
+    "top_indices": "ranking",
+    # auditing a draft
+    "extract_draft": "draft",
+    "read_draft": "draft",
+    "AuditWeights": "audit",
+    "DEFAULT_WEIGHTS": "audit",
+    "blend": "audit",
+    "context_text": "audit",
+    "missing_order": "audit",
+    "score_draft": "audit",
+    "audit_draft": "audit",
+    "DraftIndexes": "draft_indexes",
+    "ModelParts": "store",
+    "FINDING_CALIBRATION_FILE": "findings:CALIBRATION_FILE",
+    "FINDING_FEATURES": "findings:FEATURES",
+    "confidence": "findings",
+    "fit_calibration": "findings",
+}
+
+__all__ = ["ABLATABLE", "Recommendation", "Recommender", "RecommenderConfig", "load_default", *_LAZY]
 
 
 def load_default(work: str | Path | None = None, model: str | Path | None = None) -> Recommender:
     """The recommender in ``model``, else the default model (:func:`.train.default_model`:
     ``<work>/models/recommender``, or the demo's ``recommender-light`` while that is the only one);
     DataMissingError says how to build it."""
+    from .train import default_model      # training's modules load only when asked for
+
     return Recommender.load(Path(model) if model else default_model(work))
+
+
+def __getattr__(name: str):
+    """The names of :data:`_LAZY`, imported on first use (PEP 562)."""
+    import importlib
+
+    try:
+        module, _, attr = _LAZY[name].partition(":")
+    except KeyError:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+    value = getattr(importlib.import_module(f".{module}", __name__), attr or name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})
+

@@ -13,10 +13,13 @@ say), ``unreadable`` (a block of the file that could not be read: a brace error,
 caps; every ``--fail-on`` level fails on it). See :mod:`.check` for the rules.
 """
 
-from .check import check_entries, check_entry, check_file, check_refs
-from .entries import Entry, read_entries
+from .check import check_entries, check_entry, check_file, check_refs, joined_title
+from .entries import Entry, entries_from_bib, read_entries, volume_in_text
 from .index import RefIndex, load_index
+from .names import same_person
 from .results import FAIL_ALWAYS, FAIL_ON, STATUSES, Issue, RefCheck, fail_statuses
+from .venue import classify_venue
 
 __all__ = ["FAIL_ALWAYS", "FAIL_ON", "STATUSES", "Entry", "Issue", "RefCheck", "RefIndex", "check_entries",
-           "check_entry", "check_file", "check_refs", "fail_statuses", "load_index", "read_entries"]
+           "check_entry", "check_file", "check_refs", "classify_venue", "entries_from_bib", "fail_statuses",
+           "joined_title", "load_index", "read_entries", "same_person", "volume_in_text"]

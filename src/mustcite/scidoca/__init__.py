@@ -9,13 +9,60 @@ from .formats import (
                       Answer,
                       Candidate,
                       Example,
+                      Origin,
+                      example_from_json,
                       read_answers,
                       read_examples,
                       read_official,
+                      sample_examples,
                       write_answers,
                       write_examples,
                       write_official,
 )
 
-__all__ = ["EMPTY", "TASKS", "Answer", "Candidate", "Example", "evaluate", "evaluate_files", "read_answers",
-           "read_examples", "read_official", "write_answers", "write_examples", "write_official"]
+#: public name -> the submodule that defines it, imported on first use so that ``import
+#: mustcite.scidoca`` stays cheap
+_LAZY = {
+    # the systems
+    "AllCandidates": "floors",
+    "BM25TopK": "floors",
+    "MAX_SEQ_LENGTH": "dense",
+    "DEFAULT_ENCODER": "masked",
+    "SentenceRule": "sentences",
+    "candidate_text": "cross",
+    "gold_ids": "cross",
+    "paragraph_text": "cross",
+    "train_cross_encoder": "cross",
+    # training them (``mustcite scidoca train``)
+    "default_model_dir": "training",
+    "encoder_settings": "training",
+    "load_learned": "training",
+    "read_train_ids": "training",
+    "split_file": "training",
+    "train_discovery": "training",
+    "train_encoder": "training",
+    "train_masked": "training",
+    "train_sentences": "training",
+    "write_train_ids": "training",
+}
+
+__all__ = ["EMPTY", "TASKS", "Answer", "Candidate", "Example", "Origin", "evaluate", "evaluate_files",
+           "example_from_json", "read_answers", "read_examples", "read_official", "sample_examples", "write_answers",
+           "write_examples", "write_official", *_LAZY]
+
+
+def __getattr__(name: str):
+    """The names of :data:`_LAZY`, imported on first use (PEP 562)."""
+    import importlib
+
+    try:
+        module, _, attr = _LAZY[name].partition(":")
+    except KeyError:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+    value = getattr(importlib.import_module(f".{module}", __name__), attr or name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})

@@ -47,9 +47,9 @@ from .model import (
                     TRANSFORMER_DIR,
                     ColbertModel,
                     ColbertSettings,
-                    _pylate_version,
                     build_pylate,
                     load_colbert,
+                    pylate_version,
                     require_pylate,
                     save_colbert,
                     token_cache_key,
@@ -60,5 +60,5 @@ from .training import ColbertTrainConfig, train_colbert
 
 __all__ = ["COLBERT_CONFIG", "DENSE_DIR", "METHOD_MODES", "MODES", "PYLATE_HINT", "TRANSFORMER_DIR", "ColbertModel",
            "ColbertRetriever", "ColbertSettings", "ColbertTrainConfig", "EncodeStats", "FlatTokenIndex", "TokenCache",
-           "TokenEncoder", "_pylate_version", "build_pylate", "colbert_retriever", "load_colbert", "maxsim",
+           "TokenEncoder", "build_pylate", "colbert_retriever", "load_colbert", "maxsim", "pylate_version",
            "require_pylate", "rerank_candidates", "save_colbert", "text_key", "token_cache_key", "train_colbert"]

@@ -174,14 +174,16 @@ def save_colbert(model: ColbertModel, folder: str | Path, *, extra: dict[str, An
         model.projection.save(str(folder / DENSE_DIR))
     base = default_model_path()
     atomic_write_json(folder / COLBERT_CONFIG, {
-        "library": "pylate", "pylate_version": _pylate_version(), "base_model": base,
+        "library": "pylate", "pylate_version": pylate_version(), "base_model": base,
         "dim": model.dim, "projection": DENSE_DIR if model.projection is not None else None,
         "transformer": TRANSFORMER_DIR if (folder / TRANSFORMER_DIR).is_dir() else "base_model",
         "settings": asdict(model.settings), "query_prefix": "", "document_prefix": "",
         "do_query_expansion": False, "similarity": "MaxSim", **(extra or {})})
 
 
-def _pylate_version() -> str | None:
+def pylate_version() -> str | None:
+    """The installed PyLate's version (recorded with a model and in results), or None when PyLate
+    is not installed."""
     try:
         import pylate
 

@@ -19,7 +19,7 @@ from ..base import Results, as_docs
 from ..index_meta import read_meta
 from ..vectors import default_cache_root
 from .maxsim import FlatTokenIndex, rerank_candidates
-from .model import ColbertSettings, _pylate_version, load_colbert, require_pylate
+from .model import ColbertSettings, load_colbert, pylate_version, require_pylate
 from .token_cache import TokenEncoder
 
 MODES = ("index", "exact", "rerank")
@@ -136,7 +136,7 @@ class ColbertRetriever:
 
     # -- persistence
     def metadata(self) -> dict[str, Any]:
-        return {"method": self.name, "library": f"pylate {_pylate_version()}", "mode": self.mode,
+        return {"method": self.name, "library": f"pylate {pylate_version()}", "mode": self.mode,
                 "rerank_k": self.rerank_k if self.mode == "rerank" else None,
                 "first_stage": {"rerank": "bm25", "exact": "none (exhaustive MaxSim over every document)",
                                 "index": "voyager token kNN (HNSW, cosine)"}[self.mode],

@@ -17,9 +17,9 @@ from .model import (
     TRANSFORMER_DIR,
     ColbertModel,
     ColbertSettings,
-    _pylate_version,
     build_pylate,
     load_colbert,
+    pylate_version,
     require_pylate,
     save_colbert,
 )
@@ -152,7 +152,7 @@ def train_colbert(pairs: list[tuple[str, str]], out_dir: str | Path, *, config: 
     save_colbert(trained, out)
     card = {"method": "ColBERT-NTX: PyLate losses.Contrastive (NT-Xent / InfoNCE over MaxSim scores, "
                       "in-batch negatives, query -> document, scores / temperature)",
-            "library": f"pylate {_pylate_version()}", "base_model": base.transformer_path,
+            "library": f"pylate {pylate_version()}", "base_model": base.transformer_path,
             "trained": "transformer + projection" if cfg.train_encoder else "384->%d projection (MiniLM frozen)" % cfg.dim,
             "config": asdict(cfg), "pairs": len(pairs), "batches_per_epoch": [len(b) for b in epoch_batches],
             "steps": total, "loss_per_epoch": losses_per_epoch,
