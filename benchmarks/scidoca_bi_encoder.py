@@ -1,4 +1,4 @@
-"""Fine-tune the SCIDOCA dense encoder (``mustcite.scidoca.dense``) and check it on dev.
+"""Fine-tune the SCIDOCA dense encoder (``mustcite.scidoca.bi_encoder``) and check it on dev.
 
 Training (``mustcite scidoca train-encoder``'s recipe, :func:`mustcite.scidoca.training.train_encoder`):
 a seeded sample of Task 3 train paragraphs, triplets of (paragraph or citing sentence, cited

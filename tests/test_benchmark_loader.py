@@ -79,7 +79,7 @@ def test_missing_files_raise_data_missing_naming_them(built, tmp_path):
 
 def test_recommender_data_and_ntxent_pairs_read_through_the_loader(built, tmp_path):
     from mustcite.benchmark.retrieval_training import training_pairs
-    from mustcite.benchmark.training import benchmark_data
+    from mustcite.benchmark.training_data import benchmark_data
 
     b = Benchmark.open(built["out"])
     data = benchmark_data(built["out"])

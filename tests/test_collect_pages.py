@@ -15,7 +15,7 @@ from mustcite.cli.main import main
 from mustcite.collect import AclCollector, CvfCollector, JmlrCollector, PmlrCollector
 from mustcite.collect.acl import parse_paper_page
 from mustcite.collect.http import Fetcher
-from mustcite.collect.run import collect_venue_year
+from mustcite.collect.venue_year import collect_venue_year
 
 VP = DATA / "venue_pages"
 pytestmark = pytest.mark.data("venue_pages/README.md")    # every test reads the recorded pages

@@ -22,8 +22,8 @@ from mustcite.collect.jmlr import parse_volume_page as jmlr_page
 from mustcite.collect.neurips import NeuripsCollector
 from mustcite.collect.openreview import OpenReviewCollector
 from mustcite.collect.pmlr import parse_volume_archive, parse_volume_page
-from mustcite.collect.run import collect_venue_year
 from mustcite.collect.tracks import TrackClassifier, TrackJudge, load_overrides
+from mustcite.collect.venue_year import collect_venue_year
 from mustcite.corpus import build_corpus, load_papers
 from mustcite.corpus.importers import import_collected
 from mustcite.errors import MustciteError

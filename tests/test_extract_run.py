@@ -14,7 +14,7 @@ from helpers import DATA
 from helpers.pdfs import LITGRAPH, PDF_DIR, GrobidStub
 
 from mustcite.extract.records import validate_reference_file
-from mustcite.extract.run import discover, extract_paths, stem_of
+from mustcite.extract.runner import discover, extract_paths, stem_of
 
 FULLTEXT = DATA / "neurips" / "fulltext_2024"
 REAL = sorted(FULLTEXT.glob("*.md.gz"))[:20]

@@ -164,7 +164,7 @@ def test_allocate_proportional_with_floor():
 @pytest.mark.data
 def test_sample_from_real_extraction(tmp_path):
     from mustcite.config import find_data_dir
-    from mustcite.extract.run import extract_paths
+    from mustcite.extract.runner import extract_paths
     data = find_data_dir() / "neurips"
     files = sorted((data / "fulltext_2024").glob("*.md.gz"))[1:3] + sorted((data / "fulltext_2023").glob("*.md.gz"))[:2]
     extract_paths(files, tmp_path / "ext", workers=1, progress=False)

@@ -14,7 +14,7 @@ from helpers.judges import FAST, gemini_judge, openai_judge  # the server: the `
 from mustcite.errors import MustciteError
 from mustcite.labels.backends import TransientError, make_judge, parse_retry_after
 from mustcite.labels.cache import JudgeCache
-from mustcite.labels.engine import RetryPolicy, cache_key, dry_run, jobs_for, run
+from mustcite.labels.judging import RetryPolicy, cache_key, dry_run, jobs_for, run
 from mustcite.labels.multicite import iter_instances
 from mustcite.labels.prompting import load_prompt, parse_answer, render
 

@@ -13,12 +13,12 @@ from helpers.judges import FAST, Stub, openai_judge  # noqa: F401  (the server: 
 
 from mustcite.cli.main import main
 from mustcite.extract.records import validate_reference_file
-from mustcite.extract.run import extract_paths
+from mustcite.extract.runner import extract_paths
 from mustcite.labels.annotate import annotate_dir
 from mustcite.labels.cache import JudgeCache
 from mustcite.labels.costs import CostLedger, cost_usd, price_for
-from mustcite.labels.engine import jobs_for, judge_label, run
 from mustcite.labels.judge import Judgement, instances_from_reference_file
+from mustcite.labels.judging import jobs_for, judge_label, run
 
 PAPERS = sorted((DATA / "neurips" / "fulltext_2024").glob("*.md.gz"))[:2]
 

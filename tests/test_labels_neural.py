@@ -13,8 +13,8 @@ import pytest
 from mustcite.cli.main import main
 from mustcite.errors import MustciteError
 from mustcite.labels.backends import BACKENDS, make_judge
-from mustcite.labels.engine import judge_label
 from mustcite.labels.judge import CitationInstance, Judgement
+from mustcite.labels.judging import judge_label
 from mustcite.labels.multicite import iter_instances
 from mustcite.labels.neural import CARD, DEFAULT_VERSION, NeuralJudge, card_id, context_input, read_card, train_judge
 

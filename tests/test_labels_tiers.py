@@ -19,7 +19,7 @@ PAPER = "01lhHg8H9p"   # NeurIPS 2024 "GLBench", 65 references
 
 @pytest.fixture(scope="module")
 def ext(data_dir, tmp_path_factory):
-    from mustcite.extract.run import extract_paths
+    from mustcite.extract.runner import extract_paths
     d = tmp_path_factory.mktemp("ext")
     files = [find_data_dir() / "neurips" / "fulltext_2024" / f"{PAPER}.md.gz",
              find_data_dir() / "neurips" / "fulltext_2023" / "009LK0vLcY.md.gz"]

@@ -15,7 +15,7 @@ from helpers.pdfs import PDF_DIR, SPECTER
 
 from mustcite.corpus.records import make_paper_id
 from mustcite.extract.link import TitleIndex, link_dir, link_references
-from mustcite.extract.run import extract_paths
+from mustcite.extract.runner import extract_paths
 from mustcite.extract.tei import parse_tei
 
 pytestmark = pytest.mark.data          # every test links SPECTER's real references against real paper lists

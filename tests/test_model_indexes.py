@@ -16,7 +16,7 @@ from helpers import recommender as S
 from mustcite.recommend import Recommender
 from mustcite.recommend.audit import audit_draft
 from mustcite.recommend.forest import TreeEnsemble
-from mustcite.recommend.store import INDEX_DIR
+from mustcite.recommend.model_store import INDEX_DIR
 from mustcite.recommend.tiers import COMPILED_ROWS
 
 pytestmark = pytest.mark.data

@@ -19,7 +19,7 @@ from mustcite.extract.works import (
 )
 from mustcite.extract.works.names import marker_starts, name_before
 from mustcite.labels.papers import CitedPaper, LabelledPaper
-from mustcite.recommend.names import NameIndex
+from mustcite.recommend.name_index import NameIndex
 from mustcite.recommend.neighbours import year_array
 
 

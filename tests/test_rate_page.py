@@ -31,7 +31,7 @@ needs_data = pytest.mark.data("neurips/fulltext_2024")      # the tests on the r
 @pytest.fixture(scope="module")
 def sample(data_dir, tmp_path_factory) -> Path:
     """A stratified sample of N real citation instances (`agreement sample` on one real paper)."""
-    from mustcite.extract.run import extract_paths
+    from mustcite.extract.runner import extract_paths
     from mustcite.labels.sample import write_sample
 
     d = tmp_path_factory.mktemp("rate")

@@ -19,9 +19,9 @@ from mustcite.cli.main import main
 from mustcite.engine import LocalEngine, RayEngine, make_engine
 from mustcite.errors import UsageError
 from mustcite.extract.link import link_dir
-from mustcite.extract.run import extract_paths
+from mustcite.extract.runner import extract_paths
 from mustcite.labels.annotate import annotate_dir
-from mustcite.runs import read_run_state
+from mustcite.run_markers import read_run_state
 
 if importlib.util.find_spec("ray") is None:    # `make test` installs the `ray` extra: run, never skip
     raise ImportError("the Ray engine tests need ray: pip install -e '.[ray]' (make test does)")

@@ -12,7 +12,7 @@ from helpers import recommender as S
 
 from mustcite.labels.papers import CitedPaper, LabelledPaper
 from mustcite.recommend.audit import AuditWeights, audit_ranking, blend, score_draft
-from mustcite.recommend.bibliography import BibliographyIndex
+from mustcite.recommend.bibliography_signals import BibliographyIndex
 from mustcite.recommend.neighbours import NeighbourIndex
 
 

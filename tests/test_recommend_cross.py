@@ -119,7 +119,7 @@ def test_recommender_reranks_only_its_top_k_and_saves_the_cross_encoder(trained_
 
     out = tmp_path / "model"
     shutil.copytree(S.model_dir(), out)
-    from mustcite.recommend.store import CROSS_DIR
+    from mustcite.recommend.model_store import CROSS_DIR
 
     rec.save_learned(out)
     loaded = Recommender.load(out)

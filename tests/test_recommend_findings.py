@@ -9,7 +9,7 @@ import numpy as np
 
 from mustcite.extract.latex import extract_latex
 from mustcite.recommend import findings as F
-from mustcite.recommend.names import NameHit
+from mustcite.recommend.name_index import NameHit
 
 DRAFTS = "drafts/projects"
 

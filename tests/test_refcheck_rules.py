@@ -11,7 +11,7 @@ from mustcite.refcheck.check import authors_agree, preprint_year
 from mustcite.refcheck.compare import _doi_issue, compare_authors, compare_year, title_difference, trusted_authors
 from mustcite.refcheck.entries import Entry, entries_from_bib
 from mustcite.refcheck.index import Record, complete_venue_years, doi_series
-from mustcite.refcheck.names import same_person
+from mustcite.refcheck.person_names import same_person
 from mustcite.refcheck.venue import classify_venue, names_a_kind, venue_key
 
 

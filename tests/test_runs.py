@@ -1,4 +1,4 @@
-"""Run markers (:mod:`mustcite.runs`) and crash recovery of the long stages: ``annotate`` resumes
+"""Run markers (:mod:`mustcite.run_markers`) and crash recovery of the long stages: ``annotate`` resumes
 (skipping papers already labelled by the same judge), ``labels stats`` refuses a partial label
 folder, and a real ``kill -9`` of ``mustcite annotate`` on 40 real NeurIPS 2024 papers."""
 
@@ -19,9 +19,9 @@ from helpers import DATA
 
 from mustcite.cli.main import main
 from mustcite.errors import MustciteError
-from mustcite.extract.run import extract_paths
+from mustcite.extract.runner import extract_paths
 from mustcite.labels.annotate import annotate_dir
-from mustcite.runs import marker_path, read_run_state, run_marker, warn_if_partial
+from mustcite.run_markers import marker_path, read_run_state, run_marker, warn_if_partial
 
 PAPERS = sorted((DATA / "neurips" / "fulltext_2024").glob("*.md.gz"))[:40]
 SRC = Path(__file__).resolve().parents[1] / "src"
@@ -92,7 +92,7 @@ def test_marker_failed_keeps_the_error(tmp_path):
 
 
 def test_marker_interrupted_after_the_process_dies(tmp_path):
-    code = ("import sys, time\nfrom mustcite.runs import run_marker\n"
+    code = ("import sys, time\nfrom mustcite.run_markers import run_marker\n"
             "cm = run_marker(sys.argv[1], 'annotate', expected=5)\ncm.__enter__()\n"
             "print('ready', flush=True)\ntime.sleep(60)\n")
     proc = subprocess.Popen([sys.executable, "-c", code, str(tmp_path)], stdout=subprocess.PIPE, text=True)
@@ -253,7 +253,7 @@ def test_kill_9_during_annotate_then_resume(ex, fresh_labels, capsys):
 def test_readers_of_a_partial_labels_folder_warn(ex, capsys):
     """Benchmark build and training read labels through iter_reference_files: a labels folder
     whose annotate run was interrupted is reported once on stderr (they still read what is there)."""
-    from mustcite.extract.run import iter_reference_files
+    from mustcite.extract.runner import iter_reference_files
 
     annotate_dir(ex, progress=False)
     labels = ex / "labels"

@@ -23,7 +23,7 @@ from helpers import DATA
 from mustcite.corpus.records import make_paper_id
 from mustcite.extract.link import link_dir
 from mustcite.extract.paragraphs import paragraph_view
-from mustcite.extract.run import extract_paths
+from mustcite.extract.runner import extract_paths
 from mustcite.io import iter_jsonl, read_text
 from mustcite.scidoca.build import PaperJob, build_task_data, collect_paper, replace_spans
 from mustcite.scidoca.formats import read_examples

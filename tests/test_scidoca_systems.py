@@ -276,7 +276,7 @@ def test_listwise_groups_pair_each_gold_with_bm25_hard_negatives():
 
 def test_bi_encoder_triplets_teach_paragraphs_and_citing_sentences():
     from mustcite.retrieval.base import doc_text
-    from mustcite.scidoca.dense import training_triplets
+    from mustcite.scidoca.bi_encoder import training_triplets
     from mustcite.scidoca.discovery import sentences_of
 
     exs = paragraphs(8, 3, seed=5)

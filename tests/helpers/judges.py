@@ -11,7 +11,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from mustcite.labels.backends import make_judge
 from mustcite.labels.backends.openai_compat import OpenAICompatJudge
-from mustcite.labels.engine import RetryPolicy
+from mustcite.labels.judging import RetryPolicy
 
 FAST = RetryPolicy(max_retries=4, base_delay=0.01, max_delay=2.0)
 

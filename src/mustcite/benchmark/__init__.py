@@ -8,7 +8,7 @@ from .trec import read_qrels, read_run, write_qrels, write_run
 #: public name -> the submodule that defines it, imported on first use so that ``import
 #: mustcite.benchmark`` stays cheap (report and significance need scipy, training pyarrow)
 _LAZY = {
-    "benchmark_data": "training",
+    "benchmark_data": "training_data",
     "build_rows": "report",
     "compare_with": "report",
     "graph_from_benchmark": "retrieval_training",

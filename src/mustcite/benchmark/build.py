@@ -39,7 +39,7 @@ from typing import Any
 from ..corpus.records import VENUES, make_paper_id, normalize_title
 from ..errors import DataMissingError, MustciteError
 from ..extract.records import validate_reference_list
-from ..extract.run import iter_reference_files
+from ..extract.runner import iter_reference_files
 from ..extract.works import WorkIndex, is_work_id, pool_works
 from ..io import atomic_write_json, sha256_file, write_jsonl
 from .recipes import GROUND_TRUTHS, SPLITS, Recipe

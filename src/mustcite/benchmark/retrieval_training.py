@@ -21,7 +21,7 @@ from ..retrieval.prefetch_rerank import PrefetchRerankRetriever, training_groups
 from ..retrieval.prefetch_rerank import training_pairs as rerank_pairs
 from ..retrieval.registry import make_retriever
 from .loader import Benchmark
-from .training import benchmark_data
+from .training_data import benchmark_data
 
 
 def training_pairs(benchmark_dir: str | Path, *, split: str = "train", truth: str = "mustcite") -> list[tuple[str, str]]:
@@ -99,7 +99,7 @@ def graph_from_benchmark(bench: str | Path, refs: list[str | Path] = (), *, corp
                          config: GraphConfig | None = None, cache_dir: str | Path | None = None):
     """The bibliographic graph (:func:`~mustcite.retrieval.graph.build_graph`) of a built benchmark,
     from its TRAIN queries and the earlier labelled papers of ``refs``
-    (:func:`mustcite.benchmark.training.benchmark_data`). Returns ``(graph, data)``."""
+    (:func:`mustcite.benchmark.training_data.benchmark_data`). Returns ``(graph, data)``."""
     config = config or GraphConfig()
     data = benchmark_data(bench, list(refs))
     labelled = [p for p in data.labelled if p.cites]

@@ -53,8 +53,8 @@ def collect_cmd(
     """Collect title, authors, abstract and PDF link of every main-track paper of VENUE in YEAR(s)."""
     from ..collect import collector_for
     from ..collect.http import Fetcher
-    from ..collect.run import collect_venue_year, file_stem
     from ..collect.tracks import TrackClassifier, load_overrides
+    from ..collect.venue_year import collect_venue_year, file_stem
     from ..config import Workspace
     from ..corpus.venues import venue_code
     from ..io import check_output_dir

@@ -48,7 +48,7 @@ def extract_cmd(
 ) -> None:
     """Extract reference lists and citation contexts from full texts."""
     from ..engine import make_engine
-    from ..extract.run import extract_paths
+    from ..extract.runner import extract_paths
 
     if grobid_url is not None and not grobid_url.startswith(("http://", "https://")):
         raise UsageError(f"--grobid-url must be an http(s) URL, got {grobid_url!r}")

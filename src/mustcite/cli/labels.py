@@ -130,7 +130,7 @@ def stats_cmd(
     from ..io import check_output_file
     from ..labels.plots import label_counts, plot_counts
     from ..labels.tiers import LabelConfig
-    from ..runs import read_run_state, warn_if_partial
+    from ..run_markers import read_run_state, warn_if_partial
 
     if out is not None:
         check_output_file(out)

@@ -257,7 +257,7 @@ def recommend_cmd(
 
 
 def _draft_query(path: Path) -> dict:
-    from ..extract.run import stem_of
+    from ..extract.runner import stem_of
     from ..recommend.draft import read_draft
     from ..recommend.query import check_text_length
 
@@ -346,7 +346,7 @@ def serve_cmd(
     from ..api.guards import default_allowed_hosts, is_loopback
     from ..api.serve import ServeSettings, serve
     from ..api.timeouts import Timeouts
-    from ..recommend.store import read_config
+    from ..recommend.model_store import read_config
 
     folder = _model_folder(model)
     read_config(folder)      # fail now, naming the file, not after the server is up

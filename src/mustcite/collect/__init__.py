@@ -3,7 +3,7 @@
 One collector per source family (:mod:`.pmlr`, :mod:`.acl`, :mod:`.cvf`, :mod:`.neurips`,
 :mod:`.openreview`, :mod:`.aaai`, :mod:`.ijcai`, :mod:`.jmlr`) behind :class:`.base.Collector`;
 :mod:`.http` fetches politely (rate limit, robots.txt, retries, disk cache, ``--offline``);
-:mod:`.tracks` decides main track; :mod:`.run` runs a venue-year resumably and writes records,
+:mod:`.tracks` decides main track; :mod:`.venue_year` runs a venue-year resumably and writes records,
 report and state under ``<work>/collect/``.
 """
 
@@ -39,7 +39,7 @@ def collector_for(venue: str) -> Collector:
 
 #: public name -> the submodule that defines it, imported on first use
 _LAZY = {
-    "collect_venue_year": "run",
+    "collect_venue_year": "venue_year",
 }
 
 __all__ = ["COLLECTORS", "Collector", "CollectedRecord", "Fetcher", "Index", "Item", "ItemError", "ParseError",

@@ -1,6 +1,6 @@
 """Extraction: full text (Markdown, GROBID TEI, PDF) -> per-paper reference files; then linking.
 
-Entry points: :func:`mustcite.extract.run.extract_paths` (the runner behind ``mustcite extract``)
+Entry points: :func:`mustcite.extract.runner.extract_paths` (the runner behind ``mustcite extract``)
 and :func:`mustcite.extract.link.link_dir` (``mustcite link``). Submodules are imported lazily so
 ``import mustcite.extract`` stays cheap: every name of ``__all__`` is imported on first use.
 """
@@ -16,10 +16,10 @@ _LAZY = {
     "parse_tei": "tei",
     "split_sentences": "sentences",
     # the runner behind ``mustcite extract``
-    "LABELS_SUBDIR": "run",
-    "META_SUFFIX": "run",
-    "extract_paths": "run",
-    "iter_reference_files": "run",
+    "LABELS_SUBDIR": "runner",
+    "META_SUFFIX": "runner",
+    "extract_paths": "runner",
+    "iter_reference_files": "runner",
     # linking references to the corpus (``mustcite link``)
     "FUZZY_THRESHOLD": "link",
     "TitleIndex": "link",

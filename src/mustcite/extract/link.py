@@ -475,7 +475,7 @@ def _citing_year(meta_path: Path) -> int | None:
 def link_file(args: tuple[str, str]) -> dict[str, Any]:
     """Link one reference file in place (atomically); returns ``{paper, references, linked, ...}``."""
     from .records import validate_reference_list
-    from .run import META_SUFFIX
+    from .runner import META_SUFFIX
 
     ref_path, corpus_path = Path(args[0]), args[1]
     stem = ref_path.name[: -len(".json")]
@@ -527,13 +527,13 @@ def link_dir(out_dir: str | Path, corpus_path: str | Path, *, workers: int | Non
              progress: bool = True, engine: Any = None) -> LinkSummary:
     """Link every reference file in an extraction folder; writes the link figures into summary.json.
     The files are rewritten in place inside the run marker ``out_dir/.mustcite/run-link.json``
-    (:mod:`mustcite.runs`), so a crash leaves the folder marked as partially linked.
+    (:mod:`mustcite.run_markers`), so a crash leaves the folder marked as partially linked.
 
     ``engine`` (:mod:`mustcite.engine`) runs :func:`link_file` per paper; on Ray each worker
     process builds the title index once from ``corpus_path`` (which must be readable there)."""
     from ..parallel import pmap
-    from ..runs import run_marker
-    from .run import SUMMARY, iter_reference_files
+    from ..run_markers import run_marker
+    from .runner import SUMMARY, iter_reference_files
 
     out = Path(out_dir)
     if not out.is_dir():

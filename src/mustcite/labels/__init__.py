@@ -31,8 +31,8 @@ _LAZY = {
     "xllamacpp_available": "backends.local_llama",
     "load_prompt": "prompting",
     # running judges: concurrency, retries, the cache
-    "run_judge": "engine:run",
-    "cache_key": "engine",
+    "run_judge": "judging:run",
+    "cache_key": "judging",
     "JudgeCache": "cache",
     # labelling papers, and the labelled papers
     "SUMMARY_NAME": "annotate",

@@ -12,7 +12,7 @@ Type I and Type II (separate passes) with the chosen backend, computes Type III 
   cost per instance (in the paper's form: $619.41 for 2,005,387 instances ≈ $0.000309 each).
 
 Papers are judged a chunk at a time and their label files written as each chunk finishes, inside a
-run marker ``DIR/labels/.mustcite/run-annotate.json`` (:mod:`mustcite.runs`): after a crash or
+run marker ``DIR/labels/.mustcite/run-annotate.json`` (:mod:`mustcite.run_markers`): after a crash or
 ``kill -9`` the marker reads ``interrupted`` and ``mustcite labels stats`` refuses the partial folder.
 A rerun skips every paper whose label file is newer than its reference file and was written by the
 same judge (``--force`` relabels everything); the summary still counts every paper, reports
@@ -30,13 +30,13 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import MustciteError, UsageError
-from ..extract.run import LABELS_SUBDIR
+from ..extract.runner import LABELS_SUBDIR
 
 SUMMARY_NAME = "labels_summary.json"
 
 
 def _read_meta(folder: Path, stem: str) -> tuple[dict[str, Any], bool]:
-    from ..extract.run import META_SUFFIX
+    from ..extract.runner import META_SUFFIX
 
     path = folder / f"{stem}{META_SUFFIX}"
     if not path.is_file():
@@ -89,7 +89,7 @@ def _run_batch(judge: Any, instances: list, *, workers: int | None = None, progr
     """Judge every instance for both tasks (judges with ``judge_many``), in batches mapped over
     the engine (:func:`mustcite.parallel.pmap`: a local process pool, or Ray)."""
     from ..parallel import pmap
-    from .engine import EngineResult
+    from .judging import EngineResult
 
     res = EngineResult()
     t0 = time.perf_counter()
@@ -165,7 +165,7 @@ def annotate_dir(folder: str | Path, *, backend: str = "offline", model: str | N
 
     Papers are judged ``chunk`` instances at a time (whole papers; default :data:`BATCH` per worker
     for the vectorised offline judge, :data:`CHUNK_INSTANCES` for the others) and their label
-    files written after each chunk, inside a run marker on ``DIR/labels/`` (:mod:`mustcite.runs`).
+    files written after each chunk, inside a run marker on ``DIR/labels/`` (:mod:`mustcite.run_markers`).
     Unless ``force``, a paper whose label file an earlier run of the same judge left up to date is
     skipped (:func:`_kept_labels`); the summary still counts its labels.
 
@@ -175,14 +175,14 @@ def annotate_dir(folder: str | Path, *, backend: str = "offline", model: str | N
     go through the SQLite cache here."""
     from ..engine import current_engine
     from ..extract.records import validate_reference_file, validate_reference_list
-    from ..extract.run import META_SUFFIX, iter_reference_files
+    from ..extract.runner import META_SUFFIX, iter_reference_files
     from ..io import atomic_write_json
-    from ..runs import run_marker
+    from ..run_markers import run_marker
     from .backends import make_judge
     from .cache import JudgeCache
-    from .engine import EngineResult, jobs_for, judge_identity, judge_label, run
-    from .engine import dry_run as engine_dry_run
     from .judge import instances_from_reference_file
+    from .judging import EngineResult, jobs_for, judge_identity, judge_label, run
+    from .judging import dry_run as engine_dry_run
     from .tiers import LabelConfig, apply_labels
 
     folder = Path(folder)

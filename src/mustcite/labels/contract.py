@@ -173,13 +173,13 @@ def judge_instances(ids: Sequence[Any], insts: Sequence[CitationInstance], judge
     """``[{"id", "type1", "type2"}]`` for citation instances named by ``ids``, in input order.
 
     A judge with ``judge_many`` and no ``render`` (offline, neural, cascade) is called once, vectorised;
-    any other judge (the LLM backends) runs through :func:`mustcite.labels.engine.run` with retries,
+    any other judge (the LLM backends) runs through :func:`mustcite.labels.judging.run` with retries,
     ``concurrency`` calls in flight and, for a prompted backend, the answer cache at ``cache_path``
     (default ``<work>/cache/judge.sqlite``, as for ``mustcite annotate``).  Raises
     :class:`JudgeFailed` naming the ids the judge gave no valid label for.  ``stats``, if given, is
     filled with ``seconds``, ``calls`` and ``cached``."""
     from .cache import JudgeCache
-    from .engine import jobs_for, run
+    from .judging import jobs_for, run
 
     t0 = time.perf_counter()
     answers: dict[str, list[Judgement | None]] = {}

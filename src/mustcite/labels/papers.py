@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import DataMissingError, MustciteError
-from ..extract.run import iter_reference_files
+from ..extract.runner import iter_reference_files
 from ..extract.works import WorkIndex, paper_names
 from ..io import read_json
 

@@ -1,7 +1,7 @@
 """Stratified validation sample of citation instances for human raters (MasterSet Section 4.3 / E.4).
 
 Reads an extraction folder (``<stem>.json`` reference files, ``<stem>.meta.json`` sidecars from
-:mod:`mustcite.extract.run`) or, for venue/year, a ``papers.jsonl``/manifest given explicitly
+:mod:`mustcite.extract.runner`) or, for venue/year, a ``papers.jsonl``/manifest given explicitly
 (keys ``paper``/``id``/``paper_id``/``openreview_id``, ``venue``, ``year``).  Strata are (venue, year)
 of the citing paper; the ``n`` instances are allocated proportionally to each stratum's number of
 citation instances (largest remainder, at least one per stratum while ``n`` allows), then drawn at
@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from mustcite.errors import MustciteError
-from mustcite.extract.run import META_SUFFIX, iter_reference_files
+from mustcite.extract.runner import META_SUFFIX, iter_reference_files
 from mustcite.io import atomic_write_text, iter_jsonl, read_json
 
 COLUMNS = ["item", "citing", "target", "venue", "year", "citing_title", "ref_title", "ref_year", "cite",

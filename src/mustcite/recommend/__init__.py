@@ -49,7 +49,7 @@ _LAZY = {
     "score_draft": "audit",
     "audit_draft": "audit",
     "DraftIndexes": "draft_indexes",
-    "ModelParts": "store",
+    "ModelParts": "model_store",
     "FINDING_CALIBRATION_FILE": "findings:CALIBRATION_FILE",
     "FINDING_FEATURES": "findings:FEATURES",
     "confidence": "findings",
@@ -63,7 +63,7 @@ def load_default(work: str | Path | None = None, model: str | Path | None = None
     """The recommender in ``model``, else the default model (:func:`.train.default_model`:
     ``<work>/models/recommender``, or the demo's ``recommender-light`` while that is the only one);
     DataMissingError says how to build it."""
-    from .train import default_model      # training's modules load only when asked for
+    from .train import default_model  # training's modules load only when asked for
 
     return Recommender.load(Path(model) if model else default_model(work))
 

@@ -3,7 +3,7 @@
 The draft (Markdown/Nougat ``.md``/``.mmd`` (optionally ``.gz``), GROBID ``.tei.xml``, ``.pdf``, or
 a LaTeX project, see :mod:`.draft`) goes through extraction; its references are linked to the
 recommender's pool with the corpus linker. The recommender scores papers for the draft's title +
-abstract, and the draft's linked references add their own evidence (:mod:`.bibliography`): the
+abstract, and the draft's linked references add their own evidence (:mod:`.bibliography_signals`): the
 papers the labelled papers cite together with them, and what the labelled papers with the most
 similar bibliographies cite. Every scored paper the draft does not cite is reported with its
 evidence, best first.
@@ -32,7 +32,7 @@ import numpy as np
 
 from ..errors import UsageError
 from ..numeric import logit
-from .bibliography import BibliographySignals
+from .bibliography_signals import BibliographySignals
 from .features import Candidate
 from .findings import (
     Finding,

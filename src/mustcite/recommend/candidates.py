@@ -6,7 +6,7 @@ For a query of year ``Y`` (its effective year, :func:`.query.effective_year`):
    rank (:mod:`.fusion`);
 2. its nearest labelled papers (:mod:`.neighbours`) vote for the pool papers they cite; the voted
    papers join the candidates, and so do the papers whose citation contexts in labelled papers
-   match the query (:mod:`.contexts`), the papers and works the query names (:mod:`.names`:
+   match the query (:mod:`.contexts`), the papers and works the query names (:mod:`.name_index`:
    "we evaluate on HDTF"), the ``popular_k`` most-cited ones and the papers the labelled papers
    cite together with the likeliest candidates (co-citation).
 
@@ -27,10 +27,10 @@ from ..retrieval.base import Doc
 from ..retrieval.bm25 import BM25Retriever
 from .config import RecommenderConfig
 from .contexts import ContextIndex
-from .dense import dense_scores
+from .dense_scores import dense_scores
 from .features import Candidate
 from .fusion import rrf
-from .names import NameIndex
+from .name_index import NameIndex
 from .neighbours import NeighbourIndex, year_array
 from .pool_table import PoolTable
 from .query import effective_year

@@ -42,7 +42,7 @@ class Draft:
 
 def draft_kind(path: str | Path) -> str | None:
     """The draft kind a file name says (markdown/tei/pdf/latex), None when unsupported."""
-    from ..extract.run import kind_of
+    from ..extract.runner import kind_of
 
     name = Path(path).name.lower()
     if name.endswith(LATEX_FILE_SUFFIXES):
@@ -99,7 +99,7 @@ def extract_draft(path: str | Path, *, max_bytes: int = MAX_DRAFT_BYTES,
                   max_chars: int = MAX_DRAFT_CHARS) -> tuple[str, ExtractedPaper]:
     """``(kind, extracted paper)`` of the draft at ``path`` (only that file, within the size caps);
     raises MustciteError naming the file and the reason when it cannot be read or extracted."""
-    from ..extract.run import ExtractOptions, extract_paper
+    from ..extract.runner import ExtractOptions, extract_paper
 
     path = Path(path)
     kind = check_draft_file(path, max_bytes=max_bytes)

@@ -2,7 +2,7 @@
 
 * the **title index** (:class:`~mustcite.extract.link.TitleIndex`): the pool's titles and the
   identifiers in its urls (DOI, arXiv, ...), which link a draft's references to pool papers;
-* the **bibliography index** (:class:`~.bibliography.BibliographyIndex`): the labelled papers'
+* the **bibliography index** (:class:`~.bibliography_signals.BibliographyIndex`): the labelled papers'
   citation matrices, which give co-citation and bibliographic coupling for a draft's references.
 
 Each is read from the model's prebuilt index folder when it has one, else built on first use, and
@@ -16,7 +16,7 @@ from pathlib import Path
 
 from ..extract.link import TitleIndex
 from ..io import load_pickle
-from .bibliography import BibliographyIndex
+from .bibliography_signals import BibliographyIndex
 from .neighbours import NeighbourIndex
 from .pool_table import PoolTable
 
@@ -34,7 +34,7 @@ def build_title_index(pool: PoolTable) -> TitleIndex:
 
 class DraftIndexes:
     """The title and bibliography indexes of one pool and its labelled papers (``nindex``);
-    ``folder``: the model's prebuilt indexes (:mod:`.store`), or None to build them in memory."""
+    ``folder``: the model's prebuilt indexes (:mod:`.model_store`), or None to build them in memory."""
 
     def __init__(self, pool: PoolTable, nindex: NeighbourIndex, folder: Path | None = None):
         self.pool = pool

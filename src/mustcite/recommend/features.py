@@ -17,7 +17,7 @@ from ..extract.works import is_work_id
 from ..retrieval.base import Doc
 from .config import ABLATABLE
 from .contexts import ContextMatch
-from .names import NameHit
+from .name_index import NameHit
 from .neighbours import NeighbourIndex, Vote
 from .pool_table import PoolTable
 from .text import overlap, terms

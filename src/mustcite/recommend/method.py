@@ -12,7 +12,7 @@ For a query (title + abstract, :mod:`.query`):
 
 While training (:mod:`.matrix`), a labelled query never sees itself: it is left out of its own
 neighbours and its citations are subtracted from the citation counts (leave-one-out). Models are
-kept with :mod:`.store`.
+kept with :mod:`.model_store`.
 
 Time order: a query of year ``Y`` (its ``"year"``, else today's calendar year, :func:`today_year`)
 is only compared with, recommended, or helped by papers of year ``Y`` or earlier. First-stage
@@ -35,18 +35,18 @@ from ..errors import DataMissingError, MustciteError, UsageError
 from ..labels.papers import TIER_NAMES, TIERS, LabelledPaper
 from ..retrieval.base import Doc, doc_text
 from ..retrieval.cross_encoder import CrossEncoderReranker
-from . import store
+from . import model_store
 from .candidates import CandidateGenerator
 from .config import ABLATABLE, RecommenderConfig
 from .draft_indexes import DraftIndexes
 from .features import FEATURES, Candidate, as_matrix, feature_matrix
 from .matrix import training_matrix
+from .model_store import FORMAT_VERSION, ModelParts
 from .pool_table import PoolTable
 from .query import MAX_TEXT, MIN_YEAR, effective_year, parse_query, parse_year, today_year
 from .ranking import empty_notice, has_searchable_words, top_indices
 from .rescore import combine
 from .results import TIER_MIN, Ranked, Recommendation, evidence_for, recommendation
-from .store import FORMAT_VERSION, ModelParts
 from .text import PoolTerms, terms
 from .tiers import TierModels
 
@@ -62,7 +62,7 @@ def _part(name: str, doc: str) -> property:
 class Recommender:
     """Build with :meth:`build`, train with :meth:`fit`, keep with :meth:`save` / :meth:`load`.
 
-    The model is a set of named parts (:class:`~.store.ModelParts`): ``candidates``
+    The model is a set of named parts (:class:`~.model_store.ModelParts`): ``candidates``
     (:class:`~.candidates.CandidateGenerator`: the pool table and its indexes, the dense encoder),
     ``labelled`` (the labelled papers), ``tiers`` (the per-tier models), ``cross`` (the optional
     cross-encoder) and ``draft_indexes`` (:class:`~.draft_indexes.DraftIndexes`: what a draft's
@@ -75,7 +75,7 @@ class Recommender:
         #: the optional cross-encoder re-scoring the top ``config.cross_top`` candidates
         self.cross: CrossEncoderReranker | None = parts.cross
         self.info: dict[str, Any] = parts.info
-        #: the folder of indexes prebuilt for this model (:mod:`.store`), when it was loaded with them
+        #: the folder of indexes prebuilt for this model (:mod:`.model_store`), when it was loaded with them
         self.index_dir: Path | None = parts.index_dir
         self.draft_indexes = DraftIndexes(self.pool, self.nindex, parts.index_dir)
         self._pool_terms: PoolTerms | None = None
@@ -89,11 +89,11 @@ class Recommender:
     pool_vecs = _part("pool_vecs", "the pool papers' dense vectors, or None")
     nindex = _part("nindex", "the labelled papers' :class:`~.neighbours.NeighbourIndex`")
     cindex = _part("cindex", "the labelled papers' :class:`~.contexts.ContextIndex`")
-    names = _part("names", "the pool's :class:`~.names.NameIndex`")
+    names = _part("names", "the pool's :class:`~.name_index.NameIndex`")
     cache_queries = _part("cache_queries", "whether query embeddings go to the embedding cache")
 
     def parts(self) -> ModelParts:
-        """The model's parts, as :mod:`.store` saves them."""
+        """The model's parts, as :mod:`.model_store` saves them."""
         return ModelParts(self.candidates, self.labelled, self.tiers, self.cross, self.info, self.index_dir)
 
     @property
@@ -284,20 +284,20 @@ class Recommender:
 
     # ------------------------------------------------------------------ persistence
     def save(self, folder: str | Path) -> Path:
-        """Write the model into ``folder`` (:func:`.store.save`)."""
-        return store.save(self.parts(), folder)
+        """Write the model into ``folder`` (:func:`.model_store.save`)."""
+        return model_store.save(self.parts(), folder)
 
     def save_learned(self, folder: str | Path) -> Path:
         """Write what training changes (tier models, cross-encoder, settings) into the model
-        ``folder`` saved before (:func:`.store.save_learned`)."""
-        return store.save_learned(self.parts(), folder)
+        ``folder`` saved before (:func:`.model_store.save_learned`)."""
+        return model_store.save_learned(self.parts(), folder)
 
     @classmethod
     def load(cls, folder: str | Path, *, cache_dir: str | Path | None = None,
              cache_queries: bool = False) -> Recommender:
-        """A saved recommender (:func:`.store.load`). ``cache_queries``: keep query embeddings in
+        """A saved recommender (:func:`.model_store.load`). ``cache_queries``: keep query embeddings in
         the embedding cache (for repeated benchmark runs); by default every query is encoded afresh."""
-        return cls(store.load(folder, cache_dir=cache_dir, cache_queries=cache_queries))
+        return cls(model_store.load(folder, cache_dir=cache_dir, cache_queries=cache_queries))
 
     def read_into_memory(self) -> None:
         """Read every memory-mapped part now (BM25 postings, the pool's vectors and its Arrow table):

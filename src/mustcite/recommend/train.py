@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ..benchmark.training import BenchmarkData, benchmark_data
+from ..benchmark.training_data import BenchmarkData, benchmark_data
 from ..config import Workspace
 from ..corpus.pool import load_pool
 from ..errors import DataMissingError

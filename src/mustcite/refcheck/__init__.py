@@ -16,7 +16,7 @@ caps; every ``--fail-on`` level fails on it). See :mod:`.check` for the rules.
 from .check import check_entries, check_entry, check_file, check_refs, joined_title
 from .entries import Entry, entries_from_bib, read_entries, volume_in_text
 from .index import RefIndex, load_index
-from .names import same_person
+from .person_names import same_person
 from .results import FAIL_ALWAYS, FAIL_ON, STATUSES, Issue, RefCheck, fail_statuses
 from .venue import classify_venue
 

@@ -86,7 +86,7 @@ from .compare import (
 )
 from .entries import Entry, read_entries
 from .index import Record, RefIndex, load_index
-from .names import align, name_tokens
+from .person_names import align, name_tokens
 from .render import record_bibtex
 from .results import Issue, RefCheck
 from .venue import SIDE_GROUPS, VenueClaim, classify_venue, names_a_kind, track_kind

@@ -33,7 +33,7 @@ from ..corpus.records import normalize_title
 from ..extract.link import identifier_keys
 from .entries import Entry
 from .index import Record, RefIndex, doi_series
-from .names import align
+from .person_names import align
 from .results import Issue
 from .venue import VenueClaim
 

@@ -345,7 +345,7 @@ class RefIndex:
         key = (venue, int(year), side) if side else (venue, int(year))
         table = self._surnames.get(key)
         if table is None:
-            from .names import name_tokens
+            from .person_names import name_tokens
 
             table = defaultdict(list)
             rows = (self.side_by_venue_year if side else self.by_venue_year).get(key[:2], np.zeros(0, dtype=np.int32))

@@ -26,7 +26,7 @@ _LAZY = {
     # the systems
     "AllCandidates": "floors",
     "BM25TopK": "floors",
-    "MAX_SEQ_LENGTH": "dense",
+    "MAX_SEQ_LENGTH": "bi_encoder",
     "DEFAULT_ENCODER": "masked",
     "SentenceRule": "sentences",
     "candidate_text": "cross",

@@ -35,7 +35,7 @@ from typing import Any
 
 from ..errors import MustciteError, UsageError
 from ..extract.paragraphs import CitationMarker, ParagraphView, paragraph_view
-from ..extract.run import META_SUFFIX, discover, kind_of, stem_of
+from ..extract.runner import META_SUFFIX, discover, kind_of, stem_of
 from ..extract.sections import ABSTRACT, CHECKLIST, REFERENCES
 from ..io import JsonlWriter, atomic_write_json, read_json, read_text, sha256_file
 from .formats import TASKS, Candidate, Example, example_to_json

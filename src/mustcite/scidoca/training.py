@@ -6,7 +6,7 @@ Training paragraphs are a seeded uniform sample of the train split
 read here.
 
 * The dense encoder (:func:`train_encoder`, optional): MiniLM fine-tuned on ``limit`` Task 3
-  train paragraphs (:mod:`.dense`); a system using it trains on other paragraphs and lists the
+  train paragraphs (:mod:`.bi_encoder`); a system using it trains on other paragraphs and lists the
   encoder's paragraphs among its own training ids.
 * Task 1 (:func:`train_discovery`): stage 1 on ``limit`` train paragraphs; optionally a
   cross-encoder (:mod:`.cross`, trained on other train paragraphs, or one given); then the set
@@ -51,9 +51,9 @@ def read_train_ids(folder: Path) -> list[str]:
 
 
 def train_encoder(train: Path, out: Path, *, limit: int = 3000, seed: int = 0, progress: bool = True) -> dict[str, Any]:
-    """Fine-tune the dense encoder on ``limit`` paragraphs of a Task 3 train file (:mod:`.dense`);
+    """Fine-tune the dense encoder on ``limit`` paragraphs of a Task 3 train file (:mod:`.bi_encoder`);
     saves it with its ``train_ids.txt`` in ``out`` and returns its training card."""
-    from .dense import train_bi_encoder
+    from .bi_encoder import train_bi_encoder
 
     examples = sample_examples(train, limit, seed=seed + 3, task=3)
     card = train_bi_encoder(examples, out, seed=seed, progress=progress)

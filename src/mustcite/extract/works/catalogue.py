@@ -52,7 +52,7 @@ SUMMARY_FILE = "works.json"
 
 
 def _citing_years(folder: Path, stems: list[str]) -> dict[str, int | None]:
-    from ..run import META_SUFFIX
+    from ..runner import META_SUFFIX
 
     years = {}
     for s in stems:
@@ -66,7 +66,7 @@ def read_folders(folders: list[str | Path], *, workers: int | None = None, progr
                  engine: Any = None) -> list[PaperRefs]:
     """:func:`read_paper` of every (labelled, where labelled) reference file in the folders."""
     from ...parallel import pmap
-    from ..run import iter_reference_files
+    from ..runner import iter_reference_files
 
     items: list[tuple[str, int | None]] = []
     for folder in folders:
@@ -341,7 +341,7 @@ def resolved_entries(folders: list[str | Path], stems: set[str], works: WorkInde
                      ) -> dict[str, list[str | None]]:
     """Per citing paper (file stem) of the folders: what every entry of its reference list resolves
     to, the linked corpus paper, else the work it names (with ``works``), else None."""
-    from ..run import iter_reference_files
+    from ..runner import iter_reference_files
 
     out: dict[str, list[str | None]] = {}
     for folder in folders:

@@ -7,7 +7,7 @@ MiniLM cross-encoder of :mod:`mustcite.labels.neural`, built by ``mustcite label
 
 An LLM backend implements ``async acall(inst, task) -> Judgement`` (one attempt; raises
 :class:`TransientError` on 429/5xx/timeouts) and carries ``name``, ``model`` and
-``prompt_version(task)``; :mod:`mustcite.labels.engine` adds concurrency, retries and caching.
+``prompt_version(task)``; :mod:`mustcite.labels.judging` adds concurrency, retries and caching.
 Its synchronous ``judge`` (the protocol method) runs one call with the engine's retry policy.
 """
 

@@ -36,5 +36,5 @@ class PromptedBackend:
         raise NotImplementedError
 
     def judge(self, inst: CitationInstance, task: str) -> Judgement:
-        from ..engine import call_with_retries
+        from ..judging import call_with_retries
         return asyncio.run(call_with_retries(self.acall, inst, task))

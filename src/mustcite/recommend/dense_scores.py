@@ -1,6 +1,6 @@
 """Cosine scores of queries against the pool's dense vectors.
 
-A model loaded from disk maps the vectors from ``pool_vectors.npy`` (:mod:`.store`). Scoring one
+A model loaded from disk maps the vectors from ``pool_vectors.npy`` (:mod:`.model_store`). Scoring one
 query reads all of them; :func:`dense_scores` reads a memory-mapped array in slices of
 :data:`SLICE_ROWS` rows and lets each slice's pages go once scored, so a one-shot command holds a
 slice, not the whole array. The file stays in the page cache, so the next query (or command) reads

@@ -31,7 +31,7 @@ from .config import RecommenderConfig
 from .contexts import ContextIndex
 from .draft_indexes import DraftIndexes
 from .features import FEATURES
-from .names import NameIndex
+from .name_index import NameIndex
 from .neighbours import NeighbourIndex
 from .pool_table import PoolTable
 from .tiers import TierModels

@@ -11,7 +11,7 @@ draft's own labelled paper, found by title), for every pool paper:
   that overlap and by the citation's tier (:meth:`~.labelled.CitedPaper.weight`); ``coupled_type1``
   counts how many of the three closest use the paper as a baseline (Type I).
 
-And one signal from the draft's own words (:class:`~.names.NameIndex`): the pool papers and works
+And one signal from the draft's own words (:class:`~.name_index.NameIndex`): the pool papers and works
 whose name (what citing papers call them, "HDTF [35]", or what their title starts with,
 "SqueezeLLM: ...") the draft's text mentions (``named``): a draft that says "we fine-tune with
 LoRA" and does not cite LoRA.
@@ -127,7 +127,7 @@ class BibliographyIndex:
     def signals(self, references: list[str], year: int, title: str = "", *,
                 coupled_k: int = 30, named: dict[str, str] | None = None) -> BibliographySignals:
         """The co-citation and coupling signals of a draft of ``year`` citing ``references``
-        (``named``: the pool papers its text names, :meth:`.names.NameIndex.named`, as
+        (``named``: the pool papers its text names, :meth:`.name_index.NameIndex.named`, as
         ``{pool id: the name as written}``)."""
         col = self.nindex._col
         refs = [pid for pid in dict.fromkeys(references) if pid in col]

@@ -370,10 +370,10 @@ def extract_paths(paths: list[str | Path], out_dir: str | Path, workers: int | N
     ``out_dir`` and the inputs must be on a filesystem every node sees. A paper whose worker was
     lost is reported ``failed`` (failure mode ``worker_lost``) with no files, so a rerun does it.
 
-    The run is recorded in the run marker ``out_dir/.mustcite/run-extract.json`` (:mod:`mustcite.runs`):
+    The run is recorded in the run marker ``out_dir/.mustcite/run-extract.json`` (:mod:`mustcite.run_markers`):
     after a crash it reads ``interrupted`` until a rerun (which skips the finished papers) completes."""
     from ..parallel import pmap
-    from ..runs import run_marker
+    from ..run_markers import run_marker
 
     t0 = time.perf_counter()
     files = discover(paths)
@@ -454,7 +454,7 @@ _WARNED: set[str] = set()   # warnings already printed by this process
 def _warn_partial(folder: Path, what: str) -> None:
     import sys
 
-    from ..runs import warn_if_partial
+    from ..run_markers import warn_if_partial
 
     if not folder.is_dir():
         return
@@ -469,7 +469,7 @@ def iter_reference_files(out_dir: str | Path, *, labelled: bool = False):
 
     With ``labelled=True`` the path is the labelled copy ``labels/<stem>.json`` written by
     ``mustcite annotate`` where there is one, else the extraction's own file. A folder whose run
-    marker says it is partial (:mod:`mustcite.runs`) gets one warning on stderr per process.
+    marker says it is partial (:mod:`mustcite.run_markers`) gets one warning on stderr per process.
     """
     out = Path(out_dir)
     _warn_partial(out, "extraction folder")
