@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from mustcite.recommend import dense
+from mustcite.recommend import dense_scores as dense
 
 
 def test_memory_mapped_scores_match_in_memory_ones_across_slices_and_passes(tmp_path, monkeypatch):
