@@ -70,7 +70,7 @@ RESULTS = ROOT / "benchmarks" / "results"
 REAL_WORK = ROOT / "mustcite-work"
 SECONDS, CLI_MB, SERVER_MB = 5.0, 400, 50
 N_PROBE = 24_000          # repeats of each LaTeX construct (the first probe: 24,000 "\cite{" in a 463-byte zip)
-HOST_FILE = "/root/.bashrc" if Path("/root/.bashrc").is_file() else "/etc/passwd"
+HOST_FILE = str(Path.home() / ".bashrc") if (Path.home() / ".bashrc").is_file() else "/etc/passwd"
 CONCURRENT = "latex/cite/zip/POST /api/audit"     # the row that also times a recommend sent meanwhile
 QUERY = {"title": "Graph attention networks for semi-supervised node classification",
          "abstract": "We present attention over graph neighbourhoods for learning node representations.", "top": 20}

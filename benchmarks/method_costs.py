@@ -2,7 +2,7 @@
 """Training, pool-encoding and test-run cost of every method of the baselines table (seconds and
 peak memory) -> benchmarks/results/method_costs.{json,md}.
 
-    cd /work/main && HF_HUB_OFFLINE=1 .venv/bin/python benchmarks/method_costs.py [--only NAME ...]
+    HF_HUB_OFFLINE=1 .venv/bin/python benchmarks/method_costs.py [--only NAME ...]
 
 For each method, measured here, each in its own child process so that its peak RSS is its own
 (``os.wait4``'s ``ru_maxrss``):

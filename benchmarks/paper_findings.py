@@ -2,7 +2,7 @@
 """Do MasterSet's three findings about its baselines hold on our benchmark? Paired comparisons of
 test runs -> benchmarks/results/paper_findings.{json,md}.
 
-    cd /work/main && .venv/bin/python benchmarks/paper_findings.py
+    .venv/bin/python benchmarks/paper_findings.py
 
 Each finding is a set of pairs (A, B) where A adds one thing to B; for every ground truth and
 metric the table gives mean A, mean B, A/B and the paired t-test p over the same test queries

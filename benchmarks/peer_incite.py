@@ -3,7 +3,7 @@
 -> a TREC run + benchmarks/results/peer_incite.json.
 
 inCite runs in its own environment (it must not share mustcite's), installed as
-``/work/shared/dependencies.md`` says::
+``../shared/dependencies.md`` says::
 
     python3.11 -m venv .venvs/incite
     .venvs/incite/bin/pip install torch==2.13.0

@@ -9,11 +9,11 @@ import gzip
 import json
 import subprocess
 import sys
-import time
 
 import psutil
 import pytest
 from helpers import recommender as S
+from helpers.waiting import wait_until
 
 # the tests that serve the slice recommender (helpers.recommender) are marked data
 
@@ -148,10 +148,8 @@ def test_worker_pool_serves_the_same_answers():
     backend = PoolBackend(S.model_dir(), None, workers=2)
     try:
         with TestClient(create_app(backend=backend)) as c:
-            for _ in range(600):
-                if c.get("/api/health").status_code == 200:
-                    break
-                time.sleep(0.1)
+            wait_until(lambda: c.get("/api/health").status_code == 200, 120,
+                       what="/api/health to say a worker has loaded the model")
             health = c.get("/api/health").json()
             assert health["workers"] == 2 and health["queue"]["slots"] == 2 and health["pool"] == 8493
             with _client() as local:
@@ -226,11 +224,11 @@ def test_a_model_that_fails_to_load_is_named(tmp_path):
     bad.mkdir()
     (bad / "config.json").write_text("{not json")
     with TestClient(create_app(loader=lambda: load_default(None, bad))) as c:
-        for _ in range(100):
+
+        def failed():
             r = c.get("/api/health")
-            if r.json().get("state") == "failed":
-                break
-            time.sleep(0.02)
+            return r if r.json().get("state") == "failed" else None
+        r = wait_until(failed, what="/api/health to say the model failed to load")
         assert r.status_code == 503 and r.json()["state"] == "failed"
         assert "config.json" in r.json()["error"] and "malformed JSON" in r.json()["error"]
         assert c.post("/api/recommend", json={"title": "x"}).json()["state"] == "failed"

@@ -14,6 +14,7 @@ import asyncio
 import os
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -81,15 +82,37 @@ def _apply(text: str, edits: list[types.TextEdit]) -> str:
     return text
 
 
-async def _until(client, uri: str, ok, timeout: float = 180.0):
-    """The diagnostics of ``uri`` once ``ok(diagnostics)`` holds (fails after ``timeout`` seconds)."""
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        got = client.diagnostics.get(uri)
-        if got is not None and ok(got):
-            return got
-        await asyncio.sleep(0.05)
-    raise AssertionError(f"no such diagnostics for {uri} in {timeout} s: {client.diagnostics.get(uri)}")
+class Published(dict):
+    """``client.diagnostics`` (pytest-lsp stores each publication with ``client.diagnostics[uri] =
+    ...``) that also counts the publications per document and wakes :func:`_until` at each."""
+
+    def __init__(self):
+        super().__init__()
+        self.count: Counter[str] = Counter()
+        self.changed = asyncio.Event()
+
+    def __setitem__(self, uri: str, diagnostics) -> None:
+        super().__setitem__(uri, diagnostics)
+        self.count[uri] += 1
+        self.changed.set()
+
+
+async def _until(client, uri: str, ok, after: int = 0, timeout: float = 180.0):
+    """The diagnostics of ``uri`` once a publication later than its first ``after`` satisfies
+    ``ok(diagnostics)`` (fails after ``timeout`` seconds: a cut-off for a hang)."""
+    published: Published = client.diagnostics
+
+    async def published_ok():
+        while True:
+            got = published.get(uri)
+            if published.count[uri] > after and got is not None and ok(got):
+                return got
+            published.changed.clear()
+            await published.changed.wait()
+    try:
+        return await asyncio.wait_for(published_ok(), timeout)
+    except TimeoutError:
+        raise AssertionError(f"no such diagnostics for {uri} in {timeout} s: {published.get(uri)}") from None
 
 
 def _open(client, path: Path, version: int = 1) -> str:
@@ -115,6 +138,7 @@ async def test_language_server_session_on_a_real_latex_project(project):
     root, bib_path, tex_path = project["root"], project["root"] / "refs.bib", project["root"] / "main.tex"
     env = dict(os.environ, MUSTCITE_WORK=str(project["work"]), HF_HUB_OFFLINE="1")
     client = await ClientServerConfig(server_command=[sys.executable, "-m", "mustcite", "lsp"], server_env=env).start()
+    client.diagnostics = Published()
     try:
         await client.initialize_session(types.InitializeParams(
             capabilities=client_capabilities("visual-studio-code"), root_uri=from_fs_path(str(root)),
@@ -162,8 +186,9 @@ async def test_language_server_session_on_a_real_latex_project(project):
             context=types.CodeActionContext(diagnostics=year)))
         assert len(actions) == 1 and "Set year" in actions[0].title
         text = _apply(bib_path.read_text(), actions[0].edit.changes[bib_uri])
+        seen = client.diagnostics.count[bib_uri]
         _change(client, bib_path, text, 2)
-        diags = await _until(client, bib_uri, lambda d: not any(x.code == "mismatch-year" for x in d))
+        diags = await _until(client, bib_uri, lambda d: not any(x.code == "mismatch-year" for x in d), after=seen)
         assert f"year = {{{project['kept'][0]['year']}}}" in bib_path.read_text()
 
         # quick fix 2: add the first missing paper's BibTeX to refs.bib
@@ -175,12 +200,13 @@ async def test_language_server_session_on_a_real_latex_project(project):
         before = bib_path.read_text()
         text = _apply(before, edits)
         assert text.startswith(before) and text.count("@") == before.count("@") + 1
+        seen = client.diagnostics.count[bib_uri]
         _change(client, bib_path, text, 3)
-        diags = await _until(client, bib_uri, lambda d: not any(x.code == "mismatch-year" for x in d))
+        # the diagnostics of the check of this text (the first published since the change)
+        diags = await _until(client, bib_uri, lambda d: not any(x.code == "mismatch-year" for x in d), after=seen)
         added_key = text[len(before):].split("{", 1)[1].split(",", 1)[0]
         # the added entry is the corpus record itself: verified, so no diagnostic names it
-        await asyncio.sleep(0.5)
-        assert not any(d.message.startswith(added_key + ":") for d in client.diagnostics[bib_uri])
+        assert not any(d.message.startswith(added_key + ":") for d in diags)
 
         timings = await client.workspace_execute_command_async(types.ExecuteCommandParams(command="mustcite.timings"))
         assert timings["audit"] > 0 and save_to_audit > 0

@@ -6,7 +6,8 @@ error, the next request answered within a second), huge documents, a ``refs.bib`
 to a FIFO, to ``/dev/zero`` or out of the workspace, loose and ``untitled:`` documents, a quick
 fix whose target is forged, and the exit codes. The corpus check is replaced by a stub that
 reports each checked entry on stderr ("CHECKED key ...": what the server read) and calls every
-entry not found; no data is needed.
+entry not found, and each audit the server starts is reported there too ("AUDIT folder"); no
+data is needed.
 """
 
 from __future__ import annotations
@@ -37,8 +38,15 @@ def check_entries(entries, index):
         time.sleep(300)
     return [RefCheck(e.key, "not_found", why="stub") for e in entries]
 
+
+def reported_audit(self, root, saved_at, audit=server.CitationServer.audit):
+    print(f"AUDIT {root}", file=sys.stderr, flush=True)
+    return audit(self, root, saved_at)
+
+
 check.check_entries = check_entries
 server.CitationServer.index = lambda self: None
+server.CitationServer.audit = reported_audit
 from mustcite.cli.main import main
 sys.exit(main(["lsp", *sys.argv[1:]]))
 """
@@ -61,20 +69,40 @@ class Client:
         self.seen: list[dict] = []
         self.stderr: list[str] = []
         self.next_id = 0
-        threading.Thread(target=self._read, daemon=True).start()
-        threading.Thread(target=self._read_err, daemon=True).start()
+        self._news = threading.Condition()         # notified at each message and each stderr line
+        self._readers = [threading.Thread(target=self._read, daemon=True),
+                         threading.Thread(target=self._read_err, daemon=True)]
+        for t in self._readers:
+            t.start()
 
     def _read(self) -> None:
         for body, _ in FrameReader(self.proc.stdout.read1).frames():
             if body is not None:
-                self.seen.append(json.loads(body))
+                with self._news:
+                    self.seen.append(json.loads(body))
+                    self._news.notify_all()
 
     def _read_err(self) -> None:
         for line in self.proc.stderr:
-            self.stderr.append(line.decode("utf-8", "replace"))
+            with self._news:
+                self.stderr.append(line.decode("utf-8", "replace"))
+                self._news.notify_all()
+
+    def until(self, ok, timeout: float = 10.0, what: str = ""):
+        """The first true value of ``ok()``, tried again at each message and stderr line the server
+        sends; AssertionError naming ``what`` after ``timeout`` seconds."""
+        with self._news:
+            got = self._news.wait_for(ok, timeout)
+        if not got:
+            raise AssertionError(f"still waiting after {timeout:g} s for {what or ok!r}")
+        return got
 
     def checked(self) -> list[str]:
         return [k for line in self.stderr if line.startswith("CHECKED") for k in line.split()[1:]]
+
+    def audited(self) -> list[str]:
+        """The folders of the audits the server started (reported by the stub)."""
+        return [line.split(" ", 1)[1].rstrip("\n") for line in self.stderr if line.startswith("AUDIT ")]
 
     def send_bytes(self, data: bytes) -> None:
         self.proc.stdin.write(data)
@@ -93,13 +121,14 @@ class Client:
         self.send({"jsonrpc": "2.0", "method": method, "params": params})
 
     def wait(self, ok, timeout: float = 10.0, start: int = 0) -> dict:
-        end = time.monotonic() + timeout
-        while time.monotonic() < end:
-            for m in self.seen[start:]:
-                if ok(m):
-                    return m
-            time.sleep(0.01)
-        raise AssertionError(f"no such message in {timeout} s; seen: {[str(m)[:200] for m in self.seen[-5:]]}")
+        """The first message from the ``start``-th on for which ``ok(message)`` holds, as soon as it comes."""
+        def found():
+            return next((m for m in self.seen[start:] if ok(m)), None)
+        with self._news:
+            m = self._news.wait_for(found, timeout)
+            if m is None:
+                raise AssertionError(f"no such message in {timeout} s; seen: {[str(m)[:200] for m in self.seen[-5:]]}")
+        return m
 
     def response(self, msg_id, timeout: float = 10.0) -> dict:
         return self.wait(lambda m: m.get("id") == msg_id and "method" not in m, timeout)
@@ -133,10 +162,13 @@ class Client:
             self.response(self.request("shutdown"))
         self.notify("exit")
         try:
-            return self.proc.wait(timeout)
+            code = self.proc.wait(timeout)
         finally:
             if self.proc.poll() is None:
                 self.proc.kill()
+        for t in self._readers:          # to the end of the output: seen and stderr hold all the server said
+            t.join(timeout)
+        return code
 
     def peak_rss_mb(self) -> float:
         status = Path(f"/proc/{self.proc.pid}/status").read_text()
@@ -212,10 +244,7 @@ def test_a_check_still_running_does_not_hold_up_exit(tmp_path, client):
     c = client("--no-audit")
     c.initialize(tmp_path)
     c.open(from_fs_path(str(tmp_path / "refs.bib")), "@article{slow, title={A}, year={2020}}\n")
-    end = time.monotonic() + 10
-    while "slow" not in c.checked() and time.monotonic() < end:
-        time.sleep(0.05)
-    assert "slow" in c.checked()
+    c.until(lambda: "slow" in c.checked(), LIVENESS_S, "the check of the entry 'slow' to start")
     assert c.ping() < LIVENESS_S                           # requests are answered while the check runs
     assert c.finish(timeout=LIVENESS_S) == 0           # the check sleeps 300 s: exit does not wait for it
 
@@ -268,11 +297,12 @@ def test_loose_and_untitled_documents_get_their_own_text_checked_only(tmp_path, 
         start = len(c.seen)
         c.open(uri, text)
         assert c.diagnostics(uri, 10, start) == []
+        start = len(c.seen)
         c.notify("textDocument/didSave", {"textDocument": {"uri": uri}})
+        # the save's own diagnostics: it is handled (an audit it started would be queued now)
+        assert c.diagnostics(uri, 10, start) == []
     assert c.ping() < LIVENESS_S
-    time.sleep(1.0)
     assert c.checked() == []
-    assert not any(m.get("method") == "window/showMessage" and "audit" in m["params"]["message"] for m in c.seen)
     # inside the workspace the same save reads the bibliography and starts the audit
     inside = from_fs_path(str(root / "main.tex"))
     start = len(c.seen)
@@ -280,8 +310,10 @@ def test_loose_and_untitled_documents_get_their_own_text_checked_only(tmp_path, 
     assert {d["code"] for d in c.diagnostics(inside, 10, start)} == {"not_found", "undefined"}
     c.notify("textDocument/didSave", {"textDocument": {"uri": inside}})
     c.wait(lambda m: m.get("method") == "window/showMessage" and "audit" in m["params"]["message"], 30)
-    assert c.checked() == ["rootkey"]
     assert c.finish(timeout=5) == 0
+    # all the server said (each save above was handled before the exit): one audit, of the workspace
+    assert c.checked() == ["rootkey"]
+    assert c.audited() == [str(root.resolve())]
 
 
 def test_a_quick_fix_never_reads_a_file_outside_the_workspace(tmp_path, client):

@@ -16,6 +16,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from helpers import DATA
+from helpers.waiting import wait_until
 
 from mustcite.cli.main import main
 from mustcite.errors import MustciteError
@@ -227,12 +228,12 @@ def test_kill_9_during_annotate_then_resume(ex, fresh_labels, capsys):
     proc = subprocess.Popen([sys.executable, "-m", "mustcite", "annotate", str(ex), "--chunk", "50"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
     labels = ex / "labels"
+
+    def first_labels() -> list[Path]:
+        assert proc.poll() is None, proc.stderr.read().decode()
+        return list(labels.glob("*.json"))
     try:
-        deadline = time.monotonic() + 60
-        while not list(labels.glob("*.json")):
-            assert proc.poll() is None, proc.stderr.read().decode()
-            assert time.monotonic() < deadline, "no label file after 60 s"
-            time.sleep(0.01)
+        wait_until(first_labels, what="the first label file of mustcite annotate")
     finally:
         proc.kill()
         proc.wait()

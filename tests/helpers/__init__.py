@@ -10,7 +10,8 @@
 * :mod:`helpers.benchmark`: the small real benchmark of the benchmark tests;
 * :mod:`helpers.pdfs`: the s2orc-doc2json PDF/TEI fixtures and the GROBID stub server;
 * :mod:`helpers.judges`: the OpenAI/Gemini stub server of the judge tests;
-* :mod:`helpers.scidoca`: hand-made SCIDOCA examples (no data).
+* :mod:`helpers.scidoca`: hand-made SCIDOCA examples (no data);
+* :mod:`helpers.waiting`: :func:`~helpers.waiting.wait_until`, for a state no event announces.
 
 Everything that reads the data is marked ``data`` in the tests, and ``conftest.py`` skips those
 tests when :data:`DATA_DIR` is None. Nothing here reads the data at import time.

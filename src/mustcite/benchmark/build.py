@@ -1,4 +1,4 @@
-"""Build a benchmark from the corpus store and labelled reference files (seed 000, Section 6.2).
+"""Build a benchmark from the corpus store and labelled reference files, as in MasterSet (Section 6.2).
 
 Inputs:
 

@@ -1,6 +1,6 @@
 """Benchmark recipes: which papers form the pool, which are queries, how labels become ground truths.
 
-* ``masterset-coreml-v1`` (seed 000, Section 6.2): target venues NeurIPS/ICML/ICLR; core set =
+* ``masterset-coreml-v1`` (MasterSet paper, Section 6.2): target venues NeurIPS/ICML/ICLR; core set =
   target-venue papers plus the other-venue papers they cite; pool = core-set papers of 2018-2024;
   queries = target-venue papers of 2025 with at least one must-cite paper in the pool.
 * ``neurips-2024`` (v2, the real-data benchmark of shared/data/README.md): queries = the NeurIPS

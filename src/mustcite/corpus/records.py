@@ -1,7 +1,7 @@
 """The paper record and its stable id.
 
 ``paper_id`` is a UUID5 over the normalised title, venue, year and source id, as MasterSet does
-(seed 000, Section 3): the same input always gives the same id, on any machine.
+(MasterSet paper, Section 3): the same input always gives the same id, on any machine.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Venue codes, years and main-track rules for the paper lists in ``proceedings/``.
 
-MasterSet keeps "only main-conference full papers and excludes all ancillary tracks" (seed 000,
-Section 3.2). This module says, for one record, which of the 15 venue codes it belongs to and
+The MasterSet paper keeps "only main-conference full papers and excludes all ancillary tracks"
+(Section 3.2). This module says, for one record, which of the 15 venue codes it belongs to and
 whether its track/volume/status is a main-conference one:
 
 * ACL Anthology volumes: keep ``long``/``short``/``main`` (and the numbered volumes ``1``/``2``

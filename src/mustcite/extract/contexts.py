@@ -1,4 +1,4 @@
-"""Citation context windows (MasterSet's three-sentence rule, seed 000 Section 3.4).
+"""Citation context windows (the three-sentence rule of the MasterSet paper, Section 3.4).
 
 The window is the citing sentence with one sentence before and one after, inside its paragraph.
 Edge rules: at a paragraph start, the sentence and the two after; at its end, the two before and

@@ -1,4 +1,4 @@
-"""Failure modes of an extraction (seed 000, Appendix B) and the paper's status.
+"""Failure modes of an extraction (those of the MasterSet paper, Appendix B) and the paper's status.
 
 * ``reordering`` (Case I): the list's own ``[n]`` labels are out of order, repeated or skip
   numbers, so list position and cite key disagree (we still resolve by label).

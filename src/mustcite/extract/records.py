@@ -1,6 +1,6 @@
 """Records of the extraction stage and the per-paper reference file.
 
-The file ``<paper>.json`` follows MasterSet's schema (seed 000, Appendix C): a JSON list of
+The file ``<paper>.json`` follows MasterSet's schema (MasterSet paper, Appendix C): a JSON list of
 ``{target, title, year, cite, contexts: [{section, context}]}``, plus optional fields of ours
 (``raw``, ``authors``, ``mentions``, ``paper_id``, ``link_score``, the LaTeX path's ``bibkey``,
 ``doi``, ``arxiv``, ``url``, ``venue``, and label fields added by the labels stage). Its JSON Schema is ``mustcite/schemas/references.schema.json``;

@@ -11,7 +11,7 @@ plus totals). :func:`extract_one` is a pure function of (path, options), mapped 
 :func:`mustcite.parallel.pmap`. One bad file never stops a run: it gets status ``failed`` and a
 message. A rerun skips papers whose ``.meta.json`` is newer than the input (unless ``force``).
 
-Routing (seed 000, Section 3): a paper whose first path flags or fails goes to the next available
+Routing (as in MasterSet, Section 3): a paper whose first path flags or fails goes to the next available
 path: Markdown -> a sibling ``abc.tei.xml`` -> a sibling ``abc.pdf`` (GROBID when a URL is set,
 then the built-in PDF path); a PDF goes built-in -> GROBID (when a URL is set).
 """
@@ -240,7 +240,7 @@ def _extract_routed(path: Path, opts: ExtractOptions) -> tuple[ExtractedPaper, l
     tried: list[str] = []
     for method, p in route(path, opts):
         if attempts and method == "grobid" and "no_text_layer" in attempts[-1].failure_modes:
-            continue  # GROBID needs a text stream too (seed 000, Appendix D)
+            continue  # GROBID needs a text stream too (MasterSet paper, Appendix D)
         if p != path and _precheck(p, opts) is not None:
             continue
         try:

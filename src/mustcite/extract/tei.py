@@ -4,7 +4,7 @@ GROBID marks everything we need explicitly: ``listBibl/biblStruct`` entries (aut
 date), body callouts ``<ref type="bibr" target="#b3">`` and numbered section heads
 ``<head n="4">Experiments</head>``. Contexts follow the same rule as the Markdown path: the
 citing sentence with one sentence before and after, within the paragraph, deduplicated per
-reference; entries without a four-digit year are dropped (seed 000, Appendix C).
+reference; entries without a four-digit year are dropped (as in MasterSet, Appendix C).
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 Prices are US dollars per million tokens (input, output), list prices of the providers at the time of
 writing; pass ``prices={"model": (in, out)}`` (CLI ``--price IN,OUT``) to override.  Local and offline
 judges cost nothing.  The paper reports $619.41 for 2,005,387 instances = $0.000309 per instance
-(seed 000, Appendix E.3); :meth:`CostLedger.summary` gives ours in the same form.
+(MasterSet paper, Appendix E.3); :meth:`CostLedger.summary` gives ours in the same form.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The shared judge interface: one citation instance in, one label out.
 
-A *citation instance* is one (citing paper, cited reference) pair of MasterSet (seed 000, Section 4):
+A *citation instance* is one (citing paper, cited reference) pair, as in MasterSet (Section 4):
 the citing paper's title and abstract, the cited reference, and every in-text context where it is
 cited.  A ``Judge`` labels an instance with Type I (0/1: experimental baseline / core reference) or
 Type II (1-5 core relevance).  Backends (offline rules, LLM APIs, local llama.cpp) implement ``Judge``.

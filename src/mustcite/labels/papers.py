@@ -1,6 +1,6 @@
 """Labelled papers: citing papers whose references are linked to the pool and (maybe) labelled.
 
-A labelled paper is one extraction output ``<stem>.json`` (reference list, seed 000 Appendix C, with
+A labelled paper is one extraction output ``<stem>.json`` (reference list, MasterSet Appendix C, with
 ``paper_id`` from linking and ``type1``/``type2``/``type3``/``must_cite`` from labelling) plus its
 ``<stem>.meta.json`` (title, abstract, year). Benchmark train queries with qrels are labelled papers
 too (:func:`from_qrels`). Every cited pool paper gets per-tier flags; missing labels stay ``None``.

@@ -1,4 +1,4 @@
-"""MasterSet's three must-cite tiers (seed 000, Section 4.1 and 6.1) on reference-file items.
+"""MasterSet's three must-cite tiers (MasterSet paper, Sections 4.1 and 6.1) on reference-file items.
 
 * Type I  (``type1``): 0/1 from a judge — experimental baseline / core reference.
 * Type II (``type2``): 1-5 from a judge; must-cite when ``type2 >= type2_threshold`` (4).

@@ -1,7 +1,7 @@
 """Citation-context evidence: how labelled papers describe a pool paper where they cite it.
 
 Every (labelled paper, cited pool paper) pair with an extracted citation context is one document:
-the sentences around that paper's in-text citations (seed 000's three-sentence windows). A query
+the sentences around that paper's in-text citations (MasterSet's three-sentence windows). A query
 (title + abstract) is matched against all of them with BM25 and the hits are grouped by the cited
 paper, so a pool paper scores high when the papers that cite it *describe it* in words like the
 query's. This is the classic context-based citation-recommendation signal, and it finds cited

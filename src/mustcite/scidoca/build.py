@@ -1,6 +1,7 @@
-"""SCIDOCA 2025 task data (seed 003) built from our NeurIPS full texts.
+"""SCIDOCA 2025 task data built from our NeurIPS full texts.
 
-:func:`build_task_data` follows the seed's Sections 2 and 3 with our data in place of S2ORC:
+:func:`build_task_data` follows Sections 2 and 3 of the SCIDOCA 2025 overview paper with our data in
+place of S2ORC:
 
 * paragraphs and citation markers come from the extraction parser
   (:func:`mustcite.extract.paragraphs.paragraph_view`); each marker's references join the
@@ -14,10 +15,11 @@
   paper; papers whose bibliography may be incomplete (a failed OCR page in or next to it) are
   train-only.
 
-It writes ``<split>/task{1,2,3}.jsonl`` (one paragraph a line in the seed's Section 2 shape, the
-gold in the output field, checked and shaped by :func:`mustcite.scidoca.formats.example_to_json`)
-and ``manifest.json`` (rules with the seed's wording, inputs, seed, counts and the Section
-3.6-style statistics). ``mustcite scidoca build`` runs it.
+It writes ``<split>/task{1,2,3}.jsonl`` (one paragraph a line in the overview paper's Section 2
+shape, the gold in the output field, checked and shaped by
+:func:`mustcite.scidoca.formats.example_to_json`) and ``manifest.json`` (rules with the overview
+paper's wording, inputs, seed, counts and the Section 3.6-style statistics). ``mustcite scidoca
+build`` runs it.
 """
 
 from __future__ import annotations

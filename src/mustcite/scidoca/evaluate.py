@@ -1,8 +1,8 @@
-"""Official SCIDOCA 2025 scoring of Subtasks 1-3, as the overview paper (seed 003) Section 2 defines it.
+"""Official SCIDOCA 2025 scoring of Subtasks 1-3, as the shared task's overview paper defines it (Section 2).
 
 All scores are fractions in [0, 1] (the paper's tables print percentages).
 
-Conventions the seed leaves open, applied to every task:
+Conventions the overview paper leaves open, applied to every task:
 
 * a ratio whose denominator is 0 at the level of one paragraph / mask / sentence is 0 (e.g. the
   precision of an empty prediction, TP / (TP + FP) = 0 / 0);
@@ -11,9 +11,9 @@ Conventions the seed leaves open, applied to every task:
 * predicted ids are compared as sets (a repeated id counts once); an id that is not a candidate
   is simply wrong (a false positive);
 * a prediction whose id is not in the gold is an error (:class:`~mustcite.errors.MustciteError`);
-  a gold paragraph without a prediction is scored as an empty prediction (the seed says nothing
-  of missing paragraphs; ``missing_predictions`` counts them), but a prediction file without any
-  prediction is an error (:func:`evaluate_files`).
+  a gold paragraph without a prediction is scored as an empty prediction (the overview paper says
+  nothing of missing paragraphs; ``missing_predictions`` counts them), but a prediction file
+  without any prediction is an error (:func:`evaluate_files`).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Floors for the SCIDOCA 2025 tasks: "all candidates" and "BM25 top-k" (no learning).
 
 Both implement :class:`Floor` -- ``predict(examples) -> list[Answer]``, one answer per example
-in the task's output shape (seed 003, Section 2).
+in the task's output shape (SCIDOCA 2025 overview paper, Section 2).
 
 **All candidates** (:class:`AllCandidates`):
 

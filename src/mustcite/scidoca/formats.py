@@ -1,6 +1,6 @@
 """Records and file shapes of the SCIDOCA 2025 shared task on citation prediction.
 
-Sources: the overview paper (seed 003, Section 2: the JSON input/output examples of Subtasks 1-3)
+Sources: the SCIDOCA 2025 overview paper (Section 2: the JSON input/output examples of Subtasks 1-3)
 and the organisers' repository as far as public (``../shared/data/scidoca/``: two README
 versions, which document no file layout, and PROVENANCE.md, which infers the ``.in``/``.label``
 files from a participant's loader). Two shapes are read and written:

@@ -1,4 +1,4 @@
-"""Google Gemini judge via ``google-genai`` (MasterSet used Gemini 2.5 Flash, seed 000 Section 4.2).
+"""Google Gemini judge via ``google-genai`` (the MasterSet paper used Gemini 2.5 Flash, Section 4.2).
 
 Key from ``GEMINI_API_KEY`` (or ``api_key=``); model from ``--model`` / ``MUSTCITE_GEMINI_MODEL``
 (default ``gemini-2.5-flash``).  The prompt's system block goes in ``system_instruction``, the user
