@@ -139,7 +139,7 @@ def main(argv: list[str] | None = None) -> int:
                                          for q, _, _ in drafts], tiers=(main_tier,))
     base_runs = {}
     start = 0
-    for (q, keep, removed), cs in zip(drafts, cands):
+    for (q, keep, _removed), cs in zip(drafts, cands):
         p = probs[main_tier][start:start + len(cs)]
         start += len(cs)
         have = set(keep)
@@ -159,7 +159,7 @@ def main(argv: list[str] | None = None) -> int:
 
     def run(weights: AuditWeights) -> dict[str, list[str]]:
         out = {}
-        for q, keep, removed, ds, named in scored:
+        for q, keep, _removed, ds, named in scored:
             sig = bib.signals(keep, ds.year, q["title"], coupled_k=weights.coupled_k, named=named)
             order = missing_order(ds, blend(ds, sig, weights), set(keep), DEPTH)
             out[q["id"]] = [ds.candidates[j].paper_id for j in order]

@@ -754,11 +754,11 @@ def run_lsp(cases: list[Case], t: Path, record) -> None:
         for case in cases:
             base, peak, done = ps.memory_info().rss, [0], threading.Event()
 
-            def sample():
+            def sample(done: threading.Event, peak: list[int]) -> None:
                 while not done.is_set():
                     peak[0] = max(peak[0], ps.memory_info().rss)
                     done.wait(0.05)
-            sampler = threading.Thread(target=sample)
+            sampler = threading.Thread(target=sample, args=(done, peak))
             sampler.start()
             errs = len(c.stderr)
             t0 = time.perf_counter()

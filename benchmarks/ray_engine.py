@@ -140,7 +140,7 @@ def project(cpu_per_paper: float, cpu_per_instance: float, cpu_per_text: float, 
     per-task overhead and each worker's setup)."""
     out = {}
     for n in NODES:
-        def hours(records: int, cpu: float, per_task: int) -> float:
+        def hours(records: int, cpu: float, per_task: int, n: int = n) -> float:
             compute = records * cpu / n
             overhead = (records / per_task) * task_ms / 1000 / n
             return round((compute + overhead + worker_setup_s + startup_s) / 3600, 3)

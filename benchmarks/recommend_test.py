@@ -119,7 +119,8 @@ def main(argv: list[str] | None = None) -> int:
         md.append("| method | " + " | ".join(METRICS) + " | R@100 ratio | MRR ratio |")
         md.append("|---|" + "---|" * (len(METRICS) + 2))
         for name, row in rows.items():
-            ratio = lambda m: "1" if name == base_name else f"{row[f'{m} ratio']:.2f}x ({_p(row[f'{m} p_perm'])})"
+            def ratio(m: str, name: str = name, row: dict = row, base_name: str = base_name) -> str:
+                return "1" if name == base_name else f"{row[f'{m} ratio']:.2f}x ({_p(row[f'{m} p_perm'])})"
             md.append(f"| {name} | " + " | ".join(f"{row[m]:.4f}" for m in METRICS) + f" | {ratio('R@100')} | {ratio('MRR')} |")
     text = "\n".join(md)
     print(text)

@@ -50,7 +50,7 @@ def sample(extract: Path, n: int, seed: int) -> None:
         for m in ms:
             raw_of.setdefault((m.title, m.year, m.surname), m.raw[:220])
         near = []
-        for title, score, j in process.extract(w.title.lower(), titles, scorer=fuzz.ratio, limit=8):
+        for _title, score, j in process.extract(w.title.lower(), titles, scorer=fuzz.ratio, limit=8):
             other, oms = works[j]
             if other.work_id == w.work_id or score < 75:
                 continue
