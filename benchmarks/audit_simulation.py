@@ -59,8 +59,8 @@ from mustcite.recommend import (  # noqa: E402
 
 OUT = Path(__file__).parent / "results"
 DEPTH = 100
-GRID = {"cocite": (0.0, 0.25), "share": (0.0, 2.0, 4.0), "coupling": (2.0, 4.0, 8.0), "named": (0.0, 2.0, 4.0, 8.0, 16.0),
-        "coupled_k": (10, 30)}
+GRID = {"cocite": (0.0, 0.25), "share": (0.0, 2.0, 4.0), "coupling": (2.0, 4.0, 8.0),
+        "named": (0.0, 2.0, 4.0, 8.0, 16.0), "coupled_k": (10, 30)}
 
 
 def removed_split(qid: str, must: list[str], fraction: float, seed: int) -> list[str]:

@@ -923,7 +923,8 @@ def _main(tmp: Path, only: list[str] | None) -> int:
             c = server_info["concurrent"]
             head += (f"\nServer (`serve --workers 1`, real model): idle RSS {server_info['idle_rss_mb']:.0f} MB; "
                      f"a normal `POST /api/recommend` takes {c['recommend_alone_ms']:.0f} ms alone and "
-                     f"{c['recommend_during_ms']:.0f} ms sent during the `\\cite{{` probe audit ({c['wall_s']:.2f} s).\n")
+                     f"{c['recommend_during_ms']:.0f} ms sent during the `\\cite{{` probe audit "
+                     f"({c['wall_s']:.2f} s).\n")
         (RESULTS / "bad_inputs.md").write_text(head + "\n" + table(rows), encoding="utf-8")
     return 0 if doc["meet_targets"] == len(rows) else 1
 

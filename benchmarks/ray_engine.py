@@ -248,7 +248,8 @@ def main() -> None:
                      f"{overhead['ray_ms_per_task']} ms, each worker's title-index build ({round(index_s, 1)} s) "
                      f"and the cluster start ({round(startup, 1)} s). Reading the inputs from a shared "
                      "filesystem, and judge API rate limits for LLM judges, are not modelled.",
-            "cpu_s_per_paper_extract_link": cpu_paper, "cpu_s_per_paper_extract_link_by_engine": marginal, "cpu_s_per_instance_offline_judge": cpu_inst,
+            "cpu_s_per_paper_extract_link": cpu_paper, "cpu_s_per_paper_extract_link_by_engine": marginal,
+            "cpu_s_per_instance_offline_judge": cpu_inst,
             "cpu_s_per_text_encoding": cpu_text,
             "hours": project(cpu_paper, cpu_inst, cpu_text, overhead["ray_ms_per_task"], index_s, startup, 32),
         }
