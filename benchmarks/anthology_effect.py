@@ -78,8 +78,8 @@ def main(argv: list[str] | None = None) -> int:
     a.out.write_text(json.dumps(res, indent=1) + "\n")
     for tag in BENCHES:
         for gt, row in res[tag].get("paired_on_after_qrels", {}).items():
-            print(f"{tag} {gt:9s} " + "  ".join(f"{m} {row[m]['before']:.4f}->{row[m]['after']:.4f} (p={row[m]['p']:.2g})"
-                                              for m in METRICS))
+            print(f"{tag} {gt:9s} " + "  ".join(f"{m} {row[m]['before']:.4f}->{row[m]['after']:.4f} "
+                                              f"(p={row[m]['p']:.2g})" for m in METRICS))
     print(f"-> {a.out}")
     return 0
 

@@ -98,7 +98,8 @@ def main() -> None:
     sweep, threshold = [], None
     seeds = [s for p in drafts["rows"] for s in p["seeds"] if not s.get("still_cited")]
     for t in np.round(np.arange(0.30, 0.96, 0.05), 2):
-        shown = [(p["project"], r) for p in drafts["rows"] for r in p["intact"] if confidence(r["features"], final) >= t]
+        shown = [(p["project"], r) for p in drafts["rows"] for r in p["intact"]
+                 if confidence(r["features"], final) >= t]
         marks = [judged.get(proj, {}).get(r["paper_id"] or r["key"]) for proj, r in shown]
         genuine = sum(m == "genuine" for m in marks) / max(1, sum(m is not None for m in marks))
         seeded = sum(1 for s in seeds if s.get("features") and confidence(s["features"], final) >= t)

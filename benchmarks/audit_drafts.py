@@ -108,7 +108,8 @@ def linked_references(rec, folder: Path, year: int) -> list[dict]:
     from mustcite.recommend import read_draft
 
     draft = read_draft(folder)
-    return link_references(draft.paper.to_reference_list(), rec.draft_indexes.titles(), citing_year=rec.effective_year(year))
+    return link_references(draft.paper.to_reference_list(), rec.draft_indexes.titles(),
+                           citing_year=rec.effective_year(year))
 
 
 def seeded_copy(src: Path, dst: Path, keys: set[str]) -> None:
@@ -130,7 +131,8 @@ def rows(result) -> list[dict]:
         title = year = venue = None
         if f.row is not None:
             rec_row = _POOL[0][f.row]
-            title, year, venue = rec_row.get("title"), rec_row.get("published") or rec_row.get("year"), rec_row.get("venue")
+            title, year, venue = (rec_row.get("title"), rec_row.get("published") or rec_row.get("year"),
+                                  rec_row.get("venue"))
         out.append({"finding": f.kind, "paper_id": f.paper_id, "title": title, "year": year, "venue": venue,
                     "name": f.name, "key": f.key, "confidence": round(f.confidence, 4), "message": f.message,
                     "location": f.location.to_dict(), "features": {k: round(v, 4) for k, v in f.features.items()},
@@ -152,7 +154,8 @@ def main() -> None:
     ap.add_argument("--out", type=Path, default=OUT)
     args = ap.parse_args()
     drafts = args.drafts or find_data_dir() / "drafts"
-    manifest = [p for p in json.loads((drafts / "manifest.json").read_text()) if not args.only or args.only in p["name"]]
+    manifest = [p for p in json.loads((drafts / "manifest.json").read_text())
+                if not args.only or args.only in p["name"]]
     from mustcite.recommend import audit_draft, default_model
 
     model_folder = (args.model or default_model(None)).resolve()
@@ -173,7 +176,8 @@ def main() -> None:
             folder, year = drafts / "projects" / p["name"], int(p["year"])
             intact = audit_draft(rec, folder, top=500, year=year)
             seeds = pick_seeds(intact, linked_references(rec, folder, year))
-            row = {"project": p["name"], "year": year, "title_read": intact.title, "intact": rows(intact), "seeds": seeds}
+            row = {"project": p["name"], "year": year, "title_read": intact.title, "intact": rows(intact),
+                   "seeds": seeds}
             if seeds:
                 copy = tmp / p["name"]
                 seeded_copy(folder, copy, {s["key"] for s in seeds})

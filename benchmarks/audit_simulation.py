@@ -59,8 +59,8 @@ from mustcite.recommend import (  # noqa: E402
 
 OUT = Path(__file__).parent / "results"
 DEPTH = 100
-GRID = {"cocite": (0.0, 0.25), "share": (0.0, 2.0, 4.0), "coupling": (2.0, 4.0, 8.0), "named": (0.0, 2.0, 4.0, 8.0, 16.0),
-        "coupled_k": (10, 30)}
+GRID = {"cocite": (0.0, 0.25), "share": (0.0, 2.0, 4.0), "coupling": (2.0, 4.0, 8.0),
+        "named": (0.0, 2.0, 4.0, 8.0, 16.0), "coupled_k": (10, 30)}
 
 
 def removed_split(qid: str, must: list[str], fraction: float, seed: int) -> list[str]:
@@ -139,7 +139,7 @@ def main(argv: list[str] | None = None) -> int:
                                          for q, _, _ in drafts], tiers=(main_tier,))
     base_runs = {}
     start = 0
-    for (q, keep, removed), cs in zip(drafts, cands):
+    for (q, keep, _removed), cs in zip(drafts, cands):
         p = probs[main_tier][start:start + len(cs)]
         start += len(cs)
         have = set(keep)
@@ -159,7 +159,7 @@ def main(argv: list[str] | None = None) -> int:
 
     def run(weights: AuditWeights) -> dict[str, list[str]]:
         out = {}
-        for q, keep, removed, ds, named in scored:
+        for q, keep, _removed, ds, named in scored:
             sig = bib.signals(keep, ds.year, q["title"], coupled_k=weights.coupled_k, named=named)
             order = missing_order(ds, blend(ds, sig, weights), set(keep), DEPTH)
             out[q["id"]] = [ds.candidates[j].paper_id for j in order]

@@ -754,11 +754,11 @@ def run_lsp(cases: list[Case], t: Path, record) -> None:
         for case in cases:
             base, peak, done = ps.memory_info().rss, [0], threading.Event()
 
-            def sample():
+            def sample(done: threading.Event, peak: list[int]) -> None:
                 while not done.is_set():
                     peak[0] = max(peak[0], ps.memory_info().rss)
                     done.wait(0.05)
-            sampler = threading.Thread(target=sample)
+            sampler = threading.Thread(target=sample, args=(done, peak))
             sampler.start()
             errs = len(c.stderr)
             t0 = time.perf_counter()
@@ -923,7 +923,8 @@ def _main(tmp: Path, only: list[str] | None) -> int:
             c = server_info["concurrent"]
             head += (f"\nServer (`serve --workers 1`, real model): idle RSS {server_info['idle_rss_mb']:.0f} MB; "
                      f"a normal `POST /api/recommend` takes {c['recommend_alone_ms']:.0f} ms alone and "
-                     f"{c['recommend_during_ms']:.0f} ms sent during the `\\cite{{` probe audit ({c['wall_s']:.2f} s).\n")
+                     f"{c['recommend_during_ms']:.0f} ms sent during the `\\cite{{` probe audit "
+                     f"({c['wall_s']:.2f} s).\n")
         (RESULTS / "bad_inputs.md").write_text(head + "\n" + table(rows), encoding="utf-8")
     return 0 if doc["meet_targets"] == len(rows) else 1
 

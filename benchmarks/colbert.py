@@ -156,7 +156,8 @@ def main() -> None:
         del r
 
     # encoding rate: measured by whichever run encoded (first run); keep the earlier figure on a cached rerun
-    rates = [row.get("encode_rate_texts_per_s") for row in report["rows"].values() if row.get("encode_rate_texts_per_s")]
+    rates = [row.get("encode_rate_texts_per_s") for row in report["rows"].values()
+             if row.get("encode_rate_texts_per_s")]
     report["encode_rate_docs_per_s"] = rates[0] if rates else prev.get("encode_rate_docs_per_s")
 
     # token statistics of the cached candidate docs
@@ -195,7 +196,8 @@ def main() -> None:
             "rss_growth_mb": round(rss1 - rss0, 1), "query_latency_ms_k100": round(1000 * lat, 1),
             "extrapolated_full_pool": {"docs": len(pool), "token_vectors": int(n_vec / len(ids) * len(pool)),
                                        "bytes_on_disk": int(per_doc * len(pool)),
-                                       "build_hours_at_measured_rate": round(n_vec / len(ids) * len(pool) / (n_vec / build_s) / 3600, 2)}}
+                                       "build_hours_at_measured_rate": round(n_vec / len(ids) * len(pool)
+                                                                             / (n_vec / build_s) / 3600, 2)}}
     report["peak_rss_mb"] = round(peak_mb(), 1)
     rate = report["encode_rate_docs_per_s"]
     if rate:

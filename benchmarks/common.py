@@ -103,7 +103,8 @@ def auc(pos: np.ndarray, neg: np.ndarray) -> float | None:
     return float((diff > 0).mean() + 0.5 * (diff == 0).mean())
 
 
-def bi_encoder_scores(pairs: list[tuple[str, str]], max_length: int, model_path: str | Path | None = None) -> np.ndarray:
+def bi_encoder_scores(pairs: list[tuple[str, str]], max_length: int,
+                      model_path: str | Path | None = None) -> np.ndarray:
     """A bi-encoder's cosine with each text encoded alone, cut to ``max_length`` tokens: the shipped
     MiniLM (the one the heads start from) or a fine-tuned folder."""
     from sentence_transformers import SentenceTransformer
@@ -149,8 +150,8 @@ def scidoca_dev_check(scorers: dict, examples: list[Example], top: int) -> dict:
     return out
 
 
-def named_share(ranked: dict[str, list[str]], entries: dict[str, list[str | None]], source: dict[str, str] | None = None,
-                top: int = 100) -> dict[str, float]:
+def named_share(ranked: dict[str, list[str]], entries: dict[str, list[str | None]],
+                source: dict[str, str] | None = None, top: int = 100) -> dict[str, float]:
     """Per query: the share of all its reference entries (``entries``, by citing paper) whose paper
     or work is among the first ``top`` of ``ranked[query]``; ``source`` maps a query id to its
     citing paper (default: the same id)."""

@@ -47,11 +47,13 @@ def summary(work: Path) -> dict:
     side = corpus / "side_tracks.parquet"
     if side.is_file():
         out["side_records"] = con.execute(f"SELECT count(*) FROM read_parquet('{side}')").fetchall()[0][0]
-        out["side_by_track"] = _q(con, f"SELECT coalesce(nullif(track, ''), 'ancillary') AS track, count(*) AS records, "
-                                       f"count(DISTINCT venue) AS venues FROM read_parquet('{side}') "
+        out["side_by_track"] = _q(con, "SELECT coalesce(nullif(track, ''), 'ancillary') AS track, "
+                                       "count(*) AS records, count(DISTINCT venue) AS venues "
+                                       f"FROM read_parquet('{side}') "
                                        "GROUP BY 1 ORDER BY records DESC")
         out["side_venues_outside_15"] = _q(
-            con, f"SELECT venue, count(*) AS records, min(year) AS first, max(year) AS last FROM read_parquet('{side}') "
+            con, "SELECT venue, count(*) AS records, min(year) AS first, max(year) AS last "
+                 f"FROM read_parquet('{side}') "
                  "WHERE venue NOT IN ('NeurIPS','ICML','ICLR','AAAI','IJCAI','CVPR','ICCV','ECCV','ACL','EMNLP',"
                  "'NAACL','COLT','UAI','AISTATS','JMLR') GROUP BY venue ORDER BY records DESC")
     versions = corpus / "versions.parquet"

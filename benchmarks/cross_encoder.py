@@ -126,7 +126,8 @@ def dev(args) -> None:
     path.write_text(json.dumps(out, indent=1))
     print("| k | w | " + " | ".join(f"{t} R@100 | {t} MRR" for t in base) + " |")
     print("| - | - | " + " | ".join("---: | ---:" for _ in base) + " |")
-    print("| 0 | 0 | " + " | ".join(f"{out['without'][t]['R@100']:.3f} | {out['without'][t]['MRR']:.3f}" for t in base) + " |")
+    print("| 0 | 0 | " + " | ".join(
+        f"{out['without'][t]['R@100']:.3f} | {out['without'][t]['MRR']:.3f}" for t in base) + " |")
     for row in table:
         print(f"| {row['k']} | {row['weight']} | " + " | ".join(
             f"{row[t]['R@100']:.3f} | {row[t]['MRR']:.3f}" for t in base) + " |")

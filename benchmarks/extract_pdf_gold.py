@@ -117,7 +117,8 @@ def main() -> None:
         result["totals"][name] = {
             **dict(a), "precision": round(p, 4), "recall": round(r, 4),
             "f1": round(2 * p * r / (p + r), 4) if p + r else 0.0,
-            "mention_precision": round(a["mention_correct"] / a["mentions_predicted"], 4) if a["mentions_predicted"] else None,
+            "mention_precision": (round(a["mention_correct"] / a["mentions_predicted"], 4)
+                                  if a["mentions_predicted"] else None),
             "mention_recall": round(a["mention_correct"] / a["mentions_gold"], 4) if a["mentions_gold"] else None}
     atomic_write_json(args.out, result)
     print(json.dumps(result["totals"], indent=1))

@@ -176,7 +176,8 @@ def cmd_relink() -> None:
             if a == b:
                 continue
             hit = match_reference(nw, index, year) if b else None
-            row = {"key": f"{stem}:{i}", "citing_year": year, "rule": hit[2] if hit else None, "title": old.get("title"), "raw": (old.get("raw") or "")[:300],
+            row = {"key": f"{stem}:{i}", "citing_year": year, "rule": hit[2] if hit else None,
+                   "title": old.get("title"), "raw": (old.get("raw") or "")[:300],
                    "old": a, "new": b, "score": nw.get("link_score"), "by": nw.get("link_by"),
                    "new_title": titles.get(b, (None,))[0] if b else None,
                    "new_year": titles.get(b, (None, None))[1] if b else None}

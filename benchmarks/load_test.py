@@ -60,7 +60,8 @@ def _queries(bench: str, split: str, n: int) -> list[dict]:
     from mustcite.retrieval import read_queries
 
     b = Benchmark.open(Workspace.resolve().root / "benchmarks" / bench)
-    qs = [{"title": d.title, "abstract": d.abstract, "top": 20, "year": 2024} for d in read_queries(b.queries_file(split))]
+    qs = [{"title": d.title, "abstract": d.abstract, "top": 20, "year": 2024}
+          for d in read_queries(b.queries_file(split))]
     return [qs[i % len(qs)] for i in range(n)]
 
 

@@ -13,7 +13,8 @@ Reports two decision rules over P(1) (the normalised probability of the digit 1)
 Writes accuracy, Cohen's kappa, ROC AUC of P(1), parse failures and seconds per call to
 ``benchmarks/results/local_judge_multicite_<split>[_<prompt folder>].json``.
 
-    MUSTCITE_LOCAL_MODELS=/tmp/mc_models nohup .venv/bin/python benchmarks/local_judge_multicite.py --split dev --n 150 &
+    MUSTCITE_LOCAL_MODELS=/tmp/mc_models nohup .venv/bin/python benchmarks/local_judge_multicite.py \\
+        --split dev --n 150 &
     .venv/bin/python benchmarks/local_judge_multicite.py --split test --threshold T
 """
 

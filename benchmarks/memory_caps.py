@@ -98,7 +98,8 @@ def main(argv: list[str] | None = None) -> int:
                 ("chunked JSON body", "/api/recommend",
                  dict(content=_chunks(size, b" " * MB), headers={"Content-Type": "application/json"})),
                 ("chunked multipart upload", "/api/audit",
-                 dict(content=_chunks(size, b"x" * MB, _PART_HEAD), headers={"Content-Type": "multipart/form-data; boundary=b"})),
+                 dict(content=_chunks(size, b"x" * MB, _PART_HEAD),
+                      headers={"Content-Type": "multipart/form-data; boundary=b"})),
                 (f"gzip bomb upload ({len(bomb) // 1024} KB -> 200 MB of text)", "/api/audit",
                  dict(files={"file": ("bomb.md.gz", bomb, "application/gzip")})),
             ]
@@ -111,7 +112,8 @@ def main(argv: list[str] | None = None) -> int:
                 except httpx.HTTPError as exc:      # the server may close the connection after 413
                     status, message = None, f"{exc.__class__.__name__}: {exc}"
                 after = _mem(proc.pid)
-                rows.append({"body": name, "path": path, "sent_mb": args.size_mb if "chunked" in name else round(len(bomb) / MB, 2),
+                rows.append({"body": name, "path": path,
+                             "sent_mb": args.size_mb if "chunked" in name else round(len(bomb) / MB, 2),
                              "status": status, "message": message[:160], "seconds": round(time.perf_counter() - t1, 2),
                              "rss_before_mb": before["rss_mb"], "rss_after_mb": after["rss_mb"],
                              "peak_rss_mb": after["peak_rss_mb"],

@@ -113,14 +113,17 @@ METHODS = [
      "training": lambda: _card_training(MODELS / "rerank-bm25-listwise-1000/rerank_model.json",
                                         ("card", "fit_seconds"), ("card", "peak_rss_mb"))},
     {"name": "KTR-PPR", "tag": "ppr", "method": "ppr",
-     "training": lambda: {"seconds": (_read(RESULTS / "graph_methods.json", "graph", "build_seconds") or {}).get("value"),
-                          "peak_rss_mb": (_read(RESULTS / "graph_methods.json", "ppr", "peak_rss_mb") or {}).get("value"),
+     "training": lambda: {"seconds": (_read(RESULTS / "graph_methods.json", "graph", "build_seconds")
+                                      or {}).get("value"),
+                          "peak_rss_mb": (_read(RESULTS / "graph_methods.json", "ppr", "peak_rss_mb")
+                                          or {}).get("value"),
                           "what": "graph build (no learnt weights)",
                           "source": _rel(RESULTS / "graph_methods.json") + ": graph.build_seconds, ppr.peak_rss_mb"}},
     {"name": "GNN (AR-GNN/LitFM-like)", "tag": "gnn", "method": "gnn",
      "training": lambda: {"seconds": (_read(MODELS / "graph-gnn/graph_model.json", "card", "train", "seconds")
                                       or {}).get("value"),
-                          "peak_rss_mb": (_read(RESULTS / "graph_methods.json", "gnn", "peak_rss_mb") or {}).get("value"),
+                          "peak_rss_mb": (_read(RESULTS / "graph_methods.json", "gnn", "peak_rss_mb")
+                                          or {}).get("value"),
                           "what": "GNN training after the graph build",
                           "source": _rel(MODELS / "graph-gnn/graph_model.json") + ": card.train.seconds; "
                           + _rel(RESULTS / "graph_methods.json") + ": gnn.peak_rss_mb"}},
@@ -175,7 +178,8 @@ def _pool_encoding(m: dict, sample: int, logs: Path) -> dict | None:
                     "pool_texts": pool, "source": rate["source"],
                     "note": "MiniLM token vectors (both rows: ColBERT-NTX keeps MiniLM frozen and projects them), "
                             "float16, cached once per text"
-                            + (f"; {cache['value'].get('docs')} texts take {cache['value'].get('bytes_on_disk'):,} bytes"
+                            + (f"; {cache['value'].get('docs')} texts take "
+                               f"{cache['value'].get('bytes_on_disk'):,} bytes"
                                if cache else "")}
     return None
 
@@ -214,8 +218,8 @@ def _markdown(res: dict) -> str:
     for name, r in res["methods"].items():
         tr, pe, ru = r.get("training") or {}, r.get("pool_encoding") or {}, r.get("test_run") or {}
         lines.append(f"| {name} | {f(tr.get('seconds'))} | {f(tr.get('peak_rss_mb'))} | "
-                     f"{f(pe.get('texts_per_second'))} | {f(pe.get('full_pool_minutes'))} | {f(pe.get('peak_rss_mb'))} | "
-                     f"{f(ru.get('seconds'))} | {f(ru.get('peak_rss_mb'))} |")
+                     f"{f(pe.get('texts_per_second'))} | {f(pe.get('full_pool_minutes'))} | "
+                     f"{f(pe.get('peak_rss_mb'))} | {f(ru.get('seconds'))} | {f(ru.get('peak_rss_mb'))} |")
     return "\n".join(lines) + "\n"
 
 

@@ -72,7 +72,8 @@ def sample(work: Path, n: int, seed: int) -> None:
                       "kind": w["kind"], "source": "references"}
         else:
             t, y, v, a = titles.get(r["target"], ("?", None, "", []))
-            target = {"title": t, "year": y, "venue": v, "authors": list(a or [])[:3], "kind": "paper", "source": "corpus"}
+            target = {"title": t, "year": y, "venue": v, "authors": list(a or [])[:3], "kind": "paper",
+                      "source": "corpus"}
         r["share"] = round(r["share"], 3)
         out.append({"n": k, **r, "stratum": _bucket(r["support"]), "stands_for": target, "contexts": examples[k]})
     RESULTS.mkdir(exist_ok=True)

@@ -7,7 +7,8 @@ kappa (and majority baseline, confusion matrix), Type II quadratic kappa vs the 
 Primary figure: the 3-sentence TEST split, rule 'any'.  Also reports dev/3, the int8 ONNX
 runtime where the model folder has one, and, where the folder has a ``cascade.json`` (``mustcite
 labels fit-cascade``), the cascade judge and the plain average of both judges on every item (the
-cascade's band 1.0 row of the dev grid), with exact McNemar tests of each against the LR judge.  Needs a model built by ``mustcite labels train-judge``.
+cascade's band 1.0 row of the dev grid), with exact McNemar tests of each against the LR judge.
+Needs a model built by ``mustcite labels train-judge``.
 Writes benchmarks/results/neural_judge_multicite.json.
 
     .venv/bin/python benchmarks/neural_judge_multicite.py [--model DIR] [--quick]

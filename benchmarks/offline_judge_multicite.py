@@ -40,8 +40,10 @@ def main() -> None:
         r["seconds"] = round(time.time() - t0, 1)
         result["runs"][f"{split}/{ctx}"] = r
         t1 = r["type1"]["any"]
-        print(f"{split}/{ctx}: acc {t1['accuracy']} kappa {t1['cohen_kappa']} majority {t1['majority_baseline_accuracy']}"
-              f" | rule all: acc {r['type1']['all']['accuracy']} | type2 qwk {r['type2']['quadratic_weighted_kappa_vs_proxy']}")
+        print(f"{split}/{ctx}: acc {t1['accuracy']} kappa {t1['cohen_kappa']} "
+              f"majority {t1['majority_baseline_accuracy']}"
+              f" | rule all: acc {r['type1']['all']['accuracy']} | "
+              f"type2 qwk {r['type2']['quadratic_weighted_kappa_vs_proxy']}")
     atomic_write_json(ns.out, result)
     print("wrote", ns.out)
 

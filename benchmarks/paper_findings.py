@@ -39,7 +39,8 @@ RUNS = {"BM25": "bm25", "MiniLM-256": "minilm-256", "MiniLM-128": "minilm-128", 
         "ColBERT-NTX": "colbert-ntx", "ColBERT-full": "colbert-exact", "ColBERT-NTX-full": "colbert-ntx-exact",
         "KTR-PPR": "ppr", "GNN": "gnn"}
 FINDINGS = {
-    "contrastive fine-tuning is the dominant signal": [("MiniLM-NTX-128", "MiniLM-128"), ("MiniLM-NTX-128", "MiniLM-256"),
+    "contrastive fine-tuning is the dominant signal": [("MiniLM-NTX-128", "MiniLM-128"),
+                                                       ("MiniLM-NTX-128", "MiniLM-256"),
                                                        ("inCite-MiniLM-512", "MiniLM-256"),
                                                        ("ColBERT-NTX", "ColBERT"), ("ColBERT-NTX-full", "ColBERT-full"),
                                                        ("MiniLM-256", "BM25"), ("ColBERT", "BM25")],

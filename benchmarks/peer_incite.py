@@ -147,7 +147,8 @@ def main() -> int:
     entry = {
         "system": f"inCite (incite-app 0.1.3), InCiteAgent.from_corpus(method={args.method!r}, "
                   f"embedder_type='minilm-ft-onnx'), recommend(focus_decay={args.focus_decay:g})",
-        "benchmark": args.bench.resolve().name, "split": args.split, "queries": len(queries), "top": args.top, "run": str(run.relative_to(ROOT)) if run.is_relative_to(ROOT) else str(run),
+        "benchmark": args.bench.resolve().name, "split": args.split, "queries": len(queries), "top": args.top,
+        "run": str(run.relative_to(ROOT)) if run.is_relative_to(ROOT) else str(run),
         "pool_papers": agent.corpus_size, "index_reused": reuse,
         "agent_build_seconds": round(build_s, 1),
         # the whole agent build (model load, BM25 index, ONNX encoding of every pool text) per pool paper
@@ -155,8 +156,10 @@ def main() -> int:
         "query_latency_ms": {"median": round(1000 * _pct(lat, 0.5), 1), "p95": round(1000 * _pct(lat, 0.95), 1),
                              "mean": round(1000 * sum(lat) / len(lat), 1)},
         "peak_rss_mb": round(rss_mb, 1),
-        "settings": {"method": args.method, "fusion": "rrf k=5, neural:bm25 1:1", "document_text": "title. year. venue. abstract",
-                     "max_length": 512, "query": f"title + abstract, embedding weighted to the last sentence (decay {args.focus_decay:g}; 1 = off)",
+        "settings": {"method": args.method, "fusion": "rrf k=5, neural:bm25 1:1",
+                     "document_text": "title. year. venue. abstract", "max_length": 512,
+                     "query": "title + abstract, embedding weighted to the last sentence "
+                              f"(decay {args.focus_decay:g}; 1 = off)",
                      "deduplicate": True, "author_boost": 1.0},
         "versions": {p: version(p) for p in ("incite-app", "onnxruntime", "optimum", "transformers", "faiss-cpu",
                                              "rank-bm25", "torch")},

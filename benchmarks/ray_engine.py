@@ -140,7 +140,7 @@ def project(cpu_per_paper: float, cpu_per_instance: float, cpu_per_text: float, 
     per-task overhead and each worker's setup)."""
     out = {}
     for n in NODES:
-        def hours(records: int, cpu: float, per_task: int) -> float:
+        def hours(records: int, cpu: float, per_task: int, n: int = n) -> float:
             compute = records * cpu / n
             overhead = (records / per_task) * task_ms / 1000 / n
             return round((compute + overhead + worker_setup_s + startup_s) / 3600, 3)
@@ -248,7 +248,8 @@ def main() -> None:
                      f"{overhead['ray_ms_per_task']} ms, each worker's title-index build ({round(index_s, 1)} s) "
                      f"and the cluster start ({round(startup, 1)} s). Reading the inputs from a shared "
                      "filesystem, and judge API rate limits for LLM judges, are not modelled.",
-            "cpu_s_per_paper_extract_link": cpu_paper, "cpu_s_per_paper_extract_link_by_engine": marginal, "cpu_s_per_instance_offline_judge": cpu_inst,
+            "cpu_s_per_paper_extract_link": cpu_paper, "cpu_s_per_paper_extract_link_by_engine": marginal,
+            "cpu_s_per_instance_offline_judge": cpu_inst,
             "cpu_s_per_text_encoding": cpu_text,
             "hours": project(cpu_paper, cpu_inst, cpu_text, overhead["ray_ms_per_task"], index_s, startup, 32),
         }

@@ -33,7 +33,8 @@ from mustcite.config import Workspace  # noqa: E402
 from mustcite.recommend import ABLATABLE, RecommenderConfig, build_benchmark_model, evaluate, evaluate_bm25  # noqa: E402  # noqa: E402
 
 OUT = Path(__file__).parent / "results" / "recommend_ablation.json"
-VARIANTS = ("full", "-contexts", "-cocitation", "-refs", "-dense", "-bm25", "-neighbours", "-citers", "+popularity", "-metadata", "-tiers")
+VARIANTS = ("full", "-contexts", "-cocitation", "-refs", "-dense", "-bm25", "-neighbours", "-citers", "+popularity",
+            "-metadata", "-tiers")
 
 
 def variant_config(name: str, base: RecommenderConfig) -> tuple[RecommenderConfig, bool]:
@@ -60,7 +61,8 @@ def main() -> None:
     ap.add_argument("--benchmark", default="neurips-2024")
     ap.add_argument("--refs", action="append", default=[], help="labelled extraction folder(s)")
     ap.add_argument("--variants", default=",".join(VARIANTS))
-    ap.add_argument("--set", action="append", default=[], help="config override for every variant, e.g. neighbours=50 or disable=citers+popularity")
+    ap.add_argument("--set", action="append", default=[],
+                    help="config override for every variant, e.g. neighbours=50 or disable=citers+popularity")
     ap.add_argument("--out", type=Path, default=OUT)
     args = ap.parse_args()
     work = Workspace.resolve()

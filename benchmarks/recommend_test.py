@@ -71,7 +71,8 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--benchmark", default="neurips-2024")
     ap.add_argument("--split", default="test")
-    ap.add_argument("--run", action="append", default=[], help="NAME=TAG of a run in <bench>/runs (first: the baseline)")
+    ap.add_argument("--run", action="append", default=[],
+                    help="NAME=TAG of a run in <bench>/runs (first: the baseline)")
     ap.add_argument("--model", type=Path, help="a train-only model of this benchmark (default: train one)")
     ap.add_argument("--refs", action="append", default=[], help="reference folders (labelled neighbours) when training")
     ap.add_argument("--set", action="append", default=[], help="KEY=VALUE of RecommenderConfig when training")
@@ -91,7 +92,8 @@ def main(argv: list[str] | None = None) -> int:
         config = RecommenderConfig(**parse_set(args.set))
         model = Workspace.resolve().root / "models" / f"bench-{args.benchmark}"
         t0 = time.perf_counter()
-        card = train_benchmark(bench.path, model, refs=args.refs, config=config, log=lambda s: print(s, file=sys.stderr))
+        card = train_benchmark(bench.path, model, refs=args.refs, config=config,
+                               log=lambda s: print(s, file=sys.stderr))
         trained = {"seconds": round(time.perf_counter() - t0, 1), "config": card.get("config"),
                    "dev": card.get("metrics", {}).get("dev")}
     runs = [spec.split("=", 1) for spec in args.run]
@@ -119,8 +121,10 @@ def main(argv: list[str] | None = None) -> int:
         md.append("| method | " + " | ".join(METRICS) + " | R@100 ratio | MRR ratio |")
         md.append("|---|" + "---|" * (len(METRICS) + 2))
         for name, row in rows.items():
-            ratio = lambda m: "1" if name == base_name else f"{row[f'{m} ratio']:.2f}x ({_p(row[f'{m} p_perm'])})"
-            md.append(f"| {name} | " + " | ".join(f"{row[m]:.4f}" for m in METRICS) + f" | {ratio('R@100')} | {ratio('MRR')} |")
+            def ratio(m: str, name: str = name, row: dict = row, base_name: str = base_name) -> str:
+                return "1" if name == base_name else f"{row[f'{m} ratio']:.2f}x ({_p(row[f'{m} p_perm'])})"
+            md.append(f"| {name} | " + " | ".join(f"{row[m]:.4f}" for m in METRICS)
+                      + f" | {ratio('R@100')} | {ratio('MRR')} |")
     text = "\n".join(md)
     print(text)
     out = args.out or Path(__file__).parent / "results" / f"recommend_test_{args.benchmark}.json"

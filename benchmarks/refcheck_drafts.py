@@ -37,7 +37,8 @@ OUT = ROOT / "benchmarks" / "results" / "refcheck_drafts.json"
 QUIET = ("verified", "unverifiable")          # every other status is a flag
 
 _JOURNAL = re.compile(r"\bjournal\b|\btransactions\b|\bletters\b|\breview\b|\bnature\b|\bscience\b|\bj\.|"
-                      r"\bmagazine\b|\bbulletin\b|\bannals\b|\bplos\b|\bpnas\b|national academy|\bcommunications\b", re.I)
+                      r"\bmagazine\b|\bbulletin\b|\bannals\b|\bplos\b|\bpnas\b|national academy|"
+                      r"\bcommunications\b", re.I)
 _PROCEEDINGS = re.compile(r"\bproc|\bconference\b|\bsymposium\b|\bcongress\b|\bmeeting\b|\bworkshop\b", re.I)
 _WEB = re.compile(r"https?://|\bgithub\b|\bblog\b|\bhugging ?face\b|\bwebsite\b|\btechnical report\b|"
                   r"\btech\.? rep|\bpreprint\b|\bopenai\b|\bbook\b|\bpress\b|\bpublish", re.I)
@@ -126,7 +127,8 @@ def summarise(results: dict[str, tuple[list, list[str]]], work: Path, seconds: f
     answered = n - statuses.get("unverifiable", 0)
     unv = [c for _, c in allc if c.status == "unverifiable"]
     return {
-        "work": str(work), **git_state(), "date": time.strftime("%Y-%m-%d %H:%M"), "seconds": round(seconds, 2),  # index load included
+        "work": str(work), **git_state(), "date": time.strftime("%Y-%m-%d %H:%M"),
+        "seconds": round(seconds, 2),  # index load included
         "projects": len(results), "entries": n, "statuses": dict(statuses.most_common()),
         "answered": answered, "answered_share": round(answered / n, 4) if n else None, "ci95": wilson(answered, n),
         "per_project": {name: {"entries": len(checks), "statuses": dict(Counter(c.status for c in checks)),

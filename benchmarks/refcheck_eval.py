@@ -140,7 +140,8 @@ def venue_fields(code: str, year: int, style: str) -> dict[str, str]:
         bt = {
             "NeurIPS": f"Advances in Neural Information Processing Systems {y - 1987}: Annual Conference on Neural "
                        f"Information Processing Systems {y}, {{{'NeurIPS' if y >= 2018 else 'NIPS'}}} {y}",
-            "ICML": f"Proceedings of the {ordinal(y - 1983)} International Conference on Machine Learning, {{ICML}} {y}",
+            "ICML": f"Proceedings of the {ordinal(y - 1983)} International Conference on Machine Learning, "
+                    f"{{ICML}} {y}",
             "ICLR": f"{ordinal(y - 2012)} International Conference on Learning Representations, {{ICLR}} {y}",
             "AAAI": f"{ordinal(y - 1986)} {{AAAI}} Conference on Artificial Intelligence, {{AAAI}} {y}",
             "IJCAI": f"Proceedings of the {ordinal(y - 1991)} International Joint Conference on Artificial "
@@ -195,15 +196,18 @@ def venue_fields(code: str, year: int, style: str) -> dict[str, str]:
                 "AISTATS": f"Proceedings of The {ordinal(y - 1997)} International Conference on Artificial "
                            "Intelligence and Statistics",
                 "COLT": f"Proceedings of Thirty {ordinal(y - 2017 + 1)} Conference on Learning Theory",
-                "UAI": f"Proceedings of the {ordinal(y - 1984)} Conference on Uncertainty in Artificial Intelligence"}[code]
+                "UAI": f"Proceedings of the {ordinal(y - 1984)} Conference on Uncertainty in Artificial "
+                       "Intelligence"}[code]
         return {"booktitle": long, "series": "Proceedings of Machine Learning Research", "publisher": "PMLR"}
     if code == "NeurIPS":
-        return {"booktitle": "Advances in Neural Information Processing Systems", "publisher": "Curran Associates, Inc.",
+        return {"booktitle": "Advances in Neural Information Processing Systems",
+                "publisher": "Curran Associates, Inc.",
                 "volume": str(y - 1987)}
     if code in ("CVPR", "ICCV"):
         full = {"CVPR": "Conference on Computer Vision and Pattern Recognition",
                 "ICCV": "International Conference on Computer Vision"}[code]
-        return {"booktitle": f"Proceedings of the IEEE/CVF {full} ({code})", "month": "June" if code == "CVPR" else "October"}
+        return {"booktitle": f"Proceedings of the IEEE/CVF {full} ({code})",
+                "month": "June" if code == "CVPR" else "October"}
     if code in ("ACL", "EMNLP", "NAACL"):
         return {**venue_fields(code, y, "dblp"), "publisher": "Association for Computational Linguistics"}
     if code == "ICLR":
@@ -288,7 +292,8 @@ def load(work: Path):
     from mustcite.refcheck import load_index
 
     idx = load_index(work)
-    t = pq.read_table(work / "corpus" / "papers.parquet", columns=["paper_id", "title", "authors", "venue", "year", "url"])
+    t = pq.read_table(work / "corpus" / "papers.parquet",
+                      columns=["paper_id", "title", "authors", "venue", "year", "url"])
     papers = [r for r in t.to_pylist() if r["year"] is not None]
     w = pq.read_table(work / "corpus" / "works.parquet",
                       columns=["work_id", "title", "year", "authors", "venue", "identifiers", "kind", "n_citing"])
@@ -326,7 +331,8 @@ def make_cases(idx, papers, works) -> list[dict]:
     def base(p: dict, kind: str, style: str, **over) -> dict:
         authors = over.get("authors", p["authors"])
         others = False
-        if style == "scholar" and len(authors) > 6 and kind not in ("authors_dropped", "authors_added", "authors_swapped"):
+        if (style == "scholar" and len(authors) > 6
+                and kind not in ("authors_dropped", "authors_added", "authors_swapped")):
             authors, others = authors[:5], True
         extra = {}
         if style == "dblp" and p.get("url"):
@@ -402,7 +408,8 @@ def make_cases(idx, papers, works) -> list[dict]:
               {"journal": "CoRR", "volume": f"abs/{aid}"}][form]
         cases.append(base(p, "arxiv_version", style_of(p["paper_id"], "arxiv_version"), year=y, venue_fields=vf))
     for p in sample("wrong_identifier", PER_KIND, lambda p: bool(id_url(p.get("url") or ""))):
-        same = [q for q in by_vy[(p["venue"], p["year"])] if q["paper_id"] != p["paper_id"] and id_url(q.get("url") or "")]
+        same = [q for q in by_vy[(p["venue"], p["year"])]
+                if q["paper_id"] != p["paper_id"] and id_url(q.get("url") or "")]
         if not same:
             continue
         q = same[h("wi", p["paper_id"]) % len(same)]
@@ -424,7 +431,8 @@ def make_cases(idx, papers, works) -> list[dict]:
         title = " ".join(wx[: (len(wx) + 1) // 2] + wy[len(wy) // 2:])
         if normalize_title(title) in titles:
             continue
-        fake = {"paper_id": p["paper_id"], "title": title, "authors": real["authors"], "venue": vy[0], "year": vy[1], "url": ""}
+        fake = {"paper_id": p["paper_id"], "title": title, "authors": real["authors"],
+                "venue": vy[0], "year": vy[1], "url": ""}
         c = base(fake, "invented", style_of(p["paper_id"], "invented"))
         cases.append(c)
     outside = []
@@ -447,7 +455,8 @@ def make_cases(idx, papers, works) -> list[dict]:
         if not near or w["year"] < years[0]:
             continue
         vy = near[r % len(near)]
-        fake = {"paper_id": w["work_id"], "title": w["title"], "authors": w["authors"], "venue": vy[0], "year": vy[1], "url": ""}
+        fake = {"paper_id": w["work_id"], "title": w["title"], "authors": w["authors"],
+                "venue": vy[0], "year": vy[1], "url": ""}
         cases.append(base(fake, "misattributed", style_of(w["work_id"], "misattributed")))
     n_out = 0
     for w in outside[PER_KIND * 2:]:
@@ -464,7 +473,8 @@ def make_cases(idx, papers, works) -> list[dict]:
             vf = {"journal": w["venue"]}
         else:
             continue
-        fake = {"paper_id": w["work_id"], "title": w["title"], "authors": w["authors"], "venue": None, "year": w["year"], "url": ""}
+        fake = {"paper_id": w["work_id"], "title": w["title"], "authors": w["authors"],
+                "venue": None, "year": w["year"], "url": ""}
         c = base(fake, "outside_intact", style, venue_fields=vf)
         cases.append(c)
         n_out += 1
@@ -475,7 +485,8 @@ def make_cases(idx, papers, works) -> list[dict]:
         side = [{"paper_id": pid, "title": f["title"][i], "authors": f["authors"][i] or [], "venue": f["venue"][i],
                  "year": f["year"][i], "url": f["url"][i] or ""}
                 for i, pid in enumerate(idx.side.ids)
-                if f["venue"][i] and f["year"][i] and f["authors"][i] and len(normalize_title(f["title"][i]).split()) >= 4]
+                if f["venue"][i] and f["year"][i] and f["authors"][i]
+                and len(normalize_title(f["title"][i]).split()) >= 4]
         # only venues whose booktitles the writer knows in every style (side records also hold
         # journals and venues outside the 15, which the cases of other kinds cover)
         side = [sp for sp in side if sp["venue"] in WRITTEN_VENUES]
@@ -557,7 +568,8 @@ def score(cases: list[dict], results: dict[str, dict]) -> dict:
     out["overall_perturbed"] = {"n": len(pert), "detected": kp, "rate": round(kp / len(pert), 4) if pert else None,
                                 "ci95": wilson(kp, len(pert))}
     allr = [r for rows in by_kind.values() for _, r in rows if r]
-    out["share_unverifiable_all"] = round(sum(r["status"] == "unverifiable" for r in allr) / len(allr), 4) if allr else None
+    out["share_unverifiable_all"] = (round(sum(r["status"] == "unverifiable" for r in allr) / len(allr), 4)
+                                     if allr else None)
     return out
 
 
@@ -605,7 +617,8 @@ def new_process(work: Path) -> dict:
         runs.append({"wall_s": secs, "peak_rss_mb": round(int(rss.group(1)) / 1024, 1) if rss else None,
                      "exit": p.returncode, "lines": len(p.stdout.splitlines())})
     return {"file": str(path.relative_to(ROOT)), "entries": n,
-            "command": "/usr/bin/time -v .venv/bin/mustcite check-refs benchmarks/results/refcheck_sample60.bib --format json",
+            "command": "/usr/bin/time -v .venv/bin/mustcite check-refs "
+                       "benchmarks/results/refcheck_sample60.bib --format json",
             "runs": runs, "median_wall_s": sorted(r["wall_s"] for r in runs)[1],
             "note": "the on-disk index cache is current (built by the warm run before); its first build adds the "
                     "index_build_s seconds once per corpus"}

@@ -84,7 +84,8 @@ def compare(a: dict, b: dict) -> dict:
                 row["identical_after_path_replaced"] = x["sha256_path_replaced"] == y.get("sha256_path_replaced")
         rows[rel] = row
         same += ok
-    return {"files": len(rows), "identical": same, "pip_freeze_identical": a["pip_freeze_sha256"] == b["pip_freeze_sha256"],
+    return {"files": len(rows), "identical": same,
+            "pip_freeze_identical": a["pip_freeze_sha256"] == b["pip_freeze_sha256"],
             "pip_freeze_sha256": a["pip_freeze_sha256"], "packages": a["packages"], "per_file": rows}
 
 

@@ -57,9 +57,9 @@ def main(argv: list[str] | None = None) -> int:
     else:
         report["training"] = json.loads((folder / "training_card.json").read_text(encoding="utf-8"))
     examples = sample_examples(split_file(data, "dev", 1), args.dev, seed=0, task=1)
-    report["dev"] = scidoca_dev_check({f"fine_tuned_bi_encoder_{MAX_SEQ_LENGTH}": lambda p: bi_encoder_scores(p, MAX_SEQ_LENGTH, folder),
-                               f"minilm_bi_encoder_{MAX_SEQ_LENGTH}": lambda p: bi_encoder_scores(p, MAX_SEQ_LENGTH)},
-                              examples, args.top)
+    scorers = {f"fine_tuned_bi_encoder_{MAX_SEQ_LENGTH}": lambda p: bi_encoder_scores(p, MAX_SEQ_LENGTH, folder),
+               f"minilm_bi_encoder_{MAX_SEQ_LENGTH}": lambda p: bi_encoder_scores(p, MAX_SEQ_LENGTH)}
+    report["dev"] = scidoca_dev_check(scorers, examples, args.top)
     print(json.dumps(report["dev"], indent=1))
     atomic_write_json(RESULTS / "scidoca_bi_encoder.json", report)
     return 0

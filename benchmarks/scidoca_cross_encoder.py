@@ -85,7 +85,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.bi_encoder_length:
             scorers[f"minilm_bi_encoder_{args.bi_encoder_length}"] = \
                 lambda pairs: bi_encoder_scores(pairs, args.bi_encoder_length)
-        report["dev"] = scidoca_dev_check(scorers, sample_examples(split_file(data, "dev", 1), args.dev, seed=0, task=1), args.top)
+        dev_examples = sample_examples(split_file(data, "dev", 1), args.dev, seed=0, task=1)
+        report["dev"] = scidoca_dev_check(scorers, dev_examples, args.top)
         print(json.dumps(report["dev"], indent=1))
     atomic_write_json(RESULTS / f"scidoca_cross_encoder{args.suffix}.json", report)
     return 0

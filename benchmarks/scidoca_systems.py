@@ -8,7 +8,8 @@ metrics, the ratio and points over the better floor, a paired randomisation test
 (Task 1: each paragraph's F1 times its gold count, the terms of the official weighted mean; Task 3:
 each paragraph's summed sentence F1 over its citing sentences) and throughput (paragraphs/s of
 ``predict``, one process). Task 3 is scored twice: as tuned (sentences below the need threshold
-get no citation) and with the need gate off (every sentence answered, as the floors do). Writes ``benchmarks/results/scidoca_task<N>[<suffix>].json``.
+get no citation) and with the need gate off (every sentence answered, as the floors do). Writes
+``benchmarks/results/scidoca_task<N>[<suffix>].json``.
 
     python benchmarks/scidoca_systems.py --task 1 [--limit 4000] [--dev-limit 1000] [--dense]
         [--encoder DIR] [--cross-encoder DIR] [--compare NAME=DIR] [--no-test] [--model DIR] [--suffix NAME]
@@ -128,7 +129,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cross-encoder", type=Path, help="Task 1: a trained cross-encoder folder")
     ap.add_argument("--discovery", type=Path, help="Task 3: the Task 1 model (default: <work>/models/scidoca-task1)")
     ap.add_argument("--model", type=Path, help="score this trained model instead of training one")
-    ap.add_argument("--model-out", type=Path, help="where to save the trained model (default: <work>/models/scidoca-task<N>)")
+    ap.add_argument("--model-out", type=Path,
+                    help="where to save the trained model (default: <work>/models/scidoca-task<N>)")
     ap.add_argument("--no-test", action="store_true", help="dev only (choose between variants on dev; read test once)")
     ap.add_argument("--suffix", default="", help="results file suffix (a variant's name)")
     args = ap.parse_args(argv)
@@ -182,8 +184,9 @@ def main(argv: list[str] | None = None) -> int:
     out = {"task": task, "dev_sample": args.dev_limit, "seed": args.seed, "fit_and_tune_s": round(fit_s, 1),
            "load_average": os.getloadavg()[0], "model": model.metadata(),
            "tuning": {k: v for k, v in (report or {}).items() if k != "grid"}, "dev": dev, "test": test,
-           "target": target, "leaderboard_reference": {1: "best F1 50.75 (other data)",
-                                                       3: "best F1 23.27, no-citation accuracy 67.00 (other data)"}[task]}
+           "target": target,
+           "leaderboard_reference": {1: "best F1 50.75 (other data)",
+                                     3: "best F1 23.27, no-citation accuracy 67.00 (other data)"}[task]}
     atomic_write_json(RESULTS / f"scidoca_task{task}{args.suffix}.json", out)
     print(json.dumps({"dev": dev, "test": test}, indent=1))
     return 0

@@ -56,7 +56,8 @@ from mustcite.retrieval import DenseRetriever, Doc, text_key  # noqa: E402
 OUT = Path(__file__).parent / "results" / "static_encoder.json"
 TRUTHS = ("cited", "mustcite")
 METRICS = ("R@100", "MRR", "nDCG@10")
-ENCODERS = ("bm25", "static", "static-384", "onnx-int8-64", "onnx-int8-96", "onnx-int8-128", "onnx-int8-256", "minilm-128", "minilm-256")
+ENCODERS = ("bm25", "static", "static-384", "onnx-int8-64", "onnx-int8-96", "onnx-int8-128", "onnx-int8-256",
+            "minilm-128", "minilm-256")
 DEFAULT_ENCODERS = ENCODERS
 #: what `make demo` would encode: the benchmark pool plus about this many labelled papers
 DEMO_LABELLED = 6000

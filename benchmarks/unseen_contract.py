@@ -121,7 +121,8 @@ def main(argv: list[str] | None = None) -> int:
                                                  "all_references_named": {k: _mean(v) for k, v in named.items()},
                                                  "all_references_named_per_query": named,
                                                  "mustcite_cli_seconds": round(seconds, 1),
-                                                 "titles_in_results": all("title" in r for o in ours for r in o["results"])}
+                                                 "titles_in_results": all("title" in r for o in ours
+                                                                          for r in o["results"])}
             print(convention, json.dumps({gt: (m_ours[gt]["R@100"], m_ours[gt]["MRR"], r["R@100"], r["MRR"])
                                           for gt, r in ratios.items()}), flush=True)
     args.out.parent.mkdir(parents=True, exist_ok=True)

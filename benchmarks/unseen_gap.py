@@ -102,11 +102,13 @@ def main() -> None:
     }
     in_test = [p.id for p in queries if normalize_title(p.title) in test_titles]
     shares = {
-        "truth_in_bench_pool": round(sum(len(bench_truth[q]) for q in bench_truth) / max(1, sum(len(t) for t in corpus_truth.values())), 4),
+        "truth_in_bench_pool": round(sum(len(bench_truth[q]) for q in bench_truth)
+                                     / max(1, sum(len(t) for t in corpus_truth.values())), 4),
         "corpus_citations_of_2024": round(sum(1 for q, t in corpus_truth.items() for d in t
                                               if (rec.pool[rec.row[d]].get("year") or 0) >= args.year)
                                           / max(1, sum(len(t) for t in corpus_truth.values())), 4),
-        "works_in_top100_mustcite": round(sum(sum(is_work_id(d) for d in r[:TOP]) for r in ranked.values()) / len(ranked), 1),
+        "works_in_top100_mustcite": round(sum(sum(is_work_id(d) for d in r[:TOP]) for r in ranked.values())
+                                          / len(ranked), 1),
         "works_in_top100_bm25": round(sum(sum(is_work_id(d) for d in r[:TOP]) for r in bm25.values()) / len(bm25), 1),
     }
     bench_fig = {}

@@ -46,7 +46,8 @@ def main() -> int:
         try:
             page = browser.new_page(viewport={"width": 1280, "height": 1400})
             page.goto(base + "/")
-            expect(page.locator("#health")).to_have_text(re.compile(r"^model ready"), timeout=120_000)   # no eval: the CSP forbids it
+            # no eval: the CSP forbids it
+            expect(page.locator("#health")).to_have_text(re.compile(r"^model ready"), timeout=120_000)
             page.fill("#title", q.title)
             page.fill("#abstract", q.abstract)
             page.fill("#top", str(args.top))

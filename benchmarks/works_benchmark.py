@@ -118,7 +118,8 @@ def main() -> None:
         "mustcite_v2_vs_bm25_v2": compare(shares["BM25 (v2 pool)"], shares["mustcite (v2 pool)"]),
         "entries_by_kind": breakdown(entries, common, {p["paper_id"] for p in b2.pool()},
                                      {p["paper_id"] for p in b3.pool()},
-                                     {n: top_ids(runs[n]) for n in ("mustcite (v2 pool)", "mustcite (v3 pool: papers and works)")}),
+                                     {n: top_ids(runs[n])
+                                      for n in ("mustcite (v2 pool)", "mustcite (v3 pool: papers and works)")}),
     }
     # v2 figures of the v3 model: its ranking of the v2 test queries with the works (and any paper
     # outside the v2 pool) taken out (ranked DEPTH deep, so that 100 papers remain), on the v2 qrels

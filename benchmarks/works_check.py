@@ -50,7 +50,7 @@ def sample(extract: Path, n: int, seed: int) -> None:
         for m in ms:
             raw_of.setdefault((m.title, m.year, m.surname), m.raw[:220])
         near = []
-        for title, score, j in process.extract(w.title.lower(), titles, scorer=fuzz.ratio, limit=8):
+        for _title, score, j in process.extract(w.title.lower(), titles, scorer=fuzz.ratio, limit=8):
             other, oms = works[j]
             if other.work_id == w.work_id or score < 75:
                 continue
@@ -89,12 +89,12 @@ def score() -> dict:
             right += n - bad
             total += n
             missed += sum(row["near"][j]["mentions"] for j in lab.get("same_as", []) if j < len(row["near"]))
+        in_stratum = [w for w in sample_rows
+                      if w in labels and (stratum == "all" or sample_rows[w]["stratum"] == stratum)]
         out[stratum] = {"works": works, "mentions": total, "precision": round(right / total, 4) if total else None,
                         "recall": round(right / (right + missed), 4) if right + missed else None,
-                        "works_with_a_wrong_form": sum(bool(labels[w].get("wrong_forms")) for w in sample_rows
-                                                       if w in labels and (stratum == "all" or sample_rows[w]["stratum"] == stratum)),
-                        "works_split": sum(bool(labels[w].get("same_as")) for w in sample_rows
-                                           if w in labels and (stratum == "all" or sample_rows[w]["stratum"] == stratum))}
+                        "works_with_a_wrong_form": sum(bool(labels[w].get("wrong_forms")) for w in in_stratum),
+                        "works_split": sum(bool(labels[w].get("same_as")) for w in in_stratum)}
     (RESULTS / "works_check.json").write_text(json.dumps(out, indent=1) + "\n")
     print(json.dumps(out, indent=1))
     return out
