@@ -312,17 +312,17 @@ AAAI_ARTICLE = """<html><head><meta name="citation_title" content="Seeing Better
 
 
 def test_synthetic_aaai(tmp_path):
-    O = "https://ojs.aaai.org"
-    site = Site({f"{O}/robots.txt": (404, "", {}), f"{O}/index.php/AAAI/issue/archive": AAAI_ARCHIVE,
-                 f"{O}/index.php/AAAI/issue/view/576": AAAI_ISSUE, f"{O}/index.php/AAAI/issue/view/590": AAAI_DEMO,
-                 f"{O}/index.php/AAAI/article/view/27749": AAAI_ARTICLE})
+    ojs = "https://ojs.aaai.org"
+    site = Site({f"{ojs}/robots.txt": (404, "", {}), f"{ojs}/index.php/AAAI/issue/archive": AAAI_ARCHIVE,
+                 f"{ojs}/index.php/AAAI/issue/view/576": AAAI_ISSUE, f"{ojs}/index.php/AAAI/issue/view/590": AAAI_DEMO,
+                 f"{ojs}/index.php/AAAI/article/view/27749": AAAI_ARTICLE})
     f, _ = fetcher(site, tmp_path)
     rep = collect_venue_year(AaaiCollector(), "AAAI", 2024, f, tmp_path / "o")
     assert rep.collected == 2 and rep.main_track == 1 and rep.with_abstract == 1 and rep.status == "ok"
     recs = [json.loads(x) for x in (tmp_path / "o" / "records" / "AAAI_2024.jsonl").read_text().splitlines()]
     r = recs[0]
     assert (r["title"], r["authors"], r["abstract"]) == ("Seeing Better", ["Ann Lee", "Bo Chen"], "We see better.")
-    assert r["pdf"] == f"{O}/index.php/AAAI/article/download/27749/27628"
+    assert r["pdf"] == f"{ojs}/index.php/AAAI/article/download/27749/27628"
     assert r["track"] == "AAAI-24 Technical Tracks 1 / AAAI Technical Track on Computer Vision I"
     assert rep.tracks["Student Abstracts, Undergraduate Consortium and Demonstrations / Demonstrations"]["main"] is False
 

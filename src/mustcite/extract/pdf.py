@@ -390,7 +390,7 @@ def _title_abstract(doc) -> tuple[str, str]:
         top = [ln for ln in lines if ln.y0 < 0.35 * page.rect.height]
         if top:
             biggest = max(ln.size for ln in top)
-            title = " ".join(ln.text for ln in sorted(top, key=lambda l: l.y0) if ln.size >= biggest - 0.5)
+            title = " ".join(ln.text for ln in sorted(top, key=lambda t: t.y0) if ln.size >= biggest - 0.5)
     abstract = ""
     texts = [ln.text for ln in lines]
     for i, t in enumerate(texts):

@@ -153,7 +153,8 @@ def train_colbert(pairs: list[tuple[str, str]], out_dir: str | Path, *, config: 
     card = {"method": "ColBERT-NTX: PyLate losses.Contrastive (NT-Xent / InfoNCE over MaxSim scores, "
                       "in-batch negatives, query -> document, scores / temperature)",
             "library": f"pylate {_pylate_version()}", "base_model": base.transformer_path,
-            "trained": "transformer + projection" if cfg.train_encoder else "384->%d projection (MiniLM frozen)" % cfg.dim,
+            "trained": ("transformer + projection" if cfg.train_encoder
+                        else f"384->{cfg.dim} projection (MiniLM frozen)"),
             "config": asdict(cfg), "pairs": len(pairs), "batches_per_epoch": [len(b) for b in epoch_batches],
             "steps": total, "loss_per_epoch": losses_per_epoch,
             "weight_change_l2": float((dense.linear.weight.detach() - before).norm()),
