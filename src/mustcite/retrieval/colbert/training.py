@@ -96,7 +96,8 @@ def train_colbert(pairs: list[tuple[str, str]], out_dir: str | Path, *, config: 
     if cfg.train_encoder:
         model = build_pylate(base.transformer_path, dense, settings)
         model.train()
-        params = [{"params": model[0].parameters(), "lr": cfg.encoder_lr}, {"params": model[1].parameters(), "lr": cfg.lr}]
+        params = [{"params": model[0].parameters(), "lr": cfg.encoder_lr},
+                  {"params": model[1].parameters(), "lr": cfg.lr}]
         loss_fn = losses.Contrastive(model=model, temperature=cfg.temperature)
 
         def feats(batch):
