@@ -168,9 +168,11 @@ def memory_caps() -> str:
 def ray_engine() -> str:
     d = load("ray_engine.json")
     e, a, c = d["extract_link"], d["annotate_offline"], d["encoding_onnx_int8_64tok"]
-    rows = [[f"extract + link ({d['corpus_papers'] // 1000}K-paper corpus)", f"{e['local']['papers_per_s']:.1f} papers/s",
+    rows = [[f"extract + link ({d['corpus_papers'] // 1000}K-paper corpus)",
+             f"{e['local']['papers_per_s']:.1f} papers/s",
              f"{e['ray']['papers_per_s']:.1f} papers/s", f"{e['ray_over_local']:.2f}"],
-            [f"annotate, offline judge ({n(a['local']['instances'])} instances)", f"{a['local']['papers_per_s']:.1f} papers/s",
+            [f"annotate, offline judge ({n(a['local']['instances'])} instances)",
+             f"{a['local']['papers_per_s']:.1f} papers/s",
              f"{a['ray']['papers_per_s']:.1f} papers/s", f"{a['ray_over_local']:.2f}"],
             [f"pool encoding, int8 ONNX MiniLM, 64 tokens ({c['local']['texts']} texts)",
              f"{c['local']['texts_per_s']:.0f} texts/s", f"{c['ray']['texts_per_s']:.0f} texts/s",
@@ -207,7 +209,8 @@ def collect_import() -> str:
                            for name, t in c["tracks"].items())
         rows.append([f"{c['venue']} {c['year']} ({c['collector']})", n(c["collected"]), n(c["main_track"]),
                      n(c["with_abstract"]), tracks])
-    return table(["venue-year (collector)", "collected", "main track", "with abstract", "tracks: papers (decision, by)"],
+    return table(["venue-year (collector)", "collected", "main track", "with abstract",
+                  "tracks: papers (decision, by)"],
                  rows, ["---", "---:", "---:", "---:", "---"])
 
 
@@ -232,7 +235,8 @@ def judges() -> str:
     c = loc["calibrated"]
     rows.append([f"local LLM, Qwen2.5-Coder-1.5B ({loc['judged']} items, calibrated)", f3(c["accuracy"]),
                  f3(c["cohen_kappa"]), "", f"{1 / loc['seconds_per_call']:.1f}", ""])
-    return table(["judge", "accuracy", "Cohen's kappa", "Type II quadratic kappa", "instances/s", "vs LR (exact McNemar)"],
+    return table(["judge", "accuracy", "Cohen's kappa", "Type II quadratic kappa", "instances/s",
+                  "vs LR (exact McNemar)"],
                  rows, ["---", "---:", "---:", "---:", "---:", "---:"])
 
 
@@ -252,7 +256,8 @@ def label_distributions() -> str:
             ["Type II >= 4", t2(b), t2(a), ""],
             [f"Type III (>= {b['type3_threshold']} mentions)", c(b, "type3", "1", b["references"]),
              c(a, "type3", "1", a["references"]), "15.9%"],
-            ["combined must-cite", c(b, "must_cite", "true", b["references"]), c(a, "must_cite", "true", a["references"]), ""]]
+            ["combined must-cite", c(b, "must_cite", "true", b["references"]),
+             c(a, "must_cite", "true", a["references"]), ""]]
     return table(["", "offline-lr-v1", "cascade-lr-neural-v1", "MasterSet (Figure 1)"], rows,
                  ["---", "---:", "---:", "---:"])
 
@@ -300,7 +305,8 @@ def names_build() -> str:
     wk = d["works_by_kind"]
     rows = [["names", f"{d['names']:,}, for {d['corpus_papers']:,} corpus papers and {d['works']:,} works "
                       f"({wk['dataset']:,} datasets, {wk['software']:,} software)"],
-            ["support: 2 / 3-9 / 10+ citing papers", f"{d['support_2']:,} / {d['support_3_9']:,} / {d['support_10_plus']:,}"]]
+            ["support: 2 / 3-9 / 10+ citing papers",
+             f"{d['support_2']:,} / {d['support_3_9']:,} / {d['support_10_plus']:,}"]]
     return table(["", ""], rows, ["---", "---:"])
 
 
@@ -433,7 +439,8 @@ def rerank() -> str:
     d = load("rerank_table.json")["tables"]
     rows = []
     for method in d["mustcite"]:
-        label = "none (BM25's order)" if method == "BM25" else method.replace("BM25 + CE, ", "").replace(" (re-rank @50)", "")
+        label = ("none (BM25's order)" if method == "BM25"
+                 else method.replace("BM25 + CE, ", "").replace(" (re-rank @50)", ""))
         cells = [f"{f3(d[t][method]['values']['MAP'])} / {f3(d[t][method]['values']['MRR'])}"
                  for t in ("mustcite", "type3", "cited")]
         rows.append([label, *cells])
@@ -459,10 +466,12 @@ def method_costs() -> str:
     rows = []
     for method, m in d.items():
         tr = m.get("training") or {}
-        tr_s = "-" if not tr.get("seconds") else ", ".join(x for x in (_secs(tr["seconds"]), _mb(tr.get("peak_rss_mb"))) if x)
+        tr_s = ("-" if not tr.get("seconds")
+                else ", ".join(x for x in (_secs(tr["seconds"]), _mb(tr.get("peak_rss_mb"))) if x))
         pe = m.get("pool_encoding")
         if pe:
-            pe_s = f"{pe['texts_per_second']:.0f} texts/s ({pe['full_pool_minutes']:.0f} min), {_mb(pe.get('peak_rss_mb'))}"
+            pe_s = (f"{pe['texts_per_second']:.0f} texts/s ({pe['full_pool_minutes']:.0f} min), "
+                    f"{_mb(pe.get('peak_rss_mb'))}")
         else:
             pe_s = "-"
         tr_run = m.get("test_run") or {}
@@ -477,7 +486,8 @@ def benchmark_v1(truth: str) -> str:
     from mustcite.benchmark.report import Row, render
 
     d = load("benchmark_table.json")["tables"][truth]
-    rows = [Row(method=m, values=v["values"], pvalues=v["pvalues_vs_first"], queries=v["queries"]) for m, v in d.items()]
+    rows = [Row(method=m, values=v["values"], pvalues=v["pvalues_vs_first"], queries=v["queries"])
+            for m, v in d.items()]
     return render(rows, "markdown", title="").rstrip("\n").rsplit("\n", 2)[0] + "\n"
 
 
@@ -507,7 +517,8 @@ def dense_subset() -> str:
 def retrieval_speed() -> str:
     d = load("retrieval_speed.json")
     rows = [["BM25 index build", f"{d['bm25_index_build_s']:.1f} s"],
-            ["BM25 query, median / p95", f"{d['bm25_query_latency']['median_ms']:.1f} / {d['bm25_query_latency']['p95_ms']:.1f} ms"],
+            ["BM25 query, median / p95",
+             f"{d['bm25_query_latency']['median_ms']:.1f} / {d['bm25_query_latency']['p95_ms']:.1f} ms"],
             ["BM25 batch", f"{d['bm25_batch_qps']:.0f} queries/s"]]
     return table(["", ""], rows, ["---", "---:"])
 
@@ -559,8 +570,10 @@ def learners() -> str:
     truths = ["type1", "type3", "mustcite", "cited"]
     labels = {"hgb-100": "HistGB 100 trees, lr 0.08", "hgb-300": bold("HistGB 300 trees, lr 0.05") + " (the default)",
               "hgb-63-leaves": "HistGB 63 leaves", "hgb-unweighted": "HistGB without class weights",
-              "lambdarank": "LightGBM LambdaRank", "lambdarank-graded": "LambdaRank, graded (2 tier, 1 other citation)"}
-    rows = [[labels.get(k, k), *_dev_cells(v["dev"], truths), f"{v['seconds']:.0f} s"] for k, v in d.items() if "dev" in v]
+              "lambdarank": "LightGBM LambdaRank",
+              "lambdarank-graded": "LambdaRank, graded (2 tier, 1 other citation)"}
+    rows = [[labels.get(k, k), *_dev_cells(v["dev"], truths), f"{v['seconds']:.0f} s"]
+            for k, v in d.items() if "dev" in v]
     return table(["dev, R@100 / MRR", *(TRUTH_NAMES[t] for t in truths), "training"], rows)
 
 
@@ -568,10 +581,11 @@ def unseen_share() -> str:
     d = load("unseen_contract.json")["conventions"]
     w, wo = d["with year"]["all_references_named"], d["without year"]["all_references_named"]
     rows = [["BM25 over corpus + works", f3(w["bm25"]), f3(wo["bm25"])],
-            ["mustcite (corpus papers, cited works and names)", f"{bold(f3(w['mustcite']))} ({ratio(w['mustcite'] / w['bm25'])})",
+            ["mustcite (corpus papers, cited works and names)",
+             f"{bold(f3(w['mustcite']))} ({ratio(w['mustcite'] / w['bm25'])})",
              f"{bold(f3(wo['mustcite']))} ({ratio(wo['mustcite'] / wo['bm25'])})"]]
-    return table(["share of all reference entries named in the top 100", 'with `"year": 2024`', "without a year"], rows,
-                 ["---", "---:", "---:"])
+    return table(["share of all reference entries named in the top 100", 'with `"year": 2024`', "without a year"],
+                 rows, ["---", "---:", "---:"])
 
 
 def unseen_contract() -> str:
@@ -588,8 +602,8 @@ def unseen_gap() -> str:
     d = load("test_unseen_gap.json")
     rows = [[step, f3(v["mustcite_R@100"]), f3(v["bm25_R@100"]), ratio(v["ratio"])] for step, v in d["steps"].items()]
     b = d["benchmark_v2_test"]["tables_cited"]
-    rows.append(["the benchmark: v2 test, train-only model, v2 pool", f3(b["mustcite"]["R@100"]), f3(b["BM25"]["R@100"]),
-                 ratio(b["mustcite"]["R@100 ratio"])])
+    rows.append(["the benchmark: v2 test, train-only model, v2 pool", f3(b["mustcite"]["R@100"]),
+                 f3(b["BM25"]["R@100"]), ratio(b["mustcite"]["R@100 ratio"])])
     return table(["step", "mustcite R@100", "BM25 R@100", "ratio"], rows, ["---", "---:", "---:", "---:"])
 
 
@@ -598,7 +612,8 @@ def recommend_latency() -> str:
     rows = [["load the model", f"{d['load_s']:.0f} s"]]
     for k in ("python_warm", "rest_api"):
         v = d[k]
-        rows.append([{"python_warm": "`Recommender.recommend`, model loaded", "rest_api": "REST API, one request at a time"}[k],
+        rows.append([{"python_warm": "`Recommender.recommend`, model loaded",
+                      "rest_api": "REST API, one request at a time"}[k],
                      f"median {v['median_ms']:.0f} ms / p95 {v['p95_ms']:.0f} ms"])
     rows.append(["batch", f"{d['batch']['qps']:.1f} queries/s"])
     return table(["", ""], rows, ["---", "---:"])
@@ -623,7 +638,8 @@ def audit_latency() -> str:
     for k in ("python_warm", "rest_api", "cli_process"):
         v = d[k]
         rows.append([{"python_warm": "in-process, model loaded", "rest_api": "REST `POST /api/audit` with the zip",
-                      "cli_process": "the CLI as a new process"}[k], f"{v['median_ms'] / 1000:.2f} s", f"{v['p95_ms'] / 1000:.2f} s"])
+                      "cli_process": "the CLI as a new process"}[k],
+                     f"{v['median_ms'] / 1000:.2f} s", f"{v['p95_ms'] / 1000:.2f} s"])
     return table(["", "median", "p95"], rows)
 
 
@@ -652,8 +668,8 @@ def scidoca_masked() -> str:
             if not v or "learned" not in v:
                 continue
             c = v["learned_vs_bm25"]
-            rows.append([f"{split} ({v['learned']['masks']:,} masks)", system, f3(v["bm25"]["f1"]), f3(v["learned"]["f1"]),
-                         ratio(c["ratio"]), p_text(c["p_randomisation"]).removeprefix("p "),
+            rows.append([f"{split} ({v['learned']['masks']:,} masks)", system, f3(v["bm25"]["f1"]),
+                         f3(v["learned"]["f1"]), ratio(c["ratio"]), p_text(c["p_randomisation"]).removeprefix("p "),
                          f"{v['learned']['paragraphs_per_s']:.0f}"])
     return table(["split", "system", "BM25 floor", "learned", "ratio", "p (randomisation, per paragraph)",
                   "paragraphs/s (learned)"], rows)
@@ -661,9 +677,11 @@ def scidoca_masked() -> str:
 
 def scidoca_task1() -> str:
     rows = []
-    for f, system in (("scidoca_task1_lexical_dev.json", "learned, lexical"), ("scidoca_task1_dense_dev.json", "learned, + dense"),
+    for f, system in (("scidoca_task1_lexical_dev.json", "learned, lexical"),
+                      ("scidoca_task1_dense_dev.json", "learned, + dense"),
                       ("scidoca_task1.json", "learned, + dense + title name + cross-encoder (pointwise)"),
-                      ("scidoca_task1_listwise.json", "learned, + dense + title name (listwise cross-encoder, weight 0)")):
+                      ("scidoca_task1_listwise.json",
+                       "learned, + dense + title name (listwise cross-encoder, weight 0)")):
         d = load(f)
         for split in ("dev", "test"):
             v = d.get(split) or {}
@@ -722,7 +740,8 @@ def scidoca_task3() -> str:
 # ---------------------------------------------------------------------------- reference checks, editor
 REFCHECK_KINDS = {"wrong_year": "wrong year", "wrong_venue": "wrong venue", "authors_dropped": "an author dropped",
                   "authors_added": "an author added", "authors_swapped": "two authors swapped",
-                  "title_joined": "a title joining two papers", "arxiv_version": "the arXiv version of a published paper",
+                  "title_joined": "a title joining two papers",
+                  "arxiv_version": "the arXiv version of a published paper",
                   "wrong_identifier": "a DOI or URL of another paper", "invented": "an invented paper",
                   "misattributed": "a real work claimed at a held venue-year"}
 
@@ -892,7 +911,8 @@ def refcheck_hallmark() -> str:
     runs = load("refcheck_hallmark.json")
     rows = []
     for label, d in runs.items():
-        for name, o in (("all entries", d["overall"]), ("without the disputed VALID labels", d["without_disputed_valid"])):
+        for name, o in (("all entries", d["overall"]),
+                        ("without the disputed VALID labels", d["without_disputed_valid"])):
             rows.append([label, name, f3(o["detection"]), f3(o["fp_rate"]), f3(o["f1"]), f3(o["f1_answered"]),
                          f3(o["answered"])])
     b = next(iter(runs.values()))["baseline"]
