@@ -11,7 +11,7 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export MUSTCITE_WORK ?= $(abspath $(WORK))
 
-.PHONY: lock venv demo test test-all browser-deps clean bench bench-check mpnet incite-model
+.PHONY: lock venv demo lint test test-all browser-deps clean bench bench-check mpnet incite-model
 
 # Everything installs from the lock files, pinned with sha256 hashes: requirements/lock.txt (every
 # extra of pyproject.toml but llm; torch is its 2.13.0 CPU build, found through pip's find-links, so nothing pulls a CUDA
@@ -44,7 +44,14 @@ JUDGE ?= offline
 demo: venv
 	MUSTCITE_JUDGE=$(JUDGE) bash scripts/demo.sh
 
+# ruff (rules in pyproject.toml): lint and import order of the code, the tests and the benchmark scripts.
+# `make test` runs it before the tests.
+RUFF := $(VENV)/bin/ruff check src tests scripts benchmarks
+lint: venv
+	$(RUFF)
+
 test: venv browser-deps
+	$(RUFF)
 	$(PY) -m pytest -q -m "not slow" tests
 
 # The documentation site (mkdocs-material; tests/test_docs.py builds it in strict mode too).

@@ -120,11 +120,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--limit", type=int, default=None, help="first N papers by paper_id (tests)")
     ap.add_argument("--batch-size", type=int, default=256)
     ap.add_argument("--max-seq-length", type=int, default=256)
-    ap.add_argument("--fp16", action="store_true", help="half precision on CUDA (faster; vectors differ ~1e-3 from fp32)")
+    ap.add_argument("--fp16", action="store_true",
+                    help="half precision on CUDA (faster; vectors differ ~1e-3 from fp32)")
     ap.add_argument("--device", default=None, help="cuda | cpu (default: cuda when available)")
     ap.add_argument("--ntxent-benchmark", type=Path, default=None,
                     help="a built benchmark folder: fine-tune MiniLM with NT-Xent on its train pairs first")
-    ap.add_argument("--ntxent-out", type=Path, default=None, help="where to save the tuned model (default OUT/models/minilm-ntx)")
+    ap.add_argument("--ntxent-out", type=Path, default=None,
+                    help="where to save the tuned model (default OUT/models/minilm-ntx)")
     ap.add_argument("--epochs", type=int, default=1)
     ap.add_argument("--temperature", type=float, default=0.05)
     ap.add_argument("--ntxent-batch-size", type=int, default=64)

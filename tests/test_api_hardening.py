@@ -55,7 +55,8 @@ def test_chunked_body_is_capped_as_it_arrives(client):
 def test_small_chunked_body_still_works(client):
     q = S.held_out_queries()[0]
     body = json.dumps({"title": q["title"], "abstract": q["abstract"], "top": 3}).encode()
-    r = client.post("/api/recommend", content=iter([body[:10], body[10:]]), headers={"Content-Type": "application/json"})
+    r = client.post("/api/recommend", content=iter([body[:10], body[10:]]),
+                    headers={"Content-Type": "application/json"})
     assert r.status_code == 200 and len(r.json()["results"]) == 3
 
 

@@ -44,7 +44,8 @@ def test_pool_is_core_set_in_pool_years(built):
     assert by_venue.get("CVPR", 0) < 1294 / 10
     assert m["pool"]["papers"] == len(pool) == n_target + len(other) == 23579
     assert by_venue["CVPR"] == 6 and "ACL" not in by_venue
-    assert m["pool"]["snapshot_sha256"] == hashlib.sha256("\n".join(sorted(r["paper_id"] for r in pool)).encode()).hexdigest()
+    snapshot = hashlib.sha256("\n".join(sorted(r["paper_id"] for r in pool)).encode()).hexdigest()
+    assert m["pool"]["snapshot_sha256"] == snapshot
 
 
 @pytest.mark.data
@@ -62,7 +63,8 @@ def test_queries_split_and_qrels(built):
         assert len(qs) == sizes[s]
         assert all(q["title"] and q["year"] == 2024 and q["venue"] == "NeurIPS" for q in qs)
         seen |= {q["source"] for q in qs}
-        qrels = {gt: read_qrels(out / "qrels" / f"{s}.{gt}.qrels") for gt in ("type1", "type2", "type3", "mustcite", "cited")}
+        qrels = {gt: read_qrels(out / "qrels" / f"{s}.{gt}.qrels")
+                 for gt in ("type1", "type2", "type3", "mustcite", "cited")}
         assert set(qrels["mustcite"]) == {q["id"] for q in qs}          # every query has a must-cite paper
         for q in qrels["mustcite"]:
             union = set(qrels["type1"].get(q, {})) | set(qrels["type2"].get(q, {})) | set(qrels["type3"].get(q, {}))
@@ -278,7 +280,8 @@ def test_v2_pool_never_depends_on_dev_or_test_citations(built, built_v2, tmp_pat
     v2 = build_benchmark(get_recipe("neurips-2024"), corpus_path=corpus, ref_dirs=[refs], out_dir=tmp_path / "v2")
     v1 = build_benchmark(get_recipe("neurips-2024-v1"), corpus_path=corpus, ref_dirs=[refs], out_dir=tmp_path / "v1")
     assert v2["pool"]["snapshot_sha256"] == built_v2["manifest"]["pool"]["snapshot_sha256"]
-    assert acl["paper_id"] in _pool_ids(tmp_path / "v1") and v1["pool"]["papers"] == built["manifest"]["pool"]["papers"] + 1
+    assert acl["paper_id"] in _pool_ids(tmp_path / "v1")
+    assert v1["pool"]["papers"] == built["manifest"]["pool"]["papers"] + 1
     # and dropping every dev/test query's file altogether leaves the pool as it is
     for stem in held:
         (refs / f"{stem}.json").unlink()

@@ -19,7 +19,8 @@ def files(data_dir, tmp_path_factory):
     (d / "pool.jsonl").write_text("\n".join(json.dumps(p) for p in pool) + "\n")
     picks = [pool[10], pool[1500], pool[2900]]
     (d / "queries.jsonl").write_text("\n".join(
-        json.dumps({"id": f"q{i}", "title": p["title"], "abstract": p["abstract"]}) for i, p in enumerate(picks)) + "\n")
+        json.dumps({"id": f"q{i}", "title": p["title"], "abstract": p["abstract"]})
+        for i, p in enumerate(picks)) + "\n")
     (d / "qrels").write_text("".join(f"q{i} 0 {p['paper_id']} 1\n" for i, p in enumerate(picks)))
     return d, picks
 
@@ -33,7 +34,8 @@ def test_retrieve_json_and_trec(files, capsys, monkeypatch, tmp_path):
     assert [x["id"] for x in lines] == ["q0", "q1", "q2"]
     for line, p in zip(lines, picks):
         top = line["results"][0]
-        assert (top["paper_id"], top["title"], top["year"], top["venue"]) == (p["paper_id"], p["title"], p["year"], p["venue"])
+        assert ((top["paper_id"], top["title"], top["year"], top["venue"])
+                == (p["paper_id"], p["title"], p["year"], p["venue"]))
         assert len(line["results"]) == 5 and line["method"]["k1"] == 1.5
     assert main(args + ["--top", "20", "--format", "trec", "--out", str(d / "bm25.trec")]) == 0
     rows = (d / "bm25.trec").read_text().splitlines()

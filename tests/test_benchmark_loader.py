@@ -30,7 +30,8 @@ def test_reads_pool_queries_qrels_labels_and_manifest(built):
     assert b.splits() == ["train", "dev", "test"]
     for s in b.splits():
         qs = b.queries(s)
-        assert [q["id"] for q in qs] == [json.loads(x)["id"] for x in (out / "queries" / f"{s}.jsonl").read_text().splitlines()]
+        lines = (out / "queries" / f"{s}.jsonl").read_text().splitlines()
+        assert [q["id"] for q in qs] == [json.loads(x)["id"] for x in lines]
         assert len(qs) == m["splits"]["sizes"][s] and all(q["year"] == 2024 for q in qs)
         qrels = b.qrels(s)
         assert list(qrels) == GTS
@@ -53,7 +54,8 @@ def test_evaluate_scores_a_run_against_the_split_qrels(built):
     for i, (q, docs) in enumerate(sorted(qrels.items())):
         if i % 2 == 0:
             ids = sorted(docs)
-            partial[q] = {"not-a-paper": 9.0} | {pid: 1.0 / (k + 1) for k, pid in enumerate(ids[: max(1, len(ids) // 2)])}
+            half = ids[: max(1, len(ids) // 2)]
+            partial[q] = {"not-a-paper": 9.0} | {pid: 1.0 / (k + 1) for k, pid in enumerate(half)}
     got = b.evaluate(partial, "test", "mustcite")
     assert got == evaluate(partial, qrels) and 0 < got["MAP"] < 1 and got["MRR"] == pytest.approx(got["HR@10"] / 2)
 

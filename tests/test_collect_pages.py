@@ -43,7 +43,8 @@ def test_pmlr_colt2024_volume(fetch):
     assert first.authors == ["Raghavendra Addanki", "Siddharth Bhandari"]
     assert first.pdf == "https://proceedings.mlr.press/v247/addanki24a/addanki24a.pdf"
     assert first.url == "https://proceedings.mlr.press/v247/addanki24a.html"
-    assert first.abstract.startswith("Average Treatment Effect (ATE) estimation is a well-studied problem in causal inference.")
+    assert first.abstract.startswith("Average Treatment Effect (ATE) estimation is a well-studied problem in "
+                                     "causal inference.")
     assert first.abstract.endswith("values $\\{0,1,\\ldots,k-1\\}$.")
     assert first.pages == "1-21" and first.source_id == "pmlr-v247-addanki24a"
     assert last.title == "Gap-Free Clustering: Sensitivity and Robustness of SDP"

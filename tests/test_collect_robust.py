@@ -143,7 +143,8 @@ B = "https://openaccess.thecvf.com"
 
 
 def _paper(abstract: str) -> str:
-    return f'<html><head><meta name="citation_title" content="T"></head><body><div id="abstract">{abstract}</div></body></html>'
+    return (f'<html><head><meta name="citation_title" content="T"></head><body><div id="abstract">{abstract}</div>'
+            '</body></html>')
 
 
 def test_cvf_errors_duplicates_truncation_and_resume(tmp_path):
@@ -214,15 +215,19 @@ def test_truncated_acl_xml_and_bad_pmlr_post():
 # ---------------------------------------------------------------- synthetic pages of the other sites
 
 NEURIPS_NEW = """<html><body><ul class="paper-list">
-<li class="conference"><div class="paper-content"><a title="paper title" href="/paper_files/paper/2023/hash/aaa-Abstract-Conference.html">Deep Thing</a>
+<li class="conference"><div class="paper-content"><a title="paper title"
+href="/paper_files/paper/2023/hash/aaa-Abstract-Conference.html">Deep Thing</a>
 <span class="paper-authors">Ann Lee, Bo Chen</span></div></li>
-<li class="datasets_and_benchmarks"><div class="paper-content"><a title="paper title" href="/paper_files/paper/2023/hash/bbb-Abstract-Datasets_and_Benchmarks.html">A Benchmark</a>
+<li class="datasets_and_benchmarks"><div class="paper-content"><a title="paper title"
+href="/paper_files/paper/2023/hash/bbb-Abstract-Datasets_and_Benchmarks.html">A Benchmark</a>
 <span class="paper-authors">Cy D</span></div></li></ul></body></html>"""
-NEURIPS_PAPER = """<html><head><meta name="citation_title" content="Deep Thing"><meta name="citation_author" content="Lee, Ann">
+NEURIPS_PAPER = """<html><head><meta name="citation_title" content="Deep Thing">
+<meta name="citation_author" content="Lee, Ann">
 <meta name="citation_pdf_url" content="https://papers.nips.cc/paper_files/paper/2023/file/aaa-Paper-Conference.pdf"></head>
 <body><h4>Abstract</h4><p><p>We go deep.</p></p></body></html>"""
 NEURIPS_OLD = """<html><body><ul><li><a href="/paper/7000-old-paper">Old Paper</a>
-<a href="/author/ann-1" class="author">Ann Old</a> <a href="/author/bo-2" class="author">Bo Old</a></li></ul></body></html>"""
+<a href="/author/ann-1" class="author">Ann Old</a> <a href="/author/bo-2" class="author">Bo Old</a></li></ul>
+</body></html>"""
 
 
 def test_synthetic_neurips_new_and_old_layouts(tmp_path):
@@ -294,17 +299,24 @@ def test_synthetic_ecva():
 
 
 AAAI_ARCHIVE = """<html><body>
-<div class="obj_issue_summary"><a class="title" href="https://ojs.aaai.org/index.php/AAAI/issue/view/576">AAAI-24 Technical Tracks 1</a>
+<div class="obj_issue_summary">
+<a class="title" href="https://ojs.aaai.org/index.php/AAAI/issue/view/576">AAAI-24 Technical Tracks 1</a>
 <div class="series">Vol. 38 No. 1: AAAI-24 Technical Tracks 1</div></div>
-<div class="obj_issue_summary"><a class="title" href="https://ojs.aaai.org/index.php/AAAI/issue/view/590">Student Abstracts, Undergraduate Consortium and Demonstrations</a>
+<div class="obj_issue_summary">
+<a class="title" href="https://ojs.aaai.org/index.php/AAAI/issue/view/590">Student Abstracts,
+Undergraduate Consortium and Demonstrations</a>
 <div class="series">Vol. 38 No. 21</div></div>
-<div class="obj_issue_summary"><a class="title" href="https://ojs.aaai.org/index.php/AAAI/issue/view/548">AAAI-23 Technical Tracks 1</a>
+<div class="obj_issue_summary">
+<a class="title" href="https://ojs.aaai.org/index.php/AAAI/issue/view/548">AAAI-23 Technical Tracks 1</a>
 <div class="series">Vol. 37 No. 1</div></div></body></html>"""
-AAAI_ISSUE = """<html><body><div class="sections"><div class="section"><h2>AAAI Technical Track on Computer Vision I</h2>
+AAAI_ISSUE = """<html><body><div class="sections"><div class="section">
+<h2>AAAI Technical Track on Computer Vision I</h2>
 <ul class="cmp_article_list articles"><li><div class="obj_article_summary">
-<h3 class="title"><a id="article-27749" href="https://ojs.aaai.org/index.php/AAAI/article/view/27749">Seeing Better</a></h3>
+<h3 class="title"><a id="article-27749" href="https://ojs.aaai.org/index.php/AAAI/article/view/27749">Seeing Better</a>
+</h3>
 <div class="meta"><div class="authors">Ann Lee, Bo Chen</div><div class="pages">1-9</div></div>
-<ul class="galleys_links"><li><a class="obj_galley_link pdf" href="https://ojs.aaai.org/index.php/AAAI/article/view/27749/27628">PDF</a></li></ul>
+<ul class="galleys_links"><li><a class="obj_galley_link pdf"
+href="https://ojs.aaai.org/index.php/AAAI/article/view/27749/27628">PDF</a></li></ul>
 </div></li></ul></div></div></body></html>"""
 AAAI_DEMO = AAAI_ISSUE.replace("AAAI Technical Track on Computer Vision I", "Demonstrations").replace("27749", "30000")
 AAAI_ARTICLE = """<html><head><meta name="citation_title" content="Seeing Better"></head><body>
@@ -312,19 +324,20 @@ AAAI_ARTICLE = """<html><head><meta name="citation_title" content="Seeing Better
 
 
 def test_synthetic_aaai(tmp_path):
-    O = "https://ojs.aaai.org"
-    site = Site({f"{O}/robots.txt": (404, "", {}), f"{O}/index.php/AAAI/issue/archive": AAAI_ARCHIVE,
-                 f"{O}/index.php/AAAI/issue/view/576": AAAI_ISSUE, f"{O}/index.php/AAAI/issue/view/590": AAAI_DEMO,
-                 f"{O}/index.php/AAAI/article/view/27749": AAAI_ARTICLE})
+    ojs = "https://ojs.aaai.org"
+    site = Site({f"{ojs}/robots.txt": (404, "", {}), f"{ojs}/index.php/AAAI/issue/archive": AAAI_ARCHIVE,
+                 f"{ojs}/index.php/AAAI/issue/view/576": AAAI_ISSUE, f"{ojs}/index.php/AAAI/issue/view/590": AAAI_DEMO,
+                 f"{ojs}/index.php/AAAI/article/view/27749": AAAI_ARTICLE})
     f, _ = fetcher(site, tmp_path)
     rep = collect_venue_year(AaaiCollector(), "AAAI", 2024, f, tmp_path / "o")
     assert rep.collected == 2 and rep.main_track == 1 and rep.with_abstract == 1 and rep.status == "ok"
     recs = [json.loads(x) for x in (tmp_path / "o" / "records" / "AAAI_2024.jsonl").read_text().splitlines()]
     r = recs[0]
     assert (r["title"], r["authors"], r["abstract"]) == ("Seeing Better", ["Ann Lee", "Bo Chen"], "We see better.")
-    assert r["pdf"] == f"{O}/index.php/AAAI/article/download/27749/27628"
+    assert r["pdf"] == f"{ojs}/index.php/AAAI/article/download/27749/27628"
     assert r["track"] == "AAAI-24 Technical Tracks 1 / AAAI Technical Track on Computer Vision I"
-    assert rep.tracks["Student Abstracts, Undergraduate Consortium and Demonstrations / Demonstrations"]["main"] is False
+    demos = "Student Abstracts, Undergraduate Consortium and Demonstrations / Demonstrations"
+    assert rep.tracks[demos]["main"] is False
 
 
 IJCAI_YEAR = """<html><body>
@@ -333,11 +346,13 @@ IJCAI_YEAR = """<html><body>
 <div class="details"><a href="/proceedings/2023/0001.pdf">PDF</a> <a href="/proceedings/2023/1">Details</a></div></div>
 <div class="section_title"><h3>Survey Track</h3></div>
 <div class="paper_wrapper" id="paper700"><div class="title">A Survey</div><div class="authors">Cy D</div>
-<div class="details"><a href="/proceedings/2023/0700.pdf">PDF</a> <a href="/proceedings/2023/700">Details</a></div></div>
+<div class="details"><a href="/proceedings/2023/0700.pdf">PDF</a>
+<a href="/proceedings/2023/700">Details</a></div></div>
 </body></html>"""
 IJCAI_PAPER = """<html><head><meta name="citation_title" content="Planning Well"></head><body><div class="row">
 <div class="col-md-12"><h1>Planning Well</h1></div><div class="col-md-12">Ann Lee, Bo Chen</div>
-<div class="col-md-12">We plan well. This abstract is long enough to be taken as the abstract of the paper, more than a hundred characters.</div>
+<div class="col-md-12">We plan well. This abstract is long enough to be taken as the abstract of the paper,
+more than a hundred characters.</div>
 </div></body></html>"""
 
 
@@ -356,16 +371,20 @@ def test_synthetic_ijcai(tmp_path):
 
 def test_synthetic_pmlr_and_jmlr_rendered_pages():
     pm = """<html><body><div class="paper"><p class="title">A Title</p><p class="details">
-    <span class="authors">Ann&nbsp;Lee, Bo&nbsp;Chen</span></p><p class="links">[<a href="https://proceedings.mlr.press/v9/lee10a.html">abs</a>]
+    <span class="authors">Ann&nbsp;Lee, Bo&nbsp;Chen</span></p>
+    <p class="links">[<a href="https://proceedings.mlr.press/v9/lee10a.html">abs</a>]
     [<a href="https://proceedings.mlr.press/v9/lee10a/lee10a.pdf">Download PDF</a>]</p></div></body></html>"""
     idx = parse_volume_page(pm.encode(), "AISTATS", 2010, "https://proceedings.mlr.press/v9/")
     r = idx.items[0].record
-    assert (r.title, r.authors, r.pdf) == ("A Title", ["Ann Lee", "Bo Chen"], "https://proceedings.mlr.press/v9/lee10a/lee10a.pdf")
+    assert (r.title, r.authors, r.pdf) == ("A Title", ["Ann Lee", "Bo Chen"],
+                                           "https://proceedings.mlr.press/v9/lee10a/lee10a.pdf")
     jm = """<html><body><dl><dt>Kernel Things</dt><dd><b><i>Ann Lee, Bo Chen</i></b>; (1):1-30, 2019.
-    <br>[<a href="/papers/v20/18-001.html">abs</a>][<a href="/papers/volume20/18-001/18-001.pdf">pdf</a>]</dd></dl></body></html>"""
+    <br>[<a href="/papers/v20/18-001.html">abs</a>][<a href="/papers/volume20/18-001/18-001.pdf">pdf</a>]</dd></dl>
+    </body></html>"""
     idx = jmlr_page(jm.encode(), 20, 2019, "https://jmlr.org/papers/v20/")
     r = idx.items[0].record
-    assert (r.title, r.authors, r.pdf) == ("Kernel Things", ["Ann Lee", "Bo Chen"], "https://jmlr.org/papers/volume20/18-001/18-001.pdf")
+    assert (r.title, r.authors, r.pdf) == ("Kernel Things", ["Ann Lee", "Bo Chen"],
+                                           "https://jmlr.org/papers/volume20/18-001/18-001.pdf")
     with pytest.raises(ParseError):
         parse_volume_page(b"<html><body><p>moved</p></body></html>", "AISTATS", 2010, "https://x/")
 

@@ -28,7 +28,8 @@ MANIFEST = DATA / "proceedings" / "manifest.json"
 @pytest.fixture(scope="module")
 def built(data_dir, tmp_path_factory):
     work = tmp_path_factory.mktemp("corpus-work")
-    report = build_corpus(DATA, work, anthology=False)      # the paper lists alone (ML Anthology: test_corpus_anthology)
+    # the paper lists alone (ML Anthology: test_corpus_anthology)
+    report = build_corpus(DATA, work, anthology=False)
     return work, report
 
 
@@ -207,7 +208,8 @@ def test_cli_stats_json_and_exit_codes(built, capsys, tmp_path):
     work, report = built
     assert main(["--work", str(work), "corpus", "stats", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert set(out) == {"total", "with_abstract", "duplicates_merged", "by_venue_year", "tracks", "sources", "year_bands"}
+    assert set(out) == {"total", "with_abstract", "duplicates_merged", "by_venue_year", "tracks", "sources",
+                        "year_bands"}
     assert out["total"] == report.total
     assert main(["--work", str(work), "corpus", "stats"]) == 0
     assert "Total" in capsys.readouterr().out

@@ -83,7 +83,8 @@ def test_an_old_store_reads_with_what_it_has(tmp_path):
     d = corpus_stats(work).to_dict()
     assert d["total"] == 6 and d["duplicates_merged"] == 1
     assert d["tracks"] == [
-        {"venue": "ACL", "track": "findings", "records": 7, "with_abstract": None, "first_year": None, "last_year": None},
+        {"venue": "ACL", "track": "findings", "records": 7, "with_abstract": None, "first_year": None,
+         "last_year": None},
         {"venue": "NeurIPS", "track": "datasets & benchmarks", "records": 2, "with_abstract": None,
          "first_year": None, "last_year": None}]
     assert {s["source"]: (s["records"], s["papers"], s["abstracts"]) for s in d["sources"]} == {

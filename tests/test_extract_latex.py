@@ -146,7 +146,8 @@ def test_author_year_natbib(tmp_path):
         "devlin2019bert": 0}
     ho, gan = refs["ho2020denoising"], refs["goodfellow2014generative"]
     assert ho["cite"] == "Ho et al., 2020" and gan["cite"] == "Goodfellow and Pouget-Abadie, 2014"
-    assert ho["contexts"][0] == {"section": "Abstract", "context": "Diffusion models (Ho et al., 2020) generate images."}
+    assert ho["contexts"][0] == {"section": "Abstract",
+                                 "context": "Diffusion models (Ho et al., 2020) generate images."}
     assert ho["contexts"][1]["section"] == "1 Background"
     assert ho["contexts"][1]["context"].startswith("Ho et al. (2020) introduced denoising diffusion.")
     assert "(see Goodfellow and Pouget-Abadie, 2014, p. 3)" in gan["contexts"][0]["context"]
@@ -164,7 +165,8 @@ BIBLATEX = {
 \abstract{We survey generators.}
 \section{Introduction}\label{sec:intro}
 As \textcite{goodfellow2014generative} showed, two networks can play a game.
-Diffusion is stable \autocite{ho2020denoising}. Both are popular \parencite[e.g.][]{ho2020denoising, goodfellow2014generative}.
+Diffusion is stable \autocite{ho2020denoising}.
+Both are popular \parencite[e.g.][]{ho2020denoising, goodfellow2014generative}.
 \subsection{Scope}
 We focus on images \footcite{he2016deep}. Text is left out \cites[see][]{vaswani2017attention}{devlin2019bert}.
 \paragraph{Note.} Smart citations \smartcite{he2016deep} also work.
@@ -297,7 +299,8 @@ def test_bbl_only_projects(tmp_path):
     main3 = (r"\documentclass{article}\title{C}\begin{document}\section{Intro}See \cite{he2016deep}."
              "\n" + BBL_NATBIB + r"\end{document}")
     refs = by_key(extract_latex(write(tmp_path / "c", {"main.tex": main3})))
-    assert list(refs) == ["he2016deep"] and refs["he2016deep"]["title"] == "Deep residual learning for image recognition"
+    assert list(refs) == ["he2016deep"]
+    assert refs["he2016deep"]["title"] == "Deep residual learning for image recognition"
 
 
 def _zip_project(files: dict[str, str], path: Path, prefix: str = "") -> Path:
@@ -504,8 +507,10 @@ def test_a_bib_entry_without_a_year_is_kept_and_noted_in_every_format(capsys, tm
 
     q = S.held_out_queries()[0]
     a, b = S.pool()[0], S.pool()[1]
-    bib = (f"@inproceedings{{dated,\n  title = {{{a['title']}}},\n  author = {{Doe, Jane}},\n  year = {{{a['year']}}}\n}}\n"
-           f"@inproceedings{{velickovic_gat,\n  title = {{{b['title']}}},\n  author = {{Veli{{\\v{{c}}}}kovi{{\\'c}}, Petar}},\n"
+    bib = (f"@inproceedings{{dated,\n  title = {{{a['title']}}},\n  author = {{Doe, Jane}},\n"
+           f"  year = {{{a['year']}}}\n}}\n"
+           f"@inproceedings{{velickovic_gat,\n  title = {{{b['title']}}},\n"
+           "  author = {Veli{\\v{c}}kovi{\\'c}, Petar},\n"
            "  booktitle = {International Conference on Learning Representations}\n}\n")
     main_tex = (f"\\documentclass{{article}}\n\\title{{{q['title']}}}\n\\begin{{document}}\n\\begin{{abstract}}\n"
                 f"{q['abstract']}\n\\end{{abstract}}\n\\section{{Introduction}}\nWe build on \\cite{{dated}} and "

@@ -193,7 +193,8 @@ def test_sample_from_real_extraction(tmp_path):
     assert main(["agreement", "judge", str(out), "--backend", "offline", "--out", str(tmp_path / "j.csv")]) == 0
     j1, j2 = read_judge(tmp_path / "j.csv", "type1"), read_judge(tmp_path / "j.csv", "type2")
     want = OfflineJudge().judge_many(insts)
-    assert list(j1.values()) == [j.value for j in want["type1"]] and list(j2.values()) == [j.value for j in want["type2"]]
+    assert list(j1.values()) == [j.value for j in want["type1"]]
+    assert list(j2.values()) == [j.value for j in want["type2"]]
     ratings = _write(tmp_path / "r.csv", [(i, r, (v + k) % 2) for k, r in enumerate(("a", "b")) for i, v in j1.items()],
                      ("item", "rater", "type1"))
     got = agreement_from_files(ratings, tmp_path / "j.csv", label="type1")

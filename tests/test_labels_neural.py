@@ -68,7 +68,8 @@ def test_save_load_round_trip_and_judge_many(built, pairs):
     assert [j.value for j in rev] == [j.value for j in out["type2"]][::-1]
     # pickles as its folder (annotate maps it over worker processes)
     clone = pickle.loads(pickle.dumps(judge))
-    assert clone.judge_many(insts[:3], ("type1",))["type1"][0].prob[1] == pytest.approx(out["type1"][0].prob[1], abs=1e-6)
+    again = clone.judge_many(insts[:3], ("type1",))["type1"][0].prob[1]
+    assert again == pytest.approx(out["type1"][0].prob[1], abs=1e-6)
 
 
 @pytest.mark.data
@@ -83,8 +84,8 @@ def test_name_and_version_in_labels(built):
 def test_rules_and_empty_contexts(built):
     _, folder, _ = built
     judge = NeuralJudge(folder)
-    base = dict(citing_id="p", citing_title="", citing_abstract="", ref_title="", ref_raw="", cite="Smith et al. (2019)",
-                year=None, mentions=1)
+    base = dict(citing_id="p", citing_title="", citing_abstract="", ref_title="", ref_raw="",
+                cite="Smith et al. (2019)", year=None, mentions=1)
     ctx = "We compare against the baseline of Smith et al. (2019) on the same benchmark."
     intro = CitationInstance(**base, contexts=(("1 Introduction", ctx),))
     empty = CitationInstance(**base, contexts=())
@@ -105,7 +106,8 @@ def test_missing_model_is_a_clear_error(tmp_path):
 def test_make_judge_and_cli(built, pairs, tmp_path, capsys):
     work, folder, card = built
     assert isinstance(make_judge("neural", model=str(folder)), NeuralJudge)
-    rows = [{"id": f"m{i}", "context": it.plain_text, "section": "", "cite": it.cite} for i, (it, _) in enumerate(pairs)]
+    rows = [{"id": f"m{i}", "context": it.plain_text, "section": "", "cite": it.cite}
+            for i, (it, _) in enumerate(pairs)]
     src = tmp_path / "ctx.jsonl"
     src.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     assert main(["--work", str(work), "judge", "--backend", "neural", "--in", str(src)]) == 0

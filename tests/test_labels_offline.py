@@ -95,7 +95,8 @@ def _real_instances():
     multi = []
     for k in range(0, 180, 3):
         ctxs = tuple(c for inst in single[k:k + 3] for c in inst.contexts)
-        ctxs = tuple((sec, text) for (sec, text), sec in zip(ctxs, ("1 Introduction", "4 Experiments", "2 Related Work")))
+        ctxs = tuple((sec, text)
+                     for (sec, text), sec in zip(ctxs, ("1 Introduction", "4 Experiments", "2 Related Work")))
         multi.append(dataclasses.replace(single[k], contexts=ctxs))
     return single + multi + [_inst([])]
 

@@ -75,38 +75,38 @@ def imports(src: Path = SRC) -> list[Import]:
         return name or None
 
     out: list[Import] = []
+
+    def visit(node: ast.AST, name: str, package: str, in_function: bool, type_only: bool) -> None:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            in_function = True
+        if isinstance(node, ast.If) and _is_type_checking(node.test):
+            for child in node.body:
+                visit(child, name, package, in_function, True)
+            for child in node.orelse:
+                visit(child, name, package, in_function, type_only)
+            return
+        targets: list[str] = []
+        if isinstance(node, ast.Import):
+            targets = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[:len(package.split(".")) - node.level + 1]
+                module = ".".join(base + ([node.module] if node.module else []))
+            else:
+                module = node.module or ""
+            targets = [f"{module}.{a.name}" if f"{module}.{a.name}" in mods else module for a in node.names]
+        for t in targets:
+            if t == "mustcite" or t.startswith("mustcite."):
+                target = resolve(t)
+                if target and target != name:
+                    out.append(Import(name, target, node.lineno, in_function, type_only))
+        for child in ast.iter_child_nodes(node):
+            visit(child, name, package, in_function, type_only)
+
     for name, path in mods.items():
         package = name if path.name == "__init__.py" else name.rpartition(".")[0]
         tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
-
-        def visit(node: ast.AST, in_function: bool, type_only: bool) -> None:
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
-                in_function = True
-            if isinstance(node, ast.If) and _is_type_checking(node.test):
-                for child in node.body:
-                    visit(child, in_function, True)
-                for child in node.orelse:
-                    visit(child, in_function, type_only)
-                return
-            targets: list[str] = []
-            if isinstance(node, ast.Import):
-                targets = [a.name for a in node.names]
-            elif isinstance(node, ast.ImportFrom):
-                if node.level:
-                    base = package.split(".")[:len(package.split(".")) - node.level + 1]
-                    module = ".".join(base + ([node.module] if node.module else []))
-                else:
-                    module = node.module or ""
-                targets = [f"{module}.{a.name}" if f"{module}.{a.name}" in mods else module for a in node.names]
-            for t in targets:
-                if t == "mustcite" or t.startswith("mustcite."):
-                    target = resolve(t)
-                    if target and target != name:
-                        out.append(Import(name, target, node.lineno, in_function, type_only))
-            for child in ast.iter_child_nodes(node):
-                visit(child, in_function, type_only)
-
-        visit(tree, False, False)
+        visit(tree, name, package, False, False)
     return out
 
 

@@ -53,8 +53,10 @@ def test_markers_of_one_reference_numeric_and_author_year():
     ctx = "IHDP Dataset [16, 11]: derived from children. We follow [11; 12; 13], GSW [4-5] and [2-6]."
     assert marker_starts(ctx, "11") == [ctx.index("[16, 11]")]            # [11; 12; 13]: too many to name one
     assert marker_starts(ctx, "5") == [ctx.index("[4-5]")]                # a range of two; [2-6] is five
-    ay = "We use ResNet-50 (He et al., 2016) as the backbone, as He et al. (2016) did, and ViT (Dosovitskiy et al., 2021; Touvron et al., 2021; Liu et al., 2021)."
-    assert [ay[:i].rstrip()[-9:] for i in marker_starts(ay, "He et al., 2016")] == ["ResNet-50"]   # not the narrative one
+    ay = ("We use ResNet-50 (He et al., 2016) as the backbone, as He et al. (2016) did, and ViT "
+          "(Dosovitskiy et al., 2021; Touvron et al., 2021; Liu et al., 2021).")
+    before = [ay[:i].rstrip()[-9:] for i in marker_starts(ay, "He et al., 2016")]
+    assert before == ["ResNet-50"]                                       # not the narrative one
     assert marker_starts(ay, "Touvron et al., 2021") == []               # a group of three
 
 
@@ -80,7 +82,8 @@ def test_support_and_share_decide_what_a_name_stands_for():
     uses += [("p1", "hdtf", "HDTF", 2023), ("p2", "hdtf", "HDTF", 2021)]
     names = {(n.key, n.target): n for n in aggregate_names(uses)}
     assert set(names) == {("cifar10", "cifar"), ("hdtf", "hdtf")}
-    assert names[("cifar10", "cifar")].support == 5 and names[("cifar10", "cifar")].share == pytest.approx(5 / 6, abs=1e-4)
+    cifar = names[("cifar10", "cifar")]
+    assert cifar.support == 5 and cifar.share == pytest.approx(5 / 6, abs=1e-4)
     assert names[("hdtf", "hdtf")].first_year == 2021
 
 
@@ -98,7 +101,8 @@ def test_catalogue_build_writes_the_names_of_papers_and_works(tmp_path):
         (folder / f"{paper}.json").write_text(json.dumps(refs))
         (folder / f"{paper}.meta.json").write_text(json.dumps({"paper": paper, "year": year}))
     s = build_catalogue([folder], tmp_path / "corpus", workers=1, progress=False)
-    rows = duckdb.sql(f"select key, name, target, support from '{tmp_path / 'corpus' / NAMES_FILE}' order by key").fetchall()
+    names_file = tmp_path / "corpus" / NAMES_FILE
+    rows = duckdb.sql(f"select key, name, target, support from '{names_file}' order by key").fetchall()
     assert [(k, n, sup) for k, n, _, sup in rows] == [("adam", "Adam", 3), ("hdtf", "HDTF", 3)]
     assert rows[0][2].startswith("w-") and rows[1][2] == "corpus-hdtf"
     assert s.names["names"] == 2 and s.names["works"] == 1 and s.names["corpus_papers"] == 1
@@ -125,10 +129,12 @@ def test_a_result_says_what_it_is():
     from mustcite.recommend.results import Recommendation
 
     r = Recommendation("w-1", "Towards accurate generative models of video", 2018, "arXiv preprint arXiv:1812",
-                       0.9, "I", {}, authors=["T. Unterthiner", "S. van Steenkiste"], kind="dataset", source="references")
+                       0.9, "I", {}, authors=["T. Unterthiner", "S. van Steenkiste"], kind="dataset",
+                       source="references")
     assert describe(r) == "the dataset of Unterthiner et al., arXiv 2018"
     ev = {"named": {"name": "FVD", "support": 4, "from_title": False}}
-    assert reasons(ev, r)[0] == "Your abstract names FVD: the dataset of Unterthiner et al., arXiv 2018 (4 papers call it so)."
+    assert reasons(ev, r)[0] == ("Your abstract names FVD: the dataset of Unterthiner et al., arXiv 2018 "
+                                 "(4 papers call it so).")
     assert r.tier_name == "baseline or dataset"
 
 

@@ -103,7 +103,8 @@ def test_next_save_progress_undo_and_resume_after_restart(sample, tmp_path):
         assert got.status_code == 200 and got.json()["rated"] == i + 1
     # the answers are on disk at once, in the agreement format
     path = tmp_path / "out" / "alice.csv"
-    assert path.read_text() == f"item,rater,type1,type2\n{items[0]},alice,1,5\n{items[1]},alice,0,2\n{items[2]},alice,0,3\n"
+    assert path.read_text() == (f"item,rater,type1,type2\n{items[0]},alice,1,5\n{items[1]},alice,0,2\n"
+                                f"{items[2]},alice,0,3\n")
     # a restarted server (new store, new app) resumes at the fourth instance
     c2 = _client(sample, tmp_path / "out")
     r = c2.get("/api/rate/next", params={"rater": "alice"}).json()

@@ -194,7 +194,8 @@ def test_out_is_checked_before_any_work(capsys, work, tmp_path):
     code, _, err = run(capsys, work, "recommend", "--title", "graph networks", "--out", str(tmp_path))
     assert code == 2 and "is a folder" in err and "Traceback" not in err
     (tmp_path / "a-file").write_text("x")
-    code, _, err = run(capsys, work, "recommend", "--title", "graph networks", "--out", str(tmp_path / "a-file" / "r.json"))
+    code, _, err = run(capsys, work, "recommend", "--title", "graph networks",
+                       "--out", str(tmp_path / "a-file" / "r.json"))
     assert code == 2 and "cannot write" in err
 
 
@@ -294,7 +295,8 @@ def test_audit_reports_bibtex_markdown_and_ci_exit(capsys, work, tmp_path):
     keys = [line.split("{", 1)[1].rstrip(",") for line in out.splitlines() if line.startswith("@")]
     assert len(set(keys)) == 5
     report = tmp_path / "audit.md"
-    code, out, _ = run(capsys, work, "audit", str(draft), "--format", "markdown", "--top", "5", "--all", "--out", str(report))
+    code, out, _ = run(capsys, work, "audit", str(draft), "--format", "markdown", "--top", "5", "--all",
+                       "--out", str(report))
     text = report.read_text(encoding="utf-8")
     assert code == 0 and out == "" and text.startswith("# Must-cite audit: ")
     assert "## Findings (5 shown of " in text and text.count("\n| ") == 6   # header and 5 rows

@@ -35,7 +35,8 @@ def test_passages_keep_every_paragraph_with_its_citations(tmp_path):
 
 def test_uncited_bibliography_entries_are_kept(tmp_path):
     bib = ("@article{a2020, title={A Title}, author={Xu, Yan}, year={2020}}\n"
-           "@article{lora, title={LoRA: Low-Rank Adaptation of Large Language Models}, author={Hu, Edward}, year={2022}}\n")
+           "@article{lora, title={LoRA: Low-Rank Adaptation of Large Language Models}, author={Hu, Edward}, "
+           "year={2022}}\n")
     paper = extract_latex(_project(tmp_path, "We fine-tune with LoRA \\cite{a2020}.", bib))
     assert [r.bibkey for r in paper.uncited] == ["lora"]
     assert paper.uncited[0].title.startswith("LoRA")
@@ -139,8 +140,8 @@ def test_a_name_without_a_citation_is_a_finding_and_one_with_a_citation_is_not()
 
 def test_the_longest_name_wins():
     titles = ["Stable Diffusion", "SDXL: Stable Diffusion XL"]
-    got, _ = _named("Images come from Stable Diffusion XL.", {"Stable Diffusion": {0: 9}, "Stable Diffusion XL": {1: 3}},
-                    titles)
+    got, _ = _named("Images come from Stable Diffusion XL.",
+                    {"Stable Diffusion": {0: 9}, "Stable Diffusion XL": {1: 3}}, titles)
     assert got == ["p1"]
 
 

@@ -176,7 +176,8 @@ def checked(work, records, tmp_path_factory):
             ["Smith, John", "Doe, Jane"], 2019, nips_bt),
         bib("invented_real_authors", "Hierarchical Diffusion Transformers for Zero-Shot Graph Reasoning",
             ga, 2019, nips_bt),
-        "@article{preprint,\n  title = {A Study of Something Nobody Wrote Down in Any Corpus},\n  author = {Doe, Jane},\n"
+        "@article{preprint,\n  title = {A Study of Something Nobody Wrote Down in Any Corpus},\n"
+        "  author = {Doe, Jane},\n"
         "  journal = {arXiv preprint arXiv:2101.00001},\n  year = {2021}\n}\n",
         "@article{journal,\n  title = {Another Journal Paper on Visual Things},\n  author = {Doe, Jane},\n"
         "  journal = {IEEE Transactions on Pattern Analysis and Machine Intelligence},\n  year = {2020}\n}\n",

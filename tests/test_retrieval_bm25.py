@@ -46,7 +46,8 @@ def test_titles_find_their_paper(bm25, slice5k):
     for hits in res.values():
         scores = [s for _, s in hits]
         assert scores == sorted(scores, reverse=True)
-    full = bm25.search([{"id": p["paper_id"], "title": p["title"], "abstract": p["abstract"]} for p in sample[:50]], k=1)
+    full = bm25.search([{"id": p["paper_id"], "title": p["title"], "abstract": p["abstract"]} for p in sample[:50]],
+                       k=1)
     assert all(full[p["paper_id"]][0][0] == p["paper_id"] for p in sample[:50])
 
 

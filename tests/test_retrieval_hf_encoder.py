@@ -118,7 +118,8 @@ def test_retriever_ranks_and_caches(tiny, tmp_path):
 
 @pytest.mark.parametrize("name,pooling,fmt", [("allenai/specter", "cls", "sep"), ("malteos/scincl", "cls", "sep"),
                                               ("allenai/scibert_scivocab_uncased", "mean", "plain"),
-                                              ("allenai/specter2_base", "cls", "sep"), ("bert-base-uncased", "mean", "plain")])
+                                              ("allenai/specter2_base", "cls", "sep"),
+                                              ("bert-base-uncased", "mean", "plain")])
 def test_pooling_is_detected_from_the_config(tmp_path, name, pooling, fmt):
     folder = _tiny_bert(tmp_path / "m", name_or_path=name)
     p, f, reason = detect_pooling(folder)
@@ -184,7 +185,8 @@ def _adapter(folder, hidden=32, layers=2, zero_up=False, seed=1, config=PFEIFFER
             k = f"bert.encoder.layer.{i}.{loc}.adapters.{name}"
             w[f"{k}.adapter_down.0.weight"] = torch.randn(down, hidden, generator=g)
             w[f"{k}.adapter_down.0.bias"] = torch.randn(down, generator=g)
-            w[f"{k}.adapter_up.weight"] = torch.zeros(hidden, down) if zero_up else torch.randn(hidden, down, generator=g)
+            w[f"{k}.adapter_up.weight"] = (torch.zeros(hidden, down) if zero_up
+                                           else torch.randn(hidden, down, generator=g))
             w[f"{k}.adapter_up.bias"] = torch.zeros(hidden) if zero_up else torch.randn(hidden, generator=g)
     torch.save(w, folder / "pytorch_adapter.bin")
     return folder, w

@@ -200,6 +200,9 @@ def test_gold_and_distractors(built, views, links):
     out, _ = built
     linked, with_abstract = links
     unabstracted = 0
+
+    def cited(p, pid):
+        return {linked[pid][t] for t in p.targets if t in linked[pid]}
     for split in ("train", "dev", "test"):
         for r in _rows(out, split, 1):
             pid, idx = _paper(r["id"]), int(r["id"].rsplit("-p", 1)[1])
@@ -208,13 +211,10 @@ def test_gold_and_distractors(built, views, links):
             gold = r["predicted_citations"]
             assert len(set(cands)) == len(cands) and gold and set(gold) <= set(cands)
             assert all(c["title"].strip() and c["abstract"].strip() for c in r["candidate_references"])
-
-            def cited(p):
-                return {linked[pid][t] for t in p.targets if t in linked[pid]}
-            here = cited(view.paragraphs[idx])
+            here = cited(view.paragraphs[idx], pid)
             assert set(gold) == here & with_abstract
             unabstracted += len(here - with_abstract)
-            elsewhere = set().union(*(cited(p) for p in view.paragraphs if p.index != idx))
+            elsewhere = set().union(*(cited(p, pid) for p in view.paragraphs if p.index != idx))
             for d in set(cands) - set(gold):
                 assert d in set(linked[pid].values())            # a reference of the same paper
                 assert d not in here and d in elsewhere          # cited in another paragraph only

@@ -164,7 +164,8 @@ def test_task3_seed_shapes_and_full_example_gold(tmp_path):
     # predictions: s0 {c1} right; s1 ["[empty]"] right; s2 {c2} -> P 1, R 1/2, F1 2/3
     # sentence-level F1 = (1 + 2/3) / 2 = 5/6; accuracy 1/1; micro TP 2, FP 0, FN 1 -> F1 = 2(1)(2/3)/(5/3) = 4/5
     pred = _jsonl(tmp_path / "pred.jsonl", {"id": "x", "sentence_citations": [
-        {"sentence": "A  one.", "predicted_citation": ["c1"]}, {"sentence": "B two.", "predicted_citation": ["[empty]"]},
+        {"sentence": "A  one.", "predicted_citation": ["c1"]},
+        {"sentence": "B two.", "predicted_citation": ["[empty]"]},
         {"sentence": "C three.", "predicted_citation": ["c2"]}]})
     r = evaluate_files(3, pred, full)
     assert r["f1"] == pytest.approx(5 / 6) and r["micro_f1"] == pytest.approx(4 / 5)

@@ -60,7 +60,8 @@ def test_bm25_task2_one_candidate_per_mask():
 
 
 def test_bm25_task2_fills_masks_without_evidence():
-    ex = Example("z", 2, "As shown before [MASK1] and [MASK2].", CANDS[:1], {"[MASK1]": "vaswani", "[MASK2]": "vaswani"})
+    ex = Example("z", 2, "As shown before [MASK1] and [MASK2].", CANDS[:1],
+                 {"[MASK1]": "vaswani", "[MASK2]": "vaswani"})
     (ans,) = BM25TopK(2, k=3).predict([ex])
     assert ans.citations == {"[MASK1]": "vaswani", "[MASK2]": "vaswani"}
 

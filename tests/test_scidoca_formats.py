@@ -124,7 +124,8 @@ EXAMPLES = [
     Example("e1", 1, "A paragraph.", (Candidate("a", "Ta", "Aa"), Candidate("b")), ("b",)),
     Example("e2", 2, "X [MASK1] and Y [MASK2].", (Candidate("a", "Ta"), Candidate("b", "", "Ab")),
             {"[MASK1]": "b", "[MASK2]": "a"}),
-    Example("e3", 3, ("One.", "Two.", "Three."), (Candidate("a"), Candidate("b", "Tb", "Ab")), (("a", "b"), (), ("b",))),
+    Example("e3", 3, ("One.", "Two.", "Three."), (Candidate("a"), Candidate("b", "Tb", "Ab")),
+            (("a", "b"), (), ("b",))),
 ]
 
 

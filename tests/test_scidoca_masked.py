@@ -68,7 +68,8 @@ def test_cli_train_and_predict_learned(tmp_path):
     write_examples(tmp_path / "test.jsonl", _paragraphs(10, seed=3))
     assert main(["--work", str(tmp_path / "w"), "scidoca", "train", "--task", "2", "--data", str(tmp_path / "data"),
                  "--limit", "30"]) == 0
-    assert json.loads((tmp_path / "w" / "models" / "scidoca-task2" / "config.json").read_text())["train_paragraphs"] == 30
+    config = json.loads((tmp_path / "w" / "models" / "scidoca-task2" / "config.json").read_text())
+    assert config["train_paragraphs"] == 30
     assert main(["--work", str(tmp_path / "w"), "scidoca", "predict", "--task", "2", "--method", "learned",
                  "--in", str(tmp_path / "test.jsonl"), "--out", str(tmp_path / "pred.jsonl")]) == 0
     assert main(["scidoca", "evaluate", "--task", "2", "--pred", str(tmp_path / "pred.jsonl"),
@@ -83,8 +84,8 @@ def test_dense_features_with_the_shipped_minilm(tmp_path, monkeypatch):
     from mustcite.scidoca.masked import DENSE_FEATURES
 
     monkeypatch.setenv("MUSTCITE_CACHE", str(tmp_path / "cache"))
-    model = MaskedCitationModel(encoder={"max_seq_length": 64}, params={
-        "max_iter": 10, "learning_rate": 0.1, "max_leaf_nodes": 7, "random_state": 0}).fit(_paragraphs(20), progress=False)
+    params = {"max_iter": 10, "learning_rate": 0.1, "max_leaf_nodes": 7, "random_state": 0}
+    model = MaskedCitationModel(encoder={"max_seq_length": 64}, params=params).fit(_paragraphs(20), progress=False)
     p = model._feat.pairs(t2())
     assert p.X.shape == (3 * len(CANDS), len(FEATURES) + len(DENSE_FEATURES))
     block = p.X[:len(CANDS), len(FEATURES) + DENSE_FEATURES.index("sentence_cos")]

@@ -67,7 +67,8 @@ def test_title_names_match_the_paragraph():
     assert short_name("Attention Is All You Need") == ""
     assert short_name("A title with far too many words before: the colon") == ""
     ex = Example("n", 1, "SqueezeLLM derives signposts; unlike squeezellm-2 we use QLoRA.",
-                 (Candidate("a", "SqueezeLLM: Dense-and-Sparse Quantization"), Candidate("b", "QLoRA: Efficient Finetuning"),
+                 (Candidate("a", "SqueezeLLM: Dense-and-Sparse Quantization"),
+                  Candidate("b", "QLoRA: Efficient Finetuning"),
                   Candidate("c", "LoRA: Low-Rank Adaptation")))
     X = CandidateFeaturizer().features(ex)
     assert list(X[:, FEATURES.index("name_match")]) == [1.0, 1.0, 0.0]    # "LoRA" only inside "QLoRA"

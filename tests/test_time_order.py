@@ -316,12 +316,14 @@ def test_cli_audit_year(capsys, rec, work, tmp_path):
     held = S.split()[1][0]
     draft = tmp_path / f"{held.id}.md"
     draft.write_text(S.fulltext(held.id), encoding="utf-8")
-    code, out, _ = run(capsys, work, "audit", str(draft), "--format", "json", "--top", "30", "--year", str(YEAR), "--all")
+    code, out, _ = run(capsys, work, "audit", str(draft), "--format", "json", "--top", "30", "--year", str(YEAR),
+                       "--all")
     assert code == 0
     res = json.loads(out)
     assert res["year"] == YEAR and res["missing"]
     assert max(r["year"] for r in res["missing"] + res["cited"] if r["paper_id"]) <= YEAR
-    assert all(_lab_year(rec, n["id"]) <= YEAR for r in res["missing"] for n in (r["evidence"] or {}).get("neighbours", ()))
+    assert all(_lab_year(rec, n["id"]) <= YEAR
+               for r in res["missing"] for n in (r["evidence"] or {}).get("neighbours", ()))
     code, out, _ = run(capsys, work, "audit", str(draft), "--top", "3", "--year", str(YEAR))
     assert code == 0 and f"as of {YEAR}" in out
     code, out, _ = run(capsys, work, "audit", str(draft), "--top", "3")

@@ -32,7 +32,8 @@ def test_paste_title_and_abstract_and_see_results(server, tmp_path):
     # a held-out paper whose top 10 includes papers its labelled neighbours cite (shown as "Cited by")
     rec = S.trained()
     q, expected = next((q, r) for q in S.held_out_queries()
-                       for r in [rec.recommend(q["title"], q["abstract"], 10)] if any(x.evidence["neighbours"] for x in r))
+                       for r in [rec.recommend(q["title"], q["abstract"], 10)]
+                       if any(x.evidence["neighbours"] for x in r))
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=str(CHROMIUM), headless=True,
                                     args=["--no-sandbox", "--headless", "--disable-gpu"])

@@ -51,7 +51,8 @@ def test_match_needs_title_close_year_and_a_shared_surname():
     # the closest year with a shared surname; of two as close, the one outside a workshop
     assert side.match("A Study of Things", 2023, ["Lovelace, A."]).record_id == "r-tmlr"
     assert side.match("A study of things.", 2022, ["A. Lovelace"]).record_id == "r-ws"
-    assert side.match("A study of things", 2021, ["Ada Lovelace"]).record_id == "r-far"     # 2020 or 2022: not the workshop
+    # 2020 or 2022: not the workshop
+    assert side.match("A study of things", 2021, ["Ada Lovelace"]).record_id == "r-far"
     assert side.match("A study of things", 2018, ["Ada Lovelace"]) is None                   # two years off
     assert side.match("A study of things", 2023, ["Donald Knuth"]).record_id == "r-else"
     assert side.match("A study of things", 2023, ["Barbara Liskov"]) is None                 # no shared surname

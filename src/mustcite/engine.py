@@ -148,8 +148,8 @@ class RayEngine(Engine):
                 ray.init(**kw)
             except (ConnectionError, RuntimeError, ValueError) as exc:
                 where = f"the Ray cluster at {self.address}" if self.address else "a local Ray cluster"
-                raise MustciteError(f"cannot start or reach {where}: {exc}",
-                                    hint="check `ray status` on the head node, or drop --address for a local one") from None
+                hint = "check `ray status` on the head node, or drop --address for a local one"
+                raise MustciteError(f"cannot start or reach {where}: {exc}", hint=hint) from None
         if self._remote is None:
             self._remote = ray.remote(_run_batch).options(max_retries=0, num_cpus=1)
         return ray

@@ -165,8 +165,8 @@ def build(folder: Path) -> dict[str, Path]:
 @dataclass(frozen=True)
 class Cell:
     """One (command, input) pair. ``argv`` is a template: ``{file}`` is the input's path, ``{out}``
-    a fresh output path, ``{qrels}``/``{gold}``/``{task}`` the helpers, ``{draft}`` the valid draft; ``argv`` None is the
-    REST API (``POST /api/audit`` with the input uploaded)."""
+    a fresh output path, ``{qrels}``/``{gold}``/``{task}`` the helpers, ``{draft}`` the valid draft;
+    ``argv`` None is the REST API (``POST /api/audit`` with the input uploaded)."""
 
     input: str
     command: str

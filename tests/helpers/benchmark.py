@@ -33,9 +33,11 @@ def _corpus_rows() -> list[dict]:
         with gzip.open(LISTS / f"{f}.jsonl.gz", "rt", encoding="utf-8") as fh:
             for line in fh:
                 r = json.loads(line)
-                rows.append({"paper_id": make_paper_id(r["title"], venue, year, r.get("id") or ""), "title": r["title"],
+                rows.append({"paper_id": make_paper_id(r["title"], venue, year, r.get("id") or ""),
+                             "title": r["title"],
                              "abstract": r.get("abstract") or "", "authors": [], "venue": venue, "year": year,
-                             "source": "paperlists", "source_id": r.get("id") or "", "url": "", "pdf": "", "track": "main",
+                             "source": "paperlists", "source_id": r.get("id") or "", "url": "", "pdf": "",
+                             "track": "main",
                              "source_ids": [f"paperlists:{r.get('id') or ''}"]})
     return rows
 

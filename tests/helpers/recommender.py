@@ -1,8 +1,9 @@
 """The small real slice of the recommender tests (used by test_recommend*, test_api*, test_bad_inputs ...).
 
 Pool: the NeurIPS 2019-2022 papers with abstracts (``proceedings/umgupta-paperquest/nips2019`` and
-``proceedings/rajatmodi62-ai-conf-abstract-generator/nips2020..2022``). Labelled papers: the first NeurIPS 2023 full texts (sorted by file name), extracted
-with ``extract_markdown`` and linked to the pool with the corpus linker. Everything is sorted, so
+``proceedings/rajatmodi62-ai-conf-abstract-generator/nips2020..2022``). Labelled papers: the first
+NeurIPS 2023 full texts (sorted by file name), extracted with ``extract_markdown`` and linked to the
+pool with the corpus linker. Everything is sorted, so
 the slice is the same on every run. Built on first use (never at import), once per session.
 
 Every test that calls these reads the shared data: it is marked ``data``.

@@ -12,9 +12,9 @@ of that year or earlier only; every answer says the ``year`` it used.
 
 Every bad input gets a 4xx JSON answer ``{"error": "..."}``; the server keeps serving. Requests
 compute in a backend (:mod:`.backends`: this process, or a pool of worker processes) with ``queue``
-more waiting (:mod:`.admission`); beyond that the answer is 503 with ``Retry-After``. Bodies are capped as they arrive, cross-site browser requests
-are refused, and every response carries security headers (:mod:`.guards`); ``allowed_hosts`` and
-``api_key`` are options of ``mustcite serve``.
+more waiting (:mod:`.admission`); beyond that the answer is 503 with ``Retry-After``. Bodies are
+capped as they arrive, cross-site browser requests are refused, and every response carries security
+headers (:mod:`.guards`); ``allowed_hosts`` and ``api_key`` are options of ``mustcite serve``.
 """
 
 from __future__ import annotations

@@ -364,7 +364,8 @@ def build_benchmark(recipe: Recipe, *, corpus_path: str | Path, ref_dirs: list[s
     out = Path(out_dir)
     (out / "queries").mkdir(parents=True, exist_ok=True)
     (out / "qrels").mkdir(parents=True, exist_ok=True)
-    pool_rows = [{"paper_id": pid, "title": corpus[pid].get("title") or "", "abstract": corpus[pid].get("abstract") or "",
+    pool_rows = [{"paper_id": pid, "title": corpus[pid].get("title") or "",
+                  "abstract": corpus[pid].get("abstract") or "",
                   "venue": corpus[pid].get("venue") or "", "year": int(corpus[pid]["year"])}
                  for pid in pool_ids if not is_work_id(pid)]
     if works is not None:          # papers and works in one table: kind, and the year it was published
@@ -395,7 +396,8 @@ def build_benchmark(recipe: Recipe, *, corpus_path: str | Path, ref_dirs: list[s
             counts[s][gt] = {"queries": len(qrels), "pairs": sum(len(v) for v in qrels.values())}
         counts[s]["queries"] = len(splits[s])
     judges = Counter(j for c in queries for lab in c.cited.values() for j in lab.judges)
-    files = sorted(p for p in out.rglob("*") if p.is_file() and p.name != "manifest.json" and not p.name.startswith("."))
+    files = sorted(p for p in out.rglob("*")
+                   if p.is_file() and p.name != "manifest.json" and not p.name.startswith("."))
     manifest = {
         "recipe": recipe.to_dict(),
         "benchmark": f"{recipe.name}",
@@ -410,7 +412,8 @@ def build_benchmark(recipe: Recipe, *, corpus_path: str | Path, ref_dirs: list[s
         "pool": {"papers": len(pool_ids), "years": list(recipe.pool_years),
                  "snapshot_sha256": hashlib.sha256("\n".join(pool_ids).encode()).hexdigest(),
                  "with_abstract": sum(1 for r in pool_rows if r["abstract"].strip()),
-                 "by_venue": dict(sorted(Counter(r["venue"] for r in pool_rows if not is_work_id(r["paper_id"])).items())),
+                 "by_venue": dict(sorted(Counter(r["venue"] for r in pool_rows
+                                                 if not is_work_id(r["paper_id"])).items())),
                  "core_set_papers": len(core), "cited_by_target_venues": len(cited_by_target),
                  "rule": recipe.pool_rule,
                  "contributing_citing_papers": len(contributors),
@@ -418,7 +421,8 @@ def build_benchmark(recipe: Recipe, *, corpus_path: str | Path, ref_dirs: list[s
                  "other_venue_cited_by_earlier_years": sum(
                      1 for pid in corpus_pool if corpus[pid].get("venue") not in targets and pid in cited_by_earlier),
                  "other_venue_cited_only_by_train_queries": sum(
-                     1 for pid in corpus_pool if corpus[pid].get("venue") not in targets and pid not in cited_by_earlier)},
+                     1 for pid in corpus_pool
+                     if corpus[pid].get("venue") not in targets and pid not in cited_by_earlier)},
         "works": None if works is None else {
             "catalogue": str(works.folder), "catalogue_works": len(works.works), "in_pool": len(work_ids),
             "by_kind": dict(Counter(works.works[w]["kind"] for w in work_ids).most_common())},

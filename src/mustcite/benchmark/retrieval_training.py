@@ -24,7 +24,8 @@ from .loader import Benchmark
 from .training_data import benchmark_data
 
 
-def training_pairs(benchmark_dir: str | Path, *, split: str = "train", truth: str = "mustcite") -> list[tuple[str, str]]:
+def training_pairs(benchmark_dir: str | Path, *, split: str = "train",
+                   truth: str = "mustcite") -> list[tuple[str, str]]:
     """(query text, positive pool paper text) for every ``truth`` pair of the split's queries."""
     bench = Benchmark.open(benchmark_dir)
     queries = {o["id"]: doc_text(o["title"], o.get("abstract", "")) for o in bench.queries(split)}

@@ -115,6 +115,7 @@ def write_qrels(path: str | Path, qrels: Mapping[str, Mapping[str, int]]) -> int
     out = []
     for qid in sorted(qrels):
         for docid in sorted(qrels[qid]):
-            out.append(f"{_check_token(qid, 'query id')} 0 {_check_token(docid, 'document id')} {int(qrels[qid][docid])}")
+            q, d = _check_token(qid, "query id"), _check_token(docid, "document id")
+            out.append(f"{q} 0 {d} {int(qrels[qid][docid])}")
     atomic_write_text(path, "\n".join(out) + ("\n" if out else ""))
     return len(out)

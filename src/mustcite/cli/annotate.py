@@ -33,10 +33,13 @@ def _parse_price(price: str | None, model: str | None) -> dict[str, tuple[float,
 def annotate_cmd(
     folder: Path = typer.Argument(..., help="extraction output folder (reference files <stem>.json)"),
     backend: str = typer.Option("offline", "--backend", help="offline | neural | cascade | openai | gemini | local"),
-    model: str = typer.Option(None, "--model", help="model name (openai: $MUSTCITE_OPENAI_MODEL; gemini: gemini-2.5-flash; neural, cascade: the neural model folder, default <work>/models/judge-neural)"),
+    model: str = typer.Option(None, "--model", help="model name (openai: $MUSTCITE_OPENAI_MODEL; gemini: "
+                              "gemini-2.5-flash; neural, cascade: the neural model folder, default "
+                              "<work>/models/judge-neural)"),
     prompts: Path = typer.Option(None, "--prompts", help="folder with your own type1*.txt / type2*.txt prompts"),
     concurrency: int = typer.Option(8, "--concurrency", help="calls in flight at once"),
-    dry_run: bool = typer.Option(False, "--dry-run", help="count the calls (cache misses) and estimate cost; judge nothing"),
+    dry_run: bool = typer.Option(False, "--dry-run",
+                                 help="count the calls (cache misses) and estimate cost; judge nothing"),
     mention_threshold: int = typer.Option(3, "--mention-threshold", help="Type III: mentioned at least N times"),
     price: str = typer.Option(None, "--price", help="IN,OUT dollars per million tokens for --model"),
     force: bool = typer.Option(False, "--force", help="relabel papers whose labels are up to date"),

@@ -22,6 +22,9 @@ from ..io import check_output_dir, check_output_file
 from .common import write_report
 
 bench_app = typer.Typer(help="Build and run the must-cite retrieval benchmark.", no_args_is_help=True)
+METHOD_HELP = ("bm25 | minilm | onnx-int8:minilm | static:minilm | onnx:FOLDER | hf-cls:FOLDER | hf-mean:FOLDER | "
+               "BASE+ADAPTER (SPECTER2) | colbert[:FOLDER] | colbert-exact[:FOLDER] | colbert-rerank[:FOLDER] | "
+               "ppr | gnn | rerank:FOLDER | <model folder>")
 
 
 def register(app: typer.Typer) -> None:
@@ -52,8 +55,10 @@ def _parse_years(text: str | None) -> tuple[int, int] | None:
 
 @bench_app.command("build")
 def build_cmd(
-    recipe: str = typer.Option("neurips-2024", "--recipe", help="neurips-2024 (v2) | neurips-2024-v3 (v2 + cited works) | neurips-2024-v1 | masterset-coreml-v1"),
-    works: Path = typer.Option(None, "--works", help="the catalogue of cited works for neurips-2024-v3 (default: the corpus file's folder)"),
+    recipe: str = typer.Option("neurips-2024", "--recipe", help="neurips-2024 (v2) | neurips-2024-v3 (v2 + cited "
+                               "works) | neurips-2024-v1 | masterset-coreml-v1"),
+    works: Path = typer.Option(None, "--works", help="the catalogue of cited works for neurips-2024-v3 (default: "
+                               "the corpus file's folder)"),
     refs: list[Path] = typer.Option(..., "--refs", help="labelled extraction folder(s) (repeatable)"),
     corpus: Path = typer.Option(None, "--corpus", help="papers.parquet (default: <work>/corpus/papers.parquet)"),
     out: Path = typer.Option(None, "--out", help="output folder (default: <work>/benchmarks/<recipe>)"),
@@ -123,7 +128,7 @@ def _retriever(method: str, pool_file: Path, *, ann: str | None, batch_size: int
 
 def retrieve_cmd(
     queries: Path = typer.Option(..., "--queries", help='JSONL, one {"id","title","abstract"} a line'),
-    method: str = typer.Option("bm25", "--method", help="bm25 | minilm | onnx-int8:minilm | static:minilm | onnx:FOLDER | hf-cls:FOLDER | hf-mean:FOLDER | BASE+ADAPTER (SPECTER2) | colbert[:FOLDER] | colbert-exact[:FOLDER] | colbert-rerank[:FOLDER] | ppr | gnn | rerank:FOLDER | <model folder>"),
+    method: str = typer.Option("bm25", "--method", help=METHOD_HELP),
     top: int = typer.Option(100, "--top", min=1, help="results per query"),
     fmt: str = typer.Option("json", "--format", help="trec | json"),
     pool: Path = typer.Option(None, "--pool", help="pool .parquet/.jsonl (default: the built benchmark's pool)"),
@@ -137,7 +142,8 @@ def retrieve_cmd(
     address: str = typer.Option(None, "--address", help="with --engine ray: the Ray cluster to join "
                                 "(default: start a local one)"),
     pooling: str = typer.Option(None, "--pooling", help="dense only: cls | mean, forces the pooling of a model "
-                                "folder (default: chosen from the folder: CLS for SPECTER/SPECTER2/SciNCL, mean otherwise)"),
+                                "folder (default: chosen from the folder: CLS for SPECTER/SPECTER2/SciNCL, "
+                                "mean otherwise)"),
 ) -> None:
     """Top-K pool papers for each query (title + abstract)."""
     from ..benchmark.trec import format_run
@@ -201,7 +207,7 @@ def evaluate_cmd(
 
 @bench_app.command("run")
 def run_cmd(
-    method: str = typer.Option("bm25", "--method", help="bm25 | minilm | onnx-int8:minilm | static:minilm | onnx:FOLDER | hf-cls:FOLDER | hf-mean:FOLDER | BASE+ADAPTER (SPECTER2) | colbert[:FOLDER] | colbert-exact[:FOLDER] | colbert-rerank[:FOLDER] | ppr | gnn | rerank:FOLDER | <model folder>"),
+    method: str = typer.Option("bm25", "--method", help=METHOD_HELP),
     benchmark: str = typer.Option("neurips-2024", "--benchmark"),
     split: str = typer.Option("test", "--split", help="train | dev | test"),
     top: int = typer.Option(100, "--top", min=1),
@@ -210,7 +216,8 @@ def run_cmd(
     fmt: str = typer.Option("markdown", "--format", help="table format"),
     max_seq_length: int = typer.Option(256, "--max-seq-length", min=16, help="dense only: tokens per text"),
     pooling: str = typer.Option(None, "--pooling", help="dense only: cls | mean, forces the pooling of a model "
-                                "folder (default: chosen from the folder: CLS for SPECTER/SPECTER2/SciNCL, mean otherwise)"),
+                                "folder (default: chosen from the folder: CLS for SPECTER/SPECTER2/SciNCL, "
+                                "mean otherwise)"),
 ) -> None:
     """Retrieve for a split's queries, write <bench>/runs/<tag>.<split>.trec and print one table per ground truth."""
     from ..benchmark.evaluate import per_query
@@ -321,13 +328,17 @@ def train_rerank_cmd(
     benchmark: str = typer.Option("neurips-2024", "--benchmark"),
     first: str = typer.Option("bm25", "--first", help="the first stage that prefetches (any --method)"),
     queries: int = typer.Option(600, "--queries", min=1, help="train queries sampled (seeded) for the pairs"),
-    top: int = typer.Option(50, "--top", min=1, help="first-stage candidates per train query the groups (or pairs) come from"),
+    top: int = typer.Option(50, "--top", min=1,
+                            help="first-stage candidates per train query the groups (or pairs) come from"),
     prefetch: int = typer.Option(50, "--prefetch", min=1, help="candidates the cross-encoder re-orders at search time"),
-    objective: str = typer.Option("listwise", "--objective", help="listwise (one cited paper + negatives a group) | pointwise (BCE on pairs)"),
+    objective: str = typer.Option("listwise", "--objective", help="listwise (one cited paper + negatives a group) "
+                                  "| pointwise (BCE on pairs)"),
     negatives: int = typer.Option(7, "--negatives", min=1, help="listwise: uncited first-stage hits per group"),
     per_query: int = typer.Option(4, "--per-query", min=1, help="listwise: groups (cited papers) per train query"),
     max_length: int = typer.Option(128, "--max-length", min=16, help="tokens per (query, candidate) pair"),
-    head: str = typer.Option("segment-cosine", "--head", help="segment-cosine (scaled cosine of the two texts' mean token vectors) | late-cross (the same, attention inside each text in the lower 4 layers: starts as the bi-encoder) | classifier (new layer on [CLS])"),
+    head: str = typer.Option("segment-cosine", "--head", help="segment-cosine (scaled cosine of the two texts' "
+                             "mean token vectors) | late-cross (the same, attention inside each text in the lower "
+                             "4 layers: starts as the bi-encoder) | classifier (new layer on [CLS])"),
     epochs: int = typer.Option(1, "--epochs", min=1),
     seed: int = typer.Option(0, "--seed"),
 ) -> None:
@@ -356,9 +367,11 @@ def train_graph_cmd(
     benchmark: str = typer.Option("neurips-2024", "--benchmark"),
     refs: list[Path] = typer.Option(None, "--refs", help="labelled reference folder(s) of earlier years "
                                     "(default: <work>/extract when it exists)"),
-    corpus: Path = typer.Option(None, "--corpus", help="papers.parquet with the authors (default: <work>/corpus/papers.parquet)"),
+    corpus: Path = typer.Option(None, "--corpus",
+                                help="papers.parquet with the authors (default: <work>/corpus/papers.parquet)"),
     graph: Path = typer.Option(None, "--graph", help="reuse the graph of this graph model folder (skips building)"),
-    alpha: float = typer.Option(0.4, "--alpha", min=0.01, max=0.99, help="ppr: restart probability (0.4: chosen on dev)"),
+    alpha: float = typer.Option(0.4, "--alpha", min=0.01, max=0.99,
+                                help="ppr: restart probability (0.4: chosen on dev)"),
     seeds: int = typer.Option(20, "--seeds", min=1, help="ppr: nearest labelled papers the walk restarts from"),
     pool_seeds: int = typer.Option(20, "--pool-seeds", min=0, help="ppr: nearest pool papers in the restart"),
     pool_weight: float = typer.Option(0.0, "--pool-weight", min=0.0, max=1.0, help="ppr: their share of it"),

@@ -37,16 +37,20 @@ def parse_years(values: list[str]) -> list[int]:
 
 
 def collect_cmd(
-    venue: str = typer.Argument(..., help="NeurIPS ICML ICLR AAAI IJCAI CVPR ICCV ECCV ACL EMNLP NAACL COLT UAI AISTATS JMLR"),
+    venue: str = typer.Argument(..., help="NeurIPS ICML ICLR AAAI IJCAI CVPR ICCV ECCV ACL EMNLP NAACL COLT UAI "
+                                "AISTATS JMLR"),
     years: list[str] = typer.Argument(..., help="years (2024) or ranges (2019-2021)"),
-    pdfs: bool = typer.Option(None, "--pdfs/--no-pdfs", help="download the main-track PDFs (default: yes online, no with --offline)"),
+    pdfs: bool = typer.Option(None, "--pdfs/--no-pdfs",
+                              help="download the main-track PDFs (default: yes online, no with --offline)"),
     pdf_dir: Path = typer.Option(None, "--pdf-dir", help="where PDFs go (default <out>/pdfs/<VENUE>/<year>/)"),
     offline: Path = typer.Option(None, "--offline", help="read recorded pages from this folder instead of the network"),
     out: Path = typer.Option(None, "--out", help="output folder (default <work>/collect)"),
     delay: float = typer.Option(1.0, "--delay", min=0.0, help="seconds between two requests to one host"),
     refresh: bool = typer.Option(False, "--refresh", help="ignore the HTTP cache and the resume state"),
-    track_judge: str = typer.Option("rules", "--track-judge", help="rules | openai | gemini | local (main-track classification)"),
-    tracks_override: Path = typer.Option(None, "--tracks-override", help="override file (default: the packaged collect/tracks_override.json)"),
+    track_judge: str = typer.Option("rules", "--track-judge",
+                                    help="rules | openai | gemini | local (main-track classification)"),
+    tracks_override: Path = typer.Option(None, "--tracks-override",
+                                         help="override file (default: the packaged collect/tracks_override.json)"),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="no progress bar"),
     as_json: bool = typer.Option(False, "--json", help="print the reports as JSON"),
 ) -> None:

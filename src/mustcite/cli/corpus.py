@@ -24,11 +24,14 @@ def register(app: typer.Typer) -> None:
 @corpus_app.command("build")
 def build_cmd(
     quiet: bool = typer.Option(False, "--quiet", "-q", help="no progress bar, summary only"),
-    collected: Path = typer.Option(None, "--collected", help="folder of `mustcite collect` record files to import with the lists (default: <work>/collect/records when it exists)"),
+    collected: Path = typer.Option(None, "--collected", help="folder of `mustcite collect` record files to import "
+                                   "with the lists (default: <work>/collect/records when it exists)"),
     no_collected: bool = typer.Option(False, "--no-collected", help="import the paper lists only"),
-    no_anthology: bool = typer.Option(False, "--no-anthology", help="leave out ML Anthology (<data>/anthology): the paper lists alone, as older builds did"),
+    no_anthology: bool = typer.Option(False, "--no-anthology", help="leave out ML Anthology (<data>/anthology): "
+                                      "the paper lists alone, as older builds did"),
 ) -> None:
-    """Import the paper lists (<data>/proceedings) and ML Anthology (<data>/anthology), merge them record by record, write the store."""
+    """Import the paper lists (<data>/proceedings) and ML Anthology (<data>/anthology), merge them record by
+    record, write the store."""
     from ..config import Workspace, find_data_dir
     from ..corpus.build import build_corpus
 
@@ -63,10 +66,13 @@ def build_cmd(
 
 @corpus_app.command("stats")
 def stats_cmd(
-    as_json: bool = typer.Option(False, "--json", help="print {total, with_abstract, duplicates_merged, by_venue_year, tracks, sources, year_bands}"),
+    as_json: bool = typer.Option(False, "--json", help="print {total, with_abstract, duplicates_merged, "
+                                 "by_venue_year, tracks, sources, year_bands}"),
     by_year: bool = typer.Option(False, "--by-year", help="one row per venue and year (default: per venue)"),
-    tracks: bool = typer.Option(False, "--tracks", help="the side records (workshops, Findings, other venues) by venue and track"),
-    sources: bool = typer.Option(False, "--sources", help="per source: records read, papers it lists, abstracts it gave"),
+    tracks: bool = typer.Option(False, "--tracks",
+                                help="the side records (workshops, Findings, other venues) by venue and track"),
+    sources: bool = typer.Option(False, "--sources",
+                                 help="per source: records read, papers it lists, abstracts it gave"),
 ) -> None:
     """Papers per venue (and year), with and without abstracts, like MasterSet Table 1, and per year
     band; or the side records by venue and track (--tracks), or what each source gave (--sources)."""
@@ -154,5 +160,6 @@ def _sources_table(stats):
     for r in stats.sources:
         table.add_row(r["source"], _n(r["files"]), _n(r["records"]), _n(r["with_abstract"]), _n(r["papers"]),
                       _n(r["abstracts"]))
-    table.caption = "papers it lists: corpus papers with a record of the source; abstracts it gave: corpus abstracts taken from it"
+    table.caption = ("papers it lists: corpus papers with a record of the source; "
+                     "abstracts it gave: corpus abstracts taken from it")
     return table

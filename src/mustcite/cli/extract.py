@@ -14,7 +14,8 @@ import typer
 from ..errors import MustciteError, UsageError
 from ..io import check_output_dir
 
-ENGINE_HELP = "where per-paper work runs: local (a process pool, default) or ray (a Ray cluster; pip install 'mustcite[ray]')"
+ENGINE_HELP = ("where per-paper work runs: local (a process pool, default) or ray (a Ray cluster; "
+               "pip install 'mustcite[ray]')")
 ADDRESS_HELP = "with --engine ray: the Ray cluster to join, e.g. ray://head:10001 or auto (default: start a local one)"
 
 
@@ -109,9 +110,8 @@ def link_cmd(
     corpus_path = corpus or Workspace.resolve().root / "corpus" / "papers.parquet"
     summary = link_dir(folder, corpus_path, workers=workers, progress=not as_json, engine=eng)
     if as_json:
-        typer.echo(json.dumps({**summary.to_dict(), "engine": eng.name,
-                               "papers_per_s": round(summary.papers / summary.elapsed_s, 3) if summary.elapsed_s else None},
-                              indent=1))
+        rate = round(summary.papers / summary.elapsed_s, 3) if summary.elapsed_s else None
+        typer.echo(json.dumps({**summary.to_dict(), "engine": eng.name, "papers_per_s": rate}, indent=1))
     else:
         typer.echo(f"linked {summary.linked}/{summary.references} references "
                    f"(link rate {summary.rate:.1%}, {summary.exact} exact) in {summary.papers} papers "

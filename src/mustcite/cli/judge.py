@@ -28,7 +28,9 @@ def judge_cmd(
     backend: str = typer.Option("offline", "--backend", help=BACKEND_HELP),
     in_path: Path = typer.Option(..., "--in", help="contexts JSONL: one {id, context, section, cite} a line"),
     out: Path = typer.Option(None, "--out", help="write the labels JSONL here (default: stdout)"),
-    model: str = typer.Option(None, "--model", help="model name (openai: $MUSTCITE_OPENAI_MODEL; gemini: gemini-2.5-flash; neural, cascade: the neural model folder, default <work>/models/judge-neural)"),
+    model: str = typer.Option(None, "--model", help="model name (openai: $MUSTCITE_OPENAI_MODEL; gemini: "
+                              "gemini-2.5-flash; neural, cascade: the neural model folder, default "
+                              "<work>/models/judge-neural)"),
     prompts: Path = typer.Option(None, "--prompts", help="folder with your own type1*.txt / type2*.txt prompts"),
     concurrency: int = typer.Option(8, "--concurrency", min=1, help="LLM calls in flight at once"),
 ) -> None:

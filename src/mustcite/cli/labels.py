@@ -1,5 +1,6 @@
-"""``mustcite agreement FILE... [--judge JUDGE.csv] [--label COL]``, ``mustcite rate SAMPLE.csv --out DIR``, ``mustcite agreement sample --refs DIR --n 200 --out S.csv``
-and ``mustcite labels stats DIR --out fig.png [--json]``, ``mustcite labels train-judge [--out DIR]`` (the neural judge, :mod:`mustcite.labels.neural`),
+"""``mustcite agreement FILE... [--judge JUDGE.csv] [--label COL]``, ``mustcite rate SAMPLE.csv --out DIR``,
+``mustcite agreement sample --refs DIR --n 200 --out S.csv`` and ``mustcite labels stats DIR --out fig.png
+[--json]``, ``mustcite labels train-judge [--out DIR]`` (the neural judge, :mod:`mustcite.labels.neural`),
 ``mustcite labels fit-cascade`` (the cascade judge, :mod:`mustcite.labels.cascade`).
 
 ``rate`` serves the rater page for a sample on localhost (:mod:`mustcite.api.rate`).
@@ -37,8 +38,10 @@ def agreement_cmd(
                               help="the label column of the ratings CSV(s); `mustcite rate` files: type1 or type2"),
     judge: Path = typer.Option(None, "--judge", help="judge labels CSV (item and label, or item,type1,type2 as "
                                                      "'agreement judge' writes it)"),
-    backend: str = typer.Option("offline", "--backend", help="(judge) offline | neural | cascade | openai | gemini | local"),
-    model: str = typer.Option(None, "--model", help="(judge) model name or neural model folder, as for `mustcite judge`"),
+    backend: str = typer.Option("offline", "--backend",
+                                help="(judge) offline | neural | cascade | openai | gemini | local"),
+    model: str = typer.Option(None, "--model",
+                              help="(judge) model name or neural model folder, as for `mustcite judge`"),
     refs: Path = typer.Option(None, "--refs", help="(sample) extraction folder with <stem>.json reference files"),
     n: int = typer.Option(200, "--n", help="(sample) number of citation instances"),
     out: Path = typer.Option(None, "--out", help="(sample) CSV to write"),
@@ -192,7 +195,8 @@ def train_judge_cmd(
         raise MustciteError("a neural judge model is already in this folder", path=folder,
                             hint="pass --force to retrain it, or --out for another folder")
     card = train_judge(folder, epochs=epochs, max_length=max_length, batch_size=batch_size, lr=lr, seed=seed,
-                       contexts=versions, limit=limit, dev_limit=dev_limit, onnx=onnx, freeze_embeddings=freeze_embeddings,
+                       contexts=versions, limit=limit, dev_limit=dev_limit, onnx=onnx,
+                       freeze_embeddings=freeze_embeddings,
                        progress=not as_json and sys.stderr.isatty())
     if as_json:
         typer.echo(json.dumps(card, indent=1))

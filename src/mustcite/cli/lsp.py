@@ -15,7 +15,8 @@ def lsp_cmd(
     year: int = typer.Option(None, "--year", help="audit as of this year (default: this year); the client's "
                              "initializationOptions override each option"),
     top: int = typer.Option(10, "--top", min=0, help="missing must-cite papers shown per project"),
-    min_score: float = typer.Option(0.5, "--min-score", min=0.0, max=1.0, help="show a missing paper from this audit score"),
+    min_score: float = typer.Option(0.5, "--min-score", min=0.0, max=1.0,
+                                    help="show a missing paper from this audit score"),
     model: str = typer.Option(None, "--model", help="model folder (default: <work>/models/recommender)"),
     audit: bool = typer.Option(True, "--audit/--no-audit", help="audit the project after each save"),
     stdio: bool = typer.Option(True, "--stdio", hidden=True, help="talk over stdin/stdout (the only transport)"),

@@ -23,7 +23,8 @@ try:  # typer >= 0.29 vendors click as typer._click, with its own exception clas
 except ImportError:  # pragma: no cover
     _TyperUsageError = click.exceptions.UsageError
 
-_COMMAND_MODULES = ["data", "extract", "corpus", "works", "benchmark", "labels", "annotate", "judge", "recommend", "scidoca", "collect", "refcheck", "lsp"]
+_COMMAND_MODULES = ["data", "extract", "corpus", "works", "benchmark", "labels", "annotate", "judge", "recommend",
+                    "scidoca", "collect", "refcheck", "lsp"]
 
 app = typer.Typer(
     name="mustcite",

@@ -44,6 +44,7 @@ def _year(value: int | None) -> int | None:
 
 
 _YEAR_HELP = "answer as of this year: only papers of this year or earlier (default: today's year)"
+_MODEL_HELP = "model folder (default: <work>/models/recommender, else the demo's recommender-light)"
 
 
 def _read_query_file(path: Path, year: int | None) -> list[dict]:
@@ -79,7 +80,8 @@ def train_cmd(
     out: Path = typer.Option(None, "--out", help="model folder (default: <work>/models/recommender)"),
     dense: bool = typer.Option(True, "--dense/--no-dense", help="use MiniLM embeddings besides BM25"),
     encoder: str = typer.Option(None, "--encoder", help="dense encoder: onnx-int8:minilm (default: the shipped "
-                                "MiniLM as int8 ONNX), minilm (the same in full precision), static:minilm, or a model folder"),
+                                "MiniLM as int8 ONNX), minilm (the same in full precision), static:minilm, "
+                                "or a model folder"),
     max_tokens: int = typer.Option(None, "--max-tokens", min=0, help="encoder input length in tokens (default 64; "
                                    "0: the encoder's own, 256 for MiniLM)"),
     year: int = typer.Option(None, "--year", help="default mode: a model as of this year (pool and labelled "
@@ -144,12 +146,14 @@ def train_cmd(
 
 
 def train_cross_cmd(
-    model: Path = typer.Option(None, "--model", help="the trained model to add it to (default: <work>/models/recommender)"),
+    model: Path = typer.Option(None, "--model",
+                               help="the trained model to add it to (default: <work>/models/recommender)"),
     benchmark: str = typer.Option(None, "--benchmark", help="the model is train-only on this benchmark: learn "
                                   "from its train queries only"),
     queries: int = typer.Option(600, "--queries", min=1, help="labelled papers whose top candidates train it "
                                 "(a fixed sample)"),
-    top: int = typer.Option(16, "--top", min=1, max=200, help="candidates per labelled paper, by P(must-cite) and by P(cited)"),
+    top: int = typer.Option(16, "--top", min=1, max=200,
+                            help="candidates per labelled paper, by P(must-cite) and by P(cited)"),
     rerank: int = typer.Option(10, "--rerank", min=0, max=200, help="candidates it re-ranks at serving time (0: off; "
                               "dev: 5, 10 and 20 alike)"),
     weight: float = typer.Option(0.25, "--weight", min=0.0, help="logit(P) + weight * cross-encoder logit (dev: 0.25 "
@@ -211,10 +215,11 @@ def recommend_cmd(
     title: str = typer.Option(None, "--title", help="query title"),
     abstract: str = typer.Option("", "--abstract", help="query abstract"),
     queries: Path = typer.Option(None, "--queries", help='JSONL, one {"id","title","abstract"[,"year"]} a line'),
-    draft: Path = typer.Option(None, "--draft", help="a draft (.pdf, .tei.xml, .md/.mmd[.gz], or LaTeX: .tex, a project folder, .zip/.tar.gz/.tgz): its title + abstract"),
+    draft: Path = typer.Option(None, "--draft", help="a draft (.pdf, .tei.xml, .md/.mmd[.gz], or LaTeX: .tex, "
+                               "a project folder, .zip/.tar.gz/.tgz): its title + abstract"),
     fmt: str = typer.Option("table", "--format", help="table | json | bibtex | trec"),
     top: int = typer.Option(20, "--top", min=1, max=1000, help="results per query"),
-    model: Path = typer.Option(None, "--model", help="model folder (default: <work>/models/recommender, else the demo's recommender-light)"),
+    model: Path = typer.Option(None, "--model", help=_MODEL_HELP),
     out: Path = typer.Option(None, "--out", help="write here instead of stdout"),
     rank_by: str = typer.Option(None, "--rank-by",
                                 help="order by one tier's probability: type1 | type2 | type3 | must_cite | cited "
@@ -279,8 +284,8 @@ def audit_cmd(
     top: int = typer.Option(20, "--top", min=1, max=500, help="findings to list at most"),
     min_score: float = typer.Option(0.0, "--min-score", help="only list papers scoring at least this"),
     show_all: bool = typer.Option(False, "--all", help="every finding, also those under the confidence threshold "
-                                                        "(by default only the ones a reviewer would likely call genuine)"),
-    model: Path = typer.Option(None, "--model", help="model folder (default: <work>/models/recommender, else the demo's recommender-light)"),
+                                  "(by default only the ones a reviewer would likely call genuine)"),
+    model: Path = typer.Option(None, "--model", help=_MODEL_HELP),
     year: int = typer.Option(None, "--year", help="the draft's year: " + _YEAR_HELP),
     rerank: int = typer.Option(None, "--rerank", min=0, max=200, help=_RERANK_HELP),
     out: Path = typer.Option(None, "--out", help="write the report to this file (default: standard output)"),
@@ -325,10 +330,11 @@ def audit_cmd(
 def serve_cmd(
     host: str = typer.Option("127.0.0.1", "--host"),
     port: int = typer.Option(8000, "--port", min=1, max=65535),
-    model: Path = typer.Option(None, "--model", help="model folder (default: <work>/models/recommender, else the demo's recommender-light)"),
+    model: Path = typer.Option(None, "--model", help=_MODEL_HELP),
     workers: int = typer.Option(1, "--workers", min=1, max=64,
-                                help="worker processes; each loads the model once (memory x N) and takes an equal share "
-                                     "of the CPUs; requests go to the next free worker (1: the model in the server process)"),
+                                help="worker processes; each loads the model once (memory x N) and takes an "
+                                     "equal share of the CPUs; requests go to the next free worker (1: the model "
+                                     "in the server process)"),
     concurrency: int = typer.Option(1, "--concurrency", min=1, max=64,
                                     help="with --workers 1: requests computing at once (threads)"),
     queue: int = typer.Option(32, "--queue", min=0, max=10000,

@@ -30,7 +30,8 @@ def register(app: typer.Typer) -> None:
 def evaluate_cmd(
     task: int = typer.Option(..., "--task", min=1, max=3, help="subtask: 1 discovery | 2 masked | 3 sentence"),
     pred: Path = typer.Option(..., "--pred", help="predictions, JSONL in the seed's output shape with an id"),
-    gold: Path = typer.Option(..., "--gold", help="gold: the same shape, or full examples (JSONL, or an official .in/.label folder)"),
+    gold: Path = typer.Option(..., "--gold", help="gold: the same shape, or full examples (JSONL, or an official "
+                              ".in/.label folder)"),
 ) -> None:
     """Official scores of predictions against the gold, as one JSON object.
 
@@ -54,8 +55,9 @@ def build_cmd(
     compress: bool = typer.Option(True, "--compress/--no-compress", help="write task{n}.jsonl.gz (the train "
                                   "split repeats candidate abstracts: ~8.6 GB uncompressed on all NeurIPS texts)"),
     workers: int = typer.Option(2, "--workers", min=1),
-    fractions: tuple[float, float, float] = typer.Option((0.8, 0.1, 0.1), "--fractions", metavar="TRAIN DEV TEST",
-                                                         help="shares of papers per split (three numbers summing to 1)"),
+    fractions: tuple[float, float, float] = typer.Option(
+        (0.8, 0.1, 0.1), "--fractions", metavar="TRAIN DEV TEST",
+        help="shares of papers per split (three numbers summing to 1)"),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="no progress bar"),
 ) -> None:
     """Build Task 1/2/3 data (train/dev/test, split by paper) from the linked NeurIPS full texts."""
@@ -74,13 +76,15 @@ def build_cmd(
 @scidoca_app.command("predict")
 def predict_cmd(
     task: int = typer.Option(..., "--task", min=1, max=3, help="subtask: 1 discovery | 2 masked | 3 sentence"),
-    inp: Path = typer.Option(..., "--in", help="task examples: seed-shape JSONL, or an official .in/.label file or folder"),
+    inp: Path = typer.Option(..., "--in",
+                             help="task examples: seed-shape JSONL, or an official .in/.label file or folder"),
     out: Path = typer.Option(..., "--out", help="predictions, JSONL in the seed's output shape"),
     method: str = typer.Option("bm25", "--method", help="all (every candidate) | bm25 (BM25 top-k) | learned "
                                "(a model from `scidoca train`)"),
     k: int = typer.Option(None, "--k", min=1, help="BM25: top k (Tasks 1, 3) or context half-width in words "
                           "(Task 2); default: the dev-tuned value"),
-    model: Path = typer.Option(None, "--model", help="learned: the model folder (default: <work>/models/scidoca-taskN)"),
+    model: Path = typer.Option(None, "--model",
+                               help="learned: the model folder (default: <work>/models/scidoca-taskN)"),
 ) -> None:
     """Predictions of a floor (all candidates | BM25 top-k) or a learned system, as one JSON summary line."""
     import time
@@ -134,7 +138,8 @@ def train_cmd(
                               "trains on train/, tunes on dev/, never reads test/"),
     out: Path = typer.Option(None, "--out", help="model folder (default: <work>/models/scidoca-taskN)"),
     limit: int = typer.Option(4000, "--limit", min=1, help="training paragraphs (a seeded uniform sample of train)"),
-    dev_limit: int = typer.Option(1000, "--dev-limit", min=1, help="dev paragraphs for the tuned settings (Tasks 1, 3)"),
+    dev_limit: int = typer.Option(1000, "--dev-limit", min=1,
+                                  help="dev paragraphs for the tuned settings (Tasks 1, 3)"),
     seed: int = typer.Option(0, "--seed"),
     dense: bool = typer.Option(False, "--dense/--no-dense", help="Tasks 1, 2: add the dense features (int8 MiniLM)"),
     encoder: Path = typer.Option(None, "--encoder", help="Tasks 1, 2: the dense features from this fine-tuned encoder "

@@ -60,4 +60,5 @@ def build_cmd(
     n = s.names
     typer.echo(f"names citing papers give them: {n['names']:,} for {n['corpus_papers']:,} corpus papers and "
                f"{n['works']:,} works (\"CIFAR-10 [23]\", \"HDTF [35]\")")
-    typer.echo(f"written: {(out or ws.root / 'corpus')}/works.parquet, work_citations.parquet, names.parquet, works.json")
+    typer.echo(f"written: {(out or ws.root / 'corpus')}/works.parquet, work_citations.parquet, names.parquet, "
+               "works.json")

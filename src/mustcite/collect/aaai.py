@@ -70,14 +70,16 @@ def parse_issue(page: bytes, year: int, issue_title: str, base_url: str) -> Inde
     for art in arts:
         sec = art.xpath('ancestor::div[contains(concat(" ", normalize-space(@class), " "), " section ")][1]/h2')
         section = text_of(sec[0]) if sec else ""
-        a = next(iter(art.xpath('.//h3[contains(@class,"title")]//a[@href]|.//div[contains(@class,"title")]//a[@href]')), None)
+        a = next(iter(art.xpath('.//h3[contains(@class,"title")]//a[@href]'
+                                '|.//div[contains(@class,"title")]//a[@href]')), None)
         if a is None:
             idx.errors.append(ItemError(key="?", url=base_url, kind="parse", message="article without title link"))
             continue
         url = urljoin(base_url, a.get("href"))
         authors = text_of(next(iter(art.xpath('.//div[contains(@class,"authors")]')), None))
         pdf_a = next(iter(art.xpath('.//a[contains(@class,"obj_galley_link") and contains(@class,"pdf")]')), None)
-        pdf = urljoin(base_url, pdf_a.get("href")).replace("/article/view/", "/article/download/") if pdf_a is not None else ""
+        pdf = ("" if pdf_a is None
+               else urljoin(base_url, pdf_a.get("href")).replace("/article/view/", "/article/download/"))
         aid = url.rstrip("/").rsplit("/", 1)[-1]
         rec = CollectedRecord(venue="AAAI", year=year, title=text_of(a),
                               authors=[clean(x) for x in authors.split(",") if clean(x)], pdf=pdf, url=url,
@@ -132,7 +134,8 @@ class AaaiCollector(Collector):
             try:
                 sub = parse_issue(fetch.get(str(issue["url"])), year, str(issue["title"]), str(issue["url"]))
             except ParseError as exc:
-                idx.errors.append(ItemError(key=str(issue["title"]), url=str(issue["url"]), kind="parse", message=str(exc)))
+                idx.errors.append(ItemError(key=str(issue["title"]), url=str(issue["url"]), kind="parse",
+                                            message=str(exc)))
                 continue
             idx.items += sub.items
             idx.errors += sub.errors

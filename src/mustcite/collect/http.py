@@ -115,7 +115,10 @@ class OfflineSource:
             p = Path(self.manifest[url])
             cands.append(p if p.is_absolute() else self.root / p)
         alt = url.split("#", 1)[0]
-        alt = alt.replace("http://", "https://", 1) if alt.startswith("http://") else alt.replace("https://", "http://", 1)
+        if alt.startswith("http://"):
+            alt = alt.replace("http://", "https://", 1)
+        else:
+            alt = alt.replace("https://", "http://", 1)
         if alt in self.manifest:
             p = Path(self.manifest[alt])
             cands.append(p if p.is_absolute() else self.root / p)

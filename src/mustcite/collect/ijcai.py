@@ -53,7 +53,8 @@ def parse_year_page(page: bytes, year: int, base_url: str) -> Index:
             elif "detail" in label:
                 url = url or href
         if not title:
-            idx.errors.append(ItemError(key=n.get("id") or "?", url=base_url, kind="parse", message="paper without title"))
+            idx.errors.append(ItemError(key=n.get("id") or "?", url=base_url, kind="parse",
+                                        message="paper without title"))
             continue
         pid = url.rstrip("/").rsplit("/", 1)[-1] if url else (n.get("id") or "")
         rec = CollectedRecord(venue="IJCAI", year=year, title=title,

@@ -160,8 +160,8 @@ def import_all(data_dir: Path, report: BuildReport, *, progress: bool = False,
         rel = str(path.relative_to(data_dir))
         report.files[rel] = {"records": n, "with_abstract": n_abs, "skipped": n_skip,
                              "sha256": sha256_file(path)}
-        src = report.sources.setdefault(ANTHOLOGY_SOURCE if path in anthology else path.parent.name, {"files": 0, "records": 0, "with_abstract": 0,
-                                                           "skipped": 0})
+        src = report.sources.setdefault(ANTHOLOGY_SOURCE if path in anthology else path.parent.name,
+                                        {"files": 0, "records": 0, "with_abstract": 0, "skipped": 0})
         src["files"] += 1
         src["records"] += n
         src["with_abstract"] += n_abs

@@ -358,7 +358,8 @@ def merge_same_work(papers: list[Paper], pairs: list[tuple[Paper, Paper]] | None
             if pairs is not None:
                 pairs.append((keep, replace(other)))
             keep.also_published.append(f"{other.venue} {other.year or ''}".strip())
-            keep.source_ids.extend(s for s in [*other.source_ids, f"paper:{other.paper_id}"] if s not in keep.source_ids)
+            keep.source_ids.extend(s for s in [*other.source_ids, f"paper:{other.paper_id}"]
+                                   if s not in keep.source_ids)
             keep.abstract = keep.abstract or other.abstract
             keep.authors = keep.authors or list(other.authors)
             keep.url, keep.pdf = keep.url or other.url, keep.pdf or other.pdf

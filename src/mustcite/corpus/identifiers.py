@@ -60,7 +60,8 @@ def normalize_arxiv(value: str | None) -> str | None:
 def identifier_keys(*, doi: str | None = None, arxiv: str | None = None, url: str | None = None,
                     pdf: str | None = None) -> list[str]:
     """Comparable keys (``doi:...``, ``arxiv:...``, ``acl:...``, ``openreview:...``, ``nips:...``,
-    ``pmlr:...``, ``cvf:...``, ``ecva:...``, ``jmlr:...``) of a paper or reference; an ACL DOI and an ACL Anthology URL give the same key."""
+    ``pmlr:...``, ``cvf:...``, ``ecva:...``, ``jmlr:...``) of a paper or reference; an ACL DOI and an ACL
+    Anthology URL give the same key."""
     keys: list[str] = []
     d = normalize_doi(doi)
     a = normalize_arxiv(arxiv)

@@ -297,7 +297,8 @@ def import_file(path: Path, data_dir: Path, source: str | None = None) -> Iterat
         yield ImportedRecord(
             source=source, file=rel, line=line, venue=venue, year=year, title=title,
             abstract=(abstract or "").strip(), authors=authors, source_id=sid, url=url, pdf=pdf,
-            track=_track_of(track_texts), main_track=is_main_track(*track_texts), openreview_id=or_id, anthology_id=anth,
+            track=_track_of(track_texts), main_track=is_main_track(*track_texts), openreview_id=or_id,
+            anthology_id=anth,
             priority=fmt.priority, title_mangled=fmt.title_mangled, confirm_only=fmt.confirm_only,
             skip=skip, id_keys=identifier_keys(doi=doi, url=url, pdf=pdf))
 

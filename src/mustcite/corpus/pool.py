@@ -19,7 +19,8 @@ WORK_COLUMNS = ("kind", "published")
 
 def load_pool(path: str | Path, years: tuple[int, int] | None = None) -> list[dict[str, Any]]:
     """Pool papers from a Parquet (corpus or benchmark pool) or JSONL file, as dicts with the
-    :data:`POOL_COLUMNS` (and :data:`WORK_COLUMNS`) the file has; ``years=(first, last)`` keeps papers of those years."""
+    :data:`POOL_COLUMNS` (and :data:`WORK_COLUMNS`) the file has; ``years=(first, last)`` keeps papers
+    of those years."""
     path = Path(path)
     if not path.is_file():
         raise DataMissingError(f"pool file {path} does not exist",

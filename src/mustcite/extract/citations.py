@@ -151,13 +151,16 @@ class RefIndex:
 # --- patterns -------------------------------------------------------------------------------
 _BRACKET = re.compile(r"\[([^\[\]]{1,200})\]")
 _NUM_TOKEN = r"[0-9lIO]{1,4}"
-_NUM_GROUP = re.compile(rf"^\s*{_NUM_TOKEN}(?:\s*[-\u2013\u2014]\s*{_NUM_TOKEN})?(?:\s*[,;]\s*{_NUM_TOKEN}(?:\s*[-\u2013\u2014]\s*{_NUM_TOKEN})?)*\s*$")
+_NUM_GROUP = re.compile(rf"^\s*{_NUM_TOKEN}(?:\s*[-\u2013\u2014]\s*{_NUM_TOKEN})?"
+                        rf"(?:\s*[,;]\s*{_NUM_TOKEN}(?:\s*[-\u2013\u2014]\s*{_NUM_TOKEN})?)*\s*$")
 _ALPHA_TOKEN = re.compile(r"^[A-Z][A-Za-z+\-]{0,10}(?:\\\(\{\}\^\{[^{}]*\}\\\))?[A-Za-z+]{0,4}\d{2}[a-z]?$")
 _YEAR_TOK = r"(?:1[89]|20)\d{2}[a-z]?"
-_NAME = r"(?:(?:[Vv]an|[Vv]on|[Dd]e|[Dd]a|[Dd]er|[Dd]en|[Ll]e|[Dd]ella|[Dd]i|[Dd]u|[Ee]l|[Aa]l)\s+){0,3}[A-Z][\w'\u2019\-]+"
+_NAME = (r"(?:(?:[Vv]an|[Vv]on|[Dd]e|[Dd]a|[Dd]er|[Dd]en|[Ll]e|[Dd]ella|[Dd]i|[Dd]u|[Ee]l|[Aa]l)\s+){0,3}"
+         r"[A-Z][\w'\u2019\-]+")
 _NAMES = rf"{_NAME}(?:\s+et\s+al\.?|\s*(?:,\s*{_NAME})*,?\s+(?:and|&)\s+{_NAME})?"
 # narrative: "Smith et al. (2020a)", "Smith and Lee [2019]", "Smith (2020, 2021b)"
-_NARRATIVE = re.compile(rf"({_NAMES})(?:'s)?\s*[(\[]\s*((?:{_YEAR_TOK}|[a-z])(?:\s*[,;]\s*(?:{_YEAR_TOK}|[a-z]))*)\s*[)\]]")
+_NARRATIVE = re.compile(rf"({_NAMES})(?:'s)?\s*[(\[]\s*"
+                        rf"((?:{_YEAR_TOK}|[a-z])(?:\s*[,;]\s*(?:{_YEAR_TOK}|[a-z]))*)\s*[)\]]")
 # one part of a parenthetical group: "e.g., Smith et al., 2020a, 2021"
 _PAREN_PART = re.compile(rf"({_NAMES})(?:'s)?,?\s+((?:{_YEAR_TOK}|[a-z]\b)(?:\s*,\s*(?:{_YEAR_TOK}|[a-z]\b))*)")
 _PAREN = re.compile(r"[(\[]([^()\[\]]{4,400})[)\]]")

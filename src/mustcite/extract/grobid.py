@@ -60,8 +60,8 @@ class GrobidClient:
                 last = "server busy (HTTP 503)"
             if attempt < self.retries:
                 time.sleep(self.backoff * (2 ** attempt))
-        raise MustciteError(f"GROBID at {self.url} failed after {self.retries + 1} attempts: {last}",
-                            path=name, hint="is GROBID running? start it or drop --grobid-url to use the built-in PDF path")
+        raise MustciteError(f"GROBID at {self.url} failed after {self.retries + 1} attempts: {last}", path=name,
+                            hint="is GROBID running? start it or drop --grobid-url to use the built-in PDF path")
 
 
 def process_pdf(pdf: str | Path | bytes, url: str = DEFAULT_URL, **kw) -> str:

@@ -117,8 +117,9 @@ _DUP_PREFIX = re.compile(r"^\s*([^:]{2,60}?)\s*:\s*\1\s*:\s*", re.I)
 _YEAR_TAIL = re.compile(r",\s*(?:19|20)\d\d\b.*$")
 _VENUE_IN = re.compile(r"\b[Ii]n:?\s+_[^_]{3,}_")
 _SEGMENT_SPLIT = re.compile(r"(?<=[^\sA-Z])\.\s+|(?<=[A-Z]\.):\s+|[\"“”_*]|,\s+in:?\s+|\(\s*(?:19|20)\d\d[a-z]?\s*\)")
-_VENUEISH = re.compile(r"^(?:the\s+)?(?:proceedings|advances in|journal|transactions|international|conference|workshop|"
-                       r"annual|symposium|ieee|acm|arxiv|corr|url|https?|doi|springer|pmlr|vol|pages|pp|technical report)\b",
+_VENUEISH = re.compile(r"^(?:the\s+)?(?:proceedings|advances in|journal|transactions|international|conference|"
+                       r"workshop|annual|symposium|ieee|acm|arxiv|corr|url|https?|doi|springer|pmlr|vol|pages|pp|"
+                       r"technical report)\b",
                        re.I)
 #: a raw-text segment is looked up (exactly) only with at least this many words and characters
 MIN_SEGMENT_WORDS = 4

@@ -179,7 +179,8 @@ method|methods|methodology|approach|our approach|proposed method|experiments|exp
 experimental setup|experimental results|experimental evaluation|results|evaluation|discussion|conclusion|
 conclusions|conclusion and future work|conclusions and future work|limitations|analysis|problem setup|
 problem formulation|problem statement|setup|theoretical analysis|main results|broader impact|
-broader impacts|limitations and future work|discussion and conclusion|related literature""".replace("\n", "").split("|"))
+broader impacts|limitations and future work|discussion and conclusion|related literature"""
+                          .replace("\n", "").split("|"))
 
 
 def _numbered_main_headings(lines: list[str]) -> list[tuple[int, int]]:

@@ -25,8 +25,10 @@ from .records import Context, Reference
 from .references import parse_reference_string
 from .tei import sentence_spans, window_at
 
-_REF_HEAD = re.compile(r"^(?:\d+\.?\s*|[A-Z]\.?\s+)?(references|bibliography|literature cited|reference list)\s*:?$", re.I)
-_END_HEAD = re.compile(r"^(?:[A-H](?:\.\d+)?\.?\s+)?(?:appendix|appendices|supplementary|checklist|neurips paper checklist)\b"
+_REF_HEAD = re.compile(r"^(?:\d+\.?\s*|[A-Z]\.?\s+)?(references|bibliography|literature cited|reference list)\s*:?$",
+                       re.I)
+_END_HEAD = re.compile(r"^(?:[A-H](?:\.\d+)?\.?\s+)?"
+                       r"(?:appendix|appendices|supplementary|checklist|neurips paper checklist)\b"
                        r"|^[A-H](?:\.\d+)?\.?\s+[A-Z].{2,70}$", re.I)
 _NUM_BRACKET = re.compile(r"^\[(\d{1,3})\]\s*")
 _NUM_DOT = re.compile(r"^(\d{1,3})\.\s+(?=[A-Z])")
@@ -158,7 +160,8 @@ def _layout(doc) -> _Layout:
     end = len(lines)
     for j in range(start + 1, len(lines)):
         ln = lines[j]
-        if (ln.bold or ln.size > lines[start].size - 0.5) and _END_HEAD.match(ln.text) and ln.size >= lines[start].size - 1:
+        if ((ln.bold or ln.size > lines[start].size - 0.5) and _END_HEAD.match(ln.text)
+                and ln.size >= lines[start].size - 1):
             end = j
             break
     lay.refs = lines[start + 1:end]
@@ -310,7 +313,8 @@ def _text_citations(body: _Body, refs: list[Reference], entries: list[_Entry],
     return found
 
 
-def _link_citations(doc, body: _Body, entries: list[_Entry], refs: list[Reference]) -> list[tuple[int, Reference]] | None:
+def _link_citations(doc, body: _Body, entries: list[_Entry],
+                    refs: list[Reference]) -> list[tuple[int, Reference]] | None:
     """Citations from internal links that point into the bibliography; None when there are none."""
     if not entries:
         return None
@@ -390,7 +394,7 @@ def _title_abstract(doc) -> tuple[str, str]:
         top = [ln for ln in lines if ln.y0 < 0.35 * page.rect.height]
         if top:
             biggest = max(ln.size for ln in top)
-            title = " ".join(ln.text for ln in sorted(top, key=lambda l: l.y0) if ln.size >= biggest - 0.5)
+            title = " ".join(ln.text for ln in sorted(top, key=lambda t: t.y0) if ln.size >= biggest - 0.5)
     abstract = ""
     texts = [ln.text for ln in lines]
     for i, t in enumerate(texts):

@@ -3,8 +3,8 @@
 The file ``<paper>.json`` follows MasterSet's schema (MasterSet paper, Appendix C): a JSON list of
 ``{target, title, year, cite, contexts: [{section, context}]}``, plus optional fields of ours
 (``raw``, ``authors``, ``mentions``, ``paper_id``, ``link_score``, the LaTeX path's ``bibkey``,
-``doi``, ``arxiv``, ``url``, ``venue``, and label fields added by the labels stage). Its JSON Schema is ``mustcite/schemas/references.schema.json``;
-:func:`validate_reference_file` checks a file against it.
+``doi``, ``arxiv``, ``url``, ``venue``, and label fields added by the labels stage). Its JSON Schema is
+``mustcite/schemas/references.schema.json``; :func:`validate_reference_file` checks a file against it.
 """
 
 from __future__ import annotations

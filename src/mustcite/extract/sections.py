@@ -15,7 +15,8 @@ ABSTRACT, APPENDIX, BACK_MATTER, REFERENCES, CHECKLIST = (
     "Abstract", "Appendix", "Back matter", "References", "Checklist")
 
 _HEADING = re.compile(r"^(#{1,6})\s*(.*?)\s*#*\s*$")
-_REFS = re.compile(r"^(?:\d+\.?\s*)?(?:references?(?: and notes)?|bibliography|literature cited|works cited)\s*:?$", re.I)
+_REFS = re.compile(r"^(?:\d+\.?\s*)?(?:references?(?: and notes)?|bibliography|literature cited|works cited)\s*:?$",
+                   re.I)
 _APPX = re.compile(r"^(?:appendix|appendices|supplementary|supplemental|technical appendix)\b", re.I)
 _LETTER = re.compile(r"^[A-Z](?:\.\d+)+\.?\s+\S")             # "A.1 Proofs"
 _LETTER_MAIN = re.compile(r"^[A-Z]\.?\s+[A-Z]")                # "A Proofs"

@@ -137,7 +137,7 @@ def window_at(spans: list[tuple[int, int, str]], offset: int) -> str:
     if not spans:
         return ""
     idx = len(spans) - 1
-    for i, (start, end, _) in enumerate(spans):
+    for i, (_, end, _) in enumerate(spans):
         if offset < end or (i + 1 < len(spans) and offset < spans[i + 1][0]):
             idx = i
             break

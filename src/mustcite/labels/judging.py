@@ -1,6 +1,7 @@
 """The annotation engine: judge many (instance, task) jobs concurrently, cached and resumable.
 
-asyncio with at most ``concurrency`` calls in flight (a fixed pool of workers under a semaphore); retries with exponential backoff and full jitter on
+asyncio with at most ``concurrency`` calls in flight (a fixed pool of workers under a semaphore);
+retries with exponential backoff and full jitter on
 :class:`~mustcite.retry.TransientError` (429, 5xx, timeouts), honouring Retry-After; every
 answer is committed to the SQLite cache (:mod:`mustcite.labels.cache`) as it arrives, so a rerun
 after a crash repeats no call.  ``dry_run`` counts the cache misses and estimates their cost.

@@ -359,7 +359,8 @@ def train_judge(out: str | Path | None = None, *, epochs: int = 1, max_length: i
         "input": f"context with the target citation as '{OPEN} ... {CLOSE}', window of {WINDOW_WORDS} words "
                  "around it; second text empty (MultiCite has no titles)",
         "pair_with_title": False,
-        "freeze_embeddings": freeze_embeddings, "seed": seed, "epochs": epochs, "batch_size": batch_size, "lr": lr, "max_length": max_length,
+        "freeze_embeddings": freeze_embeddings, "seed": seed, "epochs": epochs, "batch_size": batch_size, "lr": lr,
+        "max_length": max_length,
         "threshold": threshold, "type2_cuts": [round(c, 6) for c in cuts],
         "dev": {"accuracy": round(dev_acc, 4),
                 "cohen_kappa": round(float(cohen_kappa_score(dv_y.astype(int), pred)), 4),

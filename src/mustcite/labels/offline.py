@@ -7,9 +7,9 @@
   marker; binary cue flags (``CUES``: "compare with", "baseline", "outperforms", "following X we",
   "we use the X dataset", "extends", "built on", "benchmark", result-table words, ...);
 * **model**: scikit-learn logistic regression trained on MultiCite TRAIN (its 3-sentence, gold and
-  1-sentence context versions; Type I proxy of :mod:`mustcite.labels.multicite`), regularisation strength, vocabulary sizes and decision
-  threshold tuned on MultiCite DEV.  Weights ship in ``offline_model.json`` (keyed by version), so
-  judging needs no training and is deterministic;
+  1-sentence context versions; Type I proxy of :mod:`mustcite.labels.multicite`), regularisation
+  strength, vocabulary sizes and decision threshold tuned on MultiCite DEV.  Weights ship in
+  ``offline_model.json`` (keyed by version), so judging needs no training and is deterministic;
 * **Type I** = 1 iff the highest per-context probability reaches the tuned threshold, except that
   a citation whose every context lies in Introduction / Related Work / Background sections is 0
   (MasterSet Appendix E.1: "does not qualify if it appears only in Related Work or Introduction");
@@ -56,7 +56,8 @@ CUES: dict[str, str] = {
     "following": r"\b(following|follow(ed|s)?)\s+(\w+\s+){0,3}zzcite|zzcite\W+(\w+\W+){0,2}we\s+(follow|use|adopt)",
     "we_use": r"\bwe\s+(\w+\s+){0,2}(use|used|using|adopt\w*|employ\w*|apply|applied|utili[sz]e\w*)\b",
     "dataset": r"\b(data ?sets?|benchmarks?|corpus|corpora|treebanks?|shared task)\b",
-    "extends": r"\b(extend\w*|extension|build(s|ing)? (up)?on|built (up)?on|based on|variant of|modif\w*|adapt\w*|generali[sz]\w*)\b",
+    "extends": r"\b(extend\w*|extension|build(s|ing)? (up)?on|built (up)?on|based on|variant of|modif\w*|adapt\w*|"
+               r"generali[sz]\w*)\b",
     "results": r"\b(table|tab\.|results?|accuracy|f1|bleu|score|scores|performance|reported)\b",
     "we": r"\b(we|our|us)\b",
     "previous": r"\b(previous|prior|earlier|recent|existing)\s+(work|works|studies|approaches|methods)\b",
@@ -366,9 +367,11 @@ def train(version: str = DEFAULT_VERSION, data_dir: str | None = None, verbose: 
     assert best is not None
     mf, c, t, window, near, lr, pdv = best[1]
     cuts = fit_type2_cuts(pdv, [type2_proxy(it.labels) for it in dv_items])
-    meta = {"trained_on": "MultiCite train split (5491 items) in its 3-sentence, gold and 1-sentence context versions, Type I proxy rule 'any'",
+    meta = {"trained_on": "MultiCite train split (5491 items) in its 3-sentence, gold and 1-sentence context "
+                          "versions, Type I proxy rule 'any'",
             "tuned_on": "MultiCite dev (2447 items)", "max_features": mf, "C": c,
-            "dev_accuracy": round(float(best[0][0]), 4), "multicite_commit": "120671924b5ab968b98c7f696c4b67b4f8118948"}
+            "dev_accuracy": round(float(best[0][0]), 4),
+            "multicite_commit": "120671924b5ab968b98c7f696c4b67b4f8118948"}
     model = OfflineModel(version=version, k=k, window=window, near=near, coef=lr.coef_[0].copy(),
                          intercept=float(lr.intercept_[0]), threshold=t, type2_cuts=cuts, meta=meta)
     if verbose:

@@ -16,9 +16,11 @@ from mustcite.labels.sample import reference_files
 from mustcite.labels.tiers import LabelConfig, mention_count
 
 TRUNCATE = 15
+# the MasterSet thresholds (a frozen dataclass: one shared default is safe)
+_DEFAULT_CONFIG = LabelConfig()
 
 
-def label_counts(refs_dir: str | Path, config: LabelConfig = LabelConfig()) -> dict[str, Any]:
+def label_counts(refs_dir: str | Path, config: LabelConfig = _DEFAULT_CONFIG) -> dict[str, Any]:
     """Counts per label value over every reference item of the folder (``null`` = not labelled)."""
     t1: Counter = Counter()
     t2: Counter = Counter()

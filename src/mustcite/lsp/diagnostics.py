@@ -73,7 +73,8 @@ def entry_diagnostics(text: str, check) -> list[types.Diagnostic]:
                                  code="unreadable", message=f"{check.key}: cannot be read. {check.why}".strip())]
     if check.status == "unverifiable":
         return [types.Diagnostic(range=head, severity=types.DiagnosticSeverity.Hint, source=SOURCE,
-                                 code="unverifiable", message=f"{check.key}: cannot verify offline. {check.why}".strip())]
+                                 code="unverifiable",
+                                 message=f"{check.key}: cannot verify offline. {check.why}".strip())]
     if check.status == "outdated":
         return [types.Diagnostic(range=head, severity=types.DiagnosticSeverity.Hint, source=SOURCE,
                                  code="outdated", message=f"{check.key}: {check.why}".strip())]
@@ -135,7 +136,8 @@ def missing_diagnostics(bib: Bibliography, missing: list, bib_uri: str | None) -
         out.append(types.Diagnostic(
             range=bib.range, severity=types.DiagnosticSeverity.Information, source=SOURCE, code="missing",
             message=f"Not cited: {r.title}" + (f" ({venue})" if venue else "") + f", {r.tier_name} "
-                    + (f"(confidence {r.confidence:.2f})." if r.confidence is not None else f"(audit score {r.score:.2f}).")
+                    + (f"(confidence {r.confidence:.2f})." if r.confidence is not None
+                       else f"(audit score {r.score:.2f}).")
                     + (f" {why}" if why else ""),
             data=data))
     return out

@@ -9,10 +9,10 @@ similar bibliographies cite. Every scored paper the draft does not cite is repor
 evidence, best first.
 
 Score (:func:`blend`): ``logit(P(must-cite)) + cocite * log1p(cocited_by) + share *
-references_cocited / references + coupling * coupling_votes + named * [the draft's text names it]``, shown as a probability (the
-logistic of that sum: exactly P(must-cite) for a draft without linked references). The weights
-(:data:`DEFAULT_WEIGHTS`) were chosen on the benchmark's dev queries by removing a seeded 30% of
-each paper's must-cite references and asking the audit to find them again
+references_cocited / references + coupling * coupling_votes + named * [the draft's text names it]``,
+shown as a probability (the logistic of that sum: exactly P(must-cite) for a draft without linked
+references). The weights (:data:`DEFAULT_WEIGHTS`) were chosen on the benchmark's dev queries by
+removing a seeded 30% of each paper's must-cite references and asking the audit to find them again
 (``benchmarks/audit_simulation.py``).
 
 Time order: the draft is audited as of ``year`` (given by the user, else today's calendar year):
@@ -302,7 +302,8 @@ def draft_findings(rec: Recommender, draft: Draft, refs: list[dict[str, Any]], u
     ref_titles = [r.get("title") or "" for r in refs]
     own = own_names(draft.title, body)
     if cands is None:
-        cands = named_candidates(rec.names, sents, year, rec.pool_years, rec.pool.titles) if rec.names is not None else {}
+        cands = ({} if rec.names is None
+                 else named_candidates(rec.names, sents, year, rec.pool_years, rec.pool.titles))
     key_refs = {str(r.get("bibkey") or r.get("cite") or ""): r for r in refs}
     named, kept = named_findings(cands, pool=rec.pool, pool_years=rec.pool_years, year=year, cited=cited,
                                  cited_titles=cited_titles, cited_names=cited_names, ref_titles=ref_titles, own=own,

@@ -187,7 +187,7 @@ class CandidateGenerator:
                 cands[pid].rrf = s
             votes = self.nindex.votes(neigh[i]) if "neighbours" not in cfg.disable else {}
             votes = {pid: v for pid, v in votes.items() if ok[self.row[pid]]}   # a later paper never joins
-            for pid, v in heapq.nsmallest(cfg.vote_k, votes.items(), key=lambda kv: (-kv[1].score, kv[0])):
+            for pid, _ in heapq.nsmallest(cfg.vote_k, votes.items(), key=lambda kv: (-kv[1].score, kv[0])):
                 c = cands.setdefault(pid, Candidate(pid, self.row[pid]))
                 c.sources.append("neighbours")
             for pid in ([] if "popularity" in cfg.disable else self.popular(years[i])):

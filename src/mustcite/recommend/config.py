@@ -26,7 +26,7 @@ class RecommenderConfig:
     first_k: int = 200        # hits taken from each first-stage retriever (tuned on dev: 100 -> 200)
     vote_k: int = 300         # voted papers added to the candidates (tuned on dev: 100 -> 300)
     neighbours: int = 20      # labelled neighbours per query
-    cocite_seeds: int = 10    # the likeliest candidates (fused rank + votes) whose co-cited papers count (dev: 10-40 alike)
+    cocite_seeds: int = 10    # likeliest candidates (fused rank + votes) whose co-cited papers count (dev: 10-40 alike)
     cocite_k: int = 200       # co-cited papers added to the candidates (0.752 -> 0.790 of the cited papers on dev)
     context_k: int = 200      # best citation-context matches added to the candidates (contexts.py)
     popular_k: int = 0        # the most-cited labelled citations always among the candidates (0: off)

@@ -110,7 +110,8 @@ def extract_draft(path: str | Path, *, max_bytes: int = MAX_DRAFT_BYTES,
     paper = extract_paper(path, ExtractOptions(out_dir="", fallbacks=False, max_bytes=max_bytes,
                                                max_chars=max_chars, keep_undated=True))
     if paper.status == "failed":
-        raise MustciteError("could not extract the draft: " + "; ".join(paper.messages or ["unknown reason"]), path=path)
+        raise MustciteError("could not extract the draft: " + "; ".join(paper.messages or ["unknown reason"]),
+                            path=path)
     return kind, paper
 
 

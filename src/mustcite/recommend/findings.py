@@ -338,8 +338,8 @@ def undefined_key_findings(undefined: list[str], sources: dict[str, str], bib_en
     out = []
     for key in undefined:
         rel, line = locate_key(sources, key)
-        out.append(Finding("undefined_key", f"\\cite{{{key}}} has no entry in the bibliography: add a .bib entry for {key}",
-                           kind_features("undefined_key"), Location(rel, line), key=key))
+        message = f"\\cite{{{key}}} has no entry in the bibliography: add a .bib entry for {key}"
+        out.append(Finding("undefined_key", message, kind_features("undefined_key"), Location(rel, line), key=key))
     return out
 
 

@@ -117,7 +117,8 @@ def table(results: Mapping[str, Sequence[Recommendation]]) -> str:
         for i, r in enumerate(rs, 1):
             why = r.reasons or reasons(r.evidence or {}, r)
             lines.append(f"{i:>4}  {r.score:6.3f}  {r.tier_name or r.tier:<19} {r.year or '':<4} "
-                         f"{(r.venue or '')[:8]:<8} {r.title[:90]}{work_note(r)}" + (f"  [{' '.join(why)}]" if why else ""))
+                         f"{(r.venue or '')[:8]:<8} {r.title[:90]}{work_note(r)}"
+                         + (f"  [{' '.join(why)}]" if why else ""))
         lines.append("")
     return "\n".join(lines)
 
@@ -192,6 +193,13 @@ def _md(s: str) -> str:
     return s.replace("|", "\\|").replace("\n", " ")
 
 
+def _where(loc: Mapping) -> str:
+    """``file:line`` of a finding's location, or the file alone, or nothing."""
+    if loc.get("file") and loc.get("line"):
+        return f"{loc.get('file')}:{loc.get('line')}"
+    return loc.get("file") or ""
+
+
 def audit_markdown(audit) -> str:
     """A Markdown report: the draft, what was read, the missing papers with tier, score and why."""
     out = [f"# Must-cite audit: {_md(audit.title or audit.draft)}", "",
@@ -215,7 +223,7 @@ def audit_markdown(audit) -> str:
             link = f"[{_md(r.title)}]({r.url})" if r.url else _md(r.title)
             paper = f"{link} ({r.venue or 'unknown venue'} {r.year or ''}){work_note(r)}".strip() if r.paper_id else ""
             loc = r.location or {}
-            where = f"{loc.get('file')}:{loc.get('line')}" if loc.get("file") and loc.get("line") else (loc.get("file") or "")
+            where = _where(loc)
             what = r.message or ' '.join(r.reasons or reasons(r.evidence or {}, r))
             if loc.get("quote"):
                 what += f' "{loc["quote"]}"'
@@ -246,7 +254,7 @@ def findings_table(rs: Sequence[Recommendation]) -> str:
     lines = []
     for i, r in enumerate(rs, 1):
         loc = r.location or {}
-        where = f"{loc.get('file')}:{loc.get('line')}" if loc.get("file") and loc.get("line") else (loc.get("file") or "")
+        where = _where(loc)
         conf = r.confidence if r.confidence is not None else r.score
         lines.append(f"{i:>3}. {conf:.2f}  {r.finding or 'ranked'}  {where}".rstrip())
         if r.paper_id:

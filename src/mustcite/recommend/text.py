@@ -21,7 +21,8 @@ def english_stop_words() -> frozenset[str]:
 
     spec = importlib.util.find_spec("sklearn")          # finds the package without running it
     folder = Path(next(iter(spec.submodule_search_locations)))
-    words = importlib.util.spec_from_file_location("mustcite_stop_words", folder / "feature_extraction" / "_stop_words.py")
+    words = importlib.util.spec_from_file_location("mustcite_stop_words",
+                                                   folder / "feature_extraction" / "_stop_words.py")
     module = importlib.util.module_from_spec(words)
     words.loader.exec_module(module)
     return frozenset(module.ENGLISH_STOP_WORDS)

@@ -49,7 +49,8 @@ class Entry:
     notes: list[str] = field(default_factory=list)   # what the reader noticed (a repeated field)
 
 
-_VOLUME_TEXT = re.compile(r"neural information processing systems[\s_*,:(NeurIPS)]{0,20}?(?:vol\.?\s*)?(\d{1,2})\b", re.I)
+_VOLUME_TEXT = re.compile(r"neural information processing systems[\s_*,:(NeurIPS)]{0,20}?(?:vol\.?\s*)?(\d{1,2})\b",
+                          re.I)
 
 
 _ET_AL = re.compile(r"\s*\bet\.? al\.?$", re.I)

@@ -390,7 +390,8 @@ class RefIndex:
                     rows[k].append(i)
             wt.id_rows = dict(rows)
             idx.works = wt
-            idx.work_fields = {k: wf[k] for k in ("title", "year", "authors", "venue", "identifiers", "kind", "n_citing")}
+            idx.work_fields = {k: wf[k]
+                               for k in ("title", "year", "authors", "venue", "identifiers", "kind", "n_citing")}
         if side is not None and side.is_file():
             idx._add_side(_read(side, ["paper_id", "title", "authors", "venue", "year", "url", "track"], ["pdf", "doi"],
                                 "the side-track papers"))

@@ -183,7 +183,8 @@ def classify_venue(text: str | None, *, arxiv_id: str | None = None) -> VenueCla
         code = None
     if code == "JMLR" and _SERIES.search(t):
         code = None          # "JMLR W&CP" without a conference name: a series, the venue unknown
-    if code == "COLT" and "learning theory" in t and not re.search(r"\bcolt\b|conference on (?:computational )?learning theory", t):
+    if (code == "COLT" and "learning theory" in t
+            and not re.search(r"\bcolt\b|conference on (?:computational )?learning theory", t)):
         code = None
     side = side_venue(t)
     if _ANCILLARY.search(_SERIES.sub(" ", t)):

@@ -333,7 +333,8 @@ class OnnxEncoder:
             self.session = ort.InferenceSession(str(path / (onnx_file or ONNX_FILE)), options,
                                                 providers=["CPUExecutionProvider"])
         except Exception as exc:       # onnxruntime raises its own exception types for a bad file
-            raise MustciteError(f"cannot load the ONNX model: {exc}", path=str(path / (onnx_file or ONNX_FILE))) from None
+            raise MustciteError(f"cannot load the ONNX model: {exc}",
+                                path=str(path / (onnx_file or ONNX_FILE))) from None
         self.inputs = {i.name for i in self.session.get_inputs()}
 
     def encode(self, texts: list[str]) -> np.ndarray:

@@ -51,8 +51,8 @@ def require_pyg():
         import torch
         import torch_geometric  # noqa: F401
     except ImportError as exc:
-        raise MustciteError(f"the GNN retriever needs {exc.name}",
-                            hint="pip install 'mustcite[graph]' (torch_geometric==2.8.1 over the installed torch)") from None
+        hint = "pip install 'mustcite[graph]' (torch_geometric==2.8.1 over the installed torch)"
+        raise MustciteError(f"the GNN retriever needs {exc.name}", hint=hint) from None
     return torch
 
 
@@ -388,7 +388,8 @@ def train_gnn_model(graph: BiblioGraph, params: GNNParams, out: str | Path, *, n
     similar = knn_edges(graph, params.similar_k)
     tensors = GraphTensors(graph, similar)
     model, result = train_gnn(graph, tensors, params, progress=progress)
-    card = {"method": "AR-GNN/LitFM-like heterogeneous GNN (SeHGNN-style metapath aggregation)", "trained_on": note or graph.info.get("benchmark", ""),
+    card = {"method": "AR-GNN/LitFM-like heterogeneous GNN (SeHGNN-style metapath aggregation)",
+            "trained_on": note or graph.info.get("benchmark", ""),
             "graph": graph.sizes(), "similar_edges": int(similar.shape[1]), "params": asdict(params),
             "train": asdict(result), "seconds": round(time.perf_counter() - t0, 1),
             "peak_rss_mb": peak_rss_mb()}

@@ -156,7 +156,8 @@ def parse_hf_method(method: str, pooling: str | None = None) -> HFSpec | None:
     split = _split_spec(rest) if rest else None
     if split is None:
         if prefix or ("+" in method and not Path(method).exists()):
-            raise MustciteError("model folder not found" + (" (BASE+ADAPTER: both must be folders)" if "+" in rest else ""),
+            why = " (BASE+ADAPTER: both must be folders)" if "+" in rest else ""
+            raise MustciteError("model folder not found" + why,
                                 path=rest or method,
                                 hint="give a local Hugging Face model folder; nothing is downloaded")
         return None
@@ -196,7 +197,8 @@ def hf_retriever_for(method: str, pooling: str | None = None, **options: Any) ->
 
 # ------------------------------------------------------------------------------ bottleneck adapter
 
-_KEY = re.compile(r"layer\.(\d+)\.(attention\.output|output)\.adapters\.([^.]+)\.(adapter_down\.0|adapter_up)\.(weight|bias)$")
+_KEY = re.compile(r"layer\.(\d+)\.(attention\.output|output)\.adapters\.([^.]+)\."
+                  r"(adapter_down\.0|adapter_up)\.(weight|bias)$")
 
 
 def _activation(name: str):
@@ -369,7 +371,8 @@ class HFEncoder:
                                  max_length=self.max_length, return_tensors="pt").to(self.device)
             with torch.inference_mode():
                 hidden = self.model(**enc).last_hidden_state
-                vec = torch.nn.functional.normalize(pool(hidden, enc["attention_mask"], self.spec.pooling).float(), dim=-1)
+                pooled = pool(hidden, enc["attention_mask"], self.spec.pooling)
+                vec = torch.nn.functional.normalize(pooled.float(), dim=-1)
             for j, i in enumerate(idx):
                 out[i] = vec[j].cpu().numpy()
         return np.stack(out).astype(np.float32)

@@ -147,5 +147,6 @@ class SegmentCosinePairModel:
         self.model.encoder.save_pretrained(str(folder))
         self.tokenizer.save_pretrained(str(folder))
         head = self.model.classifier
-        (folder / HEAD_FILE).write_text(json.dumps({"scale": head.scale.detach().item(), "bias": head.bias.detach().item(),
+        (folder / HEAD_FILE).write_text(json.dumps({"scale": head.scale.detach().item(),
+                                                     "bias": head.bias.detach().item(),
                                                      "blocked_layers": self.blocked_layers}))

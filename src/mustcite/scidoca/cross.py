@@ -87,7 +87,8 @@ def training_groups(examples: Sequence[Example], *, positives: int = 2, negative
             drawn = rng.sample(neg[:hard_pool], min(hard, len(neg[:hard_pool])))
             left = [n for n in neg if n not in drawn]
             drawn += rng.sample(left, min(negatives - len(drawn), len(left)))
-            groups.append((ex.text, [candidate_text(c)] + [candidate_text(n) for n in drawn], [1.0] + [0.0] * len(drawn)))
+            groups.append((ex.text, [candidate_text(c)] + [candidate_text(n) for n in drawn],
+                           [1.0] + [0.0] * len(drawn)))
     return groups
 
 

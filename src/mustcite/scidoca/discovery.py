@@ -257,7 +257,8 @@ class DiscoveryModel:
                 info={k: meta[k] for k in keep if k in meta})
         if meta.get("features") != list(m._feat.names):
             raise MustciteError("the model was trained on other features than this version computes",
-                                path=folder / "config.json", hint="train it again with `mustcite scidoca train --task 1`")
+                                path=folder / "config.json",
+                                hint="train it again with `mustcite scidoca train --task 1`")
         m._clf = read_payload(folder)
         if m.cross_top and (folder / "cross_encoder").is_dir():
             from ..retrieval.cross_encoder import CrossEncoderReranker

@@ -39,7 +39,7 @@ import zlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Union
+from typing import Any
 
 from ..errors import MustciteError
 from ..io import (
@@ -65,7 +65,7 @@ _ANSWER_FIELDS = ("predicted_citations", "sentence_citations")
 Ids = tuple[str, ...]
 #: Task 2: mask -> candidate id; ``None`` = no prediction for that mask.
 MaskMap = dict[str, str | None]
-Citations = Union[Ids, MaskMap, tuple[Ids, ...]]
+Citations = Ids | MaskMap | tuple[Ids, ...]
 #: What a record shows about its task: (task, field, where the field was read).
 Evidence = list[tuple[int, str, "Origin"]]
 

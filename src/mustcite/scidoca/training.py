@@ -142,7 +142,8 @@ def default_model_dir(work_root: Path, task: int) -> Path:
 def load_learned(task: int, folder: Path):
     """The learned system of ``task`` saved in ``folder``."""
     if not (Path(folder) / "config.json").is_file():
-        raise DataMissingError(f"no Task {task} model in {folder}", hint=f"train one with `mustcite scidoca train --task {task}`")
+        raise DataMissingError(f"no Task {task} model in {folder}",
+                               hint=f"train one with `mustcite scidoca train --task {task}`")
     if task == 1:
         from .discovery import DiscoveryModel
 

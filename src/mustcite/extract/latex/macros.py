@@ -158,6 +158,11 @@ def _argument(text: str, pos: int, index: BraceIndex) -> tuple[str, int] | None:
     return (m.group(1), m.end()) if m else None
 
 
+def _fill(body: str, args: list[str]) -> str:
+    """A macro's body with its parameters #1..#9 replaced by ``args`` (an absent one by nothing)."""
+    return re.sub(r"#([1-9])", lambda g: args[int(g.group(1)) - 1] if int(g.group(1)) <= len(args) else "", body)
+
+
 def _expand_once(text: str, macros: dict[str, Macro], acronyms: dict[str, tuple[str, str]],
                  limit: int) -> tuple[str, bool]:
     index = BraceIndex(text)
@@ -187,8 +192,7 @@ def _expand_once(text: str, macros: dict[str, Macro], acronyms: dict[str, tuple[
                 continue
             if mac.nargs == 0 and text.startswith("{}", pos):
                 pos += 2                   # \method{} : the empty group only keeps a space
-            repl = re.sub(r"#([1-9])", lambda g: args[int(g.group(1)) - 1] if int(g.group(1)) <= len(args) else "",
-                          mac.body) if mac.nargs else mac.body
+            repl = _fill(mac.body, args) if mac.nargs else mac.body
             repl = repl.replace("\\xspace", "")
             end = pos
         elif name in _ACRONYM_USES and acronyms:

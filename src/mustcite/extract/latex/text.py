@@ -21,7 +21,7 @@ from .arguments import MAX_BRACKET, BraceIndex, braced, bracketed
 _HEAD = re.compile(r"\\(part|chapter|section|subsection|subsubsection|paragraph|subparagraph)(\*?)(?![a-zA-Z])"
                    r"|\\(appendix|backmatter)(?![a-zA-Z])|\\(bibliography|printbibliography|mustcitebbl)(?![a-zA-Z])"
                    r"|\\begin\s*\{(thebibliography|abstract)\}")
-_CHAPTER = re.compile(r"\\chapter\*?\s*(?:\[[^\]]{0,%d}\])?\s*\{" % MAX_BRACKET)
+_CHAPTER = re.compile(r"\\chapter\*?\s*(?:\[[^\]]{0," + str(MAX_BRACKET) + r"}\])?\s*\{")
 _LEVEL = {"part": 0, "chapter": 1, "section": 2, "subsection": 3, "subsubsection": 4, "paragraph": 5,
           "subparagraph": 6}
 
@@ -111,7 +111,7 @@ _DROP_CMDS = re.compile(r"\\(?:label|ref|eqref|cref|Cref|autoref|pageref|vspace|
                         r"clearpage|newpage|centering|noindent|thanks|footnotemark)\*?(?![a-zA-Z])")
 
 
-_ITEM = re.compile(r"\\(?:item)(?![a-zA-Z])(?:\s*\[[^\]]{0,%d}\])?" % MAX_BRACKET)
+_ITEM = re.compile(r"\\(?:item)(?![a-zA-Z])(?:\s*\[[^\]]{0," + str(MAX_BRACKET) + r"}\])?")
 
 
 def to_text(latex: str) -> str:

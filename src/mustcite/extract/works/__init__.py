@@ -62,7 +62,8 @@ from .side import SideRecord, SideRecords
 
 __all__ = ["CITATIONS_FILE", "CITATIONS_SCHEMA", "KINDS", "NAMES_FILE", "NAMES_SCHEMA", "Name", "NameUse",
            "aggregate_names", "name_key", "paper_names", "SUMMARY_FILE", "WORKS_FILE", "WORKS_SCHEMA",
-           "CatalogueSummary", "Mention", "SideRecord", "SideRecords", "PaperRefs", "Work", "WorkIndex", "build_catalogue", "cluster_mentions",
-           "collect_mentions", "coverage", "identifies", "is_work_id", "link_side_records", "make_work", "pool_works", "read_folders",
-           "read_paper", "recover_title", "resolved_entries", "supported_identifiers", "surname", "title_key", "unlinked_mentions",
+           "CatalogueSummary", "Mention", "SideRecord", "SideRecords", "PaperRefs", "Work", "WorkIndex",
+           "build_catalogue", "cluster_mentions", "collect_mentions", "coverage", "identifies", "is_work_id",
+           "link_side_records", "make_work", "pool_works", "read_folders", "read_paper", "recover_title",
+           "resolved_entries", "supported_identifiers", "surname", "title_key", "unlinked_mentions",
            "venue_of", "work_kind", "work_url", "works_schema_json"]

@@ -86,7 +86,8 @@ def collect_mentions(folders: list[str | Path], **options: Any) -> list[Mention]
     return [m for p in read_folders(folders, **options) for m in p.mentions]
 
 
-def coverage(papers: list[PaperRefs], works_of: dict[tuple[str, int], str], citing_of: dict[str, set[str]]) -> dict[str, Any]:
+def coverage(papers: list[PaperRefs], works_of: dict[tuple[str, int], str],
+             citing_of: dict[str, set[str]]) -> dict[str, Any]:
     """The share of labelled must-cite references (and of all references) that a corpus paper or a
     work can stand for, leave-one-out: a work counts for a citing paper only when another paper
     cites it too. ``works_of``: (citing paper, target) -> work id; ``citing_of``: work id -> papers."""

@@ -36,7 +36,8 @@ _DATASET = re.compile(r"\b(data ?sets?|benchmarks?|corpus|corpora|database|treeb
                       r"challenge|collection of|images? dataset)\b", re.I)
 _SOFTWARE = re.compile(r"(github\.com|gitlab\.com|pypi\.org|zenodo\.org|\bsoftware\b|\blibrary\b|\btoolkit\b|"
                        r"\btoolbox\b|\bpackage\b|\bversion \d|\bv\d+\.\d+|\bcode\b|\bimplementation\b)", re.I)
-_BOOK = re.compile(r"(\bpress\b|\bisbn\b|\bedition\b|\bpublishers?\b|\bwiley\b|o'?reilly|\bspringer(?!\s*(?:lncs|lecture))|"
+_BOOK = re.compile(r"(\bpress\b|\bisbn\b|\bedition\b|\bpublishers?\b|\bwiley\b|o'?reilly|"
+                   r"\bspringer(?!\s*(?:lncs|lecture))|"
                    r"\belsevier\b|\btextbook\b|\bprentice hall\b|\baddison)", re.I)
 _VENUE_WORDS = re.compile(r"(\bproceedings\b|\bconference\b|\bjournal\b|\btransactions\b|\bworkshop\b|"
                           r"\bsymposium\b|\barxiv\b|\bneurips\b|\bicml\b|\biclr\b|\bcvpr\b|\biccv\b|\beccv\b|"

@@ -26,7 +26,8 @@ GENERIC_TITLES = frozenset({
 })
 
 _URL = re.compile(r"https?://[^\s<>\"{}]+", re.I)
-_ARXIV_TEXT = re.compile(r"arxiv(?:\s*preprint)?\s*(?:arxiv)?\s*[:/]?\s*((?:\d{4}\.\d{4,5})|(?:[a-z\-]+(?:\.[a-z]{2})?/\d{7}))",
+_ARXIV_TEXT = re.compile(r"arxiv(?:\s*preprint)?\s*(?:arxiv)?\s*[:/]?\s*"
+                         r"((?:\d{4}\.\d{4,5})|(?:[a-z\-]+(?:\.[a-z]{2})?/\d{7}))",
                          re.I)
 _DOI_TEXT = re.compile(r"(?:doi\s*:?\s*|doi\.org/)(10\.\d{4,9}/[^\s\"<>{},;\[\]*]+)", re.I)
 _NOT_A_TITLE = re.compile(r"\b(?:arxiv \d{4}|arxiv abs|arxiv org|url https?|https? |doi org|preprint arxiv|"

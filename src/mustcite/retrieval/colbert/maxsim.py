@@ -65,7 +65,8 @@ class FlatTokenIndex:
         """The token vectors of documents ``first, first + 1, ...``."""
         for i, a in enumerate(arrays, first):
             if len(a) != self.offsets[i + 1] - self.offsets[i]:
-                raise ValueError(f"document {i}: {len(a)} token vectors, {self.offsets[i + 1] - self.offsets[i]} expected")
+                raise ValueError(f"document {i}: {len(a)} token vectors, "
+                                 f"{self.offsets[i + 1] - self.offsets[i]} expected")
             self.matrix[self.offsets[i]:self.offsets[i + 1]] = a
 
     @classmethod

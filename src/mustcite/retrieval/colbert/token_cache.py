@@ -64,7 +64,8 @@ class TokenCache:
         s = max(existing) + 1 if existing else 0
         lens = np.array([len(a) for a in arrays], dtype=np.int64)
         off = np.concatenate([[0], np.cumsum(lens)]).astype(np.int64)
-        vecs = np.concatenate([np.asarray(a, dtype=np.float16) for a in arrays]) if arrays else np.zeros((0, 384), np.float16)
+        vecs = (np.concatenate([np.asarray(a, dtype=np.float16) for a in arrays]) if arrays
+                else np.zeros((0, 384), np.float16))
         karr = np.frombuffer(b"".join(bytes.fromhex(k) for k in keys), dtype=np.uint8).reshape(-1, 32)
         for suffix, arr in (("offsets", off), ("vecs", vecs), ("keys", karr)):
             tmp = self.dir / f".shard-{s:05d}.{suffix}.npy.tmp"

@@ -96,7 +96,8 @@ def train_colbert(pairs: list[tuple[str, str]], out_dir: str | Path, *, config: 
     if cfg.train_encoder:
         model = build_pylate(base.transformer_path, dense, settings)
         model.train()
-        params = [{"params": model[0].parameters(), "lr": cfg.encoder_lr}, {"params": model[1].parameters(), "lr": cfg.lr}]
+        params = [{"params": model[0].parameters(), "lr": cfg.encoder_lr},
+                  {"params": model[1].parameters(), "lr": cfg.lr}]
         loss_fn = losses.Contrastive(model=model, temperature=cfg.temperature)
 
         def feats(batch):
@@ -153,7 +154,8 @@ def train_colbert(pairs: list[tuple[str, str]], out_dir: str | Path, *, config: 
     card = {"method": "ColBERT-NTX: PyLate losses.Contrastive (NT-Xent / InfoNCE over MaxSim scores, "
                       "in-batch negatives, query -> document, scores / temperature)",
             "library": f"pylate {pylate_version()}", "base_model": base.transformer_path,
-            "trained": "transformer + projection" if cfg.train_encoder else "384->%d projection (MiniLM frozen)" % cfg.dim,
+            "trained": ("transformer + projection" if cfg.train_encoder
+                        else f"384->{cfg.dim} projection (MiniLM frozen)"),
             "config": asdict(cfg), "pairs": len(pairs), "batches_per_epoch": [len(b) for b in epoch_batches],
             "steps": total, "loss_per_epoch": losses_per_epoch,
             "weight_change_l2": float((dense.linear.weight.detach() - before).norm()),
