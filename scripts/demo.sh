@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `make demo`: the main job end to end on the real data in ../shared/data.
 #   corpus -> extract + link -> labels (offline judge; MUSTCITE_JUDGE=cascade|neural for the others)
-#   -> neurips-2024 benchmark -> BM25 baseline -> recommender (train, recommend, audit of a real draft)
+#   -> neurips-2024-v2 benchmark -> BM25 baseline -> recommender (train, recommend, audit of a real draft)
 # Every step caches its output: a rerun skips what is already done.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -10,7 +10,7 @@ WORK="${MUSTCITE_WORK:-$PWD/mustcite-work}"
 export MUSTCITE_WORK="$WORK"
 DATA="$(.venv/bin/python -c 'from mustcite.config import find_data_dir; print(find_data_dir())')"
 EXTRACT="$WORK/extract"
-BENCH="$WORK/benchmarks/neurips-2024"
+BENCH="$WORK/benchmarks/neurips-2024-v2"
 JUDGE="${MUSTCITE_JUDGE:-offline}"
 step() { printf '\n\033[1m== %s\033[0m  (%d s so far)\n' "$*" "$((SECONDS - t0))"; }
 t0=$SECONDS
@@ -44,9 +44,9 @@ $MC labels stats "$EXTRACT/labels" --out "$WORK/figures/label_distributions.png"
 if [ "$WORK/corpus/works.json" -nt "$EXTRACT/labels_summary.json" ]; then echo "catalogue of cited works up to date: $WORK/corpus/works.parquet"
 else $MC works build "$EXTRACT"; fi
 
-step "5/7 benchmark neurips-2024 v2 (queries NeurIPS 2024, pool 2018-2023) and the BM25 baseline on test"
+step "5/7 benchmark neurips-2024-v2 (queries NeurIPS 2024, pool 2018-2023) and the BM25 baseline on test"
 # rebuilt when missing, of an older recipe, or built on labels of another judge
-.venv/bin/python - "$BENCH/manifest.json" "$EXTRACT/labels_summary.json" <<'PY' || $MC benchmark build --recipe neurips-2024 --refs "$EXTRACT"
+.venv/bin/python - "$BENCH/manifest.json" "$EXTRACT/labels_summary.json" <<'PY' || $MC benchmark build --recipe neurips-2024-v2 --refs "$EXTRACT"
 import json, sys
 from pathlib import Path
 m, labels = Path(sys.argv[1]), json.loads(Path(sys.argv[2]).read_text())

@@ -124,7 +124,7 @@ def test_bad_inputs(built, tmp_path):
     bad.mkdir()
     (bad / "x.json").write_text('[{"target": 1, "title": "t", "year": "1999", "cite": "1", "contexts": []}]')
     with pytest.raises(MustciteError) as err:
-        build_benchmark(get_recipe("neurips-2024"), corpus_path=built["root"] / "papers.parquet",
+        build_benchmark(get_recipe("neurips-2024-v2"), corpus_path=built["root"] / "papers.parquet",
                         ref_dirs=[bad], out_dir=tmp_path / "o")
     assert "x.json" in str(err.value) and "0/year" in str(err.value)
 
@@ -227,7 +227,7 @@ def built_v2(built, tmp_path_factory):
         meta.update(stats={"failed_pages": 1, "missing_pages": 1}, failure_modes=modes)
         (refs / f"{stem}.meta.json").write_text(json.dumps(meta))
     out = root / "out"
-    m = build_benchmark(get_recipe("neurips-2024"), corpus_path=built["root"] / "papers.parquet",
+    m = build_benchmark(get_recipe("neurips-2024-v2"), corpus_path=built["root"] / "papers.parquet",
                         ref_dirs=[refs], out_dir=out)
     return {"root": root, "refs": refs, "out": out, "manifest": m, "lossy": lossy, "planned": planned}
 
@@ -277,7 +277,7 @@ def test_v2_pool_never_depends_on_dev_or_test_citations(built, built_v2, tmp_pat
                     "link_score": 1.0, "type1": 1, "type2": 5, "type3": 1, "must_cite": True, "judge": "hand-rule-v1"})
     (refs / f"{held[0]}.json").write_text(json.dumps(entries))
     corpus = built["root"] / "papers.parquet"
-    v2 = build_benchmark(get_recipe("neurips-2024"), corpus_path=corpus, ref_dirs=[refs], out_dir=tmp_path / "v2")
+    v2 = build_benchmark(get_recipe("neurips-2024-v2"), corpus_path=corpus, ref_dirs=[refs], out_dir=tmp_path / "v2")
     v1 = build_benchmark(get_recipe("neurips-2024-v1"), corpus_path=corpus, ref_dirs=[refs], out_dir=tmp_path / "v1")
     assert v2["pool"]["snapshot_sha256"] == built_v2["manifest"]["pool"]["snapshot_sha256"]
     assert acl["paper_id"] in _pool_ids(tmp_path / "v1")
@@ -285,7 +285,7 @@ def test_v2_pool_never_depends_on_dev_or_test_citations(built, built_v2, tmp_pat
     # and dropping every dev/test query's file altogether leaves the pool as it is
     for stem in held:
         (refs / f"{stem}.json").unlink()
-    v2b = build_benchmark(get_recipe("neurips-2024"), corpus_path=corpus, ref_dirs=[refs], out_dir=tmp_path / "v2b")
+    v2b = build_benchmark(get_recipe("neurips-2024-v2"), corpus_path=corpus, ref_dirs=[refs], out_dir=tmp_path / "v2b")
     assert v2b["pool"]["snapshot_sha256"] == built_v2["manifest"]["pool"]["snapshot_sha256"]
 
 
@@ -318,3 +318,17 @@ def test_hash_split_is_per_paper():
     assert abs(counts["train"] - 1200) < 80 and abs(counts["dev"] - 400) < 60
     assert all(hash_split(q, (0.6, 0.2, 0.2), 13) == a[q] for q in ids[:50])     # no dependence on the others
     assert sum(hash_split(q, (0.6, 0.2, 0.2), 14) != a[q] for q in ids) > 500
+
+
+def test_neurips_2024_names_its_current_version(tmp_path):
+    from mustcite.benchmark import benchmark_folder
+
+    assert get_recipe("neurips-2024") == get_recipe("neurips-2024-v2")
+    assert get_recipe("neurips-2024").name == "neurips-2024-v2" and get_recipe("neurips-2024").version == "v2"
+    assert [get_recipe(f"neurips-2024-v{v}").version for v in (1, 2, 3)] == ["v1", "v2", "v3"]
+    assert benchmark_folder(tmp_path, "neurips-2024") == tmp_path / "neurips-2024-v2"
+    (tmp_path / "neurips-2024").mkdir()      # built before each version carried its number
+    assert benchmark_folder(tmp_path, "neurips-2024-v2") == tmp_path / "neurips-2024"
+    (tmp_path / "neurips-2024-v2").mkdir()
+    assert benchmark_folder(tmp_path, "neurips-2024") == tmp_path / "neurips-2024-v2"
+    assert benchmark_folder(tmp_path, "neurips-2024-v3") == tmp_path / "neurips-2024-v3"

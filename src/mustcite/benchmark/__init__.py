@@ -2,7 +2,7 @@
 
 from .evaluate import METRICS, evaluate, mean, per_query
 from .loader import Benchmark
-from .recipes import GROUND_TRUTHS
+from .recipes import DEFAULT_RECIPE, GROUND_TRUTHS, benchmark_folder
 from .trec import read_qrels, read_run, write_qrels, write_run
 
 #: public name -> the submodule that defines it, imported on first use so that ``import
@@ -17,8 +17,8 @@ _LAZY = {
     "render": "report",
 }
 
-__all__ = ["GROUND_TRUTHS", "METRICS", "Benchmark", "evaluate", "mean", "per_query", "read_qrels", "read_run",
-           "write_qrels", "write_run", *_LAZY]
+__all__ = ["DEFAULT_RECIPE", "GROUND_TRUTHS", "METRICS", "Benchmark", "benchmark_folder", "evaluate", "mean",
+           "per_query", "read_qrels", "read_run", "write_qrels", "write_run", *_LAZY]
 
 
 def __getattr__(name: str):

@@ -3,7 +3,8 @@
 * ``masterset-coreml-v1`` (MasterSet paper, Section 6.2): target venues NeurIPS/ICML/ICLR; core set =
   target-venue papers plus the other-venue papers they cite; pool = core-set papers of 2018-2024;
   queries = target-venue papers of 2025 with at least one must-cite paper in the pool.
-* ``neurips-2024`` (v2, the real-data benchmark of shared/data/README.md): queries = the NeurIPS
+* ``neurips-2024-v2`` (the default, also called ``neurips-2024``; the real-data benchmark of
+  shared/data/README.md): queries = the NeurIPS
   2024 papers with full texts (title and abstract from the full text itself), pool = core-set papers
   of 2018-2023, where the core set is built without the held-out queries (``pool_rule``
   ``"no-heldout"``): target-venue papers plus the papers cited by the labelled papers of earlier
@@ -23,6 +24,7 @@ Ground truths: ``type1`` (y_I = 1), ``type2`` (y_II >= 4), ``type3`` (>= 3 menti
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 from ..errors import UsageError
@@ -69,8 +71,8 @@ RECIPES: dict[str, Recipe] = {
         name="masterset-coreml-v1", version="v1",
         description="MasterSet-CoreML-v1: NeurIPS/ICML/ICLR core set, pool 2018-2024, queries 2025",
         pool_years=(2018, 2024), query_year=2025, query_text="corpus"),
-    "neurips-2024": Recipe(
-        name="neurips-2024", version="v2",
+    "neurips-2024-v2": Recipe(
+        name="neurips-2024-v2", version="v2",
         description="NeurIPS 2024 full-text queries against the 2018-2023 core-set pool, built without "
                     "the held-out queries",
         pool_years=(2018, 2023), query_year=2024, query_text="refs",
@@ -107,12 +109,30 @@ RECIPES: dict[str, Recipe] = {
         notes=("kept for comparison with v2; build it from neurips/fulltext_2024 and fulltext_2023 only "
                "to reproduce the first published figures",)),
 }
+#: the recipe a benchmark command uses when none is named
+DEFAULT_RECIPE = "neurips-2024-v2"
+#: other names of a recipe: ``neurips-2024`` is the current version of the NeurIPS 2024 benchmark
+#: (and the folder name of benchmarks built before each version carried its number)
+ALIASES = {"neurips-2024": "neurips-2024-v2"}
 POOL_RULES = ("all-citing", "no-heldout")
 SPLIT_RULES = ("shuffle", "hash")
 
 
+def benchmark_folder(benchmarks: Path, name: str) -> Path:
+    """The folder of the built benchmark ``name`` (a recipe or an alias) under ``benchmarks``
+    (``<work>/benchmarks``): its recipe's folder, or, when only that exists, the folder an earlier
+    build gave it under an alias."""
+    canonical = ALIASES.get(name, name)
+    for candidate in [canonical, *(a for a, c in ALIASES.items() if c == canonical)]:
+        if (benchmarks / candidate).is_dir():
+            return benchmarks / candidate
+    return benchmarks / canonical
+
+
 def get_recipe(name: str, **overrides: Any) -> Recipe:
-    """A recipe by name, with optional field overrides (``pool_years=(2019, 2023)``, ``seed=1``...)."""
+    """A recipe by name (or alias), with optional field overrides (``pool_years=(2019, 2023)``,
+    ``seed=1``...)."""
+    name = ALIASES.get(name, name)
     if name not in RECIPES:
         raise UsageError(f"unknown recipe {name!r}", hint=f"use one of {', '.join(RECIPES)}")
     recipe = RECIPES[name]

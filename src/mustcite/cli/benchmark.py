@@ -17,6 +17,7 @@ from pathlib import Path
 
 import typer
 
+from ..benchmark.recipes import DEFAULT_RECIPE, benchmark_folder
 from ..errors import DataMissingError, MustciteError, UsageError
 from ..io import check_output_dir, check_output_file
 from .common import write_report
@@ -40,7 +41,7 @@ def _work():
 
 
 def _bench_dir(name: str, out: Path | None = None) -> Path:
-    return Path(out) if out else _work().root / "benchmarks" / name
+    return Path(out) if out else benchmark_folder(_work().root / "benchmarks", name)
 
 
 def _parse_years(text: str | None) -> tuple[int, int] | None:
@@ -55,8 +56,8 @@ def _parse_years(text: str | None) -> tuple[int, int] | None:
 
 @bench_app.command("build")
 def build_cmd(
-    recipe: str = typer.Option("neurips-2024", "--recipe", help="neurips-2024 (v2) | neurips-2024-v3 (v2 + cited "
-                               "works) | neurips-2024-v1 | masterset-coreml-v1"),
+    recipe: str = typer.Option(DEFAULT_RECIPE, "--recipe", help="neurips-2024-v2 (also: neurips-2024) | "
+                               "neurips-2024-v3 (v2 + cited works) | neurips-2024-v1 | masterset-coreml-v1"),
     works: Path = typer.Option(None, "--works", help="the catalogue of cited works for neurips-2024-v3 (default: "
                                "the corpus file's folder)"),
     refs: list[Path] = typer.Option(..., "--refs", help="labelled extraction folder(s) (repeatable)"),
@@ -74,7 +75,7 @@ def build_cmd(
     r = get_recipe(recipe, pool_years=_parse_years(pool_years), query_year=query_year, seed=seed,
                    min_link_score=min_link_score)
     corpus = corpus or _work().root / "corpus" / "papers.parquet"
-    dest = check_output_dir(_bench_dir(r.name, out))
+    dest = check_output_dir(Path(out) if out else _work().root / "benchmarks" / r.name)
     m = build_benchmark(r, corpus_path=corpus, ref_dirs=list(refs), out_dir=dest, works_dir=works)
     sizes = m["splits"]["sizes"]
     typer.echo(f"{r.name}: pool {m['pool']['papers']} papers ({r.pool_years[0]}-{r.pool_years[1]}), "
@@ -132,7 +133,7 @@ def retrieve_cmd(
     top: int = typer.Option(100, "--top", min=1, help="results per query"),
     fmt: str = typer.Option("json", "--format", help="trec | json"),
     pool: Path = typer.Option(None, "--pool", help="pool .parquet/.jsonl (default: the built benchmark's pool)"),
-    benchmark: str = typer.Option("neurips-2024", "--benchmark", help="benchmark whose pool is the default"),
+    benchmark: str = typer.Option(DEFAULT_RECIPE, "--benchmark", help="benchmark whose pool is the default"),
     ann: str = typer.Option(None, "--ann", help="dense only: hnsw | ivf (default exact search)"),
     batch_size: int = typer.Option(32, "--batch-size", min=1),
     max_seq_length: int = typer.Option(256, "--max-seq-length", min=16, help="dense only: tokens per text"),
@@ -208,7 +209,7 @@ def evaluate_cmd(
 @bench_app.command("run")
 def run_cmd(
     method: str = typer.Option("bm25", "--method", help=METHOD_HELP),
-    benchmark: str = typer.Option("neurips-2024", "--benchmark"),
+    benchmark: str = typer.Option(DEFAULT_RECIPE, "--benchmark"),
     split: str = typer.Option("test", "--split", help="train | dev | test"),
     top: int = typer.Option(100, "--top", min=1),
     ann: str = typer.Option(None, "--ann"),
@@ -261,7 +262,7 @@ def _model_folder(name: str, marker: str, what: str) -> Path:
 @bench_app.command("train-ntxent")
 def train_cmd(
     name: str = typer.Option(..., "--name", help="model folder name under <work>/models/"),
-    benchmark: str = typer.Option("neurips-2024", "--benchmark"),
+    benchmark: str = typer.Option(DEFAULT_RECIPE, "--benchmark"),
     truth: str = typer.Option("mustcite", "--truth", help="ground truth whose pairs are positives"),
     base_model: str = typer.Option(None, "--base-model", help="model folder (default: shipped MiniLM)"),
     temperature: float = typer.Option(0.05, "--temperature"),
@@ -291,7 +292,7 @@ def train_cmd(
 @bench_app.command("train-colbert")
 def train_colbert_cmd(
     name: str = typer.Option("colbert-ntx", "--name", help="model folder name under <work>/models/"),
-    benchmark: str = typer.Option("neurips-2024", "--benchmark"),
+    benchmark: str = typer.Option(DEFAULT_RECIPE, "--benchmark"),
     truth: str = typer.Option("mustcite", "--truth", help="ground truth whose pairs are positives"),
     temperature: float = typer.Option(1.0, "--temperature", help="MaxSim scores / temperature (PyLate default 1)"),
     epochs: int = typer.Option(1, "--epochs", min=1),
@@ -325,7 +326,7 @@ def train_colbert_cmd(
 @bench_app.command("train-rerank")
 def train_rerank_cmd(
     name: str = typer.Option("rerank-bm25-minilm", "--name", help="model folder name under <work>/models/"),
-    benchmark: str = typer.Option("neurips-2024", "--benchmark"),
+    benchmark: str = typer.Option(DEFAULT_RECIPE, "--benchmark"),
     first: str = typer.Option("bm25", "--first", help="the first stage that prefetches (any --method)"),
     queries: int = typer.Option(600, "--queries", min=1, help="train queries sampled (seeded) for the pairs"),
     top: int = typer.Option(50, "--top", min=1,
@@ -364,7 +365,7 @@ def train_graph_cmd(
     kind: str = typer.Option(..., "--kind", help="ppr (KTR-like personalised PageRank) | gnn (heterogeneous GNN)"),
     name: str = typer.Option(None, "--name", help="model folder under <work>/models/ (default: graph-ppr / graph-gnn, "
                              "what --method ppr / gnn load)"),
-    benchmark: str = typer.Option("neurips-2024", "--benchmark"),
+    benchmark: str = typer.Option(DEFAULT_RECIPE, "--benchmark"),
     refs: list[Path] = typer.Option(None, "--refs", help="labelled reference folder(s) of earlier years "
                                     "(default: <work>/extract when it exists)"),
     corpus: Path = typer.Option(None, "--corpus",

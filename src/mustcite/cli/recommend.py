@@ -20,6 +20,7 @@ from pathlib import Path
 
 import typer
 
+from ..benchmark.recipes import benchmark_folder
 from ..errors import MustciteError, UsageError
 from ..io import check_output_dir, check_output_file
 from .common import workspace, write_report, year_range
@@ -118,7 +119,7 @@ def train_cmd(
         if benchmark:
             if year is not None:
                 raise UsageError("--year is for the default mode: a benchmark fixes its own years")
-            bench = work.root / "benchmarks" / benchmark
+            bench = benchmark_folder(work.root / "benchmarks", benchmark)
             dest = check_output_dir(out or (work.root / "models" / f"recommender-{benchmark}"))
             card = train_benchmark(bench, dest, refs=list(refs or []), dense=dense, seed=seed, eval_test=eval_test,
                                    cache_dir=work.cache, config=config, log=log)
@@ -171,7 +172,8 @@ def train_cross_cmd(
     rec = Recommender.load(folder, cache_dir=work.cache)
     if not rec.tiers.models:
         raise UsageError(f"{folder}: the model has no trained tier models to re-rank")
-    papers = benchmark_train_papers(rec, work.root / "benchmarks" / benchmark) if benchmark else rec.labelled
+    papers = (benchmark_train_papers(rec, benchmark_folder(work.root / "benchmarks", benchmark)) if benchmark
+              else rec.labelled)
     if not papers:
         raise UsageError(f"{folder}: no labelled papers to learn from" + (f" among {benchmark}'s train queries"
                                                                          if benchmark else ""))
