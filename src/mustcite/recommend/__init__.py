@@ -29,6 +29,7 @@ _LAZY = {
     "default_model": "train",
     "evaluate": "train",
     "evaluate_bm25": "train",
+    "fit_sample": "train",
     "fit_cross_encoder": "train",
     "qrels_of": "train",
     "ranking_metrics": "train",

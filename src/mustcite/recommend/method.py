@@ -139,13 +139,21 @@ class Recommender:
         return feature_matrix(q, year, cands, own, pool=self.pool, title_terms=self.pool_terms.titles,
                               nindex=self.nindex, disable=self.config.disable)
 
-    def fit(self, train: list[LabelledPaper] | None = None, *, batch: int = 64) -> TierModels:
-        """Train the per-tier models on ``train`` (default: every labelled paper), leave-one-out."""
+    def fit(self, train: list[LabelledPaper] | None = None, *, batch: int = 64, negatives: float = 1.0) -> TierModels:
+        """Train the per-tier models on ``train`` (default: every labelled paper), leave-one-out;
+        ``negatives``: the share of negative rows they are fit on (:meth:`.tiers.TierModels.fit`)."""
         train = self.labelled if train is None else train
         X, labels, groups = self.training_matrix(train, batch=batch)
-        self.tiers = TierModels(seed=self.config.seed).fit(X, labels, groups)
         self.info["train_queries"] = len(train)
+        return self.fit_matrix(X, labels, groups, negatives=negatives)
+
+    def fit_matrix(self, X: np.ndarray, labels: dict[str, np.ndarray], groups: np.ndarray, *,
+                   negatives: float = 1.0) -> TierModels:
+        """Train the per-tier models on a training matrix (:meth:`training_matrix`)."""
+        self.tiers = TierModels(seed=self.config.seed).fit(X, labels, groups, negatives=negatives)
         self.info["train_rows"] = int(len(X))
+        if negatives < 1.0:
+            self.info["negatives_kept"] = negatives
         return self.tiers
 
     def training_matrix(self, train: list[LabelledPaper], *, batch: int = 64,

@@ -85,8 +85,14 @@ class TierModels:
                 return t
         return None
 
-    def fit(self, X: np.ndarray, labels: dict[str, np.ndarray], groups: np.ndarray | None = None) -> TierModels:
-        """``labels[tier]`` holds 1/0 per row and -1 where the label is unknown."""
+    def fit(self, X: np.ndarray, labels: dict[str, np.ndarray], groups: np.ndarray | None = None, *,
+            negatives: float = 1.0) -> TierModels:
+        """``labels[tier]`` holds 1/0 per row and -1 where the label is unknown. ``negatives``: the
+        share of each tier's negative rows it is fit on (a seeded sample; each kept negative then
+        weighs ``1 / negatives``, so the classes keep their balance); every positive is kept."""
+        if not 0.0 < negatives <= 1.0:
+            raise ValueError(f"negatives must be in (0, 1], got {negatives}")
+        rng = np.random.default_rng(self.seed)
         from sklearn.ensemble import HistGradientBoostingClassifier
 
         self.empty_columns = [int(j) for j in np.flatnonzero(np.isnan(X).all(axis=0))] if len(X) else []
@@ -97,11 +103,15 @@ class TierModels:
                 continue
             known = y >= 0
             pos, neg = int((y[known] == 1).sum()), int((y[known] == 0).sum())
+            scale = 1.0
+            if negatives < 1.0:
+                known &= (y == 1) | (rng.random(len(y)) < negatives)
+                scale = 1.0 / negatives
             self.stats[tier] = {"rows": int(known.sum()), "positives": pos, "negatives": neg}
             if pos < MIN_POSITIVES or neg < MIN_POSITIVES:
                 continue
             # balance classes a little: positives are rare among hundreds of candidates
-            w = np.where(y[known] == 1, min(10.0, neg / max(pos, 1)) ** 0.5, 1.0)
+            w = np.where(y[known] == 1, min(10.0, neg / max(pos, 1)) ** 0.5, scale)
             # dev: 300 trees at 0.05 (early stopping on) edge out 100 at 0.08; 63 leaves, LightGBM
             # lambdarank and unweighted classes do not help (benchmarks/results/recommend_learners.json)
             m = HistGradientBoostingClassifier(max_iter=300, learning_rate=0.05, max_leaf_nodes=31,
