@@ -131,7 +131,7 @@ def test_runner_is_resumable(tmp_path):
 def test_flagged_pdf_goes_to_grobid(tmp_path, grobid_stub):
     pdf = _text_pdf(tmp_path / "paper.pdf", with_refs=False)
     alone = extract_paths([pdf], tmp_path / "a", workers=1, progress=False).rows[0]
-    assert alone["status"] == "flagged" and alone["path"] == "pdf" and "no_references" in alone["failure_modes"]
+    assert alone["status"] == "flagged" and alone["path"] == "pdf" and "empty_reference_list" in alone["failure_modes"]
     routed = extract_paths([pdf], tmp_path / "b", workers=1, grobid_url=grobid_stub, progress=False).rows[0]
     assert routed["path"] == "pdf>grobid" and routed["method"] == "grobid"
     assert routed["status"] == "ok" and routed["references"] == 27  # the stub's TEI
