@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from mustcite.errors import MustciteError
+from mustcite.extract import failures
 from mustcite.extract.latex import extract_latex, strip_comments
 from mustcite.extract.records import validate_reference_list
 
@@ -416,7 +417,25 @@ def test_no_cite_is_a_valid_draft(tmp_path):
             "No citations here.\\end{abstract}\\section{Intro}Just text.\\end{document}")
     paper = extract_latex(write(tmp_path, {"main.tex": main}))
     assert paper.references == [] and paper.status == "flagged" and paper.title == "Quiet Paper"
+    assert paper.failure_modes == ["empty_reference_list"]
     assert any("no \\cite command" in m for m in paper.messages)
+
+
+def test_latex_status_comes_from_the_failure_report(tmp_path, monkeypatch):
+    doc = ("\\documentclass{article}\\title{T}\\begin{document}\\begin{abstract}A.\\end{abstract}"
+           "%s\\bibliography{refs}\\end{document}")
+    bib = "@article{a, title={A}, author={Ann Author}, year={2020}}"
+    quiet = write(tmp_path / "quiet", {"main.tex": doc % "Just text.", "refs.bib": bib})
+    undefined = write(tmp_path / "undef", {"main.tex": doc % "See \\cite{a,b,c}.", "refs.bib": bib})
+    star = write(tmp_path / "star", {"main.tex": doc % "\\nocite{*}Text.", "refs.bib": ""})
+    fine = write(tmp_path / "fine", {"main.tex": doc % "See \\cite{a}.", "refs.bib": bib})
+    papers = [extract_latex(p) for p in (quiet, undefined, star, fine)]
+    assert [(p.status, p.failure_modes) for p in papers] == [
+        ("flagged", ["empty_reference_list"]), ("flagged", ["undefined_keys"]), ("flagged", ["empty_reference_list"]),
+        ("ok", [])]
+    assert papers[1].messages[0] == "2 cited key(s) defined in no .bib/.bbl file: b, c"
+    monkeypatch.setattr(failures, "FATAL", failures.FATAL | {"empty_reference_list"})
+    assert [extract_latex(p).status for p in (quiet, undefined, star, fine)] == ["failed", "flagged", "failed", "ok"]
 
 
 def test_nothing_to_read(tmp_path):

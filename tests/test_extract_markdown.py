@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from mustcite.config import find_data_dir
+from mustcite.extract import failures
 from mustcite.extract.markdown import MAX_CHARS, extract_markdown, parse_document
 from mustcite.extract.records import validate_reference_list
 
@@ -162,6 +163,28 @@ def test_references_without_years_fail():
     assert d.status == "ok" and [(r.cite, r.year, r.mentions) for r in d.references] == [("1", None, 20)]
     assert d.stats["n_dropped_no_year"] == 0
     assert d.messages == ["1 reference(s) without a year, matched by title alone"]
+
+
+def test_markdown_status_comes_from_the_failure_report(monkeypatch):
+    no_entries = "# T\n\n## 1 Intro\n\nText [1] here and more words to read on. " * 3 + "\n\n## References\n\n"
+    undated = ("# T\n\n## 1 Introduction\n\n" + "We cite a prior method [1] here. " * 20 +
+               "\n\n## References\n\n* [1] A. Smith. A title without a date. Journal.\n")
+    outcomes = [(p.status, p.failure_modes, p.messages)
+                for p in (extract_markdown(""), extract_markdown(no_entries), extract_markdown(undated))]
+    assert outcomes == [("failed", ["empty"], ["empty text"]),
+                        ("failed", ["no_references"], ["the reference section has no entries"]),
+                        ("failed", ["no_references"], ["none of the 1 reference entries has a four-digit year"])]
+    # FATAL alone decides: the same modes and messages, another status
+    monkeypatch.setattr(failures, "FATAL", failures.FATAL - {"empty", "no_references"})
+    assert [(p.status, p.failure_modes, p.messages)
+            for p in (extract_markdown(""), extract_markdown(no_entries), extract_markdown(undated))] == [
+        ("flagged", *o[1:]) for o in outcomes]
+    monkeypatch.setattr(failures, "FATAL", failures.FATAL | {"reordering"})
+    reordered = extract_markdown("# T\n\n###### Abstract\n\nWe do things.\n\n## 1 Introduction\n\n"
+                                 "Smith built it [13]. Jones refined it [5]. We extend both.\n\n## References\n\n"
+                                 "* [13] A. Smith. The original method. In ICML, 2019.\n"
+                                 "* [5] B. Jones. A refinement. In NeurIPS, 2020.\n")
+    assert reordered.status == "failed" and reordered.failure_modes == ["reordering"]
 
 
 def test_reordered_labels_flagged_but_keys_follow_labels():

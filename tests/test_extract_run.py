@@ -13,6 +13,8 @@ import pytest
 from helpers import DATA
 from helpers.pdfs import LITGRAPH, PDF_DIR, GrobidStub
 
+from mustcite.errors import MustciteError
+from mustcite.extract import failures, runner
 from mustcite.extract.records import validate_reference_file
 from mustcite.extract.runner import discover, extract_paths, stem_of
 
@@ -65,6 +67,42 @@ def test_stems_and_discovery(tmp_path):
     found = discover([tmp_path])
     # p.pdf is p.md.gz's fallback, not a second paper; notes.txt is not an input type
     assert [f.name for f in found] == ["p.md.gz", "q.tei.xml"]
+
+
+def test_runner_failed_records_come_from_the_failure_report(tmp_path, monkeypatch):
+    (tmp_path / "empty.md").write_bytes(b"")
+    (tmp_path / "draft.docx").write_bytes(b"PK\x03\x04")
+    (tmp_path / "nul.md").write_bytes(b"# T\n\nText\x00 here.\n")
+    opts = runner.ExtractOptions(out_dir=str(tmp_path / "out"))
+
+    def outcome(name):
+        p = runner.extract_paper(tmp_path / name, opts)
+        return p.status, p.failure_modes, p.messages
+
+    assert outcome("empty.md") == ("failed", ["empty"], ["empty file"])
+    assert outcome("draft.docx")[:2] == ("failed", ["unsupported"])
+    assert outcome("nul.md") == ("failed", ["binary"], ["binary content (NUL bytes), not Markdown text"])
+    lost = runner._lost((str(tmp_path / "gone.md"), opts, {}), "the worker died")
+    assert (lost["status"], lost["failure_modes"], lost["messages"]) == ("failed", ["worker_lost"], ["the worker died"])
+    # a reference list that fails its schema: the paper's own modes stay, "schema" fails it
+    paper = tmp_path / "paper.md"
+    paper.write_text("# T\n\n###### Abstract\n\nWe do things.\n\n## 1 Introduction\n\n"
+                     "Smith built it [13]. Jones refined it [5]. We extend both.\n\n## References\n\n"
+                     "* [13] A. Smith. The original method. In ICML, 2019.\n"
+                     "* [5] B. Jones. A refinement. In NeurIPS, 2020.\n", encoding="utf-8")
+
+    def invalid(refs, path=None):
+        raise MustciteError("a reference has no title", field="title")
+
+    monkeypatch.setattr(runner, "validate_reference_list", invalid)
+    p, row = runner.extract_one(paper, opts)
+    assert (row["status"], row["failure_modes"]) == ("failed", ["reordering", "schema"])
+    assert row["messages"][-1] == "a reference has no title (field 'title')" and row["references"] == 0
+    assert not (tmp_path / "out" / "paper.json").exists()
+    # FATAL alone decides the status of these records
+    monkeypatch.setattr(failures, "FATAL", failures.FATAL - {"empty", "worker_lost"})
+    assert outcome("empty.md") == ("flagged", ["empty"], ["empty file"])
+    assert runner._lost((str(tmp_path / "gone.md"), opts, {}), "the worker died")["status"] == "flagged"
 
 
 @pytest.mark.data
@@ -131,7 +169,7 @@ def test_runner_is_resumable(tmp_path):
 def test_flagged_pdf_goes_to_grobid(tmp_path, grobid_stub):
     pdf = _text_pdf(tmp_path / "paper.pdf", with_refs=False)
     alone = extract_paths([pdf], tmp_path / "a", workers=1, progress=False).rows[0]
-    assert alone["status"] == "flagged" and alone["path"] == "pdf" and "no_references" in alone["failure_modes"]
+    assert alone["status"] == "flagged" and alone["path"] == "pdf" and "empty_reference_list" in alone["failure_modes"]
     routed = extract_paths([pdf], tmp_path / "b", workers=1, grobid_url=grobid_stub, progress=False).rows[0]
     assert routed["path"] == "pdf>grobid" and routed["method"] == "grobid"
     assert routed["status"] == "ok" and routed["references"] == 27  # the stub's TEI

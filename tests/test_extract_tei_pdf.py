@@ -8,6 +8,7 @@ import pytest
 from helpers.pdfs import LITGRAPH, PDF_DIR, SPECTER, GrobidStub
 
 from mustcite.errors import MustciteError
+from mustcite.extract import failures
 from mustcite.extract.grobid import GrobidClient
 from mustcite.extract.pdf import extract_pdf, join_lines
 from mustcite.extract.records import validate_reference_list
@@ -77,6 +78,23 @@ def test_tei_drops_entries_without_year_and_reports_bad_xml():
     assert truncated.status == "failed" and truncated.messages[0].startswith("malformed TEI XML")
     other = parse_tei("<html><body/></html>")
     assert other.status == "failed" and "not a TEI document" in other.messages[0]
+
+
+_EMPTY_TEI = ('<TEI xmlns="http://www.tei-c.org/ns/1.0"><teiHeader><fileDesc><titleStmt><title>T</title>'
+              "</titleStmt></fileDesc></teiHeader><text><body><p>No citation here.</p></body>"
+              "<back><listBibl/></back></text></TEI>")
+
+
+def test_tei_status_comes_from_the_failure_report(monkeypatch):
+    def outcome(xml):
+        p = parse_tei(xml, source_path="x.tei.xml")
+        return p.status, p.failure_modes, p.messages
+
+    assert outcome("<TEI><teiHeader>")[:2] == ("failed", ["malformed_tei"])
+    assert outcome("<html/>") == ("failed", ["malformed_tei"], ["not a TEI document (root element <html>)"])
+    assert outcome(_EMPTY_TEI) == ("flagged", ["empty_reference_list"], ["TEI has no bibliography entries with a year"])
+    monkeypatch.setattr(failures, "FATAL", failures.FATAL - {"malformed_tei"} | {"empty_reference_list"})
+    assert outcome("<html/>")[0] == "flagged" and outcome(_EMPTY_TEI)[0] == "failed"
 
 
 # ---- GROBID client against a stub server ------------------------------------------------------
@@ -155,6 +173,38 @@ def test_pdf_without_text_layer_fails(tmp_path):
     garbage.write_bytes(bytes(range(256)) * 40)
     g = extract_pdf(garbage)
     assert g.status == "failed" and g.messages[0].startswith("not a readable PDF")
+
+
+def _text_pdf(path, references: list[str] | None):
+    doc = pymupdf.open()
+    page = doc.new_page()
+    y = 72
+    for i in range(30):
+        page.insert_text((72, y), f"This is sentence number {i} of a generated test paper body.", fontsize=10)
+        y += 14
+    if references is not None:
+        page.insert_text((72, y + 10), "References", fontsize=12)
+        for i, entry in enumerate(references):
+            page.insert_text((72, y + 30 + 14 * i), entry, fontsize=10)
+    doc.save(path)
+    return path
+
+
+def test_pdf_status_comes_from_the_failure_report(tmp_path, monkeypatch):
+    def outcome(path):
+        p = extract_pdf(path)
+        return p.status, p.failure_modes, p.messages
+
+    norefs = _text_pdf(tmp_path / "norefs.pdf", None)
+    uncited = _text_pdf(tmp_path / "uncited.pdf", ["[1] A. Author. A title of a paper. In Venue, 2019.",
+                                                   "[2] B. Author. Another title here. Journal, 2020."])
+    garbage = tmp_path / "garbage.pdf"
+    garbage.write_bytes(bytes(range(256)) * 40)
+    assert outcome(norefs) == ("flagged", ["empty_reference_list"], ["no References section found"])
+    assert outcome(uncited) == ("flagged", ["no_citations"], ["no in-text citation matched a reference"])
+    assert outcome(garbage)[:2] == ("failed", ["unreadable_pdf"])
+    monkeypatch.setattr(failures, "FATAL", failures.FATAL - {"unreadable_pdf"} | {"empty_reference_list"})
+    assert [outcome(p)[0] for p in (norefs, uncited, garbage)] == ["failed", "flagged", "flagged"]
 
 
 def test_join_lines_hyphenation():

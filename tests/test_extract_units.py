@@ -3,11 +3,15 @@ parser, citation finder/resolver, context windows, section labels and failure de
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
+from mustcite.extract import failures
 from mustcite.extract.citations import RefIndex, find_citations
 from mustcite.extract.contexts import context_windows, window_bounds
-from mustcite.extract.failures import detect_failures, label_disorder
+from mustcite.extract.failures import FATAL, FLAGS, FailureReport, detect_failures, label_disorder
+from mustcite.extract.model import ExtractedPaper
 from mustcite.extract.references import parse_entries, parse_reference_string, split_entries, split_label
 from mustcite.extract.sections import classify, parse_heading
 from mustcite.extract.sentences import split_sentences
@@ -175,6 +179,41 @@ def test_label_disorder_and_failure_modes():
     assert detect_failures(numbers=[], n_tagged=0, n_entries=0, style="numeric", body_counts={},
                            mentions_total=0, mentions_resolved=0, ocr_repairs=0,
                            unknown_numbers=0).status == "failed"
+
+
+def test_fatal_modes_decide_the_status(monkeypatch):
+    rep = FailureReport()
+    assert rep.status == "ok"
+    assert rep.add("reordering", "labels out of order").add("reordering", "again") is rep
+    assert (rep.modes, rep.messages, rep.status) == (["reordering"], ["labels out of order", "again"], "flagged")
+    rep.add("no_references", "no reference section found")
+    assert rep.status == "failed"
+    # the status follows FATAL and nothing else
+    monkeypatch.setattr(failures, "FATAL", FATAL - {"no_references"})
+    assert rep.status == "flagged"
+    monkeypatch.setattr(failures, "FATAL", FATAL | {"reordering"})
+    assert FailureReport().add("reordering").status == "failed"
+
+
+def test_finish_records_the_report_on_the_paper():
+    paper = ExtractedPaper(source_path="p.md", method="markdown", messages=["a note of the path"])
+    rep = FailureReport().add("no_mentions", "no in-text citation was found").add("undefined_keys")
+    assert rep.finish(paper) is paper
+    assert (paper.status, paper.failure_modes, paper.messages) == (
+        "flagged", ["no_mentions", "undefined_keys"], ["a note of the path", "no in-text citation was found"])
+    # a later report adds its modes once, after those there, and the status counts them all
+    FailureReport().add("undefined_keys").add("schema", "bad list").finish(paper)
+    assert (paper.status, paper.failure_modes) == ("failed", ["no_mentions", "undefined_keys", "schema"])
+    assert paper.messages[-1] == "bad list"
+    assert FailureReport().finish(ExtractedPaper(source_path="", method="tei")).status == "ok"
+
+
+def test_every_mode_has_a_line_in_the_module_doc():
+    assert not FATAL & FLAGS
+    doc = failures.__doc__
+    flags, fatal = doc.split("Fatal (status ``failed``):")
+    bullet = re.compile(r"^\* ``(\w+)``", re.M)
+    assert set(bullet.findall(flags)) == FLAGS and set(bullet.findall(fatal)) == FATAL
 
 
 def test_plain_line_headings_fill_numbering_gaps():

@@ -1,4 +1,8 @@
-"""Failure modes of an extraction (those of the MasterSet paper, Appendix B) and the paper's status.
+"""Failure modes of an extraction and the paper's status: every reading path (Markdown, PDF, TEI,
+LaTeX, and the runner around them) records its modes in a :class:`FailureReport`, whose status is
+``failed`` when a mode is in :data:`FATAL`, ``flagged`` when any mode is recorded, else ``ok``.
+
+Flags (status ``flagged``); the first six are those of the MasterSet paper, Appendix B:
 
 * ``reordering`` (Case I): the list's own ``[n]`` labels are out of order, repeated or skip
   numbers, so list position and cite key disagree (we still resolve by label).
@@ -10,15 +14,58 @@
 * ``no_mentions``: a reference list but no in-text citation found.
 * ``incomplete_bibliography``: a page OCR failed on (Nougat's ``[MISSING_PAGE_FAIL]``) lies in or
   next to the reference list, so entries may be lost: such a paper's references are no gold list.
-* ``no_references``, ``empty``, ``garbage``, ``too_long``: fatal, status ``failed``.
+* ``empty_reference_list``: the PDF, TEI or LaTeX reading found no reference (no References section,
+  no entry with a year, no ``\\cite``); the paper is kept with an empty list (the runner tries its
+  next path; a draft is audited from its title and abstract). The Markdown reading fails such a
+  paper instead, as ``no_references``.
+* ``no_citations``: the PDF reading found references but no in-text citation matching one.
+* ``undefined_keys``: more than half of a LaTeX draft's cited keys are defined in no .bib/.bbl file.
+
+Fatal (status ``failed``):
+
+* ``no_references``: the Markdown has no reference section, or none of its entries has a year.
+* ``empty``: the text or the file is empty.
+* ``garbage``: the text does not look like prose (binary or garbled).
+* ``too_long``: the text is longer than a paper can be.
+* ``too_large``: the file is over the runner's size cap.
+* ``binary``: a Markdown file holds NUL bytes.
+* ``unreadable``: the file cannot be read (or decoded).
+* ``unsupported``: the file type is none the runner reads.
+* ``unreadable_pdf``: not a PDF, a damaged one, or one that needs a password.
+* ``no_text_layer``: the PDF has (almost) no text: a scan.
+* ``malformed_tei``: the TEI is not well-formed XML, or not a TEI document.
+* ``grobid_error``: the GROBID service did not return a TEI document.
+* ``error``: the reading path raised a :class:`~mustcite.errors.MustciteError`.
+* ``crash``: the reading path raised an unexpected exception.
+* ``schema``: the reference list fails its schema (MasterSet Appendix C).
+* ``worker_lost``: the worker that ran the paper died; it is written nowhere, so a rerun tries again.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-FATAL = frozenset({"no_references", "empty", "garbage", "too_long"})
+if TYPE_CHECKING:
+    from .model import ExtractedPaper
+
+FATAL = frozenset({"no_references", "empty", "garbage", "too_long", "too_large", "binary", "unreadable",
+                   "unsupported", "unreadable_pdf", "no_text_layer", "malformed_tei", "grobid_error", "error",
+                   "crash", "schema", "worker_lost"})
+#: the modes that only flag a paper (for reference: a mode in neither set flags it too)
+FLAGS = frozenset({"reordering", "ocr_digit", "alpha_numeric_mismatch", "keys_beyond_list", "low_resolution",
+                   "no_mentions", "incomplete_bibliography", "empty_reference_list", "no_citations",
+                   "undefined_keys"})
 ALPHA_SHARE = 0.30
+
+
+def status_of(modes: Iterable[str]) -> str:
+    """The status these failure modes give: ``failed`` with a fatal one, ``flagged`` with any, else ``ok``."""
+    modes = list(modes)
+    if any(m in FATAL for m in modes):
+        return "failed"
+    return "flagged" if modes else "ok"
 
 
 @dataclass
@@ -26,16 +73,25 @@ class FailureReport:
     modes: list[str] = field(default_factory=list)
     messages: list[str] = field(default_factory=list)
 
-    def add(self, mode: str, message: str) -> None:
+    def add(self, mode: str, message: str | None = None) -> FailureReport:
+        """Record ``mode`` (once) and its message (when there is one); returns self."""
         if mode not in self.modes:
             self.modes.append(mode)
-        self.messages.append(message)
+        if message is not None:
+            self.messages.append(message)
+        return self
 
     @property
     def status(self) -> str:
-        if any(m in FATAL for m in self.modes):
-            return "failed"
-        return "flagged" if self.modes else "ok"
+        return status_of(self.modes)
+
+    def finish(self, paper: ExtractedPaper) -> ExtractedPaper:
+        """Record the report on ``paper``: its modes after those already there (each once), its
+        messages after the paper's own, and the status all the paper's modes give; returns ``paper``."""
+        paper.failure_modes.extend(m for m in self.modes if m not in paper.failure_modes)
+        paper.messages.extend(self.messages)
+        paper.status = status_of(paper.failure_modes)
+        return paper
 
 
 def label_disorder(numbers: list[int | None]) -> tuple[int, int, int]:

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 from .citations import Mention, RefIndex, count_style_markers, find_citations
 from .contexts import add_context, context_windows
-from .failures import detect_failures
+from .failures import FailureReport, detect_failures
 from .model import ExtractedPaper
 from .records import Context, Reference
 from .references import RefEntry, find_year, parse_entries, split_entries, surname
@@ -340,8 +340,7 @@ def extract_markdown(text: str, source_path: str = "", *, keep_undated: bool = F
                    "mentions_total": 0, "mentions_resolved": 0, "citation_style": None}
     problem = text_problem(text)
     if problem is not None:
-        paper.failure_modes.append(problem[0])
-        return paper.fail(problem[1])
+        return FailureReport().add(*problem).finish(paper)
     doc = parse_document(text)
     paper.title, paper.abstract = doc.title, doc.abstract
     entries = reference_entries(doc)
@@ -351,9 +350,8 @@ def extract_markdown(text: str, source_path: str = "", *, keep_undated: bool = F
                        bibliography_may_be_incomplete=doc.bibliography_may_be_incomplete,
                        n_paragraphs=len(body), n_reference_sections=doc.n_reference_sections)
     if not doc.has_reference_heading or not entries:
-        paper.failure_modes.append("no_references")
-        return paper.fail("no reference section found" if not doc.has_reference_heading
-                          else "the reference section has no entries")
+        return FailureReport().add("no_references", "no reference section found" if not doc.has_reference_heading
+                                   else "the reference section has no entries").finish(paper)
 
     body = searched_body(doc)
     if doc.n_reference_sections > 1:
@@ -420,9 +418,7 @@ def extract_markdown(text: str, source_path: str = "", *, keep_undated: bool = F
     if not refs:
         rep.add("no_references", f"none of the {len(entries)} reference entries has a four-digit year")
     paper.references = refs
-    paper.failure_modes.extend(m for m in rep.modes if m not in paper.failure_modes)
-    paper.messages.extend(rep.messages)
-    paper.status = rep.status
+    rep.finish(paper)
     nums = [e.number for e in entries if e.number is not None]
     paper.stats.update(n_dropped_no_year=dropped, n_references=len(refs),
                        max_ref_number=max(nums) if nums else 0, n_labelled=len(nums),

@@ -1,8 +1,9 @@
 """The result of extracting one paper: its parsed references with contexts, plus a status.
 
-Every extraction path (Nougat Markdown, GROBID TEI, built-in PDF text) returns an
+Every extraction path (Nougat Markdown, GROBID TEI, built-in PDF text, LaTeX) returns an
 :class:`ExtractedPaper`; :meth:`ExtractedPaper.to_reference_list` gives the per-paper reference file
-content (MasterSet's Appendix C schema).
+content (MasterSet's Appendix C schema). Its ``status``, ``failure_modes`` and their messages come
+from a :class:`~mustcite.extract.failures.FailureReport` (:meth:`~mustcite.extract.failures.FailureReport.finish`).
 """
 
 from __future__ import annotations
@@ -18,11 +19,11 @@ STATUSES = ("ok", "flagged", "failed")
 @dataclass
 class ExtractedPaper:
     source_path: str
-    method: str                                   # "markdown" | "tei" | "pdf"
+    method: str                                   # "markdown" | "tei" | "grobid" | "pdf" | "latex"
     title: str = ""
     abstract: str = ""
     references: list[Reference] = field(default_factory=list)
-    status: str = "ok"                            # "ok" | "flagged" | "failed"
+    status: str = "ok"                            # "ok" | "flagged" | "failed": FailureReport.finish sets it
     failure_modes: list[str] = field(default_factory=list)
     messages: list[str] = field(default_factory=list)
     stats: dict[str, Any] = field(default_factory=dict)
@@ -37,11 +38,3 @@ class ExtractedPaper:
     def to_reference_list(self) -> list[dict[str, Any]]:
         """The reference file content: one dict per reference, in ``target`` order."""
         return [r.to_dict() for r in sorted(self.references, key=lambda r: r.target)]
-
-    def fail(self, message: str, mode: str | None = None) -> ExtractedPaper:
-        """Mark the paper failed with a message (and optionally a failure mode); returns self."""
-        self.status = "failed"
-        self.messages.append(message)
-        if mode and mode not in self.failure_modes:
-            self.failure_modes.append(mode)
-        return self

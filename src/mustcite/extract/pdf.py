@@ -20,6 +20,7 @@ from pathlib import Path
 import pymupdf
 
 from .contexts import add_context
+from .failures import FailureReport
 from .model import ExtractedPaper
 from .records import Context, Reference
 from .references import parse_reference_string
@@ -382,8 +383,7 @@ def parse_reference(raw: str) -> tuple[list[str], str, int | None]:
 
 
 def _failed(source_path: str, message: str, mode: str) -> ExtractedPaper:
-    return ExtractedPaper(source_path=source_path, method="pdf", title="", abstract="", references=[],
-                          status="failed", failure_modes=[mode], messages=[message], stats={})
+    return FailureReport().add(mode, message).finish(ExtractedPaper(source_path=source_path, method="pdf"))
 
 
 def _title_abstract(doc) -> tuple[str, str]:
@@ -430,9 +430,9 @@ def extract_pdf(path: str | Path, source_path: str = "", *, keep_undated: bool =
         title, abstract = _title_abstract(doc)
         lay = _layout(doc)
         if not lay.refs:
-            return ExtractedPaper(source_path=source_path, method="pdf", title=title, abstract=abstract,
-                                  references=[], status="flagged", failure_modes=["no_references"],
-                                  messages=["no References section found"], stats={"pages": doc.page_count})
+            return FailureReport().add("empty_reference_list", "no References section found").finish(
+                ExtractedPaper(source_path=source_path, method="pdf", title=title, abstract=abstract,
+                               stats={"pages": doc.page_count}))
         entries_all = _split_entries(lay.refs)
         numbered = any(e.num is not None for e in entries_all)
         entries: list[_Entry] = []
@@ -459,22 +459,18 @@ def extract_pdf(path: str | Path, source_path: str = "", *, keep_undated: bool =
             ctx = window_at(spans, off)
             if ctx:
                 add_context(ref.contexts, seen.setdefault(ref.target, set()), _section_at(body, off), ctx, Context)
-        failure_modes: list[str] = []
+        report = FailureReport()
         messages: list[str] = []
-        status = "ok"
         undated = sum(1 for r in refs if r.year is None)
         if undated:
             messages.append(f"{undated} reference(s) without a year, matched by title alone")
         if not refs:
-            status, failure_modes = "flagged", ["no_references"]
-            messages.append("no reference entry" + ("" if keep_undated else " with a year"))
+            report.add("empty_reference_list", "no reference entry" + ("" if keep_undated else " with a year"))
         elif sum(r.mentions for r in refs) == 0:
-            status, failure_modes = "flagged", ["no_citations"]
-            messages.append("no in-text citation matched a reference")
+            report.add("no_citations", "no in-text citation matched a reference")
         stats = {"pages": doc.page_count, "raw_entries": len(entries_all), "references": len(refs),
                  "dropped_no_year": len(entries_all) - len(refs), "mentions": sum(r.mentions for r in refs),
                  "cited_references": sum(1 for r in refs if r.mentions), "citation_source": source,
                  "numbered": numbered}
-        return ExtractedPaper(source_path=source_path, method="pdf", title=title, abstract=abstract,
-                              references=refs, status=status, failure_modes=failure_modes,
-                              messages=messages, stats=stats)
+        return report.finish(ExtractedPaper(source_path=source_path, method="pdf", title=title, abstract=abstract,
+                                            references=refs, messages=messages, stats=stats))

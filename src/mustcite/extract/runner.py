@@ -26,6 +26,7 @@ from typing import Any
 
 from ..errors import MustciteError, UsageError
 from ..io import atomic_write_json, iter_jsonl, read_json, read_text, write_jsonl
+from .failures import FailureReport
 from .model import ExtractedPaper
 from .records import validate_reference_list
 
@@ -151,8 +152,7 @@ def _manifest_for(folder: Path) -> dict[str, dict[str, Any]]:
 # ---- one paper -----------------------------------------------------------------------------
 
 def _failed(path: Path, method: str, message: str, mode: str) -> ExtractedPaper:
-    return ExtractedPaper(source_path=str(path), method=method, status="failed",
-                          failure_modes=[mode], messages=[message])
+    return FailureReport().add(mode, message).finish(ExtractedPaper(source_path=str(path), method=method))
 
 
 def _run_markdown(path: Path, opts: ExtractOptions) -> ExtractedPaper:
@@ -278,9 +278,7 @@ def extract_one(path: str | Path, options: ExtractOptions,
         try:
             validate_reference_list(refs, path=out / f"{stem}.json")
         except MustciteError as exc:
-            paper.status = "failed"
-            paper.failure_modes.append("schema")
-            paper.messages.append(exc.message + (f" (field '{exc.field}')" if exc.field else ""))
+            FailureReport().add("schema", exc.message + (f" (field '{exc.field}')" if exc.field else "")).finish(paper)
             refs = []
     manifest = manifest or {}
     year = manifest.get("year")
@@ -339,9 +337,10 @@ def _lost(args: tuple[str, ExtractOptions, dict[str, Any]], message: str) -> dic
     """The summary row of a paper the engine could not run (its worker died): failed, and written
     nowhere, so a rerun extracts it again."""
     path = Path(args[0])
-    return {"paper": stem_of(path), "source_path": str(path), "status": "failed", "method": kind_of(path) or "unknown",
-            "path": "", "references": 0, "mentions": 0, "contexts": 0, "failure_modes": ["worker_lost"],
-            "messages": [message], "seconds": 0.0}
+    report = FailureReport().add("worker_lost", message)
+    return {"paper": stem_of(path), "source_path": str(path), "status": report.status,
+            "method": kind_of(path) or "unknown", "path": "", "references": 0, "mentions": 0, "contexts": 0,
+            "failure_modes": list(report.modes), "messages": list(report.messages), "seconds": 0.0}
 
 
 def _up_to_date(path: Path, out: Path) -> dict[str, Any] | None:

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from lxml import etree
 
 from .contexts import add_context, context_windows
+from .failures import FailureReport
 from .model import ExtractedPaper
 from .records import Context, Reference
 from .references import find_year
@@ -179,14 +180,12 @@ def parse_tei(xml: str | bytes, source_path: str = "", *, keep_undated: bool = F
         root = etree.fromstring(data, parser=etree.XMLParser(resolve_entities=False, no_network=True,
                                                              huge_tree=False))
     except etree.XMLSyntaxError as exc:
-        return ExtractedPaper(source_path=source_path, method="tei", title="", abstract="",
-                              references=[], status="failed", failure_modes=["malformed_tei"],
-                              messages=[f"malformed TEI XML: {exc}"], stats={})
+        return FailureReport().add("malformed_tei", f"malformed TEI XML: {exc}").finish(
+            ExtractedPaper(source_path=source_path, method="tei"))
     if etree.QName(root).localname != "TEI":
-        return ExtractedPaper(source_path=source_path, method="tei", title="", abstract="",
-                              references=[], status="failed", failure_modes=["malformed_tei"],
-                              messages=[f"not a TEI document (root element <{etree.QName(root).localname}>)"],
-                              stats={})
+        return FailureReport().add("malformed_tei", f"not a TEI document (root element "
+                                   f"<{etree.QName(root).localname}>)").finish(
+            ExtractedPaper(source_path=source_path, method="tei"))
     title = _text(root.find(".//t:teiHeader//t:titleStmt/t:title", _NS))
     abstract = " ".join(_text(p) for p in root.iterfind(".//t:teiHeader//t:abstract//t:p", _NS))
 
@@ -217,16 +216,13 @@ def parse_tei(xml: str | bytes, source_path: str = "", *, keep_undated: bool = F
             first = ref.authors[0].split()[-1] if ref.authors else ""
             ref.cite = (f"{first}, {ref.year}" if ref.year else first) if first else str(ref.target)
 
-    failure_modes: list[str] = []
+    report = FailureReport()
     messages: list[str] = []
-    status = "ok"
     undated = sum(1 for r in refs if r.year is None)
     if undated:
         messages.append(f"{undated} reference(s) without a year, matched by title alone")
     if not refs:
-        status = "flagged"
-        failure_modes.append("no_references")
-        messages.append("TEI has no bibliography entries with a year")
+        report.add("empty_reference_list", "TEI has no bibliography entries with a year")
     stats = {
         "raw_entries": len(entries),
         "dropped_no_year": len(entries) - len(kept),
@@ -236,6 +232,5 @@ def parse_tei(xml: str | bytes, source_path: str = "", *, keep_undated: bool = F
         "callouts_dangling": dangling,
         "cited_references": sum(1 for r in refs if r.mentions),
     }
-    return ExtractedPaper(source_path=source_path, method="tei", title=title, abstract=abstract,
-                          references=refs, status=status, failure_modes=failure_modes,
-                          messages=messages, stats=stats)
+    return report.finish(ExtractedPaper(source_path=source_path, method="tei", title=title, abstract=abstract,
+                                        references=refs, messages=messages, stats=stats))

@@ -14,6 +14,7 @@ from ...errors import MustciteError
 from ..archive import ArchiveLimits, is_archive, unpacked
 from ..bibtex import BibEntry, decode_latex
 from ..contexts import add_context, context_windows
+from ..failures import FailureReport
 from ..model import ExtractedPaper
 from ..records import Context, Reference
 from ..sections import ABSTRACT
@@ -194,18 +195,15 @@ def extract_project(project: Project, all_files: list[Path], source_path: str) -
     if undated:
         paper.messages.append(f"{len(undated)} reference(s) without a year, matched by title alone: "
                               f"{', '.join(undated[:10])}{' ...' if len(undated) > 10 else ''}")
+    report = FailureReport()
     if not cites and not nocite:
-        paper.status = "flagged"
-        paper.failure_modes.append("no_references")
-        paper.messages.append("no \\cite command in the LaTeX project: the draft has no references, so the "
-                              "audit ranks from its title and abstract alone")
+        report.add("empty_reference_list", "no \\cite command in the LaTeX project: the draft has no references, "
+                   "so the audit ranks from its title and abstract alone")
     elif not out:
-        paper.status = "flagged"
-        paper.failure_modes.append("no_references")
+        report.add("empty_reference_list")       # \nocite{*} of an empty bibliography
     if undefined and len(undefined) > len(order) / 2:
-        paper.status = "flagged"
-        if "undefined_keys" not in paper.failure_modes:
-            paper.failure_modes.append("undefined_keys")
+        report.add("undefined_keys")             # the message naming them is above
+    report.finish(paper)
     paper.stats = {"main_file": rel_path(project.main, project.root), "files": list(project.files),
                    "bib_files": bib_files, "bib_entries": len(entries), "citation_style": style,
                    "mentions_total": sum(len(c.keys) for c in cites), "citations": len(cites),
