@@ -16,7 +16,10 @@ from mustcite.api.serve import running
 from mustcite.api.timeouts import Timeouts
 
 LIMITS = Timeouts(header=0.5, body=0.5, body_total=3.0, keep_alive=0.5)
-MARGIN = 1.0
+#: how late a deadline may fire on a loaded machine and still count as kept: the tests check that a
+#: connection is closed for its deadline (never before it), not how fast the machine is; kept below
+#: body_total - body, so that the whole-body deadline firing instead of the per-read one still fails
+MARGIN = 2.0
 
 
 async def echo_app(scope, receive, send):
