@@ -1,8 +1,8 @@
 """Bad input through every command that reads files: a clear error naming the file, never a traceback.
 
 The matrix (which command meets which input, and what its message must say) is
-:func:`bad_inputs.cells`; ``benchmarks/bad_inputs.py`` runs the same cells as subprocesses and
-measures their memory. CLI cells run in-process through :func:`mustcite.cli.main.main`; the API
+:func:`benchmarks.bad_input_fixtures.cells`; ``benchmarks/bad_inputs.py`` runs the same cells as
+subprocesses and measures their memory. CLI cells run in-process through :func:`mustcite.cli.main.main`; the API
 cells upload the input to ``POST /api/audit``.
 """
 
@@ -11,8 +11,8 @@ from __future__ import annotations
 import re
 import shutil
 
-import bad_inputs as B
 import pytest
+from benchmarks import bad_input_fixtures as B
 from helpers import recommender as S
 
 from mustcite.cli.main import main
