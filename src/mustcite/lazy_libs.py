@@ -132,7 +132,7 @@ def model2vec(needed_for: str | None = None) -> ModuleType:
 
 
 def model2vec_distill(needed_for: str | None = None) -> ModuleType:
-    return _load("model2vec.distill", extra="dense", package="model2vec", label="model2vec's distill dependencies",
+    return _load("model2vec.distill", extra="dense", package="model2vec", label="model2vec.distill",
                  needed_for=needed_for)
 
 
@@ -182,12 +182,13 @@ def matplotlib_pyplot(needed_for: str | None = None) -> ModuleType:
 
 # ---- the other extras ---------------------------------------------------------------------
 
-def pylate(needed_for: str | None = "ColBERT") -> ModuleType:
+def pylate(needed_for: str | None = "ColBERT", *, submodules: bool = True) -> ModuleType:
     """PyLate with the submodules mustcite uses (indexes, losses, models, rank, retrieve, scores)
-    imported, so that a missing dependency of one fails here, not half-way through a run."""
+    imported, so that a missing dependency of one fails here, not half-way through a run
+    (``submodules=False``: the package alone, for its version)."""
     module = _load("pylate", extra="colbert", package="pylate", label="PyLate", needed_for=needed_for,
                    hint=PYLATE_HINT)
-    for sub in ("indexes", "losses", "models", "rank", "retrieve", "scores"):
+    for sub in ("indexes", "losses", "models", "rank", "retrieve", "scores") if submodules else ():
         _load(f"pylate.{sub}", extra="colbert", package="pylate", label="PyLate", needed_for=needed_for,
               hint=PYLATE_HINT)
     return module
