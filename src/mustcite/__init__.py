@@ -15,11 +15,11 @@ def __getattr__(name: str):
     """``mustcite.must_cite(...)``, ``mustcite.audit(...)``, ``mustcite.load(...)`` and
     ``from mustcite import Recommender`` without importing the recommender on ``import mustcite``."""
     if name == "Recommender":
-        from .recommend import Recommender
+        from .recommend import Recommender  # on first use: `import mustcite` stays light
 
         return Recommender
     if name in ("audit", "load", "must_cite"):
-        from .recommend import shortcuts
+        from .recommend import shortcuts  # on first use: `import mustcite` stays light
 
         return getattr(shortcuts, name)
     raise AttributeError(f"module 'mustcite' has no attribute {name!r}")

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import DataMissingError, UsageError
-from .io import read_json, sha256_file
+from .io import iter_jsonl, read_json, sha256_file
 
 GITHUB = "https://github.com"
 RAW = "https://raw.githubusercontent.com"
@@ -155,8 +155,6 @@ def _proceedings_files(data_dir: Path) -> list[DataFile]:
 
 
 def _neurips_files(data_dir: Path, ds: Dataset) -> list[DataFile]:
-    from .io import iter_jsonl
-
     out = []
     for _, row in iter_jsonl(data_dir / ds.folder / "manifest.jsonl"):
         url = (f"{RAW}/{row['source_repo']}/{row['source_commit']}/{row['source_path']}"

@@ -32,7 +32,8 @@ from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
-from .errors import MustciteError, UsageError
+from . import lazy_libs
+from .errors import MissingLibraryError, MustciteError, UsageError
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -172,7 +173,8 @@ class RayEngine(Engine):
         if not items:
             return
         ray = self._ray()
-        from ray.exceptions import RayError, RayTaskError
+        exceptions = lazy_libs.ray_exceptions("--engine ray")
+        RayError, RayTaskError = exceptions.RayError, exceptions.RayTaskError
 
         tick = tick or (lambda n: None)
         cpus = self.workers()
@@ -228,11 +230,10 @@ def ray_available() -> bool:
 
 def import_ray():
     try:
-        import ray
-    except ImportError:
+        return lazy_libs.ray()
+    except MissingLibraryError:
         raise UsageError("--engine ray needs Ray, which is not installed",
                          hint="pip install 'mustcite[ray]' (or use the default --engine local)") from None
-    return ray
 
 
 # ---- the process-wide engine ----------------------------------------------------------------

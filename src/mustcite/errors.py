@@ -45,3 +45,8 @@ class UsageError(MustciteError):
 
 class DataMissingError(MustciteError):
     """A dataset or a built artefact the command needs is not there."""
+
+
+class MissingLibraryError(MustciteError):
+    """An optional (or heavy) library the command needs is not installed; the hint says which pip
+    extra installs it (:mod:`mustcite.lazy_libs`)."""

@@ -27,13 +27,14 @@ import json
 import lzma
 import os
 import pickle
+import shutil
 import tempfile
 import zlib
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
-from .errors import MustciteError
+from .errors import MustciteError, UsageError
 
 _UMASK = os.umask(0)
 os.umask(_UMASK)
@@ -432,8 +433,6 @@ def iter_csv(path: str | Path, *, required: tuple[str, ...] | list[str] = (), hi
 def check_output_file(path: str | Path) -> Path:
     """``path`` as an output file, checked before any work is done: not a folder, and its folder
     exists (or can be made) and is writable. Raises UsageError naming the path."""
-    from .errors import UsageError
-
     path = Path(path)
     if path.is_dir():
         raise UsageError("is a folder; give a file name to write to", path=path)
@@ -450,8 +449,6 @@ def check_output_file(path: str | Path) -> Path:
 def check_output_dir(path: str | Path) -> Path:
     """``path`` as an output folder, checked before any work is done: not an existing file, and it
     (or its nearest existing parent) is a writable folder. Raises UsageError naming the path."""
-    from .errors import UsageError
-
     path = Path(path)
     if path.exists() and not path.is_dir():
         raise UsageError("is a file; give a folder to write into", path=path)
@@ -532,8 +529,6 @@ def build_dir_once(dest: str | Path, build: Callable[[Path], None], done: Callab
     """``dest``, built by ``build(tmp)`` into a temporary folder beside it and renamed into place
     unless ``done(dest)`` already holds: an interrupted build leaves nothing half-written, and of
     two concurrent builds one complete folder wins."""
-    import shutil
-
     dest = Path(dest)
     if done(dest):
         return dest

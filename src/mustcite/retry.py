@@ -5,6 +5,9 @@ Used by every client that talks to a remote service (the LLM judge backends, the
 
 from __future__ import annotations
 
+import datetime as dt
+from email.utils import parsedate_to_datetime
+
 
 class TransientError(Exception):
     """A failure worth retrying (HTTP 429, 5xx, timeout, connection error)."""
@@ -23,8 +26,6 @@ def parse_retry_after(value: str | None) -> float | None:
         return max(0.0, float(value))
     except ValueError:
         pass
-    import datetime as dt
-    from email.utils import parsedate_to_datetime
     try:
         when = parsedate_to_datetime(value)
         return max(0.0, (when - dt.datetime.now(dt.UTC)).total_seconds())

@@ -22,6 +22,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from . import lazy_libs
 from .errors import MustciteError
 from .io import atomic_write_json
 
@@ -88,8 +89,7 @@ def _alive(pid: int, pid_start: str | None) -> bool:
 
 @lru_cache(maxsize=1)
 def _validator():
-    import jsonschema
-
+    jsonschema = lazy_libs.jsonschema()
     schema = json.loads(resources.files("mustcite.schemas").joinpath(SCHEMA).read_text())
     return jsonschema.Draft202012Validator(schema)
 

@@ -1,5 +1,7 @@
 """The REST API (FastAPI): ``mustcite.api.app.create_app(recommender)``; ``mustcite serve`` runs it."""
 
+import importlib
+
 #: public name -> the submodule that defines it, imported on first use (FastAPI, uvicorn)
 _LAZY = {
     "create_app": "app",
@@ -15,8 +17,6 @@ __all__ = [*_LAZY]
 
 def __getattr__(name: str):
     """The names of :data:`_LAZY`, imported on first use (PEP 562)."""
-    import importlib
-
     try:
         module, _, attr = _LAZY[name].partition(":")
     except KeyError:

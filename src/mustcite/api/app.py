@@ -211,7 +211,7 @@ def create_app(recommender=None, *, loader: Callable[[], Any] | None = None, bac
                     top: int = Form(20, ge=1, le=200),
                     year: int | None = Form(None, ge=MIN_YEAR, le=max_year, description=_YEAR_DOC),
                     all: bool = Form(False, description="every finding, also those under the confidence threshold")):
-        from ..recommend.draft import draft_kind
+        from ..recommend.draft import draft_kind  # the draft readers (LaTeX, ~50 ms) load with the first audit
 
         backend.describe()
         name = check_filename(file.filename)
@@ -235,7 +235,7 @@ def create_app(recommender=None, *, loader: Callable[[], Any] | None = None, bac
         return FileResponse(static / "index.html", media_type="text/html")
 
     if rating is not None:
-        from .rate import add_rate_routes
+        from .rate import add_rate_routes  # the rater page's modules (~10 ms): only with a rating sample
 
         add_rate_routes(app, rating)
 

@@ -16,16 +16,21 @@ never the server's temporary paths.
 from __future__ import annotations
 
 import asyncio
+import multiprocessing
 import os
 import sys
 import tempfile
 import threading
 import time
 from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
+from fastapi.concurrency import run_in_threadpool
+
 from ..errors import MustciteError
+from ..quiet import quiet_libraries, verbose_requested
 
 
 class NotReady(Exception):
@@ -39,7 +44,7 @@ class NotReady(Exception):
 # ---- the work itself: plain functions of a loaded recommender (run in any process) ----------------
 
 def _results(rs) -> list[dict[str, Any]]:
-    from ..recommend.formats import bibtex
+    from ..recommend.formats import bibtex  # the rater page (.rate) imports this module without the recommender
 
     return [r.to_dict() | {"bibtex": bibtex(r)} for r in rs]
 
@@ -51,7 +56,7 @@ def recommend_body(rec, title: str, abstract: str, top: int, year: int | None) -
 
 def audit_body(rec, name: str, data: bytes, top: int, year: int | None, show_all: bool = False) -> dict[str, Any]:
     """Audit an uploaded draft from a private temporary folder."""
-    from ..recommend.audit import audit_draft
+    from ..recommend.audit import audit_draft  # with the first audit (and never for the rater page)
 
     with tempfile.TemporaryDirectory(prefix="mustcite-upload-") as tmp:
         path = Path(tmp) / name
@@ -114,8 +119,6 @@ class LocalBackend:
         return self._ready().describe() | {"workers": 1}
 
     async def _call(self, fn, *args):
-        from fastapi.concurrency import run_in_threadpool
-
         rec = self._ready()
 
         def run():
@@ -145,17 +148,15 @@ def _exit_with(parent: int) -> None:
 
 
 def _init_worker(work: str | None, model: str, threads: int) -> None:
-    from ..quiet import quiet_libraries, verbose_requested
-
     threading.Thread(target=_exit_with, args=(os.getppid(),), daemon=True, name="exit-with-server").start()
     quiet_libraries(verbose_requested())
     for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
         os.environ[name] = str(threads)
     t0 = time.perf_counter()
     try:
-        from threadpoolctl import threadpool_limits
+        from threadpoolctl import threadpool_limits  # in the worker only: not at the server's start-up
 
-        from ..recommend import load_default
+        from ..recommend import load_default  # the rater page (.rate) imports this module without it
 
         threadpool_limits(threads)
         _WORKER["rec"] = _ready_to_serve(load_default(work, model))
@@ -181,9 +182,6 @@ class PoolBackend:
     """``workers`` processes, each with the model loaded once; one FIFO queue in front of them."""
 
     def __init__(self, model: str | Path, work: str | None = None, workers: int = 2):
-        import multiprocessing
-        from concurrent.futures import ProcessPoolExecutor
-
         self.slots = workers
         cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
         threads = max(1, cpus // workers)

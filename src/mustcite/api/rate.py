@@ -23,13 +23,16 @@ from pathlib import Path
 from typing import Literal
 
 from fastapi import FastAPI, Query, Request
-from fastapi.responses import FileResponse
+from fastapi.responses import FileResponse, RedirectResponse
 from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from starlette.middleware.trustedhost import TrustedHostMiddleware
 
+from .. import lazy_libs
 from ..labels.rating import RatingsFileError, RatingStore
 from ..version import __version__
+from .guards import BodyLimit, SameOrigin, SecurityHeaders, default_allowed_hosts, error_response
+from .handlers import add_error_handlers
 
 MAX_BODY = 16 * 1024
 _RATER = Field(..., min_length=1, max_length=64, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$",
@@ -60,8 +63,6 @@ class UndoRequest(BaseModel):
 
 def add_rate_routes(app: FastAPI, store: RatingStore) -> None:
     """``/rate`` and ``/api/rate/*`` over ``store`` (file I/O runs in FastAPI's thread pool)."""
-    from .guards import error_response
-
     static = Path(str(resources.files("mustcite.web").joinpath("static")))
     app.state.rating = store
 
@@ -100,11 +101,6 @@ def add_rate_routes(app: FastAPI, store: RatingStore) -> None:
 
 def create_rate_app(store: RatingStore, *, allowed_hosts: list[str] | None = None) -> FastAPI:
     """An app with only the rater page (``/`` redirects to ``/rate``)."""
-    from fastapi.responses import RedirectResponse
-
-    from .guards import BodyLimit, SameOrigin, SecurityHeaders
-    from .handlers import add_error_handlers
-
     app = FastAPI(title="mustcite rate", version=__version__,
                   description="Rate a validation sample: Type I (0/1) and Type II (1-5) per citation instance.")
     app.add_middleware(BodyLimit, limit_for=lambda path: MAX_BODY)
@@ -125,10 +121,9 @@ def create_rate_app(store: RatingStore, *, allowed_hosts: list[str] | None = Non
 
 
 def serve_rate(store: RatingStore, *, host: str = "127.0.0.1", port: int = 8010, log_level: str = "warning") -> None:
-    import uvicorn
+    uvicorn = lazy_libs.uvicorn("the rater page")
+    from .timeouts import Timeouts  # imports uvicorn too: only when serving
 
-    from .guards import default_allowed_hosts
-    from .timeouts import Timeouts
 
     uvicorn.run(create_rate_app(store, allowed_hosts=default_allowed_hosts(host) or None),
                 host=host, port=port, log_level=log_level, **Timeouts().uvicorn_options())

@@ -11,10 +11,20 @@ connections and too many open connections are cut off.
 
 from __future__ import annotations
 
+import socket
+import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
+import uvicorn
+
+from ..errors import MustciteError, UsageError
+from ..labels.rating import RatingStore
+from ..recommend import load_default
+from .app import create_app
+from .backends import PoolBackend
 from .timeouts import Timeouts
 
 
@@ -35,19 +45,12 @@ class ServeSettings:
 
 def build_app(settings: ServeSettings):
     """The app for ``settings``; the model loads in the background (``/api/health`` says when)."""
-    from ..recommend import load_default
-    from .app import create_app
-    from .backends import PoolBackend
-
     if settings.workers > 1:      # each worker loads the model itself
         backend, loader = PoolBackend(settings.model, settings.work, settings.workers), None
     else:                          # the model loads in this process, in the background
         backend, loader = None, (lambda: load_default(settings.work, settings.model))
     rating = None
     if settings.rate_sample:
-        from ..errors import UsageError
-        from ..labels.rating import RatingStore
-
         if not settings.rate_out:
             raise UsageError("a rating sample needs a folder for the ratings (rate_out)")
         rating = RatingStore.open(settings.rate_sample, settings.rate_out)
@@ -58,8 +61,6 @@ def build_app(settings: ServeSettings):
 
 def serve(settings: ServeSettings, *, host: str = "127.0.0.1", port: int = 8000, log_level: str = "info") -> None:
     """Serve until interrupted."""
-    import uvicorn
-
     app = build_app(settings)
     try:
         uvicorn.run(app, host=host, port=port, log_level=log_level, **settings.timeouts.uvicorn_options())
@@ -76,14 +77,6 @@ def running(app, *, host: str = "127.0.0.1", port: int = 0, timeout: float = 30.
     yield its base URL (a free port when ``port`` is 0): for browser tests, screenshots and
     benchmarks that need a real server in the same process. ``timeouts``: as :func:`serve`'s
     (default :class:`.timeouts.Timeouts`)."""
-    import socket
-    import threading
-    import time
-
-    import uvicorn
-
-    from ..errors import MustciteError
-
     if not port:
         with socket.socket() as s:
             s.bind((host, 0))

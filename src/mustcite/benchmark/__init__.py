@@ -1,5 +1,7 @@
 """The must-cite retrieval benchmark: recipes and builder, loader, TREC files, metrics, significance, tables."""
 
+import importlib
+
 from .evaluate import METRICS, evaluate, mean, per_query
 from .loader import Benchmark
 from .recipes import DEFAULT_RECIPE, GROUND_TRUTHS, benchmark_folder
@@ -23,8 +25,6 @@ __all__ = ["DEFAULT_RECIPE", "GROUND_TRUTHS", "METRICS", "Benchmark", "benchmark
 
 def __getattr__(name: str):
     """The names of :data:`_LAZY`, imported on first use (PEP 562)."""
-    import importlib
-
     try:
         module, _, attr = _LAZY[name].partition(":")
     except KeyError:

@@ -36,6 +36,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
+import pyarrow.parquet as pq
+
 from ..corpus.records import VENUES, make_paper_id, normalize_title
 from ..errors import DataMissingError, MustciteError
 from ..extract.records import validate_reference_list
@@ -134,8 +137,6 @@ def _failed_pages(meta: dict[str, Any]) -> int | None:
 
 def load_corpus(path: str | Path) -> dict[str, dict[str, Any]]:
     """Corpus rows by paper_id (only the columns the builder needs)."""
-    import pyarrow.parquet as pq
-
     path = Path(path)
     if not path.is_file():
         raise DataMissingError(f"no corpus store at {path}", hint="run `mustcite corpus build` first or pass --corpus")
@@ -286,9 +287,6 @@ def build_benchmark(recipe: Recipe, *, corpus_path: str | Path, ref_dirs: list[s
                     out_dir: str | Path, works_dir: str | Path | None = None) -> dict[str, Any]:
     """Build the benchmark files under ``out_dir``; returns the manifest. A recipe with ``works``
     reads the catalogue of cited works from ``works_dir`` (default: beside the corpus file)."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
     t0 = time.time()
     corpus = load_corpus(corpus_path)
     works = WorkIndex.load(works_dir or Path(corpus_path).parent) if recipe.works else None

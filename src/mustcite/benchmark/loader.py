@@ -17,6 +17,9 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
+import pyarrow.parquet as pq
+
+from ..corpus.pool import load_pool
 from ..errors import DataMissingError
 from ..io import iter_jsonl
 from .evaluate import METRICS, evaluate
@@ -62,13 +65,9 @@ class Benchmark:
 
     def pool(self) -> list[dict[str, Any]]:
         """The pool papers as dicts (:func:`~mustcite.corpus.pool.load_pool`)."""
-        from ..corpus.pool import load_pool
-
         return load_pool(self.pool_file())
 
     def pool_ids(self) -> set[str]:
-        import pyarrow.parquet as pq
-
         return set(pq.read_table(self.pool_file(), columns=["paper_id"]).column("paper_id").to_pylist())
 
     # ------------------------------------------------------------------ queries and qrels

@@ -51,6 +51,7 @@ def annotate_cmd(
 ) -> None:
     """Judge every citation instance (Type I, Type II), add Type III, write DIR/labels/ and a summary.
     A rerun skips papers already labelled by the same judge (--force relabels them)."""
+    # loaded when the command runs, not at the command line's start-up
     from ..labels.backends import BACKENDS
 
     if backend not in BACKENDS:

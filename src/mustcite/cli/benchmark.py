@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import sys
@@ -18,8 +19,10 @@ from pathlib import Path
 import typer
 
 from ..benchmark.recipes import DEFAULT_RECIPE, benchmark_folder
+from ..config import Workspace
+from ..engine import make_engine, use_engine
 from ..errors import DataMissingError, MustciteError, UsageError
-from ..io import check_output_dir, check_output_file
+from ..io import atomic_write_json, check_output_dir, check_output_file
 from .common import write_report
 
 bench_app = typer.Typer(help="Build and run the must-cite retrieval benchmark.", no_args_is_help=True)
@@ -35,8 +38,6 @@ def register(app: typer.Typer) -> None:
 
 
 def _work():
-    from ..config import Workspace
-
     return Workspace.resolve()
 
 
@@ -69,6 +70,7 @@ def build_cmd(
     min_link_score: float = typer.Option(None, "--min-link-score", help="ignore weaker reference links"),
 ) -> None:
     """Build pool, queries (train/dev/test), qrels per ground truth and a versioned manifest."""
+    # loaded when the command runs, not at the command line's start-up
     from ..benchmark.build import build_benchmark
     from ..benchmark.recipes import get_recipe
 
@@ -105,8 +107,7 @@ def _resolve_pool(pool: Path | None, benchmark: str) -> Path:
 def _retriever(method: str, pool_file: Path, *, ann: str | None, batch_size: int, cache: bool,
                max_seq_length: int = 256, pooling: str | None = None):
     """A retriever indexed on the pool; BM25 indexes are cached under <work>/cache/bm25/."""
-    import hashlib
-
+    # loaded when the command runs, not at the command line's start-up
     from ..corpus.pool import load_pool
     from ..retrieval.registry import make_retriever
 
@@ -147,8 +148,8 @@ def retrieve_cmd(
                                 "mean otherwise)"),
 ) -> None:
     """Top-K pool papers for each query (title + abstract)."""
+    # loaded when the command runs, not at the command line's start-up
     from ..benchmark.trec import format_run
-    from ..engine import make_engine, use_engine
     from ..retrieval.queries import read_queries
 
     if fmt not in ("trec", "json"):
@@ -184,6 +185,7 @@ def evaluate_cmd(
     title: str = typer.Option("", "--title", help="table caption"),
 ) -> None:
     """Evaluate runs (MAP, MRR, nDCG@10/20/30, R@50/100, HR@10/20) in the paper's table layout."""
+    # loaded when the command runs, not at the command line's start-up
     from ..benchmark.evaluate import check_coverage, per_query
     from ..benchmark.report import build_rows, render
     from ..benchmark.significance import TESTS
@@ -221,12 +223,12 @@ def run_cmd(
                                 "mean otherwise)"),
 ) -> None:
     """Retrieve for a split's queries, write <bench>/runs/<tag>.<split>.trec and print one table per ground truth."""
+    # loaded when the command runs, not at the command line's start-up
     from ..benchmark.evaluate import per_query
     from ..benchmark.loader import Benchmark
     from ..benchmark.recipes import GROUND_TRUTHS
     from ..benchmark.report import build_rows, render
     from ..benchmark.trec import write_run
-    from ..io import atomic_write_json
     from ..retrieval.memory import peak_rss_mb
     from ..retrieval.queries import read_queries
 
@@ -275,6 +277,7 @@ def train_cmd(
                                        help="tokens per text while training (128 is ~2x faster on CPU)"),
 ) -> None:
     """NT-Xent fine-tuning on the TRAIN queries' pairs; saves the model and a training card."""
+    # loaded when the command runs, not at the command line's start-up
     from ..benchmark.retrieval_training import training_pairs
     from ..retrieval.ntxent import NTXentConfig, train_ntxent
 
@@ -308,6 +311,7 @@ def train_colbert_cmd(
 ) -> None:
     """ColBERT-NTX: PyLate contrastive (NT-Xent over MaxSim) training on the TRAIN queries' pairs
     -> <work>/models/<name>/ (use --method colbert:FOLDER, colbert-exact:FOLDER or colbert-rerank:FOLDER)."""
+    # loaded when the command runs, not at the command line's start-up
     from ..benchmark.retrieval_training import training_pairs
     from ..retrieval.colbert import COLBERT_CONFIG, ColbertTrainConfig, train_colbert
 
@@ -345,6 +349,7 @@ def train_rerank_cmd(
 ) -> None:
     """Prefetch and rerank (HAtten-RR family): train a MiniLM cross-encoder on the TRAIN queries'
     first-stage candidates -> <work>/models/<name>/ (use --method rerank:FOLDER)."""
+    # loaded when the command runs, not at the command line's start-up
     from ..benchmark.retrieval_training import train_rerank
     from ..retrieval.cross_encoder import HEADS
     from ..retrieval.prefetch_rerank import MODEL_FILE
@@ -387,6 +392,7 @@ def train_graph_cmd(
 ) -> None:
     """Graph methods: build the bibliographic graph from the TRAIN queries (+ earlier labelled papers)
     and save a KTR-like PPR model or train the GNN -> <work>/models/<name>/ (use --method ppr|gnn|FOLDER)."""
+    # loaded when the command runs, not at the command line's start-up
     from ..benchmark.retrieval_training import load_or_build_graph
     from ..retrieval.graph import DEFAULT_MODELS
 

@@ -16,7 +16,9 @@ from pathlib import Path
 
 import typer
 
+from ..config import Workspace
 from ..errors import MustciteError, UsageError
+from ..io import check_output_dir
 
 
 def register(app: typer.Typer) -> None:
@@ -55,13 +57,12 @@ def collect_cmd(
     as_json: bool = typer.Option(False, "--json", help="print the reports as JSON"),
 ) -> None:
     """Collect title, authors, abstract and PDF link of every main-track paper of VENUE in YEAR(s)."""
+    # loaded when the command runs, not at the command line's start-up
     from ..collect import collector_for
     from ..collect.http import Fetcher
     from ..collect.tracks import TrackClassifier, load_overrides
     from ..collect.venue_year import collect_venue_year, file_stem
-    from ..config import Workspace
     from ..corpus.venues import venue_code
-    from ..io import check_output_dir
     from ..labels.track_judge import make_track_judge
 
     collector = collector_for(venue)          # UsageError for an unknown venue

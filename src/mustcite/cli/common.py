@@ -10,6 +10,7 @@ from pathlib import Path
 
 from ..config import Workspace
 from ..errors import UsageError
+from ..io import atomic_write_text
 
 
 def workspace() -> Workspace:
@@ -32,8 +33,6 @@ def year_range(text: str | None, option: str = "--pool-years") -> tuple[int, int
 def write_report(text: str, out: Path | None) -> None:
     """A command's report: into ``out`` (written whole or not at all) when given, else onto stdout."""
     if out:
-        from ..io import atomic_write_text
-
         atomic_write_text(out, text)
     else:
         sys.stdout.write(text)

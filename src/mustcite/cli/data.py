@@ -11,6 +11,9 @@ from pathlib import Path
 
 import typer
 
+from ..config import find_data_dir
+from ..errors import DataMissingError, MustciteError
+
 data_app = typer.Typer(help="Datasets mustcite reads: where they are, where to get them, are they intact.",
                        no_args_is_help=True)
 
@@ -20,9 +23,6 @@ def register(app: typer.Typer) -> None:
 
 
 def _data_dir_or_none() -> Path | None:
-    from ..config import find_data_dir
-    from ..errors import DataMissingError
-
     try:
         return find_data_dir()
     except DataMissingError:
@@ -32,6 +32,7 @@ def _data_dir_or_none() -> Path | None:
 @data_app.command("list")
 def list_cmd(as_json: bool = typer.Option(False, "--json", help="print the registry as JSON")) -> None:
     """Every dataset: id, what it is, where it is here, and its pinned public source."""
+    # loaded when the command runs, not at the command line's start-up
     from ..datasets import DATASETS, dataset_files
 
     data_dir = _data_dir_or_none()
@@ -68,9 +69,8 @@ def check_cmd(
     no_verify: bool = typer.Option(False, "--no-verify", help="presence only, skip sha256"),
 ) -> None:
     """Verify presence and sha256 of a dataset's files (exit 1 if anything is missing or differs)."""
-    from ..config import find_data_dir
+    # loaded when the command runs, not at the command line's start-up
     from ..datasets import DATASETS, check, get_dataset
-    from ..errors import MustciteError
 
     ids = [get_dataset(dataset_id).id] if dataset_id else list(DATASETS)
     data_dir = find_data_dir()

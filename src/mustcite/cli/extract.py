@@ -11,7 +11,10 @@ from pathlib import Path
 
 import typer
 
+from ..config import Workspace
+from ..engine import make_engine
 from ..errors import MustciteError, UsageError
+from ..extract.runner import extract_paths
 from ..io import check_output_dir
 
 ENGINE_HELP = ("where per-paper work runs: local (a process pool, default) or ray (a Ray cluster; "
@@ -48,9 +51,6 @@ def extract_cmd(
     as_json: bool = typer.Option(False, "--json", help="print the run totals as JSON"),
 ) -> None:
     """Extract reference lists and citation contexts from full texts."""
-    from ..engine import make_engine
-    from ..extract.runner import extract_paths
-
     if grobid_url is not None and not grobid_url.startswith(("http://", "https://")):
         raise UsageError(f"--grobid-url must be an http(s) URL, got {grobid_url!r}")
     eng = make_engine(engine, address, workers=workers)
@@ -100,8 +100,7 @@ def link_cmd(
     as_json: bool = typer.Option(False, "--json", help="print the link figures as JSON"),
 ) -> None:
     """Link each extracted reference to a corpus paper (paper_id, link_score) and report the link rate."""
-    from ..config import Workspace
-    from ..engine import make_engine
+    # loaded when the command runs, not at the command line's start-up
     from ..extract.link import link_dir
 
     eng = make_engine(engine, address, workers=workers)

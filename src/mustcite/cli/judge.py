@@ -16,6 +16,7 @@ from pathlib import Path
 import typer
 
 from ..errors import UsageError
+from ..io import check_output_file, write_jsonl
 
 BACKEND_HELP = "offline | neural | cascade | openai | gemini | local"
 
@@ -35,7 +36,7 @@ def judge_cmd(
     concurrency: int = typer.Option(8, "--concurrency", min=1, help="LLM calls in flight at once"),
 ) -> None:
     """Judge citation contexts: one {id, type1: 0|1, type2: 1-5} line per input line, in input order."""
-    from ..io import check_output_file, write_jsonl
+    # loaded when the command runs, not at the command line's start-up
     from ..labels.backends import BACKENDS, make_judge
     from ..labels.contract import cite_found, judge_contexts, read_contexts
 

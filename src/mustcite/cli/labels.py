@@ -14,10 +14,18 @@ the three label distributions of labelled reference files (:mod:`mustcite.labels
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 
 import typer
+
+from .. import lazy_libs
+from ..config import Workspace
+from ..errors import MustciteError, UsageError
+from ..io import atomic_write_text, check_output_file
+from ..labels.tiers import LabelConfig
+from ..run_markers import read_run_state, warn_if_partial
 
 labels_app = typer.Typer(help="Must-cite labels: distributions of labelled reference files.",
                          no_args_is_help=True)
@@ -52,12 +60,10 @@ def agreement_cmd(
     """Inter-rater agreement of a ratings CSV (JSON to stdout), 'agreement sample' to draw a
     stratified validation sample, or 'agreement judge SAMPLE.csv --backend B --out J.csv' to label the
     sample with a judge (columns item,type1,type2) for `--judge`."""
-    from ..errors import UsageError
-
     if targets[0] == "judge":
         if len(targets) != 2 or out is None:
             raise UsageError("usage: mustcite agreement judge SAMPLE.csv --backend B --out JUDGE.csv")
-        from ..io import atomic_write_text, check_output_file
+        # loaded when the command runs, not at the command line's start-up
         from ..labels.agreement import read_sample_instances
         from ..labels.backends import BACKENDS, make_judge
         from ..labels.contract import judge_instances
@@ -78,7 +84,6 @@ def agreement_cmd(
             raise UsageError("'mustcite agreement sample' needs --refs DIR and --out FILE.csv")
         if judge is not None:
             raise UsageError("--judge does not apply to 'agreement sample'")
-        from ..io import check_output_file
         from ..labels.sample import write_sample
 
         check_output_file(out)
@@ -106,8 +111,10 @@ def rate_cmd(
     """Serve the rater page for SAMPLE at http://HOST:PORT/rate: one instance at a time, Type I (0/1)
     and Type II (1-5) by keyboard, each answer saved at once to OUT/<rater>.csv (resumable).
     `mustcite agreement OUT/*.csv --label type1` (or type2) reads the files."""
+    lazy_libs.fastapi("mustcite labels rate")  # the extra's libraries, named if missing
+    lazy_libs.uvicorn("mustcite labels rate")
+    # loaded when the command runs, not at the command line's start-up
     from ..api.rate import serve_rate
-    from ..config import Workspace
     from ..labels.rating import RatingStore
 
     if abstracts is None and (Workspace.resolve().root / "corpus" / "papers.parquet").is_file():
@@ -129,11 +136,8 @@ def stats_cmd(
 ) -> None:
     """Counts of Type I / Type II / Type III labels (and mentions) in DIR, optionally plotted.
     A folder whose `mustcite annotate` run did not complete is refused unless --allow-partial."""
-    from ..errors import MustciteError
-    from ..io import check_output_file
+    # loaded when the command runs, not at the command line's start-up
     from ..labels.plots import label_counts, plot_counts
-    from ..labels.tiers import LabelConfig
-    from ..run_markers import read_run_state, warn_if_partial
 
     if out is not None:
         check_output_file(out)
@@ -181,9 +185,7 @@ def train_judge_cmd(
     """Build the neural judge (`--backend neural`): fine-tune the shipped MiniLM cross-encoder on
     MultiCite train (Type I proxy), choose its threshold and Type II cut points on MultiCite dev,
     and save it with a training card. Needs the MultiCite data; nothing is downloaded."""
-    import os
-
-    from ..errors import MustciteError, UsageError
+    # loaded when the command runs, not at the command line's start-up
     from ..labels.neural import CARD, default_model_dir, train_judge
 
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -214,8 +216,7 @@ def fit_cascade_cmd(
     """Calibrate the cascade judge (`--backend cascade`: the offline judge, with the neural judge
     averaged in where the offline judge is unsure) on MultiCite dev; writes cascade.json beside the
     neural model. Needs a model built by `mustcite labels train-judge`."""
-    import os
-
+    # loaded when the command runs, not at the command line's start-up
     from ..labels.cascade import fit_cascade
 
     os.environ.setdefault("HF_HUB_OFFLINE", "1")

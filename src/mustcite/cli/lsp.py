@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import typer
 
+from .. import lazy_libs
 from .common import exit_now
 
 
@@ -28,6 +29,8 @@ def lsp_cmd(
     papers at the bibliography command. Quick fixes set a field to the record's value and add a
     missing paper's BibTeX to the .bib file. Editors start it as `mustcite lsp`.
     """
+    lazy_libs.pygls("mustcite lsp")            # the extra's library, named if missing
+    # loaded when the command runs, not at the command line's start-up
     from ..lsp.server import Options, build_server
 
     code = build_server(Options(year=year, top=top, min_score=min_score, model=model, audit=audit)).start_io()

@@ -20,9 +20,12 @@ from pathlib import Path
 
 import typer
 
+from .. import lazy_libs
 from ..benchmark.recipes import benchmark_folder
-from ..errors import MustciteError, UsageError
-from ..io import check_output_dir, check_output_file
+from ..engine import make_engine, use_engine
+from ..errors import DataMissingError, MustciteError, UsageError
+from ..extract.runner import stem_of
+from ..io import check_output_dir, check_output_file, iter_jsonl
 from .common import workspace, write_report, year_range
 
 
@@ -36,6 +39,7 @@ def register(app: typer.Typer) -> None:
 
 def _year(value: int | None) -> int | None:
     """``--year`` checked: a whole number from 1900 to next year (a usage error, exit 2, otherwise)."""
+    # loaded when the command runs, not at the command line's start-up
     from ..recommend.method import parse_year
 
     try:
@@ -52,7 +56,7 @@ def _read_query_file(path: Path, year: int | None) -> list[dict]:
     """Queries of a JSONL file, each with its own ``"year"`` (checked, naming file:line) or ``year``.
     Every line is checked here, as the recommender will check it (text length, year), so a bad
     line is refused, naming file:line and the field, before the model loads."""
-    from ..io import iter_jsonl
+    # loaded when the command runs, not at the command line's start-up
     from ..recommend.query import check_text_length, parse_year
     from ..retrieval.queries import read_queries
 
@@ -103,7 +107,7 @@ def train_cmd(
                                 "(default: start a local one)"),
 ) -> None:
     """Train the recommender and write its model card."""
-    from ..engine import make_engine, use_engine
+    # loaded when the command runs, not at the command line's start-up
     from ..recommend.train import model_dir, train_benchmark, train_default
 
     eng = make_engine(engine, address)
@@ -130,8 +134,6 @@ def train_cmd(
                 refs = [work.root / "extract"] if (work.root / "extract").is_dir() else []
                 refs += sorted(p for p in root.iterdir() if p.is_dir()) if root.is_dir() else []
                 if not refs:
-                    from ..errors import DataMissingError
-
                     raise DataMissingError(f"no labelled extraction folder ({work.root / 'extract'} or under {root})",
                                            hint="pass --refs DIR (from `mustcite extract`, `link` and `annotate`)")
             dest = check_output_dir(out or model_dir(work.root))
@@ -164,6 +166,7 @@ def train_cross_cmd(
 ) -> None:
     """Train the cross-encoder re-ranker (from the shipped MiniLM) on the model's own top candidates
     for its labelled papers, and add it to the model (the rest of the model is unchanged)."""
+    # loaded when the command runs, not at the command line's start-up
     from ..recommend.method import Recommender
     from ..recommend.train import benchmark_train_papers, fit_cross_encoder
 
@@ -187,6 +190,7 @@ def train_cross_cmd(
 
 def _model_folder(model: Path | None) -> Path:
     """``--model``, else the default model; says so on stderr when that is the demo's light one."""
+    # loaded when the command runs, not at the command line's start-up
     from ..recommend.train import LIGHT_MODEL, default_model
 
     if model:
@@ -200,6 +204,7 @@ def _model_folder(model: Path | None) -> Path:
 
 def _load(model: Path | None, rerank: int | None = None):
     """The model; ``rerank`` (``--rerank``) overrides how many candidates its cross-encoder re-ranks."""
+    # loaded when the command runs, not at the command line's start-up
     from ..recommend import load_default
 
     rec = load_default(workspace().root, _model_folder(model))
@@ -230,6 +235,7 @@ def recommend_cmd(
     rerank: int = typer.Option(None, "--rerank", min=0, max=200, help=_RERANK_HELP),
 ) -> None:
     """Recommend papers a query paper must cite (papers of its year or earlier only)."""
+    # loaded when the command runs, not at the command line's start-up
     from ..recommend.formats import FORMATS, render
 
     year = _year(year)
@@ -264,7 +270,7 @@ def recommend_cmd(
 
 
 def _draft_query(path: Path) -> dict:
-    from ..extract.runner import stem_of
+    # loaded when the command runs, not at the command line's start-up
     from ..recommend.draft import read_draft
     from ..recommend.query import check_text_length
 
@@ -300,6 +306,7 @@ def audit_cmd(
     year = _year(year)
     if fmt not in AUDIT_FORMATS:
         raise UsageError(f"--format must be one of {', '.join(AUDIT_FORMATS)}, got {fmt!r}")
+    # loaded when the command runs, not at the command line's start-up
     from ..recommend import formats
 
     gate = formats.parse_gate(fail_on) if fail_on is not None else None
@@ -351,6 +358,9 @@ def serve_cmd(
                                               "slower or idle connections are closed"),
 ) -> None:
     """Serve the REST API (/api/...) and the web page (/); /api/health answers 503 until the model is loaded."""
+    lazy_libs.fastapi("mustcite serve")        # the extra's libraries, named if missing
+    lazy_libs.uvicorn("mustcite serve")
+    # loaded when the command runs, not at the command line's start-up
     from ..api.guards import default_allowed_hosts, is_loopback
     from ..api.serve import ServeSettings, serve
     from ..api.timeouts import Timeouts

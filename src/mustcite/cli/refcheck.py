@@ -48,6 +48,7 @@ def check_refs_cmd(
     cannot verify offline); unreadable (a block that could not be read: a brace error, a field over
     64 KiB, a title over 200 words; every --fail-on level fails on it). A file of more than 10,000
     entries is refused. File names may follow "--", so that one starting with "-" is a file."""
+    # loaded when the command runs, not at the command line's start-up
     from ..refcheck import FAIL_ON, fail_statuses
     from ..refcheck.check import check_entries
     from ..refcheck.entries import read_entries

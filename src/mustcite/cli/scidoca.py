@@ -12,10 +12,13 @@ Further commands go on ``scidoca_app`` below with ``@scidoca_app.command("name")
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import typer
 
+from ..config import Workspace
+from ..errors import UsageError
 from ..io import check_output_dir, check_output_file
 
 scidoca_app = typer.Typer(help="SCIDOCA 2025 shared task: file formats and official scoring.",
@@ -37,6 +40,7 @@ def evaluate_cmd(
 
     F1, precision, recall and counts; Task 3 also micro F1 and no-citation accuracy.
     """
+    # loaded when the command runs, not at the command line's start-up
     from ..scidoca.evaluate import evaluate_files
 
     typer.echo(json.dumps(evaluate_files(task, pred, gold)))
@@ -61,7 +65,7 @@ def build_cmd(
     quiet: bool = typer.Option(False, "--quiet", "-q", help="no progress bar"),
 ) -> None:
     """Build Task 1/2/3 data (train/dev/test, split by paper) from the linked NeurIPS full texts."""
-    from ..config import Workspace
+    # loaded when the command runs, not at the command line's start-up
     from ..scidoca.build import build_task_data, default_inputs
 
     work = Workspace.resolve()
@@ -87,9 +91,7 @@ def predict_cmd(
                                help="learned: the model folder (default: <work>/models/scidoca-taskN)"),
 ) -> None:
     """Predictions of a floor (all candidates | BM25 top-k) or a learned system, as one JSON summary line."""
-    import time
-
-    from ..errors import UsageError
+    # loaded when the command runs, not at the command line's start-up
     from ..scidoca.floors import make_floor
     from ..scidoca.formats import read_examples, write_answers
 
@@ -98,7 +100,6 @@ def predict_cmd(
     check_output_file(out)
     start = time.perf_counter()
     if method == "learned":
-        from ..config import Workspace
         from ..scidoca.training import default_model_dir, load_learned
 
         system = load_learned(task, model or default_model_dir(Workspace.resolve().root, task))
@@ -120,7 +121,7 @@ def train_encoder_cmd(
 ) -> None:
     """Fine-tune MiniLM on train paragraphs and their citing sentences -> cited candidates (NT-Xent
     with a BM25-hard negative of the same paragraph); use it with `scidoca train --encoder DIR`."""
-    from ..config import Workspace
+    # loaded when the command runs, not at the command line's start-up
     from ..scidoca import training as tr
 
     root = Workspace.resolve().root
@@ -153,7 +154,7 @@ def train_cmd(
                                    "model's paragraph-level P as features"),
 ) -> None:
     """Train a learned system on training paragraphs and tune it on dev (never on test)."""
-    from ..config import Workspace
+    # loaded when the command runs, not at the command line's start-up
     from ..scidoca import training as tr
 
     root = Workspace.resolve().root

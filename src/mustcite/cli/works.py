@@ -10,6 +10,7 @@ from pathlib import Path
 
 import typer
 
+from ..engine import make_engine
 from ..errors import MustciteError, UsageError
 from .common import workspace
 from .extract import address_option, engine_option
@@ -35,7 +36,7 @@ def build_cmd(
     """Resolve every unlinked reference to a work (identifiers, then titles with first author and
     year) and mine the names citing papers give corpus papers and works; write works.parquet,
     work_citations.parquet, names.parquet and works.json."""
-    from ..engine import make_engine
+    # loaded when the command runs, not at the command line's start-up
     from ..extract.works import build_catalogue
 
     eng = make_engine(engine, address, workers=workers)

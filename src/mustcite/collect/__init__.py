@@ -9,6 +9,10 @@ report and state under ``<work>/collect/``.
 
 from __future__ import annotations
 
+import importlib
+
+from ..corpus.venues import venue_code
+from ..errors import UsageError
 from .aaai import AaaiCollector
 from .acl import AclCollector
 from .base import CollectedRecord, Collector, Index, Item, ItemError, ParseError
@@ -28,9 +32,6 @@ COLLECTORS: dict[str, type[Collector]] = {v: c for c in _ALL for v in c.venues}
 
 
 def collector_for(venue: str) -> Collector:
-    from ..corpus.venues import venue_code
-    from ..errors import UsageError
-
     code = venue_code(venue)
     if code is None or code not in COLLECTORS:
         raise UsageError(f"unknown venue {venue!r}", hint=f"use one of {', '.join(COLLECTORS)}")
@@ -48,8 +49,6 @@ __all__ = ["COLLECTORS", "Collector", "CollectedRecord", "Fetcher", "Index", "It
 
 def __getattr__(name: str):
     """The names of :data:`_LAZY`, imported on first use (PEP 562)."""
-    import importlib
-
     try:
         module, _, attr = _LAZY[name].partition(":")
     except KeyError:

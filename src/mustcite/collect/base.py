@@ -21,6 +21,9 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any, ClassVar
 
+from lxml import etree
+from lxml import html as lhtml
+
 from ..corpus.records import normalize_title
 
 #: schema version of the collected record files
@@ -146,9 +149,6 @@ def decode(page: bytes | str) -> str:
 
 def parse_html(page: bytes | str):
     """An lxml HTML tree; an empty or non-HTML page raises ParseError."""
-    from lxml import etree
-    from lxml import html as lhtml
-
     text = decode(page)
     if not text.strip():
         raise ParseError("empty page")

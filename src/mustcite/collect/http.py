@@ -33,6 +33,7 @@ import httpx
 from ..errors import MustciteError
 from ..io import MAX_DOCUMENT_BYTES, atomic_write_bytes, atomic_write_json, open_decompressed, read_json
 from ..retry import parse_retry_after
+from ..tarstream import iter_tar
 
 USER_AGENT = "mustcite-collect/1 (+https://github.com/mustcite; polite research crawler)"
 DEFAULT_DELAY = 1.0
@@ -166,8 +167,6 @@ def untar(url: str, data: bytes | Path) -> dict[str, bytes]:
     (:func:`mustcite.tarstream.iter_tar`): a member over :data:`MAX_MEMBER_BYTES` is skipped
     unread, and an archive keeping more than :data:`MAX_KEPT_BYTES`, expanding beyond
     :data:`MAX_ARCHIVE_STREAM_BYTES`, or with a hostile header is a ``FetchError`` (kind ``archive``)."""
-    from ..tarstream import iter_tar
-
     out: dict[str, bytes] = {}
     kept = members = 0
     source = data if isinstance(data, Path) else io.BytesIO(data)

@@ -14,6 +14,8 @@ import json
 import re
 from urllib.parse import urljoin
 
+from pylatexenc.latex2text import LatexNodes2Text
+
 from .base import CollectedRecord, Collector, Index, Item, ItemError, ParseError, clean, parse_html, text_of
 from .http import FetchError
 
@@ -32,7 +34,6 @@ def latex_name(name: str) -> str:
     """BibTeX accents to Unicode (``S{{\\'e}}bastien`` -> ``Sébastien``); plain names unchanged."""
     if "\\" not in name and "{" not in name:
         return clean(name)
-    from pylatexenc.latex2text import LatexNodes2Text
     try:
         return clean(LatexNodes2Text().latex_to_text(name))
     except Exception:   # noqa: BLE001 - pylatexenc on odd input: keep the raw name

@@ -9,6 +9,8 @@ Public API::
     corpus_stats(work) -> CorpusStats
 """
 
+import importlib
+
 from .build import BuildReport, ListedPapers, build_corpus, import_all
 from .importers import import_collected, import_file
 from .records import VENUES, Paper, make_paper_id, normalize_title, title_short_name
@@ -27,8 +29,6 @@ __all__ = ["VENUES", "BuildReport", "CorpusStats", "CorpusStore", "ListedPapers"
 
 def __getattr__(name: str):
     """The names of :data:`_LAZY`, imported on first use (PEP 562)."""
-    import importlib
-
     try:
         module, _, attr = _LAZY[name].partition(":")
     except KeyError:

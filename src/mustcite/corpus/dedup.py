@@ -27,6 +27,9 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field, replace
 
+import numpy as np
+from rapidfuzz import fuzz, process
+
 from .identifiers import normalize_doi, year_scoped
 from .importers import COLLECTED_PREFIX, ImportedRecord
 from .records import Paper, make_paper_id, normalize_title, surname_key
@@ -215,9 +218,6 @@ def near_title_pairs(records: list[ImportedRecord], groups: list[list[int]]) -> 
     one side), a title similarity at the thresholds above, and each the other's best candidate by
     :data:`NEAR_TITLE_MARGIN` (measured on the real NeurIPS 2025 lists: at these thresholds the
     pairs read by hand were the same paper renamed)."""
-    import numpy as np
-    from rapidfuzz import fuzz, process
-
     primary: dict[tuple, list[int]] = defaultdict(list)
     secondary: dict[tuple, list[int]] = defaultdict(list)
     for gi, g in enumerate(groups):

@@ -6,6 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pyarrow.parquet as pq
+
 from ..errors import DataMissingError, MustciteError
 from ..io import iter_jsonl
 
@@ -27,8 +29,6 @@ def load_pool(path: str | Path, years: tuple[int, int] | None = None) -> list[di
                                hint="build the corpus (`mustcite corpus build`) or the benchmark "
                                     "(`mustcite benchmark build`), or pass --pool FILE")
     if path.suffix == ".parquet":
-        import pyarrow.parquet as pq
-
         try:
             names = pq.read_schema(path).names
             table = pq.read_table(path, columns=[c for c in POOL_COLUMNS + WORK_COLUMNS if c in names])

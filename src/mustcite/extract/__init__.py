@@ -5,6 +5,8 @@ and :func:`mustcite.extract.link.link_dir` (``mustcite link``). Submodules are i
 ``import mustcite.extract`` stays cheap: every name of ``__all__`` is imported on first use.
 """
 
+import importlib
+
 #: public name -> the submodule that defines it, imported on first use
 _LAZY = {
     # readers: one format -> an ExtractedPaper
@@ -47,8 +49,6 @@ __all__ = [*_LAZY]
 
 def __getattr__(name: str):
     """The names of :data:`_LAZY`, imported on first use (PEP 562)."""
-    import importlib
-
     try:
         module, _, attr = _LAZY[name].partition(":")
     except KeyError:

@@ -22,6 +22,8 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 
+from pylatexenc.latex2text import LatexNodes2Text
+
 from .link import normalize_arxiv, normalize_doi
 from .references import find_year, parse_reference_string, surname
 
@@ -60,8 +62,6 @@ class BibEntry:
 
 @lru_cache(maxsize=1)
 def _converter():
-    from pylatexenc.latex2text import LatexNodes2Text
-
     return LatexNodes2Text(math_mode="text")
 
 
@@ -362,6 +362,7 @@ def parse_bib(text: str, name: str, *, keep_unreadable: bool = False) -> tuple[l
     skipped; with ``keep_unreadable``, the blocks it could not read are entries marked
     :attr:`BibEntry.unreadable` (with the parser's reason) instead of messages. See the module doc
     for values, ``crossref`` and the caps."""
+    # slow to import (~15 ms): loaded with the first .bib file, not when the language server starts
     import bibtexparser
     from bibtexparser.model import DuplicateBlockKeyBlock, DuplicateFieldKeyBlock, Entry, ParsingFailedBlock, String
 

@@ -15,6 +15,9 @@ from __future__ import annotations
 
 from functools import lru_cache
 
+from pylatexenc import latexwalker
+from pylatexenc.latex2text import LatexNodes2Text, MacroTextSpec, get_default_latex_context_db
+
 #: text-style commands whose single argument is their text
 TEXT_COMMANDS = ("texttt", "textsf", "textup", "textmd", "textnormal", "mbox", "uline", "hl", "sout",
                  "nolinkurl", "path", "fbox", "textsuperscript", "textsubscript")
@@ -23,8 +26,6 @@ TEXT_COMMANDS = ("texttt", "textsf", "textup", "textmd", "textnormal", "mbox", "
 @lru_cache(maxsize=1)
 def converter():
     """A shared ``LatexNodes2Text`` (math kept as text) with the rules above."""
-    from pylatexenc.latex2text import LatexNodes2Text, MacroTextSpec, get_default_latex_context_db
-
     db = get_default_latex_context_db()          # a new database: pylatexenc's own stays as it is
     db.add_context_category("mustcite-text", prepend=True, macros=[
         *(MacroTextSpec(name, simplify_repl="%(1)s") for name in TEXT_COMMANDS),
@@ -36,9 +37,7 @@ def converter():
 
 @lru_cache(maxsize=1)
 def _walker_context():
-    from pylatexenc.latexwalker import get_default_latex_context_db
-
-    return get_default_latex_context_db()
+    return latexwalker.get_default_latex_context_db()
 
 
 def to_text(latex: str) -> str:

@@ -31,12 +31,17 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pyarrow.parquet as pq
 from rapidfuzz import fuzz, process
 
 from ..corpus.identifiers import identifier_keys, normalize_arxiv, normalize_doi  # noqa: F401
 from ..corpus.records import normalize_title
 from ..errors import DataMissingError, MustciteError
 from ..io import atomic_write_json
+from ..parallel import pmap
+from ..run_markers import run_marker
+from .records import validate_reference_list
+from .runner import META_SUFFIX, SUMMARY, iter_reference_files
 
 #: Fuzzy threshold (rapidfuzz ratio on normalised titles, 0-100). Chosen by inspecting every fuzzy
 #: match of 60 NeurIPS 2023 papers' references against the 120K-paper corpus: from 93 up the pairs
@@ -297,8 +302,6 @@ class TitleIndex:
 
     @classmethod
     def from_parquet(cls, path: str | Path) -> TitleIndex:
-        import pyarrow.parquet as pq
-
         path = Path(path)
         if not path.is_file():
             raise DataMissingError("corpus store not found", path=path,
@@ -475,9 +478,6 @@ def _citing_year(meta_path: Path) -> int | None:
 
 def link_file(args: tuple[str, str]) -> dict[str, Any]:
     """Link one reference file in place (atomically); returns ``{paper, references, linked, ...}``."""
-    from .records import validate_reference_list
-    from .runner import META_SUFFIX
-
     ref_path, corpus_path = Path(args[0]), args[1]
     stem = ref_path.name[: -len(".json")]
     try:
@@ -532,10 +532,6 @@ def link_dir(out_dir: str | Path, corpus_path: str | Path, *, workers: int | Non
 
     ``engine`` (:mod:`mustcite.engine`) runs :func:`link_file` per paper; on Ray each worker
     process builds the title index once from ``corpus_path`` (which must be readable there)."""
-    from ..parallel import pmap
-    from ..run_markers import run_marker
-    from .runner import SUMMARY, iter_reference_files
-
     out = Path(out_dir)
     if not out.is_dir():
         raise DataMissingError("extraction folder not found", path=out,

@@ -16,6 +16,9 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+import fastjsonschema
+
+from .. import lazy_libs
 from ..errors import MustciteError
 
 
@@ -77,8 +80,6 @@ def reference_schema() -> dict[str, Any]:
 @lru_cache(maxsize=1)
 def _compiled_schema():
     """The schema compiled by fastjsonschema: ~40x faster than jsonschema on valid files."""
-    import fastjsonschema
-
     schema = dict(reference_schema())
     schema["$schema"] = "http://json-schema.org/draft-07/schema#"  # the same keywords, a draft it compiles
     return fastjsonschema.compile(schema)
@@ -89,16 +90,13 @@ def validate_reference_list(obj: Any, *, path: str | Path = "<memory>") -> None:
 
     Valid input takes the compiled fast path; jsonschema runs only to name what is wrong.
     """
-    import fastjsonschema
-    import jsonschema
-
     try:
         _compiled_schema()(obj)
         return
     except fastjsonschema.JsonSchemaException:
         pass
 
-    validator = jsonschema.Draft202012Validator(reference_schema())
+    validator = lazy_libs.jsonschema().Draft202012Validator(reference_schema())
     errors = sorted(validator.iter_errors(obj), key=lambda e: list(e.absolute_path))
     if errors:
         err = errors[0]

@@ -19,6 +19,7 @@ then the built-in PDF path); a PDF goes built-in -> GROBID (when a URL is set).
 from __future__ import annotations
 
 import json
+import sys
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -26,9 +27,14 @@ from typing import Any
 
 from ..errors import MustciteError, UsageError
 from ..io import atomic_write_json, iter_jsonl, read_json, read_text, write_jsonl
+from ..run_markers import run_marker, warn_if_partial
 from .failures import FailureReport
 from .model import ExtractedPaper
 from .records import validate_reference_list
+
+# Imported inside the functions that need them: the extractors (.markdown, .tei, .pdf with PyMuPDF,
+# .grobid with httpx) and ..parallel (tqdm, multiprocessing); the command line loads this module at
+# start-up.
 
 MARKDOWN_SUFFIXES = (".md", ".mmd", ".md.gz", ".mmd.gz")
 TEI_SUFFIXES = (".tei.xml",)
@@ -372,7 +378,6 @@ def extract_paths(paths: list[str | Path], out_dir: str | Path, workers: int | N
     The run is recorded in the run marker ``out_dir/.mustcite/run-extract.json`` (:mod:`mustcite.run_markers`):
     after a crash it reads ``interrupted`` until a rerun (which skips the finished papers) completes."""
     from ..parallel import pmap
-    from ..run_markers import run_marker
 
     t0 = time.perf_counter()
     files = discover(paths)
@@ -451,10 +456,6 @@ _WARNED: set[str] = set()   # warnings already printed by this process
 
 
 def _warn_partial(folder: Path, what: str) -> None:
-    import sys
-
-    from ..run_markers import warn_if_partial
-
     if not folder.is_dir():
         return
     message = warn_if_partial(folder, what)

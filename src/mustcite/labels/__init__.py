@@ -1,12 +1,14 @@
 """Must-cite labels (MasterSet Section 4): the judge interface, the three label tiers,
 the offline judge, MultiCite evaluation and inter-rater agreement."""
 
+import importlib
+
 from mustcite.labels.judge import (
-                                   CitationInstance,
-                                   Judge,
-                                   Judgement,
-                                   instance_from_reference,
-                                   instances_from_reference_file,
+    CitationInstance,
+    Judge,
+    Judgement,
+    instance_from_reference,
+    instances_from_reference_file,
 )
 
 #: public name -> the submodule that defines it ("submodule:name" where it is named otherwise
@@ -57,8 +59,6 @@ __all__ = ["CitationInstance", "Judge", "Judgement", "instance_from_reference",
 
 def __getattr__(name: str):
     """The names of :data:`_LAZY`, imported on first use (PEP 562)."""
-    import importlib
-
     try:
         module, _, attr = _LAZY[name].partition(":")
     except KeyError:

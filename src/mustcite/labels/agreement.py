@@ -37,6 +37,9 @@ from sklearn.metrics import cohen_kappa_score
 from mustcite.errors import MustciteError
 from mustcite.io import iter_csv
 
+from .judge import CitationInstance
+from .rating import _split_contexts, load_sample
+
 
 @dataclass
 class Ratings:
@@ -248,9 +251,6 @@ def read_sample_instances(path: str | Path) -> tuple[list[str], list[Any]]:
     labels exactly what the raters saw: its contexts with their sections, the cite marker, the cited
     and citing titles.  Errors name the file, line and field (:func:`mustcite.labels.rating.load_sample`
     checks the file)."""
-    from .judge import CitationInstance
-    from .rating import _split_contexts, load_sample
-
     load_sample(path, abstracts={})          # validates columns, items and texts
     ids, insts = [], []
     for _, row in iter_csv(path):

@@ -29,15 +29,20 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from ..config import Workspace
+from ..engine import current_engine
 from ..errors import MustciteError, UsageError
-from ..extract.runner import LABELS_SUBDIR
+from ..extract.records import validate_reference_file, validate_reference_list
+from ..extract.runner import LABELS_SUBDIR, META_SUFFIX, iter_reference_files
+from ..io import atomic_write_json
+from ..run_markers import run_marker
+from .judge import Judgement, instances_from_reference_file
+from .tiers import LabelConfig, apply_labels, type3_label
 
 SUMMARY_NAME = "labels_summary.json"
 
 
 def _read_meta(folder: Path, stem: str) -> tuple[dict[str, Any], bool]:
-    from ..extract.runner import META_SUFFIX
-
     path = folder / f"{stem}{META_SUFFIX}"
     if not path.is_file():
         return {"paper_id": stem}, False
@@ -67,8 +72,6 @@ def _judge_batch(job: tuple[Any, list]) -> dict[str, list]:
 def _batch_lost(job: tuple[Any, list], message: str) -> dict[str, list]:
     """The answers of a batch the engine could not run (its worker died): no label, an error each.
     They count as failed calls; the papers' label files get nulls, so a rerun relabels them."""
-    from .judge import Judgement
-
     _, batch = job
     return {t: [Judgement(value=None, error=f"lost: {message}") for _ in batch] for t in _TASKS}
 
@@ -76,8 +79,6 @@ def _batch_lost(job: tuple[Any, list], message: str) -> dict[str, list]:
 def batch_size_for(n: int, engine: Any = None) -> int:
     """Instances per task: :data:`BATCH` on the local pool; on a cluster enough tasks for every
     worker (the offline judge's answers do not depend on how instances are batched)."""
-    from ..engine import current_engine
-
     engine = engine or current_engine()
     if engine.local:
         return BATCH
@@ -88,6 +89,7 @@ def _run_batch(judge: Any, instances: list, *, workers: int | None = None, progr
                engine: Any = None) -> Any:
     """Judge every instance for both tasks (judges with ``judge_many``), in batches mapped over
     the engine (:func:`mustcite.parallel.pmap`: a local process pool, or Ray)."""
+    # the engine's modules load tqdm, asyncio, ssl and sqlite3: the command line imports this module at start-up
     from ..parallel import pmap
     from .judging import EngineResult
 
@@ -114,9 +116,6 @@ def _kept_labels(label_path: Path, ref_path: Path, label: str, config: Any) -> l
     ``labels/<stem>.json`` is newer than ``<stem>.json``, valid, written by the same judge, has
     every item judged (a null label may be a failed call: relabelling it goes through the cache)
     and Type III at the current threshold."""
-    from ..extract.records import validate_reference_list
-    from .tiers import type3_label
-
     try:
         if label_path.stat().st_mtime_ns <= ref_path.stat().st_mtime_ns:
             return None
@@ -173,17 +172,11 @@ def annotate_dir(folder: str | Path, *, backend: str = "offline", model: str | N
     batches: a local process pool, or Ray tasks on a cluster. Call-by-call (LLM) judges run in this
     process under asyncio whatever the engine: their work is waiting on the API, and their answers
     go through the SQLite cache here."""
-    from ..engine import current_engine
-    from ..extract.records import validate_reference_file, validate_reference_list
-    from ..extract.runner import META_SUFFIX, iter_reference_files
-    from ..io import atomic_write_json
-    from ..run_markers import run_marker
+    # the judges and their engine load asyncio, ssl and sqlite3: not at the command line's start-up
     from .backends import make_judge
     from .cache import JudgeCache
-    from .judge import instances_from_reference_file
     from .judging import EngineResult, jobs_for, judge_identity, judge_label, run
     from .judging import dry_run as engine_dry_run
-    from .tiers import LabelConfig, apply_labels
 
     folder = Path(folder)
     if not folder.is_dir():
@@ -221,7 +214,6 @@ def annotate_dir(folder: str | Path, *, backend: str = "offline", model: str | N
     name, model_name, _ = judge_identity(judge, "type1")
     llm = hasattr(judge, "render")          # the offline judge is free and fast: not cached
     if cache_path is None and llm:
-        from ..config import Workspace
         cache_path = Workspace.resolve().cache / "judge.sqlite"
     cache = JudgeCache(cache_path) if (cache_path is not None and llm) else None
     vectorised = cache is None and hasattr(judge, "judge_many")

@@ -26,8 +26,13 @@ from typing import Any
 
 import numpy as np
 
+from mustcite import lazy_libs
 from mustcite.errors import MustciteError
+from mustcite.io import atomic_write_json
 from mustcite.labels.judge import CitationInstance, Judgement, ScoringJudge, Task
+from mustcite.labels.multicite import load_split, to_instance, type1_proxy, type2_proxy
+from mustcite.labels.neural import NeuralJudge, choose_threshold
+from mustcite.labels.offline import OfflineJudge, decide, fit_type2_cuts
 
 VERSION = "cascade-lr-neural-v1"
 FILE = "cascade.json"
@@ -48,12 +53,7 @@ def fit_cascade(folder: str | Path | None = None, *, runtime: str = "auto", data
     """Fit ``band``, the threshold and the Type II cut points on MultiCite dev (3-sentence contexts;
     ``limit``: its first n items, for tests) for the neural model in ``folder``; write and return
     ``cascade.json``."""
-    from sklearn.metrics import cohen_kappa_score
-
-    from mustcite.io import atomic_write_json
-    from mustcite.labels.multicite import load_split, to_instance, type1_proxy, type2_proxy
-    from mustcite.labels.neural import NeuralJudge, choose_threshold
-    from mustcite.labels.offline import OfflineJudge, fit_type2_cuts
+    cohen_kappa_score = lazy_libs.sklearn_metrics().cohen_kappa_score
 
     t0 = time.time()
     lr = OfflineJudge()
@@ -91,9 +91,6 @@ class CascadeJudge(ScoringJudge):
     chunk = 20000
 
     def __init__(self, folder: str | Path | None = None, runtime: str = "auto"):
-        from mustcite.labels.neural import NeuralJudge
-        from mustcite.labels.offline import OfflineJudge
-
         self.lr = OfflineJudge()
         self.nn = NeuralJudge(folder, runtime=runtime)
         path = self.nn.folder / FILE
@@ -135,8 +132,6 @@ class CascadeJudge(ScoringJudge):
         return out
 
     def _decide(self, a: dict[str, Any], task: Task) -> Judgement:
-        from mustcite.labels.offline import decide
-
         return decide(a, task, self.threshold, self.type2_cuts)
 
     def clear_memo(self) -> None:

@@ -35,8 +35,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..config import Workspace
 from ..errors import MustciteError
+from ..io import iter_jsonl
+from .cache import JudgeCache
 from .judge import CitationInstance, Judgement
+from .judging import jobs_for, run
+from .offline import _cite_patterns
 
 FIELDS = ("id", "context", "section", "cite")
 VALID = {"type1": (0, 1), "type2": (1, 2, 3, 4, 5)}
@@ -121,8 +126,6 @@ def _check(obj: dict[str, Any], path: str | Path, line: int) -> ContextItem:
 def read_contexts(path: str | Path) -> list[ContextItem]:
     """Every line of a contexts JSONL file, validated (see the module docstring); the first bad
     line raises :class:`MustciteError` with the file, line number and field."""
-    from ..io import iter_jsonl
-
     path = Path(path)
     if not path.is_file():
         raise MustciteError("input file not found" if not path.exists() else "not a file", path=path)
@@ -144,8 +147,6 @@ def read_contexts(path: str | Path) -> list[ContextItem]:
 def cite_found(item: ContextItem) -> bool:
     """Whether the marker occurs in the context (literally or in the forms the offline judge
     recognises: a numeric key inside a bracket group, an author-year key as "Author (Year)")."""
-    from .offline import _cite_patterns
-
     cite = normalise_cite(item.cite)
     return cite in item.context or item.cite.strip() in item.context or any(
         p.search(item.context) for p in _cite_patterns(cite))
@@ -178,9 +179,6 @@ def judge_instances(ids: Sequence[Any], insts: Sequence[CitationInstance], judge
     (default ``<work>/cache/judge.sqlite``, as for ``mustcite annotate``).  Raises
     :class:`JudgeFailed` naming the ids the judge gave no valid label for.  ``stats``, if given, is
     filled with ``seconds``, ``calls`` and ``cached``."""
-    from .cache import JudgeCache
-    from .judging import jobs_for, run
-
     t0 = time.perf_counter()
     answers: dict[str, list[Judgement | None]] = {}
     calls = cached = 0
@@ -192,7 +190,6 @@ def judge_instances(ids: Sequence[Any], insts: Sequence[CitationInstance], judge
         cache = None
         if llm:
             if cache_path is None:
-                from ..config import Workspace
                 cache_path = Workspace.resolve().cache / "judge.sqlite"
             cache = JudgeCache(cache_path)
         try:

@@ -17,6 +17,8 @@ from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from tqdm.auto import tqdm
+
 from ..retry import TransientError
 from .cache import JudgeCache
 from .costs import CostLedger, cost_usd
@@ -125,8 +127,6 @@ async def run_async(judge: Any, jobs: Iterable[Job], cache: JudgeCache | None = 
                     on_answer: Callable[[Job, Judgement], None] | None = None) -> EngineResult:
     """Judge every job (duplicates once).  An exception from ``judge`` or ``on_answer`` stops the run;
     the answers committed before it stay in the cache."""
-    from tqdm.auto import tqdm
-
     jobs = _dedupe(jobs)
     res = EngineResult()
     t0 = time.perf_counter()

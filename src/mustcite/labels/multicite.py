@@ -29,6 +29,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+import numpy as np
+
+from mustcite import lazy_libs
 from mustcite.config import find_data_dir
 from mustcite.errors import DataMissingError, MustciteError
 from mustcite.io import read_json
@@ -144,9 +147,9 @@ def evaluate_judge(judge, split: str = "test", context: str = "3", n: int | None
     proxy under both multi-label rules, with the majority-class baseline of each; with ``type2``,
     quadratic-weighted kappa of its Type II scores against the ordinal proxy.  Parse failures
     (``value is None``) count as wrong and are reported."""
-    import numpy as np
-    from sklearn.metrics import accuracy_score, cohen_kappa_score, confusion_matrix
-
+    metrics = lazy_libs.sklearn_metrics()
+    accuracy_score, cohen_kappa_score = metrics.accuracy_score, metrics.cohen_kappa_score
+    confusion_matrix = metrics.confusion_matrix
     pairs = list(iter_instances(split, context, n, seed, data_dir))
     pred1 = [judge.judge(inst, "type1").value for _, inst in pairs]
     failures = sum(v is None for v in pred1)

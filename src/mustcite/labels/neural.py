@@ -30,16 +30,24 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import random
 import re
 import time
 from collections.abc import Sequence
+from importlib.metadata import version as pkg_version
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from mustcite import lazy_libs
+from mustcite.config import Workspace
 from mustcite.errors import MustciteError
+from mustcite.io import atomic_write_json
 from mustcite.labels.judge import CitationInstance, Judgement, ScoringJudge, Task
+from mustcite.labels.multicite import load_split, to_instance, type1_proxy, type2_proxy
+from mustcite.labels.offline import _cite_patterns, analysis, decide, fit_type2_cuts, mark_context
+from mustcite.retrieval.cross_encoder import CrossEncoderReranker
 
 DEFAULT_VERSION = "neural-minilm-v1"
 CARD = "judge_card.json"
@@ -53,8 +61,6 @@ _WS = re.compile(r"\s+")
 
 def default_model_dir() -> Path:
     """``<work>/models/judge-neural`` of the current workspace."""
-    from mustcite.config import Workspace
-
     return Workspace.resolve().root / "models" / "judge-neural"
 
 
@@ -64,8 +70,6 @@ def default_model_dir() -> Path:
 def mark_target(text: str, cite: str) -> str:
     """``text`` with the target citation wrapped in ``<cite> ... </cite>`` (the first pattern of
     the offline judge that matches); unchanged where the citation is not found."""
-    from mustcite.labels.offline import _cite_patterns
-
     for pat in _cite_patterns(cite):
         out, n = pat.subn(lambda m: f" {OPEN} {m.group(0)} {CLOSE} ", text)
         if n:
@@ -94,8 +98,6 @@ class _TorchScorer:
     runtime = "torch"
 
     def __init__(self, folder: Path):
-        from mustcite.retrieval.cross_encoder import CrossEncoderReranker
-
         self.ce = CrossEncoderReranker.load(folder)
 
     def logits(self, pairs: Sequence[tuple[str, str]], batch_size: int = 64) -> np.ndarray:
@@ -106,9 +108,8 @@ class _OnnxScorer:
     runtime = "onnx-int8"
 
     def __init__(self, folder: Path, max_length: int):
-        import onnxruntime as ort
-        from transformers import AutoTokenizer
-
+        ort = lazy_libs.onnxruntime("the neural judge")
+        AutoTokenizer = lazy_libs.transformers("the neural judge").AutoTokenizer
         opts = ort.SessionOptions()
         opts.intra_op_num_threads = max(1, os.cpu_count() or 1)
         self.session = ort.InferenceSession(str(folder / ONNX_DIR / ONNX_FILE), opts,
@@ -136,10 +137,12 @@ class _OnnxScorer:
 def export_onnx_int8(folder: str | Path) -> Path:
     """Export the cross-encoder in ``folder`` to ONNX and quantise it dynamically to int8
     (per channel) into ``folder/onnx-int8/`` (a few seconds; local files only)."""
-    import torch
-    from onnxruntime.quantization import QuantType, quantize_dynamic
-    from transformers import AutoModelForSequenceClassification, AutoTokenizer
-
+    torch = lazy_libs.torch("the neural judge")
+    quantization = lazy_libs.onnxruntime_quantization("the neural judge")
+    QuantType, quantize_dynamic = quantization.QuantType, quantization.quantize_dynamic
+    transformers = lazy_libs.transformers("the neural judge")
+    AutoModelForSequenceClassification = transformers.AutoModelForSequenceClassification
+    AutoTokenizer = transformers.AutoTokenizer
     folder = Path(folder)
     dest = folder / ONNX_DIR
     dest.mkdir(parents=True, exist_ok=True)
@@ -240,8 +243,6 @@ class NeuralJudge(ScoringJudge):
         return 1.0 / (1.0 + np.exp(-z))
 
     def _analyse_many(self, insts: Sequence[CitationInstance]) -> list[dict[str, Any]]:
-        from mustcite.labels.offline import analysis, mark_context
-
         todo = [inst for inst in {inst.key(): inst for inst in insts if inst.key() not in self._memo}.values()]
         per = [[(s, c) for s, c in inst.contexts if c and c.strip()] for inst in todo]
         pairs = [(context_input(c, inst.cite), inst.ref_title if self.use_title else "")
@@ -257,8 +258,6 @@ class NeuralJudge(ScoringJudge):
         return [self._memo[inst.key()] for inst in insts]
 
     def _decide(self, a: dict[str, Any], task: Task) -> Judgement:
-        from mustcite.labels.offline import decide
-
         return decide(a, task, self.threshold, self.type2_cuts)
 
     def clear_memo(self) -> None:
@@ -274,8 +273,6 @@ def default_judge(**kw: Any) -> NeuralJudge:
 
 def multicite_pairs(items: Sequence[Any]) -> tuple[list[tuple[str, str]], np.ndarray]:
     """(context input, "") pairs and Type I proxy targets (rule 'any') of MultiCite items."""
-    from mustcite.labels.multicite import to_instance, type1_proxy
-
     pairs = []
     for it in items:
         inst = to_instance(it)
@@ -306,15 +303,8 @@ def train_judge(out: str | Path | None = None, *, epochs: int = 1, max_length: i
     ``limit`` / ``dev_limit`` (first n items of each split) are for quick builds and tests.
     ``freeze_embeddings`` keeps the embedding layer fixed (its 11.7M of MiniLM's 22.7M weights):
     about twice as many training pairs per second on CPU."""
-    import random
-
-    import torch
-    from sklearn.metrics import cohen_kappa_score
-
-    from mustcite.io import atomic_write_json
-    from mustcite.labels.multicite import load_split, type2_proxy
-    from mustcite.labels.offline import fit_type2_cuts
-    from mustcite.retrieval.cross_encoder import CrossEncoderReranker
+    torch = lazy_libs.torch("the neural judge")
+    cohen_kappa_score = lazy_libs.sklearn_metrics().cohen_kappa_score
 
     out = Path(out) if out is not None else default_model_dir()
     t0 = time.time()
@@ -346,7 +336,6 @@ def train_judge(out: str | Path | None = None, *, epochs: int = 1, max_length: i
     threshold, dev_acc = choose_threshold(p_dev, dv_y)
     cuts = fit_type2_cuts(p_dev, [type2_proxy(it.labels) for it in dev])
     pred = (p_dev >= threshold).astype(int)
-    from importlib.metadata import version as pkg_version
 
     card = {
         "version": DEFAULT_VERSION,

@@ -39,8 +39,11 @@ from scipy.sparse import csr_matrix, hstack
 from sklearn.feature_extraction.text import CountVectorizer
 from sklearn.preprocessing import normalize
 
+from mustcite import lazy_libs
 from mustcite.errors import MustciteError
+from mustcite.io import atomic_write_text
 from mustcite.labels.judge import CitationInstance, Judgement, ScoringJudge, Task
+from mustcite.labels.multicite import load_split, to_instance, type1_proxy, type2_proxy
 
 DEFAULT_VERSION = "offline-lr-v1"
 MODEL_FILE = "offline_model.json"
@@ -300,8 +303,7 @@ def default_judge() -> OfflineJudge:
 # training (MultiCite train, tuned on dev)
 
 def _qwk(a: Sequence[int], b: Sequence[int]) -> float:
-    from sklearn.metrics import cohen_kappa_score
-    return float(cohen_kappa_score(a, b, weights="quadratic", labels=[1, 2, 3, 4, 5]))
+    return float(lazy_libs.sklearn_metrics().cohen_kappa_score(a, b, weights="quadratic", labels=[1, 2, 3, 4, 5]))
 
 
 def fit_type2_cuts(p: np.ndarray, y: Sequence[int], rounds: int = 3) -> list[float]:
@@ -326,10 +328,8 @@ def fit_type2_cuts(p: np.ndarray, y: Sequence[int], rounds: int = 3) -> list[flo
 def train(version: str = DEFAULT_VERSION, data_dir: str | None = None, verbose: bool = True) -> OfflineModel:
     """Fit on MultiCite train (3-sentence contexts, rule 'any'), tune C / vocabulary / threshold /
     Type II cut points on dev. Deterministic (liblinear-free lbfgs, fixed grid)."""
-    from sklearn.linear_model import LogisticRegression
-    from sklearn.metrics import accuracy_score
-
-    from mustcite.labels.multicite import load_split, to_instance, type1_proxy, type2_proxy
+    LogisticRegression = lazy_libs.sklearn_linear_model().LogisticRegression
+    accuracy_score = lazy_libs.sklearn_metrics().accuracy_score
 
     def prep(split: str, context: str):
         items = load_split(split, context, data_dir)
@@ -380,7 +380,6 @@ def train(version: str = DEFAULT_VERSION, data_dir: str | None = None, verbose: 
 
 
 def save_model(model: OfflineModel, path: str | Path) -> None:
-    from mustcite.io import atomic_write_text
     path = Path(path)
     data = json.loads(path.read_text("utf-8")) if path.exists() else {}
     data.setdefault("versions", {})[model.version] = model.to_json()

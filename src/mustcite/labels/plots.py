@@ -10,6 +10,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from mustcite import lazy_libs
 from mustcite.errors import MustciteError
 from mustcite.io import read_json
 from mustcite.labels.sample import reference_files
@@ -54,9 +55,8 @@ def plot_counts(counts: dict[str, Any] | dict[str, dict[str, Any]], out: str | P
     """Write the 3-panel figure as PNG (matplotlib, Agg backend).  ``counts`` is one
     :func:`label_counts` result, or several by name (e.g. before and after a relabelling): their
     bars stand side by side, Type I and Type II as shares of each set's references."""
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    lazy_libs.matplotlib("the label plot").use("Agg")
+    plt = lazy_libs.matplotlib_pyplot("the label plot")
 
     named = {"": counts} if "type1" in counts else dict(counts)
     several = len(named) > 1

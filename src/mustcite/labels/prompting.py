@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import re
 from dataclasses import dataclass
 from importlib import resources
@@ -178,8 +179,6 @@ def parse_answer(text: str | None, task: str) -> tuple[int | None, str | None]:
 
 def digit_probs(top: dict[str, float], task: str) -> dict[int, float] | None:
     """Normalised probabilities of the allowed digits from ``{token: logprob}``; None if none is there."""
-    import math
-
     probs: dict[int, float] = {}
     for tok, lp in top.items():
         t = tok.strip()

@@ -26,8 +26,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import pyarrow.parquet as pq
+
+from mustcite.corpus.records import normalize_title
 from mustcite.errors import MustciteError
-from mustcite.io import iter_csv
+from mustcite.io import iter_csv, iter_jsonl
 
 RATING_COLUMNS = ["item", "rater", "type1", "type2"]
 SAMPLE_REQUIRED = ("item", "contexts", "ref_title")
@@ -108,13 +111,8 @@ def segments(text: str, cite: str) -> list[dict[str, Any]]:
 def load_abstracts(path: str | Path) -> dict[str, str]:
     """normalised title -> abstract from a JSONL file of records with ``title`` and ``abstract``, or
     from a corpus store (``papers.parquet``: every paper of the corpus)."""
-    from mustcite.corpus.records import normalize_title
-    from mustcite.io import iter_jsonl
-
     out: dict[str, str] = {}
     if str(path).endswith(".parquet"):
-        import pyarrow.parquet as pq
-
         try:
             table = pq.read_table(path, columns=["title", "abstract"])
         except Exception as exc:  # noqa: BLE001 - not a readable corpus store: name it
@@ -131,8 +129,6 @@ def load_abstracts(path: str | Path) -> dict[str, str]:
 def load_sample(path: str | Path, abstracts: dict[str, str] | None = None) -> list[dict[str, Any]]:
     """The instances of a sample CSV, in file order, ready to show. Raises MustciteError naming the
     file, line and field on a missing column, an empty or repeated item, or an instance without text."""
-    from mustcite.corpus.records import normalize_title
-
     path = Path(path)
     out: list[dict[str, Any]] = []
     seen: dict[str, int] = {}

@@ -5,8 +5,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import httpx
+
 from ..collect.tracks import TRACK_JUDGES, TrackJudge
 from ..errors import UsageError
+from .backends.gemini import GeminiJudge
+from .backends.local_llama import LocalLlamaJudge
+from .backends.openai_compat import OpenAICompatJudge
 
 
 def make_track_judge(backend: str, cache_path: str | Path | None = None, model: str | None = None) -> TrackJudge | None:
@@ -17,9 +22,6 @@ def make_track_judge(backend: str, cache_path: str | Path | None = None, model: 
     if backend not in TRACK_JUDGES:
         raise UsageError(f"unknown --track-judge {backend!r}: use {', '.join(TRACK_JUDGES)}")
     if backend == "openai":
-        import httpx
-
-        from .backends.openai_compat import OpenAICompatJudge
         j = OpenAICompatJudge(model=model)
 
         def chat(system: str, user: str) -> str:
@@ -31,14 +33,12 @@ def make_track_judge(backend: str, cache_path: str | Path | None = None, model: 
             return r.json()["choices"][0]["message"]["content"]
         return TrackJudge(chat, f"openai:{j.model}", cache_path)
     if backend == "gemini":
-        from .backends.gemini import GeminiJudge
         j = GeminiJudge(model=model)
 
         def chat(system: str, user: str) -> str:
             resp = j._client.models.generate_content(model=j.model, contents=user, config=j.config(system))
             return resp.text or ""
         return TrackJudge(chat, f"gemini:{j.model}", cache_path)
-    from .backends.local_llama import LocalLlamaJudge
     j = LocalLlamaJudge()
 
     def chat(system: str, user: str) -> str:

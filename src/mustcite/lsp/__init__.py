@@ -5,6 +5,8 @@
 :mod:`.server` is the pygls server that keeps them current as files are opened, edited and saved.
 """
 
+import importlib
+
 #: public name -> the submodule that defines it, imported on first use (pygls, asyncio)
 _LAZY = {
     "FrameReader": "framing",
@@ -15,8 +17,6 @@ __all__ = [*_LAZY]
 
 def __getattr__(name: str):
     """The names of :data:`_LAZY`, imported on first use (PEP 562)."""
-    import importlib
-
     try:
         module, _, attr = _LAZY[name].partition(":")
     except KeyError:

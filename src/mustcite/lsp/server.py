@@ -51,6 +51,7 @@ from ..io import decode_text
 from ..version import __version__
 from . import diagnostics as diag
 from .documents import bibliographies, cites
+from .framing import serve
 
 log = logging.getLogger(__name__)
 
@@ -144,7 +145,7 @@ class CitationServer(LanguageServer):
     def index(self):
         with self._index_lock:
             if self._index is None:
-                from ..refcheck.index import load_index
+                from ..refcheck.index import load_index  # on first need, off the message loop (module doc)
 
                 self._index = load_index()
             return self._index
@@ -152,7 +153,7 @@ class CitationServer(LanguageServer):
     def model(self):
         with self._model_lock:
             if self._model is None:
-                from ..recommend.shortcuts import load
+                from ..recommend.shortcuts import load  # on first need, off the message loop (module doc)
 
                 self._model = load(self.options.model)
             return self._model
@@ -225,6 +226,7 @@ class CitationServer(LanguageServer):
         """Check the entries of a ``.bib`` text (only those not checked before) and return its diagnostics."""
         # the checker is imported at the first check, not at start-up: the editor waits for the
         # answer to ``initialize`` before it shows anything, and the import takes a quarter second
+        # the reference checks (~15 ms) load with the first .bib file, not at the server's start-up
         from ..refcheck.check import check_entries, unreadable_check
         from ..refcheck.entries import entries_from_bib
         from ..refcheck.results import RefCheck
@@ -314,7 +316,7 @@ class CitationServer(LanguageServer):
     # ---- the audit -----------------------------------------------------------------------------------
     def audit_folder(self, root: Path):
         """The audit of the project in the workspace folder ``root`` and its bibliography site."""
-        from ..recommend.audit import audit_draft
+        from ..recommend.audit import audit_draft  # with the first audit, not at the server's start-up
 
         result = audit_draft(self.model(), root, top=max(self.options.top * 3, 30), year=self.options.year,
                              show_all=self.options.all)
@@ -379,8 +381,6 @@ class CitationServer(LanguageServer):
     def start_io(self, stdin=None, stdout=None) -> int:
         """Serve over stdio (:func:`.framing.serve`) until ``exit`` or the end of the input;
         the exit code the protocol asks for (0 after ``shutdown``, else 1)."""
-        from .framing import serve
-
         return serve(self, stdin or sys.stdin.buffer, stdout or sys.stdout.buffer)
 
 

@@ -15,6 +15,7 @@ The long way: :meth:`Recommender.load(folder) <Recommender.load>`, then its ``re
 
 from __future__ import annotations
 
+import importlib
 from pathlib import Path
 
 from .method import ABLATABLE, Recommendation, Recommender, RecommenderConfig
@@ -71,8 +72,6 @@ def load_default(work: str | Path | None = None, model: str | Path | None = None
 
 def __getattr__(name: str):
     """The names of :data:`_LAZY`, imported on first use (PEP 562)."""
-    import importlib
-
     try:
         module, _, attr = _LAZY[name].partition(":")
     except KeyError:

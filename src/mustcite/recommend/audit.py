@@ -30,9 +30,13 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ..corpus.records import normalize_title, title_short_name
 from ..errors import UsageError
+from ..extract.link import link_references
+from ..extract.works import name_key
 from ..numeric import logit
 from .bibliography_signals import BibliographySignals
+from .draft import Draft, read_draft
 from .features import Candidate
 from .findings import (
     Finding,
@@ -42,12 +46,14 @@ from .findings import (
     defined_acronyms,
     kind_features,
     load_calibration,
+    locate,
     named_candidates,
     named_findings,
     own_names,
     placeholder_findings,
     same_work_keys,
     sentences,
+    title_starts_with,
     undefined_key_findings,
 )
 from .method import Recommender
@@ -276,10 +282,6 @@ def draft_findings(rec: Recommender, draft: Draft, refs: list[dict[str, Any]], u
                    sents, calibration: dict[str, Any], cands=None) -> list[Finding]:
     """Every finding of a read draft (see :mod:`.findings`), strongest first, with its confidence
     (``cands``: the works its sentences name, :func:`.findings.named_candidates`, when found already)."""
-    from ..corpus.records import normalize_title, title_short_name
-    from ..extract.works import name_key
-    from .findings import locate, title_starts_with
-
     paper = draft.paper
     year = ds.year if ds is not None else rec.effective_year(None)
     sources = paper.sources
@@ -381,9 +383,6 @@ def audit_draft(rec: Recommender, path: str | Path | Draft, *, top: int = 50, mi
     with ``show_all``), at most ``top``, each also at or above ``min_score``. ``path`` may be a
     draft already read with :func:`.draft.read_draft` (a front end reads every input before it
     loads a model)."""
-    from ..extract.link import link_references
-    from .draft import Draft, read_draft
-
     year = parse_year(year)
     if min_score != min_score:
         raise UsageError("min_score must be a number, not NaN")

@@ -248,7 +248,7 @@ class CandidateGenerator:
 
 def dense_encoder(cache_dir: str | Path | None, meta: dict[str, Any] | None = None):
     """The dense encoder a saved model's metadata (or a config's spec) names; MiniLM by default."""
-    from ..retrieval.dense import dense_from_meta
+    from ..retrieval.dense import dense_from_meta  # the dense retrieval modules load only when asked for
 
     meta = dict(meta or {})
     if meta.get("model_path") and not Path(meta["model_path"]).is_dir() and not meta.get("spec"):

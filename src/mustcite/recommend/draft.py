@@ -16,7 +16,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import MustciteError, UsageError
+from ..extract.latex import extract_latex
 from ..extract.model import ExtractedPaper
+from ..extract.runner import ExtractOptions, extract_paper, kind_of
 
 DRAFT_TYPES = (".pdf, .tei.xml, Markdown (.md/.mmd, optionally .gz), or LaTeX (a .tex file, a project "
                "folder, or a .zip/.tar.gz/.tgz source archive)")
@@ -42,8 +44,6 @@ class Draft:
 
 def draft_kind(path: str | Path) -> str | None:
     """The draft kind a file name says (markdown/tei/pdf/latex), None when unsupported."""
-    from ..extract.runner import kind_of
-
     name = Path(path).name.lower()
     if name.endswith(LATEX_FILE_SUFFIXES):
         return "latex"
@@ -99,13 +99,9 @@ def extract_draft(path: str | Path, *, max_bytes: int = MAX_DRAFT_BYTES,
                   max_chars: int = MAX_DRAFT_CHARS) -> tuple[str, ExtractedPaper]:
     """``(kind, extracted paper)`` of the draft at ``path`` (only that file, within the size caps);
     raises MustciteError naming the file and the reason when it cannot be read or extracted."""
-    from ..extract.runner import ExtractOptions, extract_paper
-
     path = Path(path)
     kind = check_draft_file(path, max_bytes=max_bytes)
     if kind == "latex":
-        from ..extract.latex import extract_latex
-
         return kind, extract_latex(path)
     paper = extract_paper(path, ExtractOptions(out_dir="", fallbacks=False, max_bytes=max_bytes,
                                                max_chars=max_chars, keep_undated=True))

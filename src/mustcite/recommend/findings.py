@@ -38,6 +38,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import lazy_libs
 from ..corpus.records import normalize_title, title_short_name
 from ..extract.sentences import split_sentences
 from ..extract.works import name_key
@@ -206,8 +207,7 @@ def confidence(features: dict[str, float], calibration: dict[str, Any]) -> float
 
 def fit_calibration(rows: list[dict[str, float]], labels: list[int], *, c: float = 1.0) -> dict[str, Any]:
     """A logistic model of ``labels`` (1: a genuine omission) on the findings' ``rows`` of features."""
-    from sklearn.linear_model import LogisticRegression
-
+    LogisticRegression = lazy_libs.sklearn_linear_model().LogisticRegression
     X = np.array([[r.get(f, 0.0) for f in FEATURES] for r in rows], dtype=np.float64)
     y = np.asarray(labels, dtype=np.int64)
     lr = LogisticRegression(C=c, max_iter=2000).fit(X, y)

@@ -7,6 +7,7 @@ import re
 import unicodedata
 from collections.abc import Mapping, Sequence
 
+from ..errors import UsageError
 from .reasons import reasons
 from .results import Recommendation
 
@@ -273,8 +274,6 @@ GATE_TIERS = ("type1", "type2", "type3", "must_cite")
 
 def parse_gate(spec: str) -> tuple[str, float]:
     """``"0.5"`` -> ("type1", 0.5); ``"type2:0.6"`` -> ("type2", 0.6); a UsageError otherwise."""
-    from ..errors import UsageError
-
     tier, _, value = spec.rpartition(":")
     tier = tier or "type1"
     try:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy as np
+from tqdm import tqdm
 
 from ..errors import DataMissingError
 from ..labels.papers import TIERS, LabelledPaper
@@ -30,7 +31,6 @@ def training_matrix(candidates: CandidateGenerator, featurize: Featurize, train:
     (``groups``)."""
     if not train:
         raise DataMissingError("no training queries")
-    from tqdm import tqdm
 
     Xs, ys, gs = [], {t: [] for t in TIERS}, []
     for start in tqdm(range(0, len(train), batch), desc="training features", unit="batch",

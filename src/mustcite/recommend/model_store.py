@@ -12,13 +12,17 @@ copies of the tier models' trees) and rebuilt when ``pool.parquet``, ``labelled.
 
 from __future__ import annotations
 
+import os
 import pickle
+import shutil
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any, TypeVar
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
 
 from ..corpus.pool import POOL_COLUMNS, WORK_COLUMNS
 from ..errors import DataMissingError, MustciteError
@@ -71,9 +75,6 @@ class ModelParts:
 
 def save(rec: ModelParts, folder: str | Path) -> Path:
     """Write the parts ``rec`` into ``folder`` (created if needed); returns the folder."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     columns = _pool_columns(rec.candidates.pool)
@@ -94,9 +95,7 @@ def save_learned(rec: ModelParts, folder: str | Path) -> Path:
     """Write what training changes into a model ``folder``: the tier models, the cross-encoder
     (a stale one is removed when ``rec`` has none) and ``config.json``. Adding a cross-encoder to
     a saved model rewrites only these; the pool, indexes and vectors stay as they are."""
-    import shutil
-
-    import joblib
+    import joblib  # ~45 ms: the recommender imports this module at start-up
 
     folder = Path(folder)
     joblib.dump(rec.tiers.compiled(), folder / "tiers.joblib")     # scikit-learn's models, never the numpy copies
@@ -146,7 +145,7 @@ def read_config(folder: str | Path) -> dict[str, Any]:
 
 
 def _load_parts(folder: Path, meta: dict[str, Any], cache_dir, cache_queries: bool) -> ModelParts:
-    import joblib
+    import joblib  # ~45 ms: the recommender imports this module at start-up
 
     # saved before `disable` existed: none; keys of older formats (query_year) are dropped
     known = {f.name for f in fields(RecommenderConfig)}
@@ -200,9 +199,6 @@ def _write_indexes(folder: Path, rec: ModelParts) -> None:
     context, neighbour and name indexes. Written into a temporary folder and renamed, so a reader
     sees all of it or none; a folder that cannot be written is left as it is (the next load builds
     the indexes in memory again)."""
-    import os
-    import shutil
-
     final = folder / INDEX_DIR
     tmp = folder / f".{INDEX_DIR}-{os.getpid()}"
     try:
@@ -247,8 +243,6 @@ def _from_saved(saved: Path | None, load: Callable[[Path], T], build: Callable[[
 
 
 def _read_parquet(path: Path) -> list[dict[str, Any]]:
-    import pyarrow.parquet as pq
-
     return pq.read_table(path).to_pylist()
 
 

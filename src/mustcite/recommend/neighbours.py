@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+from scipy.sparse import csr_matrix
 
 from ..io import load_pickle
 from ..labels.papers import LabelledPaper
@@ -92,7 +93,6 @@ class NeighbourIndex:
                 must.setdefault(c.paper_id, []).append(m)
                 ballot.append((c.paper_id, c.weight(f), m, bool(f["type1"])))
         # labelled paper x cited pool paper, 1 where it cites it (for co-citation)
-        from scipy.sparse import csr_matrix
 
         self.cited_ids = sorted(citers)
         self._col = {pid: j for j, pid in enumerate(self.cited_ids)}

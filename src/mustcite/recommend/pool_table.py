@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pyarrow as pa
 
 #: the column of a written table saying whether each entry has an abstract (not part of a record)
 HAS_ABSTRACT = "has_abstract"
@@ -46,16 +47,12 @@ class PoolTable(Sequence):
     @classmethod
     def open(cls, path: str | Path) -> PoolTable:
         """The table in an Arrow file written by :meth:`write`, mapped from disk (not read)."""
-        import pyarrow as pa
-
         source = pa.memory_map(str(path), "r")      # stays open: the table's buffers are its pages
         return cls(table=pa.ipc.open_file(source).read_all())
 
     def write(self, path: str | Path, columns: Sequence[str]) -> None:
         """Write ``columns`` of every record as an uncompressed Arrow file (for :meth:`open`), with
         whether each has an abstract (so a loaded table never reads the abstracts to know)."""
-        import pyarrow as pa
-
         table = pa.Table.from_pylist([{k: p.get(k) for k in columns} for p in self])
         table = table.append_column(HAS_ABSTRACT, pa.array(self.has_abstract))
         with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_file(sink, table.schema) as writer:
@@ -123,7 +120,7 @@ class PoolTable(Sequence):
             elif HAS_ABSTRACT in self._table.column_names:
                 self._has_abstract = self._table.column(HAS_ABSTRACT).to_numpy(zero_copy_only=False).astype(bool)
             elif "abstract" in self._table.column_names:
-                import pyarrow.compute as pc
+                import pyarrow.compute as pc  # ~40 ms: the recommender imports this module at start-up
 
                 lengths = pc.utf8_length(self._table.column("abstract")).fill_null(0)
                 self._has_abstract = np.asarray(lengths.to_numpy(zero_copy_only=False)) > 0

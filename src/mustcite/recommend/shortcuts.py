@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import MustciteError, UsageError
 from .audit import audit_draft
+from .draft import Draft
 from .method import Recommender
 from .query import parse_year
 
@@ -60,7 +61,7 @@ def load(model: str | Path | None = None) -> Recommender:
     >>> model.describe()["labelled"] > 0
     True
     """
-    from .train import default_model
+    from .train import default_model  # training's modules load only when asked for
 
     folder = (_path(model, "model", optional=True) or default_model(None)).resolve()
     if folder not in _LOADED:
@@ -105,8 +106,6 @@ def audit(path: str | Path, *, year: int | None = None, top: int = 50,
     >>> report.references > 0 and all(r.reasons for r in report.missing)
     True
     """
-    from .draft import Draft
-
     if not isinstance(path, Draft):
         path = _path(path, "path")
     top, year = _top(top, MAX_TOP["audit"]), _year(year)

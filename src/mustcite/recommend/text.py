@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import importlib.util
 import re
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+import Stemmer
+from rapidfuzz import fuzz
+
+from ..corpus.records import normalize_title
 from .pool_table import PoolTable
 
 #: a word: two or more letters, digits or hyphens, starting with a letter
@@ -17,8 +22,6 @@ WORD = re.compile(r"[A-Za-z][A-Za-z0-9\-]{1,}")
 def english_stop_words() -> frozenset[str]:
     """scikit-learn's English stop words (the Glasgow IR group's list), read from its file without
     importing scikit-learn, whose import costs a second on a command that answers in three."""
-    import importlib.util
-
     spec = importlib.util.find_spec("sklearn")          # finds the package without running it
     folder = Path(next(iter(spec.submodule_search_locations)))
     words = importlib.util.spec_from_file_location("mustcite_stop_words",
@@ -37,8 +40,6 @@ def _stop() -> frozenset[str]:
 
 @lru_cache(maxsize=1)
 def _stemmer():
-    import Stemmer
-
     return Stemmer.Stemmer("english")
 
 
@@ -64,15 +65,11 @@ def same_paper_title(a: str, b: str) -> bool:
     """True when two titles name the same paper: equal after normalisation, one a truncation of the
     other (at least four words), or nearly equal (rapidfuzz ratio >= 92). Used to keep a query's own
     paper out of its neighbours and its recommendations."""
-    from ..corpus.records import normalize_title
-
     return same_normalised_title(normalize_title(a), normalize_title(b))
 
 
 def same_normalised_title(x: str, y: str) -> bool:
     """:func:`same_paper_title` for titles already passed through ``normalize_title``."""
-    from rapidfuzz import fuzz
-
     if not x or not y:
         return False
     if x == y:

@@ -14,8 +14,10 @@ from typing import Any
 
 import numpy as np
 
+from .. import lazy_libs
 from ..io import atomic_write_json, read_json
 from ..labels.papers import TIERS
+from .forest import TreeEnsemble
 
 MIN_POSITIVES = 5
 #: Results are ranked by P(must-cite) once that model has seen this many positives, else by P(cited).
@@ -41,7 +43,7 @@ class TierModels:
         """These models with scikit-learn's compiled trees (read from :attr:`compiled_from` when
         ``models`` holds numpy copies); returns self."""
         if self.compiled_from is not None:
-            import joblib
+            import joblib  # ~45 ms: the recommender imports this module at start-up
 
             self.models = joblib.load(self.compiled_from).models
             self.compiled_from = None
@@ -49,8 +51,6 @@ class TierModels:
 
     def save_arrays(self, folder: str | Path) -> None:
         """Write numpy copies of the trees into ``folder`` (read back by :meth:`load_arrays`)."""
-        from .forest import TreeEnsemble
-
         folder = Path(folder)
         folder.mkdir(parents=True, exist_ok=True)
         for tier, m in self.compiled().models.items():
@@ -62,8 +62,6 @@ class TierModels:
     def load_arrays(cls, folder: str | Path, compiled_from: str | Path) -> TierModels:
         """The models :meth:`save_arrays` wrote, as numpy copies; the compiled ones stay in
         ``compiled_from`` until a large batch needs them."""
-        from .forest import TreeEnsemble
-
         folder = Path(folder)
         meta = read_json(folder / "tiers.json")
         return cls(seed=meta["seed"], models={t: TreeEnsemble.load(folder / f"{t}.npz") for t in meta["tiers"]},
@@ -93,8 +91,7 @@ class TierModels:
         if not 0.0 < negatives <= 1.0:
             raise ValueError(f"negatives must be in (0, 1], got {negatives}")
         rng = np.random.default_rng(self.seed)
-        from sklearn.ensemble import HistGradientBoostingClassifier
-
+        HistGradientBoostingClassifier = lazy_libs.sklearn_ensemble().HistGradientBoostingClassifier
         self.empty_columns = [int(j) for j in np.flatnonzero(np.isnan(X).all(axis=0))] if len(X) else []
         X = self._clean(X)
         for tier in TIERS:
@@ -144,7 +141,7 @@ def _openmp_controller():
     too slow to do per query."""
     global _CONTROLLER
     if _CONTROLLER is None:
-        from threadpoolctl import ThreadpoolController
+        from threadpoolctl import ThreadpoolController  # ~3 ms: not at the recommender's start-up
 
         _CONTROLLER = ThreadpoolController()
     return _CONTROLLER

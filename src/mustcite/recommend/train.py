@@ -15,16 +15,24 @@ import copy
 import hashlib
 import json
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from ..benchmark.evaluate import evaluate as ir_evaluate
+from ..benchmark.loader import Benchmark
 from ..benchmark.training_data import BenchmarkData, benchmark_data
 from ..config import Workspace
 from ..corpus.pool import load_pool
 from ..errors import DataMissingError
 from ..extract.works import WorkIndex, is_work_id, pool_works
 from ..labels.papers import LabelledPaper, load_reference_dirs
+from ..retrieval.base import Doc
+from ..retrieval.cross_encoder import CITED_TARGET, CrossEncoderReranker
+from .card import write_card
 from .method import Recommender, RecommenderConfig
+from .query import effective_year, parse_year
+from .ranking import top_indices
 
 #: the default model's pool holds the cited works that at least this many labelled papers cite
 SERVING_MIN_CITING = 2
@@ -110,9 +118,6 @@ def evaluate_bm25(rec: Recommender, queries: list[dict[str, Any]], qrels: dict[s
     """The same metrics for the recommender's own BM25 first stage alone (the baseline in the card),
     under the same time order: each query searches the pool papers of its ``year`` (else today's)
     or earlier."""
-    from ..retrieval.base import Doc
-    from .query import effective_year, parse_year
-
     docs = [Doc(str(q["id"]), q.get("title") or "", q.get("abstract") or "") for q in queries]
     years = [effective_year(parse_year(q.get("year"))) for q in queries]
     hits = rec.candidates.bm25_search(docs, years, top)
@@ -121,8 +126,6 @@ def evaluate_bm25(rec: Recommender, queries: list[dict[str, Any]], qrels: dict[s
 
 def ranking_metrics(ranked: dict[str, list[str]], qrels: dict[str, dict[str, dict[str, int]]]) -> dict[str, Any]:
     """Mean metrics per ground truth of ranked paper ids per query (queries absent from qrels skipped)."""
-    from ..benchmark.evaluate import evaluate as ir_evaluate
-
     run = {qid: {pid: float(len(ids) - i) for i, pid in enumerate(ids)} for qid, ids in ranked.items()}
     out: dict[str, Any] = {}
     for gt, table in sorted(qrels.items()):
@@ -167,10 +170,6 @@ def train_default(refs: list[str | Path], pool_path: str | Path, out: str | Path
     ``year``: a model as of that year (pool and labelled papers of that year or earlier). The
     hold-out papers are scored as queries of their own year, so they too see only papers of their
     year or earlier."""
-    from dataclasses import replace
-
-    from .card import write_card
-
     t0 = time.perf_counter()
     pool = load_pool(pool_path, pool_years)
     if year is not None:
@@ -230,8 +229,6 @@ def train_benchmark(bench: str | Path, out: str | Path, *, refs: list[str | Path
                     config: RecommenderConfig | None = None, fit_extra: bool = False,
                     log=print) -> dict[str, Any]:
     """Train-only model for a built benchmark; metrics on dev (and test when ``eval_test``)."""
-    from .card import write_card
-
     t0 = time.perf_counter()
     bench = Path(bench)
     data = benchmark_data(bench, refs)
@@ -261,9 +258,6 @@ def cross_encoder_pairs(rec: Recommender, papers: list[LabelledPaper], top: int 
     is scored leave-one-out, and its ``top`` best candidates by P(must-cite) and by P(cited) become
     ``(paper text, candidate text)`` pairs with graded targets (:mod:`mustcite.retrieval.cross_encoder`): the
     candidates the cross-encoder will be asked about at serving time."""
-    from ..retrieval.cross_encoder import CITED_TARGET
-    from .ranking import top_indices
-
     pairs: list[tuple[str, str]] = []
     targets: list[float] = []
     by_id = {p.id: p for p in papers}
@@ -291,8 +285,6 @@ def fit_cross_encoder(rec: Recommender, papers: list[LabelledPaper], *, queries:
     """A cross-encoder (:class:`~mustcite.retrieval.cross_encoder.CrossEncoderReranker`) trained on the top candidates
     of a fixed sample of ``queries`` of ``papers`` (:func:`fit_sample`, :func:`cross_encoder_pairs`).
     ``rec`` is left as it is; set ``rec.cross`` to use it."""
-    from ..retrieval.cross_encoder import CrossEncoderReranker
-
     sample = fit_sample(papers, queries, seed)
     t0 = time.perf_counter()
     pairs, targets = cross_encoder_pairs(rec, sample, top)
@@ -309,7 +301,5 @@ def fit_cross_encoder(rec: Recommender, papers: list[LabelledPaper], *, queries:
 
 def benchmark_train_papers(rec: Recommender, bench: str | Path) -> list[LabelledPaper]:
     """The labelled papers of a train-only benchmark model that are its benchmark's train queries."""
-    from ..benchmark.loader import Benchmark
-
     ids = {str(q["id"]) for q in Benchmark.open(bench).queries("train")}
     return [p for p in rec.labelled if p.id in ids]

@@ -22,6 +22,7 @@ from pathlib import Path
 from ..errors import MustciteError
 from ..extract.bibtex import BibEntry, parse_bbl, parse_bib
 from ..io import BinaryContentError, decode_text
+from ..recommend.draft import extract_draft
 
 #: a .bib or .bbl file larger than this is refused (a bibliography is far smaller)
 MAX_BIB_BYTES = 32 * 2**20
@@ -165,8 +166,6 @@ def volume_in_text(raw: str) -> int | None:
 
 def _draft_entries(path: Path) -> tuple[list[Entry], list[str]]:
     """The reference list of a LaTeX project, archive or draft, read as ``audit`` reads it."""
-    from ..recommend.draft import extract_draft
-
     kind, paper = extract_draft(path)
     entries = []
     for r in sorted(paper.references, key=lambda r: r.target):

@@ -46,6 +46,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pyarrow.parquet as pq
 
 from ..config import Workspace
 from ..corpus.identifiers import year_scoped
@@ -54,6 +55,8 @@ from ..corpus.store import SIDE_TRACKS_FILE, VERSIONS_FILE
 from ..errors import DataMissingError, MustciteError
 from ..extract.link import TitleIndex, identifier_keys
 from ..io import load_pickle
+from .person_names import name_tokens
+from .venue import venue_key
 
 #: a venue-year with fewer corpus papers is never held completely
 MIN_COMPLETE = 20
@@ -293,8 +296,6 @@ class RefIndex:
     def venue_named(self, text: str) -> bool:
         """Whether any work of the catalogue of cited works or any side record names this venue
         (:func:`~.venue.venue_key`: a venue no citing paper names may not exist)."""
-        from .venue import venue_key
-
         keys = self.__dict__.get("_venue_keys")
         if keys is None:
             texts = {v for v in self.work_fields.get("venue") or () if v} | set(self.side_fields.get("venue") or ())
@@ -345,8 +346,6 @@ class RefIndex:
         key = (venue, int(year), side) if side else (venue, int(year))
         table = self._surnames.get(key)
         if table is None:
-            from .person_names import name_tokens
-
             table = defaultdict(list)
             rows = (self.side_by_venue_year if side else self.by_venue_year).get(key[:2], np.zeros(0, dtype=np.int32))
             authors = self.side_fields["authors"] if side else self.authors
@@ -436,8 +435,6 @@ class RefIndex:
 def _read(path: Path, columns: list[str], optional: list[str], what: str) -> dict[str, list]:
     """The columns of a Parquet file as lists; an ``optional`` column the file lacks (a store written
     before it existed) reads as all None."""
-    import pyarrow.parquet as pq
-
     try:
         have = set(pq.read_schema(path).names)
         t = pq.read_table(path, columns=columns + [c for c in optional if c in have])

@@ -2,6 +2,8 @@
 (:func:`make_retriever`: BM25, dense bi-encoders with an on-disk embedding cache, ColBERT, graph
 methods, prefetch and rerank), queries files, and NT-Xent fine-tuning."""
 
+import importlib
+
 from .base import Doc, Results, Retriever, as_doc, as_docs, doc_text
 from .queries import read_queries
 from .registry import make_retriever
@@ -38,8 +40,6 @@ __all__ = ["Doc", "Results", "Retriever", "as_doc", "as_docs", "doc_text", "make
 
 def __getattr__(name: str):
     """The names of :data:`_LAZY`, imported on first use (PEP 562)."""
-    import importlib
-
     try:
         module, _, attr = _LAZY[name].partition(":")
     except KeyError:

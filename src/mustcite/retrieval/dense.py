@@ -17,12 +17,15 @@ unless ``ann="hnsw"`` or ``ann="ivf"`` asks for an approximate faiss index.
 from __future__ import annotations
 
 import hashlib
+import os
 from dataclasses import astuple, dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from .. import lazy_libs
+from ..engine import current_engine
 from ..errors import MustciteError, UsageError
 from ..io import read_json
 from .base import Results, as_docs
@@ -118,8 +121,6 @@ class DenseRetriever:
     def embed(self, texts: list[str], desc: str = "encoding") -> np.ndarray:
         """Vectors through the embedding cache; the missing ones are encoded here, or on the
         workers of a distributed engine (``self.engine``, default the process-wide one)."""
-        from ..engine import current_engine
-
         engine = self.engine or current_engine()
         if engine.local:
             return self.cache.embed(texts, self.encode, batch_size=self.batch_size, desc=desc)
@@ -203,8 +204,7 @@ class EncoderSpec:
         if self.onnx:
             return OnnxEncoder(self.model_path, max_length=self.max_seq_length, onnx_file=self.onnx_file,
                                pooling=self.pooling)
-        from sentence_transformers import SentenceTransformer
-
+        SentenceTransformer = lazy_libs.sentence_transformers("the dense encoder").SentenceTransformer
         model = SentenceTransformer(self.model_path, device=self.device or ("cuda" if _cuda() else "cpu"))
         model.max_seq_length = self.max_seq_length
         return model
@@ -312,9 +312,8 @@ class OnnxEncoder:
 
     def __init__(self, path: str | Path, *, max_length: int = 256, onnx_file: str | None = None,
                  pooling: str = "mean"):
-        import onnxruntime as ort
-        from tokenizers import Tokenizer
-
+        ort = lazy_libs.onnxruntime("the ONNX encoder")
+        Tokenizer = lazy_libs.tokenizers("the ONNX encoder").Tokenizer
         path = Path(path)
         if pooling not in ("mean", "cls"):
             raise UsageError(f"unknown pooling {pooling!r}", hint="use cls or mean")
@@ -371,8 +370,6 @@ def pool_hidden(hidden: np.ndarray, attention_mask: np.ndarray, pooling: str = "
 def _cpus() -> int:
     """Threads for the encoder: ``OMP_NUM_THREADS`` when set (a server worker's share), else the CPUs
     this process may run on."""
-    import os
-
     if os.environ.get("OMP_NUM_THREADS", "").isdigit() and int(os.environ["OMP_NUM_THREADS"]) > 0:
         return int(os.environ["OMP_NUM_THREADS"])
     try:
@@ -383,8 +380,6 @@ def _cpus() -> int:
 
 def _cuda() -> bool:
     try:
-        import torch
-
-        return bool(torch.cuda.is_available())
+        return bool(lazy_libs.torch().cuda.is_available())
     except Exception:
         return False

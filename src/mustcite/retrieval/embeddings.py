@@ -22,8 +22,11 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
+from tqdm.auto import tqdm
 
+from ..errors import MustciteError
 from ..io import atomic_write_json
+from ..parallel import pmap
 
 _WEIGHTS = ("model.safetensors", "pytorch_model.bin", "model.int8.onnx")
 _CONFIGS = ("config.json", "modules.json", "sentence_bert_config.json", "1_Pooling/config.json",
@@ -156,8 +159,6 @@ class EmbeddingCache:
         shard on its workers (``encode`` must then pickle: a :class:`~mustcite.retrieval.dense.EncoderSpec`);
         the batches, their order and the shards written here are the same as in-process, so the
         cache files are the same whichever engine made them. Default: in this process."""
-        from tqdm.auto import tqdm
-
         if engine is not None and not engine.local:
             return self._embed_on(engine, texts, encode, batch_size=batch_size, desc=desc, progress=progress)
 
@@ -189,9 +190,6 @@ class EmbeddingCache:
 
     def _embed_on(self, engine, texts: Sequence[str], encode: Callable[[list[str]], np.ndarray], *,
                   batch_size: int, desc: str, progress: bool) -> np.ndarray:
-        from ..errors import MustciteError
-        from ..parallel import pmap
-
         keys, todo = self._missing(texts)
         for start in range(0, len(todo), self.shard_size):
             chunk = sorted(todo[start:start + self.shard_size], key=lambda kt: len(kt[1]))

@@ -32,7 +32,9 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from tqdm.auto import tqdm
 
+from .. import lazy_libs
 from ..errors import MustciteError
 from ..io import atomic_write_json
 from .base import Results, as_docs
@@ -46,13 +48,9 @@ FOLDS = 5
 
 
 def require_pyg():
-    """torch and torch_geometric, or a MustciteError saying how to install them."""
-    try:
-        import torch
-        import torch_geometric  # noqa: F401
-    except ImportError as exc:
-        hint = "pip install 'mustcite[graph]' (torch_geometric==2.8.1 over the installed torch)"
-        raise MustciteError(f"the GNN retriever needs {exc.name}", hint=hint) from None
+    """torch (torch_geometric imported), or a MissingLibraryError saying how to install them."""
+    torch = lazy_libs.torch("the GNN retriever")
+    lazy_libs.torch_geometric("the GNN retriever")
     return torch
 
 
@@ -72,8 +70,6 @@ class GNNParams:
 
 def knn_edges(graph: BiblioGraph, k: int, chunk: int = 2048) -> np.ndarray:
     """``similar`` edges (neighbour, paper): each graph paper's ``k`` nearest papers of its year or earlier."""
-    from tqdm.auto import tqdm
-
     nodes = np.arange(graph.n_papers)
     src, dst = [], []
     for b in tqdm(range(0, graph.n_papers, chunk), desc="graph: text kNN edges", disable=graph.n_papers <= chunk):
@@ -91,8 +87,7 @@ class GraphTensors:
 
     def __init__(self, graph: BiblioGraph, similar: np.ndarray):
         torch = require_pyg()
-        from torch_geometric.nn import SimpleConv
-
+        SimpleConv = lazy_libs.torch_geometric_nn("the GNN retriever").SimpleConv
         self.torch, self.graph = torch, graph
         self.conv = SimpleConv(aggr="mean", combine_root=None)
         self.x = torch.from_numpy(graph.vectors.astype(np.float32))
@@ -214,7 +209,6 @@ def train_gnn(graph: BiblioGraph, tensors: GraphTensors, params: GNNParams, *,
     """Train on the graph's labelled papers (citation edges as positives). ``on_epoch(epoch, model)``
     is called after each epoch (the benchmark script scores dev there). Returns ``(model, TrainResult)``."""
     torch = require_pyg()
-    from tqdm.auto import tqdm
 
     rng = np.random.default_rng(params.seed)
     torch.manual_seed(params.seed)

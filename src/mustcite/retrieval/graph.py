@@ -26,10 +26,17 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+import joblib
 import numpy as np
+import pyarrow.parquet as pq
+from tqdm.auto import tqdm
 
+from .. import lazy_libs
+from ..corpus.records import normalize_title
 from ..errors import DataMissingError, MustciteError, UsageError
 from ..io import atomic_write_json
+from .base import as_docs, doc_text
+from .dense import DenseRetriever
 
 #: node types and edge types, in the order the retrievers use them
 NODE_TYPES = ("paper", "author", "venue", "keyword")
@@ -96,8 +103,6 @@ class BiblioGraph:
     def pool_nodes(self, pool, model_dir: str | Path, command: str) -> np.ndarray:
         """The sorted pool-paper nodes of ``pool`` (what a graph method ranks); a clear error when a
         pool paper is not one (the model was built on another pool: ``command`` rebuilds it)."""
-        from .base import as_docs
-
         ids = [d.id for d in as_docs(pool)]
         node = self.node_of()
         missing = [i for i in ids if i not in node or node[i] >= self.n_pool]
@@ -122,8 +127,6 @@ class BiblioGraph:
 
     # ------------------------------------------------------------------ persistence
     def save(self, folder: str | Path) -> None:
-        import joblib
-
         folder = Path(folder)
         folder.mkdir(parents=True, exist_ok=True)
         np.savez_compressed(folder / "graph.npz", years=self.years, vectors=self.vectors.astype(np.float16),
@@ -137,8 +140,6 @@ class BiblioGraph:
 
     @classmethod
     def load(cls, folder: str | Path) -> BiblioGraph:
-        import joblib
-
         folder = Path(folder)
         for name in ("graph.npz", "graph_nodes.json", "graph.json", "keywords.joblib"):
             if not (folder / name).is_file():
@@ -188,12 +189,7 @@ def build_graph(pool: list[dict[str, Any]], labelled: list, pool_vectors: np.nda
     (:class:`~mustcite.labels.papers.LabelledPaper`; only their citations of pool papers become
     edges). A labelled paper that is a pool paper (same id, or same normalised title and year) is
     merged into the pool node. ``authors``: paper id -> author names (pool and labelled papers)."""
-    from sklearn.feature_extraction.text import TfidfVectorizer
-    from tqdm.auto import tqdm
-
-    from ..corpus.records import normalize_title
-    from .base import doc_text
-
+    TfidfVectorizer = lazy_libs.sklearn_feature_extraction_text("the graph").TfidfVectorizer
     config = config or GraphConfig()
     authors = authors or {}
     if len(pool_vectors) != len(pool) or len(labelled_vectors) != len(labelled):
@@ -327,8 +323,6 @@ def text_neighbours(graph: BiblioGraph, qvecs: np.ndarray, years: list[int | Non
 
 def corpus_authors(corpus: str | Path, ids: set[str]) -> dict[str, list[str]]:
     """Author lists of the papers ``ids`` from the corpus Parquet (``paper_id``, ``authors``)."""
-    import pyarrow.parquet as pq
-
     path = Path(corpus)
     if not path.is_file():
         raise DataMissingError("corpus file not found (it holds the authors)", path=path,
@@ -351,8 +345,6 @@ def corpus_authors(corpus: str | Path, ids: set[str]) -> dict[str, list[str]]:
 
 def encoder_for(config: GraphConfig, cache_dir: str | Path | None = None):
     """The dense retriever whose cached vectors the graph uses (the recommender's encoder)."""
-    from .dense import DenseRetriever
-
     return DenseRetriever(config.encoder, max_seq_length=config.max_seq_length, cache_dir=cache_dir)
 
 

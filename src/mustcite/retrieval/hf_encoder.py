@@ -39,6 +39,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import lazy_libs
 from ..errors import MustciteError, UsageError
 from ..io import read_json
 from .base import Results, as_docs
@@ -202,8 +203,7 @@ _KEY = re.compile(r"layer\.(\d+)\.(attention\.output|output)\.adapters\.([^.]+)\
 
 
 def _activation(name: str):
-    import torch
-
+    torch = lazy_libs.torch("the Hugging Face encoder")
     name = name.lower()
     table = {"relu": torch.nn.functional.relu, "swish": torch.nn.functional.silu, "silu": torch.nn.functional.silu,
              "gelu": torch.nn.functional.gelu, "tanh": torch.tanh,
@@ -231,11 +231,8 @@ def _adapter_config(folder: Path) -> tuple[dict[str, Any], str]:
 
 def _adapter_weights(folder: Path) -> dict[str, Any]:
     if (folder / "adapter.safetensors").is_file():
-        from safetensors.torch import load_file
-
-        return load_file(str(folder / "adapter.safetensors"))
-    import torch
-
+        return lazy_libs.safetensors_torch("the Hugging Face encoder").load_file(str(folder / "adapter.safetensors"))
+    torch = lazy_libs.torch("the Hugging Face encoder")
     return torch.load(folder / "pytorch_adapter.bin", map_location="cpu", weights_only=True)
 
 
@@ -259,8 +256,7 @@ class BottleneckAdapter:
         self.original_ln_after = bool(cfg.get("original_ln_after", True))
 
     def __call__(self, h, x, layer_norm):
-        import torch.nn.functional as F
-
+        F = lazy_libs.torch("the Hugging Face encoder").nn.functional
         residual = h if self.residual_before_ln is True else None
         a = h
         if self.original_ln_before:
@@ -339,12 +335,9 @@ class HFEncoder:
     """Loads the folder(s) once; :meth:`encode` returns L2-normalised float32 vectors."""
 
     def __init__(self, spec: HFSpec, *, max_length: int = 256, batch_size: int = 32, device: str | None = None):
-        try:
-            import torch
-            from transformers import AutoModel, AutoTokenizer
-        except ImportError as exc:
-            raise MustciteError(f"the Hugging Face encoder needs {exc.name}",
-                                hint="pip install torch transformers (mustcite[dense])") from None
+        torch = lazy_libs.torch("the Hugging Face encoder")
+        transformers = lazy_libs.transformers("the Hugging Face encoder")
+        AutoModel, AutoTokenizer = transformers.AutoModel, transformers.AutoTokenizer
         self.spec, self.batch_size = spec, batch_size
         try:
             self.tokenizer = AutoTokenizer.from_pretrained(spec.base, local_files_only=True)
@@ -359,8 +352,7 @@ class HFEncoder:
         self.model.to(self.device)
 
     def encode(self, texts: list[str]) -> np.ndarray:
-        import torch
-
+        torch = lazy_libs.torch("the Hugging Face encoder")
         if not texts:
             return np.zeros((0, int(self.model.config.hidden_size)), dtype=np.float32)
         out: list[np.ndarray | None] = [None] * len(texts)

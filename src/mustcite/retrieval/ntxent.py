@@ -20,9 +20,14 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+from tqdm.auto import tqdm
+
+from .. import lazy_libs
 from ..errors import MustciteError
 from ..io import atomic_write_json
 from .memory import peak_rss_mb
+from .vectors import default_model_path
 
 
 @dataclass
@@ -40,9 +45,7 @@ class NTXentConfig:
 def seeded_sample(pairs: list, seed: int, max_pairs: int | None) -> tuple[random.Random, list]:
     """Seed Python, numpy and torch for a training run; returns its random generator and the pairs,
     ``max_pairs`` of them drawn by it when there are more."""
-    import numpy as np
-    import torch
-
+    torch = lazy_libs.torch("NT-Xent training")
     rng = random.Random(seed)
     random.seed(seed)
     np.random.seed(seed)
@@ -82,16 +85,10 @@ def train_ntxent(pairs: list[tuple[str, ...]], out_dir: str | Path, *, base_mode
 
     Items are ``(query, document)`` pairs or ``(query, document, hard negative)`` triplets (all of
     one shape); a triplet's negative joins the batch's documents as one more negative of every query."""
-    import torch
-    from sentence_transformers import SentenceTransformer
-    try:
-        from sentence_transformers.sentence_transformer.losses import MultipleNegativesRankingLoss
-    except ImportError:          # sentence-transformers < 6
-        from sentence_transformers.losses import MultipleNegativesRankingLoss
-    from tqdm.auto import tqdm
-
-    from .vectors import default_model_path
-
+    torch = lazy_libs.torch("NT-Xent training")
+    SentenceTransformer = lazy_libs.sentence_transformers("NT-Xent training").SentenceTransformer
+    MultipleNegativesRankingLoss = lazy_libs.sentence_transformers_losses("NT-Xent training") \
+        .MultipleNegativesRankingLoss
     cfg = config or NTXentConfig()
     if cfg.temperature <= 0:
         raise MustciteError("temperature must be > 0")

@@ -11,12 +11,15 @@ from __future__ import annotations
 import hashlib
 import shutil
 import time
+from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
+from .. import lazy_libs
 from ..errors import MustciteError, UsageError
 from ..io import atomic_write_json, build_dir_once, read_json
 from .embeddings import model_key, model_name
+from .hf_encoder import st_pooling_mode
 from .vectors import default_model_path
 
 ONNX_PREFIX = "onnx-int8:"
@@ -53,15 +56,11 @@ def ensure_onnx_int8(source: str | Path, cache_root: str | Path) -> Path:
 
 
 def _export_onnx_int8(src: Path, dest: Path) -> None:
-    try:
-        import torch
-        from onnxruntime.quantization import QuantType, quantize_dynamic
-        from transformers import AutoModel, AutoTokenizer
-    except ImportError as exc:
-        raise MustciteError(f"the ONNX int8 encoder needs {exc.name}",
-                            hint="pip install onnx onnxruntime torch transformers (mustcite[dense])") from None
-    from .hf_encoder import st_pooling_mode
-
+    torch = lazy_libs.torch("the ONNX int8 encoder")
+    quantization = lazy_libs.onnxruntime_quantization("the ONNX int8 encoder")
+    QuantType, quantize_dynamic = quantization.QuantType, quantization.quantize_dynamic
+    transformers = lazy_libs.transformers("the ONNX int8 encoder")
+    AutoModel, AutoTokenizer = transformers.AutoModel, transformers.AutoTokenizer
     pooling = read_json(src / "1_Pooling" / "config.json", missing_ok=True) or {}
     if pooling and st_pooling_mode(pooling) != "mean":
         raise MustciteError("the ONNX int8 encoder supports mean-pooled models only", path=str(src))
@@ -89,7 +88,6 @@ def _export_onnx_int8(src: Path, dest: Path) -> None:
     for name in _TOKENIZER_FILES:
         if (src / name).is_file():
             shutil.copy(src / name, dest / name)
-    from importlib.metadata import version
 
     atomic_write_json(dest / ONNX_MANIFEST, {
         "name": f"{model_name(src)}-onnx-int8", "source_model": model_name(src),

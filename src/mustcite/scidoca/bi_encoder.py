@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from ..retrieval.base import doc_text
+from ..retrieval.ntxent import NTXentConfig, train_ntxent
 from .cross import with_bm25
 from .discovery import sentences_of
 from .formats import Example
@@ -65,8 +66,6 @@ def train_bi_encoder(examples: Sequence[Example], out_dir: str | Path, *, seed: 
                      progress: bool = True) -> dict[str, Any]:
     """Fine-tune the shipped MiniLM on :func:`training_triplets` of ``examples``; saves a
     sentence-transformers folder (usable as ``--method`` / an encoder spec) and returns its card."""
-    from ..retrieval.ntxent import NTXentConfig, train_ntxent
-
     triplets = training_triplets(examples, seed=seed)
     cfg = NTXentConfig(epochs=epochs, batch_size=batch_size, seed=seed, max_seq_length=max_seq_length)
     return train_ntxent(triplets, out_dir, config=cfg, progress=progress,

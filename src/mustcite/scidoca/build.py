@@ -35,11 +35,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
+import pyarrow.compute as pa_compute
+import pyarrow.parquet as pq
+
+from ..config import Workspace, find_data_dir
+from ..corpus.records import normalize_title
 from ..errors import MustciteError, UsageError
 from ..extract.paragraphs import CitationMarker, ParagraphView, paragraph_view
 from ..extract.runner import META_SUFFIX, discover, kind_of, stem_of
 from ..extract.sections import ABSTRACT, CHECKLIST, REFERENCES
 from ..io import JsonlWriter, atomic_write_json, read_json, read_text, sha256_file
+from ..parallel import pmap
 from .formats import TASKS, Candidate, Example, example_to_json
 
 SPLITS = ("train", "dev", "test")
@@ -136,18 +143,12 @@ class CorpusPaper:
 
 def load_corpus_papers(corpus_path: str | Path, ids: Iterable[str]) -> dict[str, CorpusPaper]:
     """The corpus papers among ``ids`` that have a non-empty title and abstract."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-    import pyarrow.parquet as pq
-
-    from ..corpus.records import normalize_title
-
     wanted = sorted(set(ids))
     try:
         table = pq.read_table(corpus_path, columns=["paper_id", "title", "abstract"])
     except Exception as exc:  # pyarrow raises several types for a bad file
         raise MustciteError(f"cannot read the corpus: {exc}", path=corpus_path) from None
-    table = table.filter(pc.is_in(table["paper_id"], value_set=pa.array(wanted, pa.string())))
+    table = table.filter(pa_compute.is_in(table["paper_id"], value_set=pa.array(wanted, pa.string())))
     out = {}
     for row in table.to_pylist():
         title, abstract = (row["title"] or "").strip(), (row["abstract"] or "").strip()
@@ -232,8 +233,6 @@ def marker_ids(marker: CitationMarker, links: dict[int, str], usable: dict[str, 
 def paper_items(pc: PaperCitations, usable: dict[str, CorpusPaper],
                 excluded_sections: Sequence[str] = EXCLUDED_SECTIONS) -> PaperItems:
     """Qualifying paragraphs of one paper with their distractors (the seed's Section 3.5)."""
-    from ..corpus.records import normalize_title
-
     own = normalize_title(pc.title)
     out = PaperItems(pc.paper)
     per_par: list[tuple[ParagraphView, list[tuple[str, ...]]]] = []
@@ -458,8 +457,6 @@ RULES = [
 def default_inputs(data_dir: str | Path | None = None, work_dir: str | Path | None = None
                    ) -> tuple[list[Path], Path, Path]:
     """The four NeurIPS full-text folders, ``<work>/extract`` and ``<work>/corpus/papers.parquet``."""
-    from ..config import Workspace, find_data_dir
-
     data = find_data_dir(data_dir)
     work = Workspace.resolve(work_dir).root
     dirs = [data / "neurips" / f for f in FULLTEXT_FOLDERS if (data / "neurips" / f).is_dir()]
@@ -499,8 +496,6 @@ def build_task_data(fulltext_dirs: Sequence[str | Path], extract_dir: str | Path
     ``compress``: write ``task{n}.jsonl.gz`` instead of ``task{n}.jsonl``.
     ``workers``: process pool size for parsing (1 = in process).
     """
-    from ..parallel import pmap
-
     t0 = time.perf_counter()
     if len(fractions) != 3 or any(f < 0 for f in fractions) or abs(sum(fractions) - 1) > 1e-6:
         raise UsageError(f"fractions must be three non-negative shares summing to 1, got {tuple(fractions)}")

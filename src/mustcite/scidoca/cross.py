@@ -25,6 +25,7 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 
+from ..retrieval.cross_encoder import CrossEncoderReranker
 from .floors import BM25TopK
 from .formats import Candidate, Example
 from .lexical import MASK
@@ -116,8 +117,6 @@ def train_cross_encoder(examples: Sequence[Example], *, seed: int = 0, max_lengt
     """A new MiniLM cross-encoder (``head``: see :meth:`CrossEncoderReranker.new`) fitted on
     ``examples``: listwise on :func:`training_groups` (embeddings frozen) or pointwise on
     :func:`training_pairs`."""
-    from ..retrieval.cross_encoder import CrossEncoderReranker
-
     ce = CrossEncoderReranker.new(max_length=max_length, seed=seed, head=head)
     if objective == "listwise":
         ce.freeze_embeddings().fit_listwise(training_groups(examples, seed=seed), epochs=epochs, seed=seed,

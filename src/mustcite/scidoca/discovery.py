@@ -30,10 +30,16 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from tqdm import tqdm
 
+from .. import lazy_libs
 from ..corpus.records import title_short_name
 from ..errors import MustciteError
 from ..numeric import logit
+from ..retrieval.base import doc_text
+from ..retrieval.cross_encoder import CrossEncoderReranker
+from ..retrieval.dense import dense_from_meta
+from .cross import candidate_text, gold_ids, paragraph_text
 from .formats import NOWHERE, Answer, Example
 from .lexical import MASK, SENTENCE_END, ParagraphBM25, bm25_text, bm25_tokenizer, ranks, relative
 from .persist import read_config, read_payload, write_model
@@ -97,8 +103,6 @@ class CandidateFeaturizer:
         cols = [p, relative(p), ranks(p), s, relative(s), ranks(s), first, t, relative(t), ranks(t), cover, named,
                 np.full(n, n), np.full(n, len(sents)), np.full(n, len(q_para))]
         if self.encoder is not None:
-            from ..retrieval.base import doc_text
-
             cv = self.encoder.embed([doc_text(c.title, c.abstract) for c in cands], desc="")
             qv = self.encoder.encode([para] + sents)
             pc = cv @ qv[0]
@@ -148,17 +152,12 @@ class DiscoveryModel:
     def __post_init__(self):
         enc = None
         if self.encoder is not None:
-            from ..retrieval.dense import dense_from_meta
-
             enc = dense_from_meta(self.encoder)
         self._feat = CandidateFeaturizer(encoder=enc)
 
     # ------------------------------------------------------------------ stage 1
     def fit(self, examples: Iterable[Example], *, progress: bool = True) -> DiscoveryModel:
-        from sklearn.ensemble import HistGradientBoostingClassifier
-        from tqdm import tqdm
-
-        from .cross import gold_ids
+        HistGradientBoostingClassifier = lazy_libs.sklearn_ensemble().HistGradientBoostingClassifier
 
         Xs, ys, n = [], [], 0
         for ex in tqdm(examples, desc="task 1 features", disable=not progress, unit="para"):
@@ -197,10 +196,6 @@ class DiscoveryModel:
               chunk: int = 256) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
         """Per example ``(stage-1 P, indexes of the cross_top most probable candidates, their
         cross-encoder logits)``; without a cross-encoder the last two are empty."""
-        from tqdm import tqdm
-
-        from .cross import candidate_text, paragraph_text
-
         out = []
         bar = tqdm(total=len(examples), desc="task 1 scores", disable=not progress, unit="para")
         for start in range(0, len(examples), chunk):
@@ -261,8 +256,6 @@ class DiscoveryModel:
                                 hint="train it again with `mustcite scidoca train --task 1`")
         m._clf = read_payload(folder)
         if m.cross_top and (folder / "cross_encoder").is_dir():
-            from ..retrieval.cross_encoder import CrossEncoderReranker
-
             try:
                 m._cross = CrossEncoderReranker.load(folder / "cross_encoder")
             except MustciteError:
@@ -291,8 +284,6 @@ def tune_rule(model: DiscoveryModel, dev: Sequence[Example], *, weights: Sequenc
               progress: bool = True) -> dict[str, Any]:
     """Choose ``cross_weight`` and the :class:`SetRule` maximising the official F1 on ``dev``
     (ties: the first in grid order); sets them on ``model`` and returns the grid."""
-    from .cross import gold_ids
-
     parts = model.parts(dev, progress=progress)
     gold = [set(gold_ids(ex)) for ex in dev]
     ids = [[c.id for c in ex.candidates] for ex in dev]

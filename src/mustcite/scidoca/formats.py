@@ -34,6 +34,7 @@ line of a JSON syntax error) and field.
 from __future__ import annotations
 
 import json
+import random
 import re
 import zlib
 from collections.abc import Iterable, Iterator
@@ -639,8 +640,6 @@ def sample_examples(path: str | Path, n: int, *, seed: int = 0, task: int | None
     over lines; only the kept lines are parsed, so a multi-gigabyte training file is never held
     whole), in file order. Ids in ``exclude`` are skipped (e.g. the paragraphs another stage of a
     stacked system was trained on)."""
-    import random
-
     path = Path(path)
     if detect_shape(path) != "seed-jsonl":
         raise MustciteError("sampling needs a seed-shape JSONL file", path=path)

@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import re
 
+import bm25s
 import numpy as np
+import Stemmer
 
 MASK = re.compile(r"\[MASK\d+\]")
 SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z(\[])")
@@ -24,9 +26,6 @@ SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z(\[])")
 
 def bm25_tokenizer():
     """A function ``texts -> token lists`` (bm25s English stop words, PyStemmer English stemmer)."""
-    import bm25s
-    import Stemmer
-
     stemmer = Stemmer.Stemmer("english")
 
     def tokenize(texts: list[str]) -> list[list[str]]:
@@ -46,8 +45,6 @@ class ParagraphBM25:
     """BM25 over one paragraph's candidates (bm25s); ``scores(query_tokens)`` -> one per candidate."""
 
     def __init__(self, doc_tokens: list[list[str]], k1: float, b: float, method: str):
-        import bm25s
-
         self.n = len(doc_tokens)
         # bm25s cannot index an all-empty collection; such candidates all score 0
         self._empty = not any(doc_tokens)

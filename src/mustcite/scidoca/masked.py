@@ -22,8 +22,15 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from scipy.optimize import linear_sum_assignment
+from tqdm import tqdm
 
+from .. import lazy_libs
 from ..errors import MustciteError
+from ..numeric import logit
+from ..retrieval.base import doc_text
+from ..retrieval.dense import dense_from_meta
+from .discovery import DiscoveryModel
 from .formats import NOWHERE, Answer, Example
 from .lexical import MASK, SENTENCE_END, ParagraphBM25, bm25_text, bm25_tokenizer, ranks, relative, window_query
 from .persist import read_config, read_payload, write_model
@@ -76,8 +83,6 @@ class PairFeaturizer:
     def _paragraph_priors(self, examples: Sequence[Example]) -> list[np.ndarray]:
         """Per example (candidates x DISCOVERY_FEATURES): the Task 1 system's P on the paragraph,
         masks removed (one classifier call for all)."""
-        from ..numeric import logit
-
         plain = [Example(ex.id, 1, " ".join(MASK.sub(" ", ex.text).split()), ex.candidates) for ex in examples]
         return [np.stack([p, logit(p), ranks(p)], axis=1) for p in self.discovery.probabilities(plain)]
 
@@ -88,8 +93,6 @@ class PairFeaturizer:
 
     def _dense(self, ex: Example, masks: tuple[str, ...]) -> list[np.ndarray]:
         """Per mask, the dense feature block (candidates x DENSE_FEATURES)."""
-        from ..retrieval.base import doc_text
-
         cands = self.encoder.embed([doc_text(c.title, c.abstract) for c in ex.candidates], desc="")
         text = ex.text
         queries = [MASK.sub(" ", text)] + [q for m in masks for q in (_sentence_of(text, m) or MASK.sub(" ", text),
@@ -157,8 +160,6 @@ class MaskedCitationModel:
     def __post_init__(self):
         enc = None
         if self.encoder is not None:
-            from ..retrieval.dense import dense_from_meta
-
             enc = dense_from_meta(self.encoder)
         if self.discovery is not None:
             self.discovery.set_cross_encoder(None, 0)      # stage 1's P only
@@ -172,8 +173,7 @@ class MaskedCitationModel:
                 **self.info}
 
     def fit(self, examples: Iterable[Example], *, progress: bool = True) -> MaskedCitationModel:
-        from sklearn.ensemble import HistGradientBoostingClassifier
-        from tqdm import tqdm
+        HistGradientBoostingClassifier = lazy_libs.sklearn_ensemble().HistGradientBoostingClassifier
 
         Xs, ys, n = [], [], 0
         bar = tqdm(desc="task 2 features", disable=not progress, unit="para")
@@ -217,8 +217,6 @@ class MaskedCitationModel:
 
     @staticmethod
     def _answer(ex: Example, p: Pairs, prob: np.ndarray) -> Answer:
-        from scipy.optimize import linear_sum_assignment
-
         if not p.ids:
             return Answer(ex.id, 2, {m: None for m in p.masks})
         prob = prob.reshape(len(p.masks), len(p.ids))
@@ -242,8 +240,6 @@ class MaskedCitationModel:
         keep = ("train_paragraphs", "train_pairs", "train_positives", "iterations")
         discovery = None
         if meta.get("discovery"):
-            from .discovery import DiscoveryModel
-
             discovery = DiscoveryModel.load(folder / "discovery")
         m = cls(params=meta["params"], info={k: meta[k] for k in keep if k in meta}, encoder=meta.get("encoder"),
                 discovery=discovery)

@@ -7,7 +7,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import joblib
+
 from ..errors import MustciteError
+from ..io import atomic_write_json, read_json
 
 #: the on-disk format of every SCIDOCA system (config.json ``format``)
 FORMAT = 1
@@ -17,10 +20,6 @@ HINTS = {1: "train one with `mustcite scidoca train --task 1`", 2: "train one wi
 
 def write_model(folder: str | Path, payload: Any, metadata: dict[str, Any]) -> Path:
     """``payload`` to ``model.joblib``, then ``config.json`` (written last: a folder with a config is complete)."""
-    import joblib
-
-    from ..io import atomic_write_json
-
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     joblib.dump(payload, folder / "model.joblib")
@@ -30,8 +29,6 @@ def write_model(folder: str | Path, payload: Any, metadata: dict[str, Any]) -> P
 
 def read_config(folder: str | Path, task: int) -> dict[str, Any]:
     """The ``config.json`` of a Task ``task`` system of this format, else a clear error naming it."""
-    from ..io import read_json
-
     path = Path(folder) / "config.json"
     meta = read_json(path)
     if not isinstance(meta, dict) or meta.get("format") != FORMAT or meta.get("task") != task:
@@ -40,8 +37,6 @@ def read_config(folder: str | Path, task: int) -> dict[str, Any]:
 
 
 def read_payload(folder: str | Path) -> Any:
-    import joblib
-
     path = Path(folder) / "model.joblib"
     try:
         return joblib.load(path)

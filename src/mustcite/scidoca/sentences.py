@@ -32,10 +32,14 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from tqdm import tqdm
 
+from .. import lazy_libs
 from ..errors import MustciteError
 from ..numeric import logit
+from ..retrieval.base import doc_text
 from .discovery import DiscoveryModel
+from .evaluate import score_task3
 from .formats import NOWHERE, Answer, Example
 from .lexical import ranks, relative
 from .persist import read_config, read_payload, write_model
@@ -54,10 +58,10 @@ class CitationNeed:
         self.C, self.seed, self._pipe = C, seed, None
 
     def fit(self, sentences: Sequence[str], cites: Sequence[bool]) -> CitationNeed:
-        from sklearn.feature_extraction.text import TfidfVectorizer
-        from sklearn.linear_model import LogisticRegression
-        from sklearn.pipeline import make_pipeline, make_union
-
+        TfidfVectorizer = lazy_libs.sklearn_feature_extraction_text().TfidfVectorizer
+        LogisticRegression = lazy_libs.sklearn_linear_model().LogisticRegression
+        pipeline = lazy_libs.sklearn_pipeline()
+        make_pipeline, make_union = pipeline.make_pipeline, pipeline.make_union
         feats = make_union(
             TfidfVectorizer(ngram_range=(1, 2), min_df=2, max_features=200_000, sublinear_tf=True),
             TfidfVectorizer(analyzer="char", ngram_range=(2, 4), min_df=3, max_features=200_000,
@@ -133,8 +137,6 @@ class SentenceCitationModel:
         zero = np.zeros(n, dtype=np.float32)
         dense = None
         if feat.encoder is not None:
-            from ..retrieval.base import doc_text
-
             cv = feat.encoder.embed([doc_text(c.title, c.abstract) for c in ex.candidates], desc="")
             dense = feat.encoder.encode([s or " " for s in sents]) @ cv.T   # m x n
         rows = []
@@ -153,8 +155,7 @@ class SentenceCitationModel:
     def fit(self, examples: Sequence[Example], *, progress: bool = True) -> SentenceCitationModel:
         """Fit the citation-need classifier and the pair scorer on Task 3 training paragraphs
         (paragraphs the discovery model was not trained on)."""
-        from sklearn.ensemble import HistGradientBoostingClassifier
-        from tqdm import tqdm
+        HistGradientBoostingClassifier = lazy_libs.sklearn_ensemble().HistGradientBoostingClassifier
 
         examples = [ex for ex in examples if ex.gold is not None]
         for ex in examples:
@@ -186,8 +187,6 @@ class SentenceCitationModel:
 
     def parts(self, examples: Sequence[Example], *, progress: bool = False) -> list[tuple[np.ndarray, np.ndarray]]:
         """Per example ``(need per sentence, logit matrix sentences x candidates)``."""
-        from tqdm import tqdm
-
         if self._clf is None:
             raise MustciteError("the Task 3 model is not trained: call fit() or load()")
         out = []
@@ -252,8 +251,6 @@ def tune(model: SentenceCitationModel, dev: Sequence[Example], *,
          min_ks: Sequence[int] = (0, 1), progress: bool = True) -> dict[str, Any]:
     """Choose the rule on ``dev``: ``threshold`` and ``min_k`` for the official F1 (every sentence
     answered), then ``need`` for the micro F1 with them. Sets ``model.rule``; returns the grid."""
-    from .evaluate import score_task3
-
     parts = model.parts(dev, progress=progress)
     gold = [ex.answer() for ex in dev]
 

@@ -24,7 +24,13 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import DataMissingError
+from ..io import atomic_write_bytes
+from .bi_encoder import train_bi_encoder
+from .cross import train_cross_encoder
+from .discovery import CROSS_DEFAULT_TOP, DiscoveryModel, tune_rule
 from .formats import sample_examples
+from .masked import DEFAULT_ENCODER, MaskedCitationModel
+from .sentences import SentenceCitationModel, tune
 
 #: the training paragraph ids of a system, one a line, kept in its folder (stacked systems skip them)
 TRAIN_IDS = "train_ids.txt"
@@ -40,8 +46,6 @@ def split_file(data: Path, split: str, task: int) -> Path:
 
 
 def write_train_ids(folder: Path, ids: list[str]) -> None:
-    from ..io import atomic_write_bytes
-
     atomic_write_bytes(Path(folder) / TRAIN_IDS, ("\n".join(ids) + "\n").encode())
 
 
@@ -53,8 +57,6 @@ def read_train_ids(folder: Path) -> list[str]:
 def train_encoder(train: Path, out: Path, *, limit: int = 3000, seed: int = 0, progress: bool = True) -> dict[str, Any]:
     """Fine-tune the dense encoder on ``limit`` paragraphs of a Task 3 train file (:mod:`.bi_encoder`);
     saves it with its ``train_ids.txt`` in ``out`` and returns its training card."""
-    from .bi_encoder import train_bi_encoder
-
     examples = sample_examples(train, limit, seed=seed + 3, task=3)
     card = train_bi_encoder(examples, out, seed=seed, progress=progress)
     write_train_ids(out, [e.id for e in examples])
@@ -63,8 +65,6 @@ def train_encoder(train: Path, out: Path, *, limit: int = 3000, seed: int = 0, p
 
 def encoder_settings(folder: Path | None) -> dict[str, Any]:
     """Stage 1's dense encoder: the shipped MiniLM, or a :func:`train_encoder` folder, int8 ONNX."""
-    from .masked import DEFAULT_ENCODER
-
     if folder is None:
         return dict(DEFAULT_ENCODER)
     if not (Path(folder) / TRAIN_IDS).is_file():
@@ -81,9 +81,6 @@ def train_discovery(train: Path, dev: Path, *, limit: int = 4000, dev_limit: int
     train one on that many other train paragraphs (about an hour per 1,400 on two CPU cores).
     ``exclude``: paragraphs another part of the system was trained on (a fine-tuned encoder's);
     they are skipped here and listed in the returned ids."""
-    from .cross import train_cross_encoder
-    from .discovery import CROSS_DEFAULT_TOP, DiscoveryModel, tune_rule
-
     examples = sample_examples(train, limit, seed=seed, task=1, exclude=exclude)
     model = DiscoveryModel(encoder=encoder).fit(examples, progress=progress)
     ids = list(dict.fromkeys([e.id for e in examples] + list(exclude)))
@@ -107,9 +104,6 @@ def train_masked(train: Path, *, limit: int = 4000, seed: int = 0, encoder: dict
     """The Task 2 system; with ``discovery_dir`` the Task 1 system there adds its paragraph-level P
     (trained on paragraphs other than those of its ``train_ids.txt``); ``exclude`` as in
     :func:`train_discovery`."""
-    from .discovery import DiscoveryModel
-    from .masked import MaskedCitationModel
-
     discovery = DiscoveryModel.load(discovery_dir) if discovery_dir else None
     skip = list(dict.fromkeys((read_train_ids(discovery_dir) if discovery_dir else []) + list(exclude)))
     examples = sample_examples(train, limit, seed=seed, task=2, exclude=skip)
@@ -120,9 +114,6 @@ def train_masked(train: Path, *, limit: int = 4000, seed: int = 0, encoder: dict
 def train_sentences(train: Path, dev: Path, discovery_dir: Path, *, limit: int = 3000, dev_limit: int = 1000,
                     seed: int = 0, progress: bool = True):
     """The Task 3 system over the Task 1 system saved in ``discovery_dir``, and its dev report."""
-    from .discovery import DiscoveryModel
-    from .sentences import SentenceCitationModel, tune
-
     discovery = DiscoveryModel.load(discovery_dir)
     discovery.set_cross_encoder(None, 0)     # Task 3 uses stage 1's P only
     skip = read_train_ids(discovery_dir)
@@ -145,13 +136,8 @@ def load_learned(task: int, folder: Path):
         raise DataMissingError(f"no Task {task} model in {folder}",
                                hint=f"train one with `mustcite scidoca train --task {task}`")
     if task == 1:
-        from .discovery import DiscoveryModel
-
         return DiscoveryModel.load(folder)
     if task == 2:
-        from .masked import MaskedCitationModel
-
         return MaskedCitationModel.load(folder)
-    from .sentences import SentenceCitationModel
 
     return SentenceCitationModel.load(folder)

@@ -9,6 +9,7 @@ import time
 from collections import Counter, defaultdict
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,8 @@ import pyarrow.parquet as pq
 from ...corpus.store import SIDE_TRACKS_FILE
 from ...errors import DataMissingError, MustciteError
 from ...io import atomic_write_json, read_json
+from ...parallel import pmap
+from ..runner import META_SUFFIX, iter_reference_files
 from .cluster import Work, cluster_mentions, identifies, make_work
 from .mentions import Mention, PaperRefs, read_paper
 from .names import Name, aggregate_names
@@ -52,8 +55,6 @@ SUMMARY_FILE = "works.json"
 
 
 def _citing_years(folder: Path, stems: list[str]) -> dict[str, int | None]:
-    from ..runner import META_SUFFIX
-
     years = {}
     for s in stems:
         meta = read_json(folder / f"{s}{META_SUFFIX}", missing_ok=True) or {}
@@ -65,9 +66,6 @@ def _citing_years(folder: Path, stems: list[str]) -> dict[str, int | None]:
 def read_folders(folders: list[str | Path], *, workers: int | None = None, progress: bool = True,
                  engine: Any = None) -> list[PaperRefs]:
     """:func:`read_paper` of every (labelled, where labelled) reference file in the folders."""
-    from ...parallel import pmap
-    from ..runner import iter_reference_files
-
     items: list[tuple[str, int | None]] = []
     for folder in folders:
         folder = Path(folder)
@@ -231,8 +229,6 @@ WORKS_SCHEMA, CITATIONS_SCHEMA, NAMES_SCHEMA = _schemas()
 
 def works_schema_json() -> dict[str, Any]:
     """The published schema of the two tables (``mustcite/schemas/works.schema.json``)."""
-    from importlib import resources
-
     return json.loads(resources.files("mustcite.schemas").joinpath("works.schema.json").read_text())
 
 
@@ -342,8 +338,6 @@ def resolved_entries(folders: list[str | Path], stems: set[str], works: WorkInde
                      ) -> dict[str, list[str | None]]:
     """Per citing paper (file stem) of the folders: what every entry of its reference list resolves
     to, the linked corpus paper, else the work it names (with ``works``), else None."""
-    from ..runner import iter_reference_files
-
     out: dict[str, list[str | None]] = {}
     for folder in folders:
         for stem, path in iter_reference_files(folder, labelled=True):

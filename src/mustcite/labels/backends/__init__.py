@@ -17,6 +17,9 @@ from typing import Any
 
 from ...errors import MustciteError
 from ...retry import TransientError, parse_retry_after
+from .gemini import GeminiJudge
+from .local_llama import LocalLlamaJudge
+from .openai_compat import OpenAICompatJudge
 from .prompted import PromptedBackend
 
 BACKENDS = ("offline", "neural", "cascade", "openai", "gemini", "local")
@@ -27,23 +30,20 @@ def make_judge(backend: str = "offline", *, model: str | None = None, prompts_di
     """The judge for a backend name (``offline``, ``neural``, ``cascade``, ``openai``, ``gemini``, ``local``).
     For ``neural`` and ``cascade``, ``model`` is the neural model folder (default ``<work>/models/judge-neural``)."""
     if backend == "offline":
-        from .. import offline
+        from .. import offline  # on demand: the offline, neural and cascade judges load scikit-learn
         factory = getattr(offline, "default_judge", None) or offline.OfflineJudge
         return factory()
     if backend == "neural":
-        from ..neural import NeuralJudge
+        from ..neural import NeuralJudge  # on demand (scikit-learn)
         return NeuralJudge(model) if model else NeuralJudge()
     if backend == "cascade":
-        from ..cascade import CascadeJudge
+        from ..cascade import CascadeJudge  # on demand (scikit-learn)
         return CascadeJudge(model)
     if backend == "openai":
-        from .openai_compat import OpenAICompatJudge
         return OpenAICompatJudge(model=model, prompts_dir=prompts_dir, prices=prices, **kw)
     if backend == "gemini":
-        from .gemini import GeminiJudge
         return GeminiJudge(model=model, prompts_dir=prompts_dir, prices=prices, **kw)
     if backend == "local":
-        from .local_llama import LocalLlamaJudge
         return LocalLlamaJudge(prompts_dir=prompts_dir, **kw)
     raise MustciteError(f"unknown judge backend {backend!r}", hint=f"use one of {', '.join(BACKENDS)}")
 

@@ -21,6 +21,7 @@ try:  # google-genai >= 3 talks through httpx2, older versions through httpx
 except ImportError:  # pragma: no cover
     _NET_ERRORS = (httpx.TimeoutException, httpx.TransportError, TimeoutError)
 
+from ... import lazy_libs
 from ...errors import MustciteError
 from ...retry import TransientError, parse_retry_after
 from ..costs import cost_usd
@@ -37,9 +38,8 @@ class GeminiJudge(PromptedBackend):
                  timeout: float = 60.0, prompts_dir: str | None = None,
                  prices: dict[str, tuple[float, float]] | None = None, max_new_tokens: int = 4):
         super().__init__(prompts_dir=prompts_dir, prices=prices)
-        from google import genai
-        from google.genai import types
-
+        genai = lazy_libs.google_genai("the gemini backend")
+        types = genai.types
         self.model = model or os.environ.get("MUSTCITE_GEMINI_MODEL") or DEFAULT_MODEL
         key = api_key if api_key is not None else os.environ.get("GEMINI_API_KEY")
         if not key:
@@ -59,8 +59,7 @@ class GeminiJudge(PromptedBackend):
                                        max_output_tokens=self.max_new_tokens, candidate_count=1, **kw)
 
     async def acall(self, inst: CitationInstance, task: str) -> Judgement:
-        from google.genai import errors
-
+        errors = lazy_libs.google_genai("the gemini backend").errors
         p = self.render(inst, task)
         try:
             resp = await self._client.aio.models.generate_content(

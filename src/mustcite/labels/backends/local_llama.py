@@ -17,6 +17,7 @@ text (system block) first.
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import subprocess
 import sys
@@ -24,9 +25,11 @@ import threading
 import zipfile
 from pathlib import Path
 
-from ...errors import DataMissingError, MustciteError
+from ... import lazy_libs
+from ...config import Workspace
+from ...errors import DataMissingError, MissingLibraryError, MustciteError
 from ..judge import CitationInstance, Judgement
-from ..prompting import digit_probs
+from ..prompting import digit_probs, load_prompt
 from .prompted import PromptedBackend
 
 N_PARTS = 22
@@ -92,8 +95,7 @@ def calibrate_threshold(p1, gold) -> float:
     A small model's answer distribution is skewed (Qwen2.5-Coder-1.5B puts P(1) near 0.6 on almost
     every MultiCite item), so the argmax rule (P(1) >= 0.5) answers 1 every time; a threshold chosen
     on dev uses what ranking signal P(1) has."""
-    from sklearn.metrics import cohen_kappa_score
-
+    cohen_kappa_score = lazy_libs.sklearn_metrics().cohen_kappa_score
     gold = [int(g) for g in gold]
     best: tuple[tuple[float, float], float] | None = None
     for t in sorted({round(float(p), 4) for p in p1}):
@@ -110,22 +112,19 @@ def default_models_dir() -> Path:
     env = os.environ.get("MUSTCITE_LOCAL_MODELS")
     if env:
         return Path(env).expanduser()
-    from ...config import Workspace
     return Path(Workspace.resolve().cache) / "models"
 
 
 def xllamacpp_available() -> bool:
     try:
-        import xllamacpp  # noqa: F401
+        lazy_libs.xllamacpp()
         return True
-    except ImportError:
+    except MissingLibraryError:
         return False
 
 
 def load_calibration(model: str, prompt_version: str, path: Path = CALIBRATION_FILE) -> dict | None:
     """The Type I calibration of ``model`` with the Type I prompt ``prompt_version``, if measured."""
-    import json
-
     if not path.is_file():
         return None
     return json.loads(path.read_text("utf-8")).get(f"{model}|{prompt_version}")
@@ -147,8 +146,6 @@ def quality_note(calibration: dict | None, model: str = Path(GGUF_NAME).stem) ->
 
 def quality_note_for(prompts_dir: str | None = None) -> str | None:
     """:func:`quality_note` for the shipped GGUF with the Type I prompt in use (no model loaded)."""
-    from ..prompting import load_prompt
-
     return quality_note(load_calibration(Path(GGUF_NAME).stem, load_prompt("type1", prompts_dir).version))
 
 
@@ -162,10 +159,7 @@ class LocalLlamaJudge(PromptedBackend):
                  n_threads: int = 2, n_ctx: int = 2048, prompts_dir: str | None = None, top_logprobs: int = 10,
                  calibrated: bool = True):
         super().__init__(prompts_dir=prompts_dir)
-        try:
-            import xllamacpp
-        except ImportError:
-            raise MustciteError("the local judge needs xllamacpp", hint="pip install xllamacpp") from None
+        xllamacpp = lazy_libs.xllamacpp("the local judge")
         if model_path is None:
             model_path = ensure_local_model(cache_dir or default_models_dir())
         self.model_path = Path(model_path)

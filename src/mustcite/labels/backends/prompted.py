@@ -7,6 +7,7 @@ import asyncio
 from typing import Any
 
 from ..judge import CitationInstance, Judgement
+from ..judging import call_with_retries
 from ..prompting import PromptTemplate, RenderedPrompt, load_prompt, parse_answer, render
 
 
@@ -36,5 +37,4 @@ class PromptedBackend:
         raise NotImplementedError
 
     def judge(self, inst: CitationInstance, task: str) -> Judgement:
-        from ..judging import call_with_retries
         return asyncio.run(call_with_retries(self.acall, inst, task))

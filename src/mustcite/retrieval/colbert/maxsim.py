@@ -4,7 +4,9 @@ search over every document's token vectors (:class:`FlatTokenIndex`)."""
 from __future__ import annotations
 
 import numpy as np
+from tqdm.auto import tqdm
 
+from ... import lazy_libs
 from .model import require_pylate
 
 
@@ -12,10 +14,8 @@ def maxsim(query: np.ndarray, docs: list[np.ndarray]) -> np.ndarray:
     """PyLate's MaxSim (``scores.colbert_scores``): per doc, the sum over query tokens of the best
     dot product with a doc token (vectors are normalised, so dot = cosine). Docs are padded to one
     length and, as in PyLate, a padded (masked) position scores 0, not minus infinity."""
-    require_pylate()
-    import torch
-    from pylate.scores import colbert_scores
-
+    colbert_scores = require_pylate().scores.colbert_scores
+    torch = lazy_libs.torch("ColBERT")
     if not docs:
         return np.zeros(0, dtype=np.float32)
     dmax = max(len(d) for d in docs)
@@ -33,9 +33,7 @@ def maxsim(query: np.ndarray, docs: list[np.ndarray]) -> np.ndarray:
 def rerank_candidates(query_vecs: list[np.ndarray], candidates: list[list[str]],
                       doc_vecs: dict[str, np.ndarray], k: int) -> list[list[tuple[str, float]]]:
     """Exact MaxSim re-ranking of each query's candidates with ``pylate.rank.rerank``."""
-    require_pylate()
-    from pylate import rank
-
+    rank = require_pylate().rank
     out = []
     for qv, cands in zip(query_vecs, candidates):
         cands = [c for c in dict.fromkeys(cands) if c in doc_vecs]
@@ -85,9 +83,7 @@ class FlatTokenIndex:
     def scores(self, query_vecs: list[np.ndarray], *, block_tokens: int = 131072, chunk_tokens: int = 2048,
                progress: bool = False) -> np.ndarray:
         """(queries, documents) MaxSim scores; an empty query or document scores minus infinity."""
-        import torch
-        from tqdm.auto import tqdm
-
+        torch = lazy_libs.torch("ColBERT")
         n_docs = len(self)
         out = np.full((len(query_vecs), n_docs), -np.inf, dtype=np.float32)
         chunks: list[list[int]] = []

@@ -12,26 +12,21 @@ from typing import Any
 
 import numpy as np
 
-from ...errors import DataMissingError, MustciteError
+from ... import lazy_libs
+from ...errors import DataMissingError, MissingLibraryError, MustciteError
 from ...io import atomic_write_json
 from ..embeddings import model_key
 from ..vectors import default_model_path
 
-PYLATE_HINT = ("pip install --no-deps pylate==1.6.0 && pip install ujson==5.12.0 voyager==2.1.0 "
-               "datasets==5.2.0 (mustcite[colbert]; never a plain `pip install pylate`: it pulls CUDA torch)")
+PYLATE_HINT = lazy_libs.PYLATE_HINT
 COLBERT_CONFIG = "colbert.json"
 DENSE_DIR = "1_Dense"
 TRANSFORMER_DIR = "0_Transformer"
 
 
 def require_pylate():
-    """The ``pylate`` module, or a clear error saying how to install it."""
-    try:
-        import pylate
-        from pylate import indexes, losses, models, rank, retrieve  # noqa: F401  (fail here, not later)
-    except ImportError as exc:
-        raise MustciteError(f"ColBERT needs PyLate, which is not installed ({exc.name} is missing)",
-                            hint=PYLATE_HINT) from None
+    """The ``pylate`` module (its submodules imported), or a clear error saying how to install it."""
+    pylate = lazy_libs.pylate("ColBERT")
     _patch_pylate()
     return pylate
 
@@ -44,8 +39,7 @@ def _patch_pylate() -> None:
     global _PATCHED
     if _PATCHED:
         return
-    from pylate.models import ColBERT
-
+    ColBERT = lazy_libs.pylate().models.ColBERT
     if not hasattr(ColBERT, "_text_length"):
         def _text_length(self, text):
             if isinstance(text, str):
@@ -109,11 +103,9 @@ class ColbertModel:
 
 def build_pylate(transformer_path: str, projection, settings: ColbertSettings):
     """PyLate ``models.ColBERT`` from its modules: transformer + projection (identity when None)."""
-    require_pylate()
-    import torch
-    from pylate import models
-    from sentence_transformers.models import Transformer
-
+    models = require_pylate().models
+    torch = lazy_libs.torch("ColBERT")
+    Transformer = lazy_libs.sentence_transformers_models("ColBERT").Transformer
     tr = Transformer(str(transformer_path), max_seq_length=max(settings.document_length, settings.query_length))
     dense = projection
     if dense is None:
@@ -152,9 +144,8 @@ def load_colbert(folder: str | Path | None = None) -> ColbertModel:
 
 def _load_dense(folder: Path):
     """A saved PyLate ``Dense`` (its own ``Dense.load`` chokes on sentence-transformers 6 config keys)."""
-    from pylate import models
-    from safetensors.torch import load_file
-
+    models = require_pylate().models
+    load_file = lazy_libs.safetensors_torch("ColBERT").load_file
     try:
         cfg = json.loads((folder / "config.json").read_text(encoding="utf-8"))
         dense = models.Dense(in_features=int(cfg["in_features"]), out_features=int(cfg["out_features"]),
@@ -185,10 +176,8 @@ def pylate_version() -> str | None:
     """The installed PyLate's version (recorded with a model and in results), or None when PyLate
     is not installed."""
     try:
-        import pylate
-
-        return pylate.__version__
-    except ImportError:
+        return lazy_libs.pylate(submodules=False).__version__
+    except MissingLibraryError:
         return None
 
 

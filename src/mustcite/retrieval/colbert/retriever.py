@@ -16,6 +16,7 @@ import numpy as np
 from ...errors import DataMissingError, MustciteError, UsageError
 from ...io import atomic_write_json
 from ..base import Results, as_docs
+from ..bm25 import BM25Retriever
 from ..index_meta import read_meta
 from ..vectors import default_cache_root
 from .maxsim import FlatTokenIndex, rerank_candidates
@@ -59,8 +60,6 @@ class ColbertRetriever:
         self._ids = [d.id for d in docs]
         self._docs = {d.id: d.text for d in docs}
         if self.mode == "rerank":
-            from ..bm25 import BM25Retriever
-
             self._bm25 = BM25Retriever()
             self._bm25.index(docs)
             return
@@ -96,8 +95,7 @@ class ColbertRetriever:
         return self.index_dir
 
     def _build_voyager(self, ids: list[str], vecs: list[np.ndarray]):
-        from pylate import indexes
-
+        indexes = require_pylate().indexes
         d = self._voyager_dir()
         if d.exists():
             shutil.rmtree(d)
@@ -119,8 +117,7 @@ class ColbertRetriever:
         if self.mode == "exact":
             hits = self._flat.search(qv, k, progress=self.progress)
             return {q.id: [(self._ids[i], s) for i, s in h] for q, h in zip(qs, hits)}
-        from pylate import retrieve
-
+        retrieve = require_pylate().retrieve
         ret = retrieve.ColBERT(index=self._voyager)
         res = ret.retrieve(queries_embeddings=qv, k=k, device="cpu")
         return {q.id: [(r["id"], float(r["score"])) for r in hits] for q, hits in zip(qs, res)}
@@ -174,13 +171,10 @@ class ColbertRetriever:
         if r.mode == "exact":
             r._flat = r._build_flat([r._docs[i] for i in r._ids])
         elif r.mode == "index":
-            from pylate import indexes
-
+            indexes = require_pylate().indexes
             r._voyager = indexes.Voyager(index_folder=str(path), index_name="voyager", override=False,
                                          embedding_size=r.model.dim)
         else:
-            from ..bm25 import BM25Retriever
-
             r._bm25 = BM25Retriever.load(path / "bm25")
         return r
 

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+from tqdm.auto import tqdm
 
 from ..embeddings import text_key
 from ..vectors import default_cache_root
@@ -105,8 +106,6 @@ class TokenEncoder:
     def ensure(self, texts: list[str], *, is_query: bool, desc: str = "ColBERT encoding",
                progress: bool = True) -> list[str]:
         """Encode the texts missing from the cache (progress bar); returns every text's cache key."""
-        from tqdm.auto import tqdm
-
         cache = self.caches["query" if is_query else "doc"]
         keys = [text_key(t) for t in texts]
         todo: dict[str, str] = {}

@@ -9,10 +9,13 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from tqdm.auto import tqdm
 
+from ... import lazy_libs
 from ...errors import MustciteError, UsageError
 from ...io import atomic_write_json
 from ..memory import peak_rss_mb
+from ..ntxent import distinct_batches, seeded_sample
 from .model import (
     TRANSFORMER_DIR,
     ColbertModel,
@@ -42,8 +45,7 @@ class ColbertTrainConfig:
 
 
 def _pad(arrs: list[np.ndarray]):
-    import torch
-
+    torch = lazy_libs.torch("ColBERT")
     n = max(len(a) for a in arrs)
     x = np.zeros((len(arrs), n, arrs[0].shape[1]), dtype=np.float32)
     m = np.zeros((len(arrs), n), dtype=np.int64)
@@ -71,13 +73,9 @@ def train_colbert(pairs: list[tuple[str, str]], out_dir: str | Path, *, config: 
                   cache_dir: str | Path | None = None, data_note: str = "", progress: bool = True) -> dict[str, Any]:
     """ColBERT-NTX: PyLate ``losses.Contrastive`` (NT-Xent over MaxSim with in-batch negatives,
     query -> document) on (query text, positive text) pairs. Saves the folder and a training card."""
-    require_pylate()
-    import torch
-    from pylate import losses, models
-    from tqdm.auto import tqdm
-
-    from ..ntxent import distinct_batches, seeded_sample
-
+    pylate = require_pylate()
+    losses, models = pylate.losses, pylate.models
+    torch = lazy_libs.torch("ColBERT")
     cfg = config or ColbertTrainConfig()
     if cfg.temperature <= 0:
         raise UsageError("temperature must be > 0")
