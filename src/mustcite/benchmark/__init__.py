@@ -1,7 +1,6 @@
 """The must-cite retrieval benchmark: recipes and builder, loader, TREC files, metrics, significance, tables."""
 
-import importlib
-
+from ..lazy_exports import lazy_exports
 from .evaluate import METRICS, evaluate, mean, per_query
 from .loader import Benchmark
 from .recipes import DEFAULT_RECIPE, GROUND_TRUTHS, benchmark_folder
@@ -22,17 +21,4 @@ _LAZY = {
 __all__ = ["DEFAULT_RECIPE", "GROUND_TRUTHS", "METRICS", "Benchmark", "benchmark_folder", "evaluate", "mean",
            "per_query", "read_qrels", "read_run", "write_qrels", "write_run", *_LAZY]
 
-
-def __getattr__(name: str):
-    """The names of :data:`_LAZY`, imported on first use (PEP 562)."""
-    try:
-        module, _, attr = _LAZY[name].partition(":")
-    except KeyError:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
-    value = getattr(importlib.import_module(f".{module}", __name__), attr or name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_LAZY})
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY)

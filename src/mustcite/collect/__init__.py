@@ -9,10 +9,9 @@ report and state under ``<work>/collect/``.
 
 from __future__ import annotations
 
-import importlib
-
 from ..corpus.venues import venue_code
 from ..errors import UsageError
+from ..lazy_exports import lazy_exports
 from .aaai import AaaiCollector
 from .acl import AclCollector
 from .base import CollectedRecord, Collector, Index, Item, ItemError, ParseError
@@ -46,17 +45,4 @@ _LAZY = {
 __all__ = ["COLLECTORS", "Collector", "CollectedRecord", "Fetcher", "Index", "Item", "ItemError", "ParseError",
            "collector_for", *_LAZY]
 
-
-def __getattr__(name: str):
-    """The names of :data:`_LAZY`, imported on first use (PEP 562)."""
-    try:
-        module, _, attr = _LAZY[name].partition(":")
-    except KeyError:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
-    value = getattr(importlib.import_module(f".{module}", __name__), attr or name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_LAZY})
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY)

@@ -9,8 +9,7 @@ Public API::
     corpus_stats(work) -> CorpusStats
 """
 
-import importlib
-
+from ..lazy_exports import lazy_exports
 from .build import BuildReport, ListedPapers, build_corpus, import_all
 from .importers import import_collected, import_file
 from .records import VENUES, Paper, make_paper_id, normalize_title, title_short_name
@@ -26,17 +25,4 @@ __all__ = ["VENUES", "BuildReport", "CorpusStats", "CorpusStore", "ListedPapers"
            "corpus_stats", "import_all", "import_collected", "import_file", "iter_papers", "load_papers",
            "make_paper_id", "normalize_title", "papers_path", "title_short_name", *_LAZY]
 
-
-def __getattr__(name: str):
-    """The names of :data:`_LAZY`, imported on first use (PEP 562)."""
-    try:
-        module, _, attr = _LAZY[name].partition(":")
-    except KeyError:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
-    value = getattr(importlib.import_module(f".{module}", __name__), attr or name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_LAZY})
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY)

@@ -5,7 +5,7 @@ and :func:`mustcite.extract.link.link_dir` (``mustcite link``). Submodules are i
 ``import mustcite.extract`` stays cheap: every name of ``__all__`` is imported on first use.
 """
 
-import importlib
+from ..lazy_exports import lazy_exports
 
 #: public name -> the submodule that defines it, imported on first use
 _LAZY = {
@@ -46,17 +46,4 @@ _LAZY = {
 
 __all__ = [*_LAZY]
 
-
-def __getattr__(name: str):
-    """The names of :data:`_LAZY`, imported on first use (PEP 562)."""
-    try:
-        module, _, attr = _LAZY[name].partition(":")
-    except KeyError:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
-    value = getattr(importlib.import_module(f".{module}", __name__), attr or name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_LAZY})
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY)

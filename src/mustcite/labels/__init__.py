@@ -1,8 +1,6 @@
 """Must-cite labels (MasterSet Section 4): the judge interface, the three label tiers,
 the offline judge, MultiCite evaluation and inter-rater agreement."""
 
-import importlib
-
 from mustcite.labels.judge import (
     CitationInstance,
     Judge,
@@ -10,6 +8,8 @@ from mustcite.labels.judge import (
     instance_from_reference,
     instances_from_reference_file,
 )
+
+from ..lazy_exports import lazy_exports
 
 #: public name -> the submodule that defines it ("submodule:name" where it is named otherwise
 #: there), imported on first use so that ``import mustcite.labels`` stays cheap
@@ -56,17 +56,4 @@ _LAZY = {
 __all__ = ["CitationInstance", "Judge", "Judgement", "instance_from_reference",
            "instances_from_reference_file", *_LAZY]
 
-
-def __getattr__(name: str):
-    """The names of :data:`_LAZY`, imported on first use (PEP 562)."""
-    try:
-        module, _, attr = _LAZY[name].partition(":")
-    except KeyError:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
-    value = getattr(importlib.import_module(f".{module}", __name__), attr or name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_LAZY})
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY)

@@ -15,9 +15,9 @@ The long way: :meth:`Recommender.load(folder) <Recommender.load>`, then its ``re
 
 from __future__ import annotations
 
-import importlib
 from pathlib import Path
 
+from ..lazy_exports import lazy_exports
 from .method import ABLATABLE, Recommendation, Recommender, RecommenderConfig
 
 #: public name -> the submodule that defines it ("submodule:name" where it is named otherwise
@@ -69,18 +69,5 @@ def load_default(work: str | Path | None = None, model: str | Path | None = None
 
     return Recommender.load(Path(model) if model else default_model(work))
 
-
-def __getattr__(name: str):
-    """The names of :data:`_LAZY`, imported on first use (PEP 562)."""
-    try:
-        module, _, attr = _LAZY[name].partition(":")
-    except KeyError:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
-    value = getattr(importlib.import_module(f".{module}", __name__), attr or name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_LAZY})
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY)
 

@@ -2,8 +2,7 @@
 (:func:`make_retriever`: BM25, dense bi-encoders with an on-disk embedding cache, ColBERT, graph
 methods, prefetch and rerank), queries files, and NT-Xent fine-tuning."""
 
-import importlib
-
+from ..lazy_exports import lazy_exports
 from .base import Doc, Results, Retriever, as_doc, as_docs, doc_text
 from .queries import read_queries
 from .registry import make_retriever
@@ -37,17 +36,4 @@ _LAZY = {
 
 __all__ = ["Doc", "Results", "Retriever", "as_doc", "as_docs", "doc_text", "make_retriever", "read_queries", *_LAZY]
 
-
-def __getattr__(name: str):
-    """The names of :data:`_LAZY`, imported on first use (PEP 562)."""
-    try:
-        module, _, attr = _LAZY[name].partition(":")
-    except KeyError:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
-    value = getattr(importlib.import_module(f".{module}", __name__), attr or name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_LAZY})
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY)

@@ -2,8 +2,7 @@
 sentence prediction: its file shapes (seed JSONL and official ``.in``/``.label``) and its
 official scoring (overview paper, Section 2)."""
 
-import importlib
-
+from ..lazy_exports import lazy_exports
 from .evaluate import evaluate, evaluate_files
 from .formats import (
     EMPTY,
@@ -52,17 +51,4 @@ __all__ = ["EMPTY", "TASKS", "Answer", "Candidate", "Example", "Origin", "evalua
            "example_from_json", "read_answers", "read_examples", "read_official", "sample_examples", "write_answers",
            "write_examples", "write_official", *_LAZY]
 
-
-def __getattr__(name: str):
-    """The names of :data:`_LAZY`, imported on first use (PEP 562)."""
-    try:
-        module, _, attr = _LAZY[name].partition(":")
-    except KeyError:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
-    value = getattr(importlib.import_module(f".{module}", __name__), attr or name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_LAZY})
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY)
