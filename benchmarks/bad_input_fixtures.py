@@ -274,9 +274,14 @@ def cells() -> list[Cell]:
 
 # --------------------------------------------------------------------------- a raw language client
 
+#: a request every language server answers at once
+PING = {"command": "mustcite.timings"}
+
 class Client:
     """A language client speaking raw bytes to a language server over stdio (``command``: the
-    server's command line, e.g. ``mustcite --work W lsp --no-audit``), started in ``tmp``."""
+    server's command line, e.g. ``mustcite --work W lsp --no-audit``), started in ``tmp``; it wakes
+    at each message and each stderr line the server sends. ``tests/test_lsp_hardening.py`` drives
+    a stubbed server with it."""
 
     def __init__(self, tmp: Path, *, command: list[str]):
         env = dict(os.environ, MUSTCITE_WORK=str(tmp / "work"), HF_HUB_OFFLINE="1")
@@ -285,17 +290,33 @@ class Client:
         self.seen: list[dict] = []
         self.stderr: list[str] = []
         self.next_id = 0
-        threading.Thread(target=self._read, daemon=True).start()
-        threading.Thread(target=self._read_err, daemon=True).start()
+        self._news = threading.Condition()         # notified at each message and each stderr line
+        self._readers = [threading.Thread(target=self._read, daemon=True),
+                         threading.Thread(target=self._read_err, daemon=True)]
+        for t in self._readers:
+            t.start()
 
     def _read(self) -> None:
         for body, _ in FrameReader(self.proc.stdout.read1).frames():
             if body is not None:
-                self.seen.append(json.loads(body))
+                with self._news:
+                    self.seen.append(json.loads(body))
+                    self._news.notify_all()
 
     def _read_err(self) -> None:
         for line in self.proc.stderr:
-            self.stderr.append(line.decode("utf-8", "replace"))
+            with self._news:
+                self.stderr.append(line.decode("utf-8", "replace"))
+                self._news.notify_all()
+
+    def until(self, ok, timeout: float = 10.0, what: str = ""):
+        """The first true value of ``ok()``, tried again at each message and stderr line the server
+        sends; AssertionError naming ``what`` after ``timeout`` seconds."""
+        with self._news:
+            got = self._news.wait_for(ok, timeout)
+        if not got:
+            raise AssertionError(f"still waiting after {timeout:g} s for {what or ok!r}")
+        return got
 
     def send_bytes(self, data: bytes) -> None:
         self.proc.stdin.write(data)
@@ -314,21 +335,23 @@ class Client:
         self.send({"jsonrpc": "2.0", "method": method, "params": params})
 
     def wait(self, ok, timeout: float = 10.0, start: int = 0) -> dict:
-        end = time.monotonic() + timeout
-        while time.monotonic() < end:
-            for m in self.seen[start:]:
-                if ok(m):
-                    return m
-            time.sleep(0.01)
-        raise AssertionError(f"no such message in {timeout} s; seen: {[str(m)[:200] for m in self.seen[-5:]]}")
+        """The first message from the ``start``-th on for which ``ok(message)`` holds, as soon as it comes."""
+        def found():
+            return next((m for m in self.seen[start:] if ok(m)), None)
+        with self._news:
+            m = self._news.wait_for(found, timeout)
+            if m is None:
+                raise AssertionError(f"no such message in {timeout} s; seen: {[str(m)[:200] for m in self.seen[-5:]]}")
+        return m
 
     def response(self, msg_id, timeout: float = 10.0) -> dict:
         return self.wait(lambda m: m.get("id") == msg_id and "method" not in m, timeout)
 
     def ping(self, timeout: float = 30.0) -> float:
-        """Seconds until a ping (``mustcite.timings``) is answered; fails after ``timeout``."""
+        """Seconds until a ping (``mustcite.timings``) is answered; fails after ``timeout`` (a wedged
+        server never answers)."""
         t0 = time.monotonic()
-        self.response(self.request("workspace/executeCommand", {"command": "mustcite.timings"}), timeout)
+        self.response(self.request("workspace/executeCommand", PING), timeout)
         return time.monotonic() - t0
 
     def diagnostics(self, uri: str, timeout: float = 10.0, start: int = 0) -> list[dict]:
@@ -337,7 +360,7 @@ class Client:
         return m["params"]["diagnostics"]
 
     def initialize(self, root: Path | None, audit: bool = False) -> None:
-        from pygls.uris import from_fs_path
+        from pygls.uris import from_fs_path  # the lsp extra: only a language-server run needs it
 
         folders = [{"uri": from_fs_path(str(root)), "name": "paper"}] if root else None
         self.response(self.request("initialize", {
@@ -355,10 +378,17 @@ class Client:
             self.response(self.request("shutdown"))
         self.notify("exit")
         try:
-            return self.proc.wait(timeout)
+            code = self.proc.wait(timeout)
         finally:
             if self.proc.poll() is None:
                 self.proc.kill()
+        for t in self._readers:          # to the end of the output: seen and stderr hold all the server said
+            t.join(timeout)
+        return code
+
+    def peak_rss_mb(self) -> float:
+        status = Path(f"/proc/{self.proc.pid}/status").read_text()
+        return int(next(x for x in status.splitlines() if x.startswith("VmHWM")).split()[1]) / 1024
 
 
 # --------------------------------------------------------------------------- the slice recommender

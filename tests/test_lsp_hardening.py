@@ -14,17 +14,15 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
-import threading
-import time
 from pathlib import Path
 
 import pytest
+from benchmarks.bad_input_fixtures import PING
+from benchmarks.bad_input_fixtures import Client as RawClient
 from pygls.uris import from_fs_path
 
 from mustcite.lsp.documents import Lines, cites
-from mustcite.lsp.framing import FrameReader
 
 LAUNCH = r"""
 import sys, time
@@ -51,51 +49,18 @@ from mustcite.cli.main import main
 sys.exit(main(["lsp", *sys.argv[1:]]))
 """
 
-PING = {"command": "mustcite.timings"}
 #: a server that has not answered in this long is wedged (a bound on liveness, not on speed: the
 #: response times are measured in benchmarks/bad_inputs.py)
 LIVENESS_S = 30.0
 
 
-class Client:
-    """A language client speaking raw bytes to ``mustcite lsp`` over stdio (``command``: the server's
-    command line; default: the server with the stub check, ``args`` after ``mustcite lsp``).
-    ``benchmarks/bad_inputs.py`` drives the real server with it."""
+class Client(RawClient):
+    """The raw language client (:class:`benchmarks.bad_input_fixtures.Client`) on ``mustcite lsp``
+    with the stub check by default (``args`` after ``mustcite lsp``; ``command``: another server),
+    reading what the stub reports."""
 
     def __init__(self, tmp: Path, *args: str, command: list[str] | None = None):
-        env = dict(os.environ, MUSTCITE_WORK=str(tmp / "work"), HF_HUB_OFFLINE="1")
-        self.proc = subprocess.Popen(command or [sys.executable, "-c", LAUNCH, *args], stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=tmp)
-        self.seen: list[dict] = []
-        self.stderr: list[str] = []
-        self.next_id = 0
-        self._news = threading.Condition()         # notified at each message and each stderr line
-        self._readers = [threading.Thread(target=self._read, daemon=True),
-                         threading.Thread(target=self._read_err, daemon=True)]
-        for t in self._readers:
-            t.start()
-
-    def _read(self) -> None:
-        for body, _ in FrameReader(self.proc.stdout.read1).frames():
-            if body is not None:
-                with self._news:
-                    self.seen.append(json.loads(body))
-                    self._news.notify_all()
-
-    def _read_err(self) -> None:
-        for line in self.proc.stderr:
-            with self._news:
-                self.stderr.append(line.decode("utf-8", "replace"))
-                self._news.notify_all()
-
-    def until(self, ok, timeout: float = 10.0, what: str = ""):
-        """The first true value of ``ok()``, tried again at each message and stderr line the server
-        sends; AssertionError naming ``what`` after ``timeout`` seconds."""
-        with self._news:
-            got = self._news.wait_for(ok, timeout)
-        if not got:
-            raise AssertionError(f"still waiting after {timeout:g} s for {what or ok!r}")
-        return got
+        super().__init__(tmp, command=command or [sys.executable, "-c", LAUNCH, *args])
 
     def checked(self) -> list[str]:
         return [k for line in self.stderr if line.startswith("CHECKED") for k in line.split()[1:]]
@@ -104,75 +69,10 @@ class Client:
         """The folders of the audits the server started (reported by the stub)."""
         return [line.split(" ", 1)[1].rstrip("\n") for line in self.stderr if line.startswith("AUDIT ")]
 
-    def send_bytes(self, data: bytes) -> None:
-        self.proc.stdin.write(data)
-        self.proc.stdin.flush()
-
-    def send(self, obj: dict) -> None:
-        body = json.dumps(obj).encode()
-        self.send_bytes(b"Content-Length: %d\r\n\r\n" % len(body) + body)
-
-    def request(self, method: str, params=None) -> int:
-        self.next_id += 1
-        self.send({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params})
-        return self.next_id
-
-    def notify(self, method: str, params=None) -> None:
-        self.send({"jsonrpc": "2.0", "method": method, "params": params})
-
-    def wait(self, ok, timeout: float = 10.0, start: int = 0) -> dict:
-        """The first message from the ``start``-th on for which ``ok(message)`` holds, as soon as it comes."""
-        def found():
-            return next((m for m in self.seen[start:] if ok(m)), None)
-        with self._news:
-            m = self._news.wait_for(found, timeout)
-            if m is None:
-                raise AssertionError(f"no such message in {timeout} s; seen: {[str(m)[:200] for m in self.seen[-5:]]}")
-        return m
-
-    def response(self, msg_id, timeout: float = 10.0) -> dict:
-        return self.wait(lambda m: m.get("id") == msg_id and "method" not in m, timeout)
-
     def ping(self, timeout: float = LIVENESS_S) -> float:
         """Seconds until a ping is answered; fails after ``timeout`` (a wedged server never answers).
         How fast it answers is measured in benchmarks/bad_inputs.py, not here."""
-        t0 = time.monotonic()
-        self.response(self.request("workspace/executeCommand", PING), timeout)
-        return time.monotonic() - t0
-
-    def diagnostics(self, uri: str, timeout: float = 10.0, start: int = 0) -> list[dict]:
-        m = self.wait(lambda m: m.get("method") == "textDocument/publishDiagnostics"
-                      and m["params"]["uri"] == uri, timeout, start)
-        return m["params"]["diagnostics"]
-
-    def initialize(self, root: Path | None, audit: bool = False) -> None:
-        folders = [{"uri": from_fs_path(str(root)), "name": "paper"}] if root else None
-        self.response(self.request("initialize", {
-            "processId": None, "rootUri": from_fs_path(str(root)) if root else None, "capabilities": {},
-            "workspaceFolders": folders, "initializationOptions": {"audit": audit}}), timeout=60)
-        self.notify("initialized", {})
-
-    def open(self, uri: str, text: str) -> None:
-        lang = "bibtex" if uri.endswith(".bib") else "latex"
-        self.notify("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": lang, "version": 1,
-                                                              "text": text}})
-
-    def finish(self, shutdown: bool = True, timeout: float = 10.0) -> int:
-        if shutdown:
-            self.response(self.request("shutdown"))
-        self.notify("exit")
-        try:
-            code = self.proc.wait(timeout)
-        finally:
-            if self.proc.poll() is None:
-                self.proc.kill()
-        for t in self._readers:          # to the end of the output: seen and stderr hold all the server said
-            t.join(timeout)
-        return code
-
-    def peak_rss_mb(self) -> float:
-        status = Path(f"/proc/{self.proc.pid}/status").read_text()
-        return int(next(x for x in status.splitlines() if x.startswith("VmHWM")).split()[1]) / 1024
+        return super().ping(timeout)
 
 
 @pytest.fixture()
