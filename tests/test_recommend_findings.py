@@ -179,3 +179,13 @@ def test_confidence_follows_the_calibration():
     assert F.confidence({}, cal) < 0.5
     shipped = F.load_calibration()
     assert shipped["features"] == list(F.FEATURES) and 0.0 < shipped["threshold"] < 1.0
+
+
+def test_an_author_of_a_citation_is_not_a_work():
+    titles = ["LaVie: High-quality video generation", "MaxLogit: Scaling OOD"]
+    for text in ("Metrics: METEOR (Banerjee and Lavie, 2005) and BLEU.", "As Lavie et al. show, and Lavie (2005).",
+                 "Metrics: METEOR (Lavie, 2005)."):
+        got, _ = _named(text, {"Lavie": {0: 4}}, titles)
+        assert got == [], text
+    got, _ = _named("Videos come from Lavie and MaxLogit.", {"Lavie": {0: 4}}, titles)
+    assert got == ["p0"]

@@ -360,7 +360,7 @@ def _where(sources: dict[str, str], sent: Sentence, start: int, end: int, surfac
     return Location(rel, line, sent.section or None, _quote(sent.text, start, end))
 
 
-_AUTHOR_AFTER = re.compile(r"\s+(?:et\s+al|and\s+[A-Z][a-z]+\s*[,(]|\(\d{4}|,\s*\d{4})")
+_AUTHOR_AFTER = re.compile(r"\s+(?:et\s+al|and\s+[A-Z][a-z]+\s*[,(])|\s*(?:\(\d{4}|,\s*\d{4})")
 
 
 def _as_title_writes_it(name: str, title: str) -> bool:
