@@ -354,6 +354,37 @@ def test_onnx_folder_spec_matches_torch(tiny, tmp_path, pooling):
     assert again.key == r.key and again.pooling == pooling
 
 
+def test_onnx_encodes_on_a_local_worker_pool_like_in_process(tiny, tmp_path, monkeypatch):
+    """Many texts to encode go to one single-threaded ONNX encoder per CPU; the vectors and the
+    cache's shards are those of the in-process encoder, and cached texts are not sent again."""
+    pytest.importorskip("onnxruntime")
+    pytest.importorskip("onnx")
+    from mustcite.engine import LocalEngine
+    from mustcite.retrieval import dense
+
+    folder = _onnx_folder(tiny, tmp_path / "tiny-onnx")
+    texts = [f"{d.text} {i}" * (1 + i % 5) for i, d in enumerate(POOL * 30)]
+    inproc = make_retriever(f"onnx:{folder}", max_seq_length=64, cache_dir=tmp_path / "a")
+    want = inproc.embed(texts)
+    monkeypatch.setattr(dense, "LOCAL_POOL_MIN_TEXTS", 50)
+    pooled = make_retriever(f"onnx:{folder}", max_seq_length=64, batch_size=8, cache_dir=tmp_path / "b")
+    pooled.engine = LocalEngine(workers=2)
+    calls, local_map = [], LocalEngine.map
+
+    def recorded(self, fn, items, **kw):
+        calls.append((fn.threads, len(items), self.workers()))
+        return local_map(self, fn, items, **kw)
+
+    monkeypatch.setattr(LocalEngine, "map", recorded)
+    got = pooled.embed(texts)
+    assert calls and all(c[0] == 1 and c[2] == 2 for c in calls)       # single-threaded encoders, 2 workers
+    np.testing.assert_allclose(got, want, atol=1e-5)
+    assert pooled.cache.encoded_last == len(set(texts))
+    assert sorted(p.name for p in (tmp_path / "b" / "emb").rglob("*.npy")) == \
+        sorted(p.name for p in (tmp_path / "a" / "emb").rglob("*.npy"))
+    assert pooled.embed(texts).tobytes() == got.tobytes() and pooled.cache.encoded_last == 0
+
+
 def test_onnx_folder_errors(tmp_path):
     with pytest.raises(MustciteError, match="make incite-model"):
         make_retriever(f"onnx:{tmp_path / 'incite-minilm-onnx'}", cache_dir=tmp_path)

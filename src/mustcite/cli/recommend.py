@@ -101,6 +101,9 @@ def train_cmd(
     no_works: bool = typer.Option(False, "--no-works", help="default mode: corpus papers only"),
     fit_queries: int = typer.Option(0, "--fit-queries", min=0, help="default mode: fit the tier models on this "
                                     "many labelled papers (a fixed sample; 0: all); all of them still vote"),
+    negatives: float = typer.Option(1.0, "--negatives", min=0.01, max=1.0,
+                                    help="default mode: fit the tier models on every positive row and this share "
+                                    "of the negative rows (a seeded sample, each kept one weighing 1/share)"),
     engine: str = typer.Option("local", "--engine", help="where the pool is encoded: local (this process) or "
                                "ray (its batches on a Ray cluster; pip install 'mustcite[ray]')"),
     address: str = typer.Option(None, "--address", help="with --engine ray: the Ray cluster to join "
@@ -144,6 +147,7 @@ def train_cmd(
             card = train_default(list(refs), pool or (work.root / "corpus" / "papers.parquet"), dest, dense=dense,
                                  seed=seed, dev_fraction=dev_fraction, refit=refit, pool_years=year_range(pool_years),
                                  year=year, config=config, cache_dir=work.cache, fit_queries=fit_queries,
+                                 negatives=negatives,
                                  works=None if no_works else works, log=log)
         print(json.dumps({"model": str(dest), "metrics": card["metrics"], "ranked_by": card["ranked_by"]}, indent=2))
 

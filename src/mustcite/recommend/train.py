@@ -155,7 +155,7 @@ def train_default(refs: list[str | Path], pool_path: str | Path, out: str | Path
                   seed: int = 0, dev_fraction: float = 0.1, refit: bool = True,
                   pool_years: tuple[int, int] | None = None, year: int | None = None,
                   config: RecommenderConfig | None = None, cache_dir: str | Path | None = None,
-                  fit_queries: int = 0, works: str | Path | None = None,
+                  fit_queries: int = 0, negatives: float = 1.0, works: str | Path | None = None,
                   works_min_citing: int = SERVING_MIN_CITING, log=print) -> dict[str, Any]:
     """Train on every labelled paper of ``refs``; returns the model card.
 
@@ -166,6 +166,8 @@ def train_default(refs: list[str | Path], pool_path: str | Path, out: str | Path
     ``fit_queries``: fit the tier models on this many of the labelled papers (a fixed sample by
     :func:`fit_sample`; 0: all). Every labelled paper is still a neighbour whose citations vote;
     only the training rows are fewer (the time they take grows with the number of queries).
+    ``negatives``: the share of negative training rows the tier models are fit on (every positive
+    row is kept; :meth:`.tiers.TierModels.fit`).
 
     ``year``: a model as of that year (pool and labelled papers of that year or earlier). The
     hold-out papers are scored as queries of their own year, so they too see only papers of their
@@ -194,7 +196,7 @@ def train_default(refs: list[str | Path], pool_path: str | Path, out: str | Path
     log(f"pool {len(full_pool)} papers; labelled {len(labelled)} (train {len(train)}, dev {len(dev)})")
     config = config or RecommenderConfig(dense=dense, seed=seed)
     rec = Recommender.build(eval_pool, train, replace(config), cache_dir=cache_dir)
-    rec.fit(fit_sample(rec.labelled, fit_queries, seed))
+    rec.fit(fit_sample(rec.labelled, fit_queries, seed), negatives=negatives)
     metrics = {"dev": evaluate(rec, _queries(dev), qrels_of(dev)),
                "dev_bm25_baseline": evaluate_bm25(rec, _queries(dev), qrels_of(dev))} if dev else {}
     log(f"dev metrics: {json.dumps(metrics.get('dev', {}))}")
@@ -202,7 +204,7 @@ def train_default(refs: list[str | Path], pool_path: str | Path, out: str | Path
     if refit and dev:
         pool = full_pool
         rec = Recommender.build(pool, labelled, replace(config), cache_dir=cache_dir)
-        rec.fit(fit_sample(rec.labelled, fit_queries, seed))
+        rec.fit(fit_sample(rec.labelled, fit_queries, seed), negatives=negatives)
     rec.save(out)
     data = {"pool": str(pool_path), "pool_papers": len(pool), "pool_years": pool_years,
             "works": str(works) if works else None, "pool_works": sum(1 for p in pool if is_work_id(p["paper_id"])),
@@ -210,6 +212,7 @@ def train_default(refs: list[str | Path], pool_path: str | Path, out: str | Path
             "reference_folders": [str(r) for r in refs], "labelled_papers": len(labelled),
             "train_papers": len(train), "dev_papers": len(dev), "dev_fraction": dev_fraction,
             "refit_on_all": bool(refit and dev), "as_of_year": year, "fit_queries": rec.info.get("train_queries"),
+            "negatives_kept": negatives,
             "labelled_citations": sum(len(p.cites) for p in labelled)}
     return write_card(out, rec=rec, data=data, metrics=metrics, seed=seed, seconds=time.perf_counter() - t0)
 

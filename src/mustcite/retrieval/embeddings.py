@@ -26,7 +26,6 @@ from tqdm.auto import tqdm
 
 from ..errors import MustciteError
 from ..io import atomic_write_json
-from ..parallel import pmap
 
 _WEIGHTS = ("model.safetensors", "pytorch_model.bin", "model.int8.onnx")
 _CONFIGS = ("config.json", "modules.json", "sentence_bert_config.json", "1_Pooling/config.json",
@@ -155,11 +154,12 @@ class EmbeddingCache:
               engine=None) -> np.ndarray:
         """Vectors for ``texts`` (row order kept); missing texts are encoded and stored in shards.
 
-        ``engine``: a distributed :class:`mustcite.engine.Engine` (Ray) encodes the batches of each
-        shard on its workers (``encode`` must then pickle: a :class:`~mustcite.retrieval.dense.EncoderSpec`);
+        ``engine``: a :class:`mustcite.engine.Engine` (Ray, or the local process pool) encodes the
+        batches of each shard on its workers (``encode`` must then pickle: a
+        :class:`~mustcite.retrieval.dense.EncoderSpec`);
         the batches, their order and the shards written here are the same as in-process, so the
         cache files are the same whichever engine made them. Default: in this process."""
-        if engine is not None and not engine.local:
+        if engine is not None:
             return self._embed_on(engine, texts, encode, batch_size=batch_size, desc=desc, progress=progress)
 
         keys, todo = self._missing(texts)
@@ -191,17 +191,27 @@ class EmbeddingCache:
     def _embed_on(self, engine, texts: Sequence[str], encode: Callable[[list[str]], np.ndarray], *,
                   batch_size: int, desc: str, progress: bool) -> np.ndarray:
         keys, todo = self._missing(texts)
+        bar = tqdm(total=len(todo), desc=desc, unit="doc", disable=not progress or len(todo) < 64)
         for start in range(0, len(todo), self.shard_size):
             chunk = sorted(todo[start:start + self.shard_size], key=lambda kt: len(kt[1]))
             batches = [[t for _, t in chunk[b:b + batch_size]] for b in range(0, len(chunk), batch_size)]
+            parts = []
             try:
-                parts = list(pmap(encode, batches, desc=desc, progress=progress and len(todo) >= 64,
-                                  engine=engine, unit="batch"))
+                # one batch per task: the batches grow longer through a shard, so small tasks balance
+                for part in engine.map(encode, batches, chunksize=1):
+                    parts.append(np.asarray(part, dtype=np.float32))
+                    bar.update(len(part))
             except MustciteError as exc:
-                raise MustciteError(f"encoding failed on the cluster: {exc.message}",
+                where = "on the cluster" if not engine.local else "in a worker process"
+                raise MustciteError(f"encoding failed {where}: {exc.message}",
                                     hint="rerun: the shards written so far are kept and not encoded again") from None
-            self.add([k for k, _ in chunk], np.concatenate([np.asarray(x, dtype=np.float32) for x in parts]))
+            self.add([k for k, _ in chunk], np.concatenate(parts))
+        bar.close()
         return self.get(keys)
+
+    def missing_count(self, texts: Sequence[str]) -> int:
+        """How many distinct texts are not cached yet."""
+        return len({k for k in map(text_key, texts) if k not in self._index})
 
 
 def read_info(cache_dir: Path) -> dict:

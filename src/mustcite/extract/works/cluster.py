@@ -10,7 +10,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from rapidfuzz import fuzz
+import numpy as np
+from rapidfuzz import fuzz, process
 
 from ...corpus.records import normalize_title
 from ..link import FUZZY_THRESHOLD, STOPWORDS
@@ -158,31 +159,37 @@ def cluster_mentions(mentions: list[Mention]) -> list[list[int]]:
         reps[norm] = [g[0] for g in groups]
     # 3. near-identical titles, compared with the titles that share one of their rarest words (a
     #    typo makes a word rare, so four words are tried; words of very common titles are skipped)
+    #    titles are numbered in sorted order, so that "each pair once" is "only titles after this one"
+    titles = sorted(reps)
+    words = [set(_significant(norm)) for norm in titles]
     df: Counter[str] = Counter()
-    for norm in reps:
-        df.update(set(_significant(norm)))
-    blocks: dict[str, list[str]] = defaultdict(list)
-    for norm in reps:
-        for w in set(_significant(norm)):
-            blocks[w].append(norm)
-    for norm in reps:
-        seen = {norm}
+    for ws in words:
+        df.update(ws)
+    members: dict[str, list[int]] = defaultdict(list)
+    for t, ws in enumerate(words):
+        for w in ws:
+            members[w].append(t)
+    blocks = {w: np.asarray(ts, dtype=np.int64) for w, ts in members.items()}
+    lengths = np.asarray([len(norm) for norm in titles], dtype=np.int64)
+    for t, norm in enumerate(titles):
         n = len(norm)
-        rare = sorted(set(_significant(norm)), key=lambda w: (df[w], w))
-        for w in [w for w in rare[:BLOCK_WORDS] if df[w] <= MAX_BLOCK] or rare[:1]:
-            for other in blocks[w]:
-                if other in seen or other < norm:     # each pair once
-                    continue
-                seen.add(other)
-                if abs(len(other) - n) > 0.25 * n or fuzz.ratio(norm, other) < FUZZY_THRESHOLD:
-                    continue
-                long_title = min(len(_significant(norm)), len(_significant(other))) >= LONG_TITLE_WORDS
-                for i in reps[norm]:
-                    for j in reps[other]:
-                        a, b = mentions[i], mentions[j]
-                        if (long_title or _authors_agree(a.surname, b.surname)) \
-                                and _years_close(a.year, b.year, YEAR_SLACK):
-                            uf.join(i, j)
+        rare = sorted(words[t], key=lambda w: (df[w], w))
+        chosen = [w for w in rare[:BLOCK_WORDS] if df[w] <= MAX_BLOCK] or rare[:1]
+        cand = np.unique(np.concatenate([blocks[w] for w in chosen]))
+        cand = cand[cand > t]
+        cand = cand[np.abs(lengths[cand] - n) <= 0.25 * n]
+        if not len(cand):
+            continue
+        close = process.extract(norm, [titles[c] for c in cand], scorer=fuzz.ratio, processor=None,
+                                score_cutoff=FUZZY_THRESHOLD, limit=None)
+        for other, _, _ in close:
+            long_title = min(len(_significant(norm)), len(_significant(other))) >= LONG_TITLE_WORDS
+            for i in reps[norm]:
+                for j in reps[other]:
+                    a, b = mentions[i], mentions[j]
+                    if (long_title or _authors_agree(a.surname, b.surname)) \
+                            and _years_close(a.year, b.year, YEAR_SLACK):
+                        uf.join(i, j)
     groups: dict[int, list[int]] = defaultdict(list)
     for i in range(len(mentions)):
         groups[uf.find(i)].append(i)
