@@ -123,6 +123,10 @@ def test_cli_link(tmp_path, corpus, capsys):
     extract_paths([PDF_DIR / f"{SPECTER}.tei.xml"], out, workers=1, progress=False)
     assert main(["link", str(out), "--corpus", str(corpus), "--json", "--workers", "1"]) == 0
     assert json.loads(capsys.readouterr().out)["linked"] == 8
+    # the line a person reads: the figures and the rate, no traceback
+    assert main(["link", str(out), "--corpus", str(corpus), "--workers", "1"]) == 0
+    said = capsys.readouterr().out
+    assert "linked 8/57 references" in said and "papers/s" in said and "engine local" in said, said
     assert main(["link", str(out), "--corpus", str(tmp_path / "none.parquet")]) == 1
     assert main(["link", str(tmp_path / "nowhere")]) == 2
 

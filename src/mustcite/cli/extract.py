@@ -109,8 +109,8 @@ def link_cmd(
     corpus_path = corpus or Workspace.resolve().root / "corpus" / "papers.parquet"
     summary = link_dir(folder, corpus_path, workers=workers, progress=not as_json, engine=eng)
     if as_json:
-        rate = round(summary.papers / summary.elapsed_s, 3) if summary.elapsed_s else None
-        typer.echo(json.dumps({**summary.to_dict(), "engine": eng.name, "papers_per_s": rate}, indent=1))
+        per_s = round(summary.papers / summary.elapsed_s, 3) if summary.elapsed_s else None
+        typer.echo(json.dumps({**summary.to_dict(), "engine": eng.name, "papers_per_s": per_s}, indent=1))
     else:
         typer.echo(f"linked {summary.linked}/{summary.references} references "
                    f"(link rate {summary.rate:.1%}, {summary.exact} exact) in {summary.papers} papers "
