@@ -128,3 +128,24 @@ def test_batches_judged_in_worker_processes_give_the_same_answers(monkeypatch):
     assert pooled.calls == one.calls == 2 * len(insts)
     assert {k: (j.value, j.raw) for k, j in pooled.judgements.items()} == \
         {k: (j.value, j.raw) for k, j in one.judgements.items()}
+
+
+@pytest.mark.data
+def test_cue_prefilter_never_changes_a_cue():
+    """A cue's pattern is skipped only when the sentence holds none of the words every match needs:
+    on real citation contexts, and on sentences made of each cue's own words, the flags are those of
+    the patterns alone."""
+    from mustcite.labels.offline import _CUE_RX, CUE_NEEDS, CUES, citing_sentences, cue_vector, mark_context
+
+    assert set(CUE_NEEDS) == set(CUES)
+    contexts = [mark_context(c, inst.cite) for inst in map(to_instance, load_split("test", "3")[:800])
+                for _, c in inst.contexts if c]
+    for needs in CUE_NEEDS.values():       # every needed word, alone and inside a sentence
+        contexts += [f"as zzcite shows, {w} here." for w in needs] + [w for w in needs]
+    contexts += ["we follow zzcite.", "zzcite, and we adopt it.", "state-of-the-art", "better  than zzcite"]
+    flagged = 0
+    for m in contexts:
+        plain = [1.0 if rx.search(citing_sentences(m)) else 0.0 for rx in _CUE_RX.values()]
+        assert cue_vector(m) == plain, m
+        flagged += sum(plain)
+    assert flagged > len(contexts)          # the cues do fire: the check is not vacuous

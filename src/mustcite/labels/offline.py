@@ -70,6 +70,26 @@ CUES: dict[str, str] = {
     "unlike": r"\b(unlike|in contrast|contrary|whereas|differ\w*|instead)\b",
 }
 _CUE_RX = {name: re.compile(rx) for name, rx in CUES.items()}
+#: per cue, words of which every match holds at least one: a sentence holding none of them cannot
+#: match, and the pattern is not run (the cues are most of the judge's time)
+CUE_NEEDS: dict[str, tuple[str, ...]] = {
+    "compare": ("compar",),
+    "baseline": ("baseline",),
+    "outperform": ("outperform", "surpass", "superior", "better than", "improv"),
+    "sota": ("state",),
+    "following": ("follow", "use", "adopt"),
+    "we_use": ("use", "using", "adopt", "employ", "apply", "applied", "utili"),
+    "dataset": ("data", "benchmark", "corpus", "corpora", "treebank", "shared task"),
+    "extends": ("extend", "extension", "build", "built", "based on", "variant of", "modif", "adapt", "generali"),
+    "results": ("table", "tab.", "result", "accuracy", "f1", "bleu", "score", "performance", "reported"),
+    "we": ("we", "our", "us"),
+    "previous": ("work", "studies", "approaches", "methods"),
+    "survey": ("see", "e.g.", "for example", "such as", "survey", "overview", "review"),
+    "other_cites": (OTHER,),
+    "same_as": ("similar", "same as", "consistent with", "in line with", "agree", "as in", "like"),
+    "unlike": ("unlike", "in contrast", "contrary", "whereas", "differ", "instead"),
+}
+_CUE_CHECKS = [(CUE_NEEDS[name], rx) for name, rx in _CUE_RX.items()]
 
 _RULE_DATASET = re.compile(r"\b(data ?sets?|benchmarks?|corpus|corpora|treebanks?|shared task|test ?beds?)\b")
 _RULE_EVAL = re.compile(r"\b(we|our)\b[^.]{0,80}\b(evaluat\w*|experiment\w*|test\w*|train\w*|use[sd]?|using|"
@@ -133,7 +153,7 @@ def citing_sentences(marked: str) -> str:
 
 def cue_vector(marked: str) -> list[float]:
     s = citing_sentences(marked)
-    return [1.0 if rx.search(s) else 0.0 for rx in _CUE_RX.values()]
+    return [1.0 if any(w in s for w in needs) and rx.search(s) else 0.0 for needs, rx in _CUE_CHECKS]
 
 
 # ----------------------------------------------------------------------------------------------
