@@ -438,10 +438,50 @@ def parse_bib(text: str, name: str, *, keep_unreadable: bool = False) -> tuple[l
 
 # ---- .bbl and thebibliography ------------------------------------------------------------------
 
-# keys and labels are bounded: an unclosed "{" must not make every later item scan to the end (a
-# key ends on its line)
-_BIBITEM = re.compile(r"\\bibitem\s*(?:\[(?P<label>(?:[^\[\]{}]|\{[^{}]{0,1000}\}){0,1000})\])?"
-                      r"\s*\{(?P<key>[^}\n]{0,1000})\}")
+# keys and labels are bounded: an unclosed "{" or "[" must not make every later item scan to the end
+# (a key ends on its line; a label ends before the next \bibitem, a blank line or MAX_LABEL characters)
+_BIBITEM_HEAD = re.compile(r"\\bibitem(?![a-zA-Z])\s*")
+_BIBITEM_KEY = re.compile(r"\s*\{(?P<key>[^}\n]{0,1000})\}")
+_LABEL_TOKEN = re.compile(r"\\.|[{}\]]|\n[ \t]*\n", re.S)   # an escape, a brace, "]" or a blank line
+MAX_LABEL = 2000
+
+
+@dataclass(frozen=True)
+class _Item:
+    """A ``\\bibitem[label]{key}`` head: where it starts and ends, its label and key."""
+
+    start: int
+    end: int
+    label: str
+    key: str
+
+
+def _bibitem_head(text: str, start: int, stop: int) -> _Item | None:
+    """The ``\\bibitem`` head at ``text[start]``, read before ``stop`` (the next ``\\bibitem``): an
+    optional ``[label]`` whose braces nest to any depth and whose escapes (``\\'``, ``\\{``, ``\\]``)
+    are single characters, as TeX reads it, then ``{key}``. None when it cannot be read (an unclosed
+    brace or bracket, a stray ``}``, no key)."""
+    i = _BIBITEM_HEAD.match(text, start).end()
+    label = ""
+    if i < stop and text[i] == "[":
+        depth, end = 0, min(stop, i + 1 + MAX_LABEL)
+        for t in _LABEL_TOKEN.finditer(text, i + 1, end):
+            c = t.group()
+            if c == "{":
+                depth += 1
+            elif c == "}":
+                depth -= 1
+                if depth < 0:
+                    return None
+            elif c == "]" and depth == 0:
+                label, i = text[i + 1:t.start()], t.end()
+                break
+            elif c[0] == "\n":                 # a blank line ends a LaTeX argument: never a label
+                return None
+        else:
+            return None
+    m = _BIBITEM_KEY.match(text, i, stop)
+    return _Item(start, m.end(), label, m.group("key")) if m else None
 _BIBLATEX_HEAD = re.compile(r"\\entry\{(?P<key>[^}]{0,1000})\}\{(?P<type>[^}]{0,100})\}\{[^}]{0,1000}\}")
 _VERB_HEAD = re.compile(r"\\verb\{(\w+)\}\s*\\verb\s?")
 _NAME_HEAD = re.compile(r"\\name\{(author|editor)\}\{\d+\}\{[^}]{0,1000}\}\{")
@@ -596,28 +636,25 @@ def parse_bbl(text: str, name: str, *, keep_unreadable: bool = False) -> tuple[l
             unreadable(m.group("key").strip(), f"{name}:{line_of(m.start())}", "a biblatex \\entry without "
                        "\\endentry (the file is cut short?)", m.group("type").lower())
         return entries, messages
-    items = list(_BIBITEM.finditer(text))
-    # a \bibitem whose head the pattern cannot read (an unclosed brace or bracket) is not an item
-    starts = {m.start() for m in items}
-    stray = [m.start() for m in re.finditer(r"\\bibitem(?![a-zA-Z])", text) if m.start() not in starts]
-    order = sorted([(m.start(), i) for i, m in enumerate(items)] + [(at_, -1) for at_ in stray])
-    for start, i in order:
+    heads = [m.start() for m in _BIBITEM_HEAD.finditer(text)]
+    # each head is read up to the next one (linear in all); one that cannot be read (an unclosed brace
+    # or bracket) is not an item, and its text belongs to no item
+    for start, end in zip(heads, heads[1:] + [len(text)]):
         ln = line_of(start)
-        if i < 0:
+        m = _bibitem_head(text, start, end)
+        if m is None:
             unreadable("?", f"{name}:{ln}", "a \\bibitem whose key cannot be read (an unclosed brace or bracket?)")
             continue
-        m = items[i]
-        end = items[i + 1].start() if i + 1 < len(items) else len(text)
-        body = text[m.end():end]
+        body = text[m.end:end]
         body = re.split(r"\\end\{thebibliography\}", body)[0]
-        key = m.group("key").strip()
+        key = m.key.strip()
         if not key:
             unreadable("?", f"{name}:{ln}", "a \\bibitem without a key")
             continue
         if len(body) > MAX_FIELD_CHARS:
             unreadable(key, f"{name}:{ln}", f"the item is longer than the cap of {MAX_FIELD_CHARS:,} characters")
             continue
-        e = _bibitem_entry(key, m.group("label") or "", body, f"{name}:{ln}")
+        e = _bibitem_entry(key, m.label, body, f"{name}:{ln}")
         words = len(e.title.split())
         if words > MAX_TITLE_WORDS:
             unreadable(key, e.source, f"the title has {words:,} words, over the cap of {MAX_TITLE_WORDS} words")
