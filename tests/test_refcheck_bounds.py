@@ -65,6 +65,23 @@ def test_string_concatenation_is_the_joined_text():
     assert values.value("undefined") == "undefined"          # a name no @string defines stays as written
 
 
+def test_a_string_defined_again_holds_its_new_value_for_the_entries_after_it():
+    """As in BibTeX: the CVPR author kit's .bib (three of the real drafts) defines the venue names
+    long, then again short; the second definition is no duplicate key and no note."""
+    text = ("@String(PAMI = {IEEE Trans. Pattern Anal. Mach. Intell.})\n"
+            "@String(CVPR= {IEEE Conf. Comput. Vis. Pattern Recog.})\n\n"
+            "@article{early, title = {T}, journal = CVPR, year = 2005}\n"
+            "@String(PAMI  = {IEEE TPAMI})\n@String(CVPR  = {CVPR})\n@String(both = PAMI # { and } # CVPR)\n"
+            "@article{late, title = {U}, journal = both, year = 2005}\n"
+            "@article{late2, title = {V}, journal = PAMI, year = 2005}\n")
+    entries, messages = entries_from_bib(text, "refs.bib")
+    assert [(e.key, e.venue) for e in entries] == [
+        ("early", "IEEE Conf. Comput. Vis. Pattern Recog."), ("late", "IEEE TPAMI and CVPR"), ("late2", "IEEE TPAMI")]
+    assert messages == []
+    _, messages = entries_from_bib(text + "@misc{early, title = {W}}\n", "refs.bib")
+    assert messages == ["refs.bib:10: duplicate BibTeX key 'early'; the first entry is used"]
+
+
 def test_string_cycles_depth_and_blowup_terminate(monkeypatch):
     """Each case ends, and the work is linear in the file: every @string name is expanded at most
     twice (once per use, its value memoised), never once per path to it (2^40 for the doubling)."""

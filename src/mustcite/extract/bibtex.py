@@ -8,7 +8,8 @@ parser cannot read come back as messages naming the file and line (or, with ``ke
 as entries marked :attr:`BibEntry.unreadable`, in input order); nothing here raises on bad input.
 
 A ``.bib`` value is read as BibTeX reads it: ``#`` joins quoted and braced parts, ``@string``
-names (any case; a definition may use others, :data:`MAX_STRING_DEPTH` deep, so a cycle ends) and
+names (any case; a definition may use others, :data:`MAX_STRING_DEPTH` deep, so a cycle ends; a
+name defined again holds its new value for the entries after it) and
 the month macros (``jan`` ... ``dec``); an entry with ``crossref`` takes the fields it lacks
 (booktitle, year, editor, publisher, ...) from its parent in the same file, :data:`MAX_CROSSREF_DEPTH`
 parents up; a repeated field keeps its first value, as BibTeX does. An entry with a field over
@@ -378,9 +379,14 @@ def parse_bib(text: str, name: str, *, keep_unreadable: bool = False) -> tuple[l
     values = _Values({s.key.lower(): s.value for s in lib.blocks if isinstance(s, String)})
     messages: list[str] = []
     read: list[tuple] = []           # (line, kind, key, fields as written, why unreadable, notes, raw)
+    # a later @string of a name redefines it for the entries after it, as in BibTeX (the CVPR author
+    # kit's .bib defines the venue names twice, long then short): (index in read, name, value)
+    redefined: list[tuple[int, str, str]] = []
     for b in lib.blocks:
         line = (b.start_line or 0) + 1
-        if isinstance(b, DuplicateBlockKeyBlock):
+        if isinstance(b, DuplicateBlockKeyBlock) and isinstance(b.ignore_error_block, String):
+            redefined.append((len(read), b.ignore_error_block.key.lower(), b.ignore_error_block.value))
+        elif isinstance(b, DuplicateBlockKeyBlock):
             messages.append(f"{name}:{line}: duplicate BibTeX key {getattr(b, 'key', '?')!r}; the first entry is used")
         elif isinstance(b, DuplicateFieldKeyBlock) and isinstance(b.ignore_error_block, Entry):
             e = b.ignore_error_block
@@ -403,6 +409,10 @@ def parse_bib(text: str, name: str, *, keep_unreadable: bool = False) -> tuple[l
             read.append((line, b.entry_type.lower(), b.key, fields, "", [], b.raw))
     # values, then crossref parents (by key, any case; the first of a key)
     for i, (line, kind, key, raw_fields, why, notes, raw) in enumerate(read):
+        while redefined and redefined[0][0] <= i:
+            _, string, value = redefined.pop(0)
+            values.strings[string] = value
+            values.memo.clear()                     # strings that use it are read again
         if why:
             continue
         why = _over_cap(raw_fields)
