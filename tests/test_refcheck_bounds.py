@@ -207,6 +207,11 @@ Feilong Chen, Minglun Han, Haozhi Zhao, Qingyang Zhang, Jing Shi, Shuang Xu, and
 \newblock X-llm: Bootstrapping advanced large language models by treating multi-modalities as foreign languages.
 \newblock \emph{arXiv preprint arXiv:2305.04160}, 2023{\natexlab{a}}.
 
+\bibitem[Auer et~al.(2012)]{auer2012imputation}
+Paul~L Auer, Jill~M Johnsen, et~al.
+\newblock Imputation of exome sequence variants into population-based samples.
+\newblock \emph{The American Journal of Human Genetics}, 91\penalty0 (5):\penalty0 794--808, 2012.
+
 \bibitem[O\'Neil \{\] {a{b{c{d}}}}(2019)O'Neil]
   {oneil2019}
 Cathy O'Neil.
@@ -221,8 +226,10 @@ def test_a_bbl_label_with_nested_braces_and_escapes_is_read():
     assert messages == []
     assert [(e.key, e.source, e.year) for e in got] == [
         ("banerjee2005meteor", "refs.bbl:2", 2005), ("bica2024improving", "refs.bbl:7", 2024),
-        ("chen2023x", "refs.bbl:12", 2023), ("oneil2019", "refs.bbl:17", 2019)]
-    meteor, bica, chen, oneil = got
+        ("chen2023x", "refs.bbl:12", 2023), ("auer2012imputation", "refs.bbl:17", 2012),
+        ("oneil2019", "refs.bbl:22", 2019)]
+    meteor, bica, chen, auer, oneil = got
+    assert auer.raw.endswith("Genetics, 91(5):794–808, 2012.")     # \penalty0 prints nothing
     assert meteor.raw.endswith("pp. 65–72, 2005.")          # the next item's text is not part of it
     assert bica.title == "Improving fine-grained understanding in image-text pre-training"
     assert bica.authors[:5] == ["Ioana Bica", "Anastasija Ilić", "Matthias Bauer", "Goker Erdogan", "Matko Bošnjak"]
@@ -236,6 +243,7 @@ def test_a_bbl_label_with_nested_braces_and_escapes_is_read():
         "Bica et~al.(2024)Bica, Ili{\\'c}, Bauer, Erdogan, Bo{\\v{s}}njak, Kaplanis, Gritsenko, Minderer, "
         "Blundell, Pascanu, et~al.",
         "Chen et~al.(2023{\\natexlab{a}})Chen, Han, Zhao, Zhang, Shi, Xu, and Xu",
+        "Auer et~al.(2012)",
         "O\\'Neil \\{\\] {a{b{c{d}}}}(2019)O'Neil"]
 
 

@@ -583,7 +583,12 @@ def _biblatex_fields(body: str) -> dict[str, str]:
     return f
 
 
+# a line-break point natbib styles put in a .bbl ("91\penalty0 (5):\penalty0 794"): prints nothing
+_PENALTY = re.compile(r"\\penalty\s*-?\d+ ?")
+
+
 def _bibitem_entry(key: str, label: str, body: str, source: str) -> BibEntry:
+    body = _PENALTY.sub("", body)
     blocks = [b.strip() for b in re.split(r"\\newblock\b", body)]
     plain = [decode_latex(b) for b in blocks]
     text = " ".join(p for p in plain if p)
