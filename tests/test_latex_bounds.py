@@ -59,7 +59,7 @@ CONSTRUCTS = {
     "math_paren": (lambda n: {"main.tex": HEAD + "\\( a. B " * n + END}, None),
     "math_bracket": (lambda n: {"main.tex": HEAD + "\\[" * n + END}, None),
     # the bibliography: an unclosed "{" in a .bib entry, a long white-space run in an author list,
-    # .bbl records without their end, many \bibitem of one key
+    # .bbl records without their end, many \bibitem of one key, unclosed \bibitem labels
     "bib_unclosed_brace": (lambda n: {"main.tex": HEAD + "\\bibliography{refs}" + END,
                                       "refs.bib": BIB + "@article{k, title={" * n}, "bib"),
     "bib_author_spaces": (lambda n: {"main.tex": HEAD + "\\cite{k2020}\\bibliography{refs}" + END,
@@ -70,6 +70,7 @@ CONSTRUCTS = {
     "bbl_unended_entry": (lambda n: {"main.tex": HEAD + END,
                                      "main.bbl": "\\endentry" + "\\entry{a2020}{article}{}" * n}, None),
     "bbl_bibitems": (lambda n: {"main.tex": HEAD + END, "main.bbl": "\\bibitem{k} A. B. Title. 2020.\n" * n}, None),
+    "bbl_unclosed_labels": (lambda n: {"main.tex": HEAD + END, "main.bbl": "\\bibitem[A{\\'c}{" * n}, None),
     # fan-out: \input b repeated in main.tex, \input c repeated in b.tex, c.tex empty
     "include_fanout": (lambda n: {"main.tex": HEAD + "\\input{b}" * n + END, "b.tex": "\\input{c}" * n,
                                   "c.tex": ""}, None),

@@ -65,6 +65,23 @@ def test_string_concatenation_is_the_joined_text():
     assert values.value("undefined") == "undefined"          # a name no @string defines stays as written
 
 
+def test_a_string_defined_again_holds_its_new_value_for_the_entries_after_it():
+    """As in BibTeX: the CVPR author kit's .bib (three of the real drafts) defines the venue names
+    long, then again short; the second definition is no duplicate key and no note."""
+    text = ("@String(PAMI = {IEEE Trans. Pattern Anal. Mach. Intell.})\n"
+            "@String(CVPR= {IEEE Conf. Comput. Vis. Pattern Recog.})\n\n"
+            "@article{early, title = {T}, journal = CVPR, year = 2005}\n"
+            "@String(PAMI  = {IEEE TPAMI})\n@String(CVPR  = {CVPR})\n@String(both = PAMI # { and } # CVPR)\n"
+            "@article{late, title = {U}, journal = both, year = 2005}\n"
+            "@article{late2, title = {V}, journal = PAMI, year = 2005}\n")
+    entries, messages = entries_from_bib(text, "refs.bib")
+    assert [(e.key, e.venue) for e in entries] == [
+        ("early", "IEEE Conf. Comput. Vis. Pattern Recog."), ("late", "IEEE TPAMI and CVPR"), ("late2", "IEEE TPAMI")]
+    assert messages == []
+    _, messages = entries_from_bib(text + "@misc{early, title = {W}}\n", "refs.bib")
+    assert messages == ["refs.bib:10: duplicate BibTeX key 'early'; the first entry is used"]
+
+
 def test_string_cycles_depth_and_blowup_terminate(monkeypatch):
     """Each case ends, and the work is linear in the file: every @string name is expanded at most
     twice (once per use, its value memoised), never once per path to it (2^40 for the doubling)."""
@@ -171,6 +188,87 @@ def test_bbl_items_that_cannot_be_read_are_unreadable(tmp_path):
                    "\\entry{b}{article}{}\n\\field{title}{U}\n", encoding="utf-8")
     got = read_entries(cut)[0]
     assert [(e.key, e.source, bool(e.unreadable)) for e in got] == [("a", "cut.bbl:1", False), ("b", "cut.bbl:4", True)]
+
+
+# items cut from a real natbib .bbl (attanchor's iclr2026_conference.bbl): labels with accents in braces
+NATBIB_ITEMS = r"""\begin{thebibliography}{49}
+\bibitem[Banerjee \& Lavie(2005)Banerjee and Lavie]{banerjee2005meteor}
+Satanjeev Banerjee and Alon Lavie.
+\newblock Meteor: An automatic metric for mt evaluation with improved correlation with human judgments.
+\newblock In \emph{Proceedings of the acl workshop on intrinsic and extrinsic evaluation measures}, pp.\  65--72, 2005.
+
+\bibitem[Bica et~al.(2024)Bica, Ili{\'c}, Bauer, Erdogan, Bo{\v{s}}njak, Kaplanis, Gritsenko, Minderer, Blundell, Pascanu, et~al.]{bica2024improving}
+Ioana Bica, Anastasija Ili{\'c}, Matthias Bauer, Goker Erdogan, Matko Bo{\v{s}}njak, Christos Kaplanis, Alexey~A Gritsenko, Matthias Minderer, Charles Blundell, Razvan Pascanu, et~al.
+\newblock Improving fine-grained understanding in image-text pre-training.
+\newblock \emph{arXiv preprint arXiv:2401.09865}, 2024.
+
+\bibitem[Chen et~al.(2023{\natexlab{a}})Chen, Han, Zhao, Zhang, Shi, Xu, and Xu]{chen2023x}
+Feilong Chen, Minglun Han, Haozhi Zhao, Qingyang Zhang, Jing Shi, Shuang Xu, and Bo~Xu.
+\newblock X-llm: Bootstrapping advanced large language models by treating multi-modalities as foreign languages.
+\newblock \emph{arXiv preprint arXiv:2305.04160}, 2023{\natexlab{a}}.
+
+\bibitem[Auer et~al.(2012)]{auer2012imputation}
+Paul~L Auer, Jill~M Johnsen, et~al.
+\newblock Imputation of exome sequence variants into population-based samples.
+\newblock \emph{The American Journal of Human Genetics}, 91\penalty0 (5):\penalty0 794--808, 2012.
+
+\bibitem[O\'Neil \{\] {a{b{c{d}}}}(2019)O'Neil]
+  {oneil2019}
+Cathy O'Neil.
+\newblock A title.
+\newblock 2019.
+\end{thebibliography}
+"""  # noqa: E501  (the real lines)
+
+
+def test_a_bbl_label_with_nested_braces_and_escapes_is_read():
+    got, messages = B.parse_bbl(NATBIB_ITEMS, "refs.bbl")
+    assert messages == []
+    assert [(e.key, e.source, e.year) for e in got] == [
+        ("banerjee2005meteor", "refs.bbl:2", 2005), ("bica2024improving", "refs.bbl:7", 2024),
+        ("chen2023x", "refs.bbl:12", 2023), ("auer2012imputation", "refs.bbl:17", 2012),
+        ("oneil2019", "refs.bbl:22", 2019)]
+    meteor, bica, chen, auer, oneil = got
+    assert auer.raw.endswith("Genetics, 91(5):794–808, 2012.")     # \penalty0 prints nothing
+    assert meteor.raw.endswith("pp. 65–72, 2005.")          # the next item's text is not part of it
+    assert bica.title == "Improving fine-grained understanding in image-text pre-training"
+    assert bica.authors[:5] == ["Ioana Bica", "Anastasija Ilić", "Matthias Bauer", "Goker Erdogan", "Matko Bošnjak"]
+    assert bica.raw.endswith("arXiv preprint arXiv:2401.09865, 2024.")
+    assert chen.title.startswith("X-llm: Bootstrapping") and chen.raw.endswith("2023a.")
+    assert oneil.title == "A title"
+    heads = [B._bibitem_head(NATBIB_ITEMS, m.start(), len(NATBIB_ITEMS))
+             for m in B._BIBITEM_HEAD.finditer(NATBIB_ITEMS)]
+    assert [h.label for h in heads] == [
+        "Banerjee \\& Lavie(2005)Banerjee and Lavie",
+        "Bica et~al.(2024)Bica, Ili{\\'c}, Bauer, Erdogan, Bo{\\v{s}}njak, Kaplanis, Gritsenko, Minderer, "
+        "Blundell, Pascanu, et~al.",
+        "Chen et~al.(2023{\\natexlab{a}})Chen, Han, Zhao, Zhang, Shi, Xu, and Xu",
+        "Auer et~al.(2012)",
+        "O\\'Neil \\{\\] {a{b{c{d}}}}(2019)O'Neil"]
+
+
+@pytest.mark.parametrize("head", [
+    "\\bibitem[Ili{\\'c} (2020){ilic2020}",          # "[" never closed before the next item
+    "\\bibitem[Ili{\\'c (2020)]{ilic2020}",           # "{" never closed: the "]" is inside it
+    "\\bibitem[Ili}c (2020)]{ilic2020}",              # a "}" that closes nothing
+    "\\bibitem[Ili{\\'c} (2020)\n\nText]{ilic2020}",   # a blank line inside the label
+    "\\bibitem[Ili{\\'c} (2020)]\n",                  # no key
+    "\\bibitem{ilic2020\n",                           # the key never closed on its line
+])
+def test_a_bbl_head_that_cannot_be_read_is_noted_and_the_next_item_is_read(head, tmp_path):
+    text = ("\\begin{thebibliography}{3}\n\\bibitem[One(2019)]{one}\nA. One.\n\\newblock Title A.\n\\newblock 2019.\n\n"
+            + head + "\nB. Ili\\'c.\n\\newblock Title B.\n\\newblock 2020.\n\n"
+            "\\bibitem[Three(2021)]{three}\nC. Three.\n\\newblock Title C.\n\\newblock 2021.\n\\end{thebibliography}\n")
+    got, messages = B.parse_bbl(text, "refs.bbl")
+    assert [(e.key, e.title, e.year) for e in got] == [("one", "Title A", 2019), ("three", "Title C", 2021)]
+    assert got[0].raw == "A. One. Title A. 2019."
+    assert messages == ["refs.bbl:7: ?: item skipped: a \\bibitem whose key cannot be read (an unclosed brace or "
+                        "bracket?)"]
+    bbl = tmp_path / "refs.bbl"
+    bbl.write_text(text, encoding="utf-8")
+    assert [(e.key, e.source, bool(e.unreadable)) for e in read_entries(bbl)[0]] == [
+        ("one", "refs.bbl:2", False), ("?", "refs.bbl:7", True),
+        ("three", f"refs.bbl:{12 + head.count(chr(10))}", False)]
 
 
 def test_a_repeated_field_keeps_its_first_value_with_a_note():

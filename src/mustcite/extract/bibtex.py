@@ -8,7 +8,8 @@ parser cannot read come back as messages naming the file and line (or, with ``ke
 as entries marked :attr:`BibEntry.unreadable`, in input order); nothing here raises on bad input.
 
 A ``.bib`` value is read as BibTeX reads it: ``#`` joins quoted and braced parts, ``@string``
-names (any case; a definition may use others, :data:`MAX_STRING_DEPTH` deep, so a cycle ends) and
+names (any case; a definition may use others, :data:`MAX_STRING_DEPTH` deep, so a cycle ends; a
+name defined again holds its new value for the entries after it) and
 the month macros (``jan`` ... ``dec``); an entry with ``crossref`` takes the fields it lacks
 (booktitle, year, editor, publisher, ...) from its parent in the same file, :data:`MAX_CROSSREF_DEPTH`
 parents up; a repeated field keeps its first value, as BibTeX does. An entry with a field over
@@ -378,9 +379,14 @@ def parse_bib(text: str, name: str, *, keep_unreadable: bool = False) -> tuple[l
     values = _Values({s.key.lower(): s.value for s in lib.blocks if isinstance(s, String)})
     messages: list[str] = []
     read: list[tuple] = []           # (line, kind, key, fields as written, why unreadable, notes, raw)
+    # a later @string of a name redefines it for the entries after it, as in BibTeX (the CVPR author
+    # kit's .bib defines the venue names twice, long then short): (index in read, name, value)
+    redefined: list[tuple[int, str, str]] = []
     for b in lib.blocks:
         line = (b.start_line or 0) + 1
-        if isinstance(b, DuplicateBlockKeyBlock):
+        if isinstance(b, DuplicateBlockKeyBlock) and isinstance(b.ignore_error_block, String):
+            redefined.append((len(read), b.ignore_error_block.key.lower(), b.ignore_error_block.value))
+        elif isinstance(b, DuplicateBlockKeyBlock):
             messages.append(f"{name}:{line}: duplicate BibTeX key {getattr(b, 'key', '?')!r}; the first entry is used")
         elif isinstance(b, DuplicateFieldKeyBlock) and isinstance(b.ignore_error_block, Entry):
             e = b.ignore_error_block
@@ -403,6 +409,10 @@ def parse_bib(text: str, name: str, *, keep_unreadable: bool = False) -> tuple[l
             read.append((line, b.entry_type.lower(), b.key, fields, "", [], b.raw))
     # values, then crossref parents (by key, any case; the first of a key)
     for i, (line, kind, key, raw_fields, why, notes, raw) in enumerate(read):
+        while redefined and redefined[0][0] <= i:
+            _, string, value = redefined.pop(0)
+            values.strings[string] = value
+            values.memo.clear()                     # strings that use it are read again
         if why:
             continue
         why = _over_cap(raw_fields)
@@ -438,10 +448,50 @@ def parse_bib(text: str, name: str, *, keep_unreadable: bool = False) -> tuple[l
 
 # ---- .bbl and thebibliography ------------------------------------------------------------------
 
-# keys and labels are bounded: an unclosed "{" must not make every later item scan to the end (a
-# key ends on its line)
-_BIBITEM = re.compile(r"\\bibitem\s*(?:\[(?P<label>(?:[^\[\]{}]|\{[^{}]{0,1000}\}){0,1000})\])?"
-                      r"\s*\{(?P<key>[^}\n]{0,1000})\}")
+# keys and labels are bounded: an unclosed "{" or "[" must not make every later item scan to the end
+# (a key ends on its line; a label ends before the next \bibitem, a blank line or MAX_LABEL characters)
+_BIBITEM_HEAD = re.compile(r"\\bibitem(?![a-zA-Z])\s*")
+_BIBITEM_KEY = re.compile(r"\s*\{(?P<key>[^}\n]{0,1000})\}")
+_LABEL_TOKEN = re.compile(r"\\.|[{}\]]|\n[ \t]*\n", re.S)   # an escape, a brace, "]" or a blank line
+MAX_LABEL = 2000
+
+
+@dataclass(frozen=True)
+class _Item:
+    """A ``\\bibitem[label]{key}`` head: where it starts and ends, its label and key."""
+
+    start: int
+    end: int
+    label: str
+    key: str
+
+
+def _bibitem_head(text: str, start: int, stop: int) -> _Item | None:
+    """The ``\\bibitem`` head at ``text[start]``, read before ``stop`` (the next ``\\bibitem``): an
+    optional ``[label]`` whose braces nest to any depth and whose escapes (``\\'``, ``\\{``, ``\\]``)
+    are single characters, as TeX reads it, then ``{key}``. None when it cannot be read (an unclosed
+    brace or bracket, a stray ``}``, no key)."""
+    i = _BIBITEM_HEAD.match(text, start).end()
+    label = ""
+    if i < stop and text[i] == "[":
+        depth, end = 0, min(stop, i + 1 + MAX_LABEL)
+        for t in _LABEL_TOKEN.finditer(text, i + 1, end):
+            c = t.group()
+            if c == "{":
+                depth += 1
+            elif c == "}":
+                depth -= 1
+                if depth < 0:
+                    return None
+            elif c == "]" and depth == 0:
+                label, i = text[i + 1:t.start()], t.end()
+                break
+            elif c[0] == "\n":                 # a blank line ends a LaTeX argument: never a label
+                return None
+        else:
+            return None
+    m = _BIBITEM_KEY.match(text, i, stop)
+    return _Item(start, m.end(), label, m.group("key")) if m else None
 _BIBLATEX_HEAD = re.compile(r"\\entry\{(?P<key>[^}]{0,1000})\}\{(?P<type>[^}]{0,100})\}\{[^}]{0,1000}\}")
 _VERB_HEAD = re.compile(r"\\verb\{(\w+)\}\s*\\verb\s?")
 _NAME_HEAD = re.compile(r"\\name\{(author|editor)\}\{\d+\}\{[^}]{0,1000}\}\{")
@@ -533,7 +583,12 @@ def _biblatex_fields(body: str) -> dict[str, str]:
     return f
 
 
+# a line-break point natbib styles put in a .bbl ("91\penalty0 (5):\penalty0 794"): prints nothing
+_PENALTY = re.compile(r"\\penalty\s*-?\d+ ?")
+
+
 def _bibitem_entry(key: str, label: str, body: str, source: str) -> BibEntry:
+    body = _PENALTY.sub("", body)
     blocks = [b.strip() for b in re.split(r"\\newblock\b", body)]
     plain = [decode_latex(b) for b in blocks]
     text = " ".join(p for p in plain if p)
@@ -596,28 +651,25 @@ def parse_bbl(text: str, name: str, *, keep_unreadable: bool = False) -> tuple[l
             unreadable(m.group("key").strip(), f"{name}:{line_of(m.start())}", "a biblatex \\entry without "
                        "\\endentry (the file is cut short?)", m.group("type").lower())
         return entries, messages
-    items = list(_BIBITEM.finditer(text))
-    # a \bibitem whose head the pattern cannot read (an unclosed brace or bracket) is not an item
-    starts = {m.start() for m in items}
-    stray = [m.start() for m in re.finditer(r"\\bibitem(?![a-zA-Z])", text) if m.start() not in starts]
-    order = sorted([(m.start(), i) for i, m in enumerate(items)] + [(at_, -1) for at_ in stray])
-    for start, i in order:
+    heads = [m.start() for m in _BIBITEM_HEAD.finditer(text)]
+    # each head is read up to the next one (linear in all); one that cannot be read (an unclosed brace
+    # or bracket) is not an item, and its text belongs to no item
+    for start, end in zip(heads, heads[1:] + [len(text)]):
         ln = line_of(start)
-        if i < 0:
+        m = _bibitem_head(text, start, end)
+        if m is None:
             unreadable("?", f"{name}:{ln}", "a \\bibitem whose key cannot be read (an unclosed brace or bracket?)")
             continue
-        m = items[i]
-        end = items[i + 1].start() if i + 1 < len(items) else len(text)
-        body = text[m.end():end]
+        body = text[m.end:end]
         body = re.split(r"\\end\{thebibliography\}", body)[0]
-        key = m.group("key").strip()
+        key = m.key.strip()
         if not key:
             unreadable("?", f"{name}:{ln}", "a \\bibitem without a key")
             continue
         if len(body) > MAX_FIELD_CHARS:
             unreadable(key, f"{name}:{ln}", f"the item is longer than the cap of {MAX_FIELD_CHARS:,} characters")
             continue
-        e = _bibitem_entry(key, m.group("label") or "", body, f"{name}:{ln}")
+        e = _bibitem_entry(key, m.label, body, f"{name}:{ln}")
         words = len(e.title.split())
         if words > MAX_TITLE_WORDS:
             unreadable(key, e.source, f"the title has {words:,} words, over the cap of {MAX_TITLE_WORDS} words")
