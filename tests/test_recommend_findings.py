@@ -189,3 +189,35 @@ def test_an_author_of_a_citation_is_not_a_work():
         assert got == [], text
     got, _ = _named("Videos come from Lavie and MaxLogit.", {"Lavie": {0: 4}}, titles)
     assert got == ["p0"]
+
+
+def test_a_title_that_lost_its_capitals_names_the_work_the_text_writes_with_them():
+    assert F._as_title_writes_it("HallusionBench", "Hallusionbench: an advanced diagnostic suite")
+    assert F._as_title_writes_it("MS MARCO", "Ms marco: A human generated machine reading comprehension dataset")
+    assert F._as_title_writes_it("Mamba", "Mamba: Linear-Time Sequence Modeling")
+    assert not F._as_title_writes_it("First", "FIRST: Faster Improved Listwise Reranking")   # a word, not the name
+    assert not F._as_title_writes_it("Hallusionbench", "HallusionBench: an advanced diagnostic suite")
+    titles = ["Hallusionbench: an advanced diagnostic suite", "SOTOPIA: Interactive Evaluation"]
+    got, _ = _named("We evaluate on HallusionBench and Sotopia.", {"HallusionBench": {0: 0}, "Sotopia": {1: 0}},
+                    titles)
+    assert got == ["p0"]                  # "Sotopia" lacks capitals its title has
+
+
+def _features(text, names, titles, cites=()):
+    sents = F.sentences([{"section": "Experiments", "text": text, "cites": [[text.index(c), ["k"]] for c in cites]}])
+    years = np.full(len(titles), 2020)
+    cands = F.named_candidates(_Names(names), sents, 2024, years)
+    found, _ = F.named_findings(cands, pool=_Pool(titles), pool_years=years, year=2024, cited=set(),
+                                cited_titles=set(), cited_names=set(), ref_titles=[], own=set(), acronyms={},
+                                sources={}, score_of=lambda pid: 0.0)
+    return {f.name: f.features for f in found}
+
+
+def test_a_name_inside_a_longer_word_and_a_name_with_scores_are_features():
+    titles = ["RADAR: Robust AI-Text Detection", "POPE: Evaluating Object Hallucination", "SAGA: A fast method"]
+    got = _features("For detecting we used RADAR-Vicuna-7B. Results: POPE & 86.6 & 85.9 and a SAGA update.",
+                    {"RADAR": {0: 3}, "POPE": {1: 5}, "SAGA": {2: 4}}, titles)
+    assert got["RADAR"]["in_longer_name"] == 1.0 and got["RADAR"]["with_scores"] == 0.0
+    assert got["POPE"]["with_scores"] == 1.0 and got["POPE"]["in_longer_name"] == 0.0
+    assert got["SAGA"]["in_longer_name"] == 0.0 and got["SAGA"]["with_scores"] == 0.0
+    assert F._in_longer_name("a PyTorch's method", 2, 9) and not F._in_longer_name("GPT-4 and", 0, 5)

@@ -47,7 +47,8 @@ KINDS = ("placeholder", "undefined_key", "bib_not_cited", "named_not_cited", "li
 #: the features the confidence is computed from, in the calibration's order
 FEATURES = ("kind_placeholder", "kind_undefined_key", "kind_bib_not_cited", "kind_named", "kind_likely",
             "log_support", "from_title", "log_occurrences", "use_verb", "experiment_section", "cite_in_sentence",
-            "ambiguous", "recommender_logit", "acronym", "log_age", "title_overlap", "coupling", "cite_next_other")
+            "ambiguous", "recommender_logit", "acronym", "log_age", "title_overlap", "coupling", "cite_next_other",
+            "in_longer_name", "with_scores")
 CALIBRATION_FILE = Path(__file__).with_name("finding_calibration.json")
 
 #: sections where a name is an artefact the work uses (headings, lower-cased)
@@ -57,6 +58,8 @@ _EXPERIMENT = re.compile(r"experiment|evaluat|result|setup|set-up|dataset|benchm
 _USE = re.compile(r"\b(?:use[sd]?|using|fine-?tun\w*|train\w*|evaluat\w*|test\w*|benchmark\w*|compar\w*|"
                   r"baselines?|datasets?|pre-?train\w*|initiali[sz]\w*|implement\w*|adopt\w*|follow\w*|"
                   r"built|build|based|backbone|encoder|model|on)\b", re.I)
+#: scores right after a name: a row of a results table or a reported result ("HallusionBench 37.11 37.73")
+_SCORES = re.compile(r"(?:[^0-9A-Za-z]{0,12}\d+(?:\.\d+)?%?){2}")
 #: an acronym spelled out in the text: "Long Form Words (ACR)"
 _DEFINED = re.compile(r"((?:[A-Za-z][\w-]*\s+){1,6}?[A-Za-z][\w-]*)\s*\(\s*([A-Z][A-Za-z0-9-]{1,15}s?)\s*\)")
 _OWN = re.compile(r"\b(?:we|this (?:paper|work))\s+(?:propose|introduce|present|call|dub|term|name|develop|design)"
@@ -365,12 +368,25 @@ _AUTHOR_AFTER = re.compile(r"\s+(?:et\s+al|and\s+[A-Z][a-z]+\s*[,(])|\s*(?:\(\d{
 
 def _as_title_writes_it(name: str, title: str) -> bool:
     """Whether ``name`` is written as the title writes its name (case kept; spaces and hyphens
-    aside): "Mamba" for "Mamba: ...", not "First" for "FIRST: ...")."""
+    aside): "Mamba" for "Mamba: ...", not "First" for "FIRST: ..."; a title written without its
+    capitals counts for the name with them ("HallusionBench" for "Hallusionbench: ...")."""
     m = re.match(r"\s*([^:]{1,60}):", title or "")
     if not m:
         return False
     squash = lambda t: re.sub(r"[\s\-_]", "", t)  # noqa: E731
-    return squash(m.group(1)) == squash(name)
+    written, used = squash(m.group(1)), squash(name)
+    if written == used:
+        return True
+    # a record whose title lost its capitals ("Hallusionbench: ...", "Ms marco: ...") names what the
+    # text writes with capitals or digits inside the name ("HallusionBench", "MS MARCO")
+    lost = written in (written.lower(), written.capitalize())
+    return lost and written.lower() == used.lower() and any(ch.isupper() or ch.isdigit() for ch in used[1:])
+
+
+def _in_longer_name(text: str, start: int, end: int) -> bool:
+    """Whether the name at ``text[start:end]`` is the start of a longer hyphenated or possessive word
+    ("RADAR" of "RADAR-Vicuna-7B", "SAGA" of "SAGA-like", "PyTorch" of "PyTorch's")."""
+    return re.match(r"[-'][A-Za-z0-9]", text[end:end + 2]) is not None
 
 
 #: what may follow a model's name and still be that model: a size or a variant
@@ -448,7 +464,9 @@ def named_findings(cands: dict[int, Candidate], *, pool, pool_years: np.ndarray,
             "log_occurrences": math.log1p(len(c.places)), "use_verb": float(use), "experiment_section": float(section),
             "cite_in_sentence": sum(bool(s.cites) for s, _, _ in c.places) / len(c.places),
             "ambiguous": float(c.ambiguous > 1), "recommender_logit": score_of(pid),
-            "acronym": float(c.name.isupper()), "log_age": math.log1p(max(0, year - int(pool_years[row])))}
+            "acronym": float(c.name.isupper()), "log_age": math.log1p(max(0, year - int(pool_years[row]))),
+            "in_longer_name": float(any(_in_longer_name(s.text, x, y) for s, x, y in c.places)),
+            "with_scores": float(any(_SCORES.match(s.text, y) for s, _, y in c.places))}
         loc = _where(sources, sent, a, b, c.name)
         times = f" ({len(c.places)} times)" if len(c.places) > 1 else ""
         out.append(Finding("named_not_cited", f"the text names {c.name}{times} ({loc.where() or 'body'}) but cites "
