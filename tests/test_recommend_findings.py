@@ -191,16 +191,39 @@ def test_an_author_of_a_citation_is_not_a_work():
     assert got == ["p0"]
 
 
-def test_a_title_that_lost_its_capitals_names_the_work_the_text_writes_with_them():
-    assert F._as_title_writes_it("HallusionBench", "Hallusionbench: an advanced diagnostic suite")
-    assert F._as_title_writes_it("MS MARCO", "Ms marco: A human generated machine reading comprehension dataset")
-    assert F._as_title_writes_it("Mamba", "Mamba: Linear-Time Sequence Modeling")
-    assert not F._as_title_writes_it("First", "FIRST: Faster Improved Listwise Reranking")   # a word, not the name
-    assert not F._as_title_writes_it("Hallusionbench", "HallusionBench: an advanced diagnostic suite")
-    titles = ["Hallusionbench: an advanced diagnostic suite", "SOTOPIA: Interactive Evaluation"]
-    got, _ = _named("We evaluate on HallusionBench and Sotopia.", {"HallusionBench": {0: 0}, "Sotopia": {1: 0}},
-                    titles)
-    assert got == ["p0"]                  # "Sotopia" lacks capitals its title has
+def test_a_citation_after_another_name_is_that_names():
+    text = "We evaluate on HallusionBench, and AMBER [4]. Metrics are BLEU and AMBER [5]."
+    sents = F.sentences([{"section": "Experiments", "text": text,
+                          "cites": [[text.index("[4]"), ["amber"]], [text.index("[5]"), ["bleu", "amber"]]]}])
+    hb, bleu = text.index("HallusionBench") + len("HallusionBench"), text.index("BLEU") + 4
+    assert F._near_keys(sents[0], hb) == []                     # [4] is AMBER's
+    assert F._near_keys(sents[1], bleu - sents[1].start) == ["bleu", "amber"]    # [5] may cite both
+    assert F._near_keys(F.sentences([{"section": "", "text": "with Adam optimizer [3].",
+                                      "cites": [[21, ["adam"]]]}])[0], 9) == ["adam"]
+
+
+def test_a_title_name_several_titles_share_names_the_best_ranked():
+    titles = ["Jamba: A Hybrid Transformer-Mamba Language Model", "Jamba: A Jam Band Dataset"]
+    sents = F.sentences([{"section": "Method", "text": "We build on Jamba.", "cites": []}])
+    years = np.full(2, 2020)
+    cands = {r: F.Candidate(r, "Jamba", 0, True, 2, [(sents[0], 12, 17)]) for r in (0, 1)}
+    for best in (0, 1):
+        found, _ = F.named_findings(dict(cands), pool=_Pool(titles), pool_years=years, year=2024, cited=set(),
+                                    cited_titles=set(), cited_names=set(), ref_titles=[], own=set(), acronyms={},
+                                    sources={}, score_of=lambda pid, b=best: 1.0 if pid == f"p{b}" else 0.0)
+        assert [f.paper_id for f in found] == [f"p{best}"] and found[0].features["ambiguous"] == 1.0
+    found, _ = F.named_findings(dict(cands), pool=_Pool(titles), pool_years=years, year=2024, cited=set(),
+                                cited_titles=set(), cited_names=set(), ref_titles=[], own=set(), acronyms={},
+                                sources={}, score_of=lambda pid: -1.0)
+    assert found == []                    # neither favoured: the name says not which
+
+
+def test_a_name_in_a_web_address_is_no_name():
+    titles = ["Ctrl: A conditional transformer language model"]
+    got, _ = _named("Code: <https://github.com/Ctrl-Alt-Defeat/informatiCup2024>.", {"Ctrl": {0: 3}}, titles)
+    assert got == []
+    got, _ = _named("We generate with Ctrl.", {"Ctrl": {0: 3}}, titles)
+    assert got == ["p0"]
 
 
 def _features(text, names, titles, cites=()):

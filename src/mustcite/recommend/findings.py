@@ -284,9 +284,17 @@ class Candidate:
     places: list[tuple[Sentence, int, int]] = field(default_factory=list)   # (sentence, start, end)
 
 
+#: a word of a name (a capital or a digit in it): a citation after it is that name's
+_NAME_WORD = re.compile(r"\b[A-Za-z]*[A-Z0-9][\w-]*")
+
+
 def _near_keys(sent: Sentence, end: int, window: int = 15) -> list[str]:
-    """The keys of the citations right after the name (within ``window`` characters)."""
-    return [k for off, keys in sent.cites if 0 <= off - end <= window or abs(off - end) <= 2 for k in keys]
+    """The keys of the citations right after the name (within ``window`` characters), unless
+    another name stands between and the citation has one key ("HallusionBench, and AMBER [4]": [4] is
+    AMBER's; "BLEU and ROUGE [4, 5]" may cite both)."""
+    return [k for off, keys in sent.cites
+            if (0 <= off - end <= window and (len(keys) > 1 or not _NAME_WORD.search(sent.text, end, max(end, off))))
+            or abs(off - end) <= 2 for k in keys]
 
 
 def named_candidates(names, sents: list[Sentence], year: int, pool_years: np.ndarray,
@@ -368,19 +376,18 @@ _AUTHOR_AFTER = re.compile(r"\s+(?:et\s+al|and\s+[A-Z][a-z]+\s*[,(])|\s*(?:\(\d{
 
 def _as_title_writes_it(name: str, title: str) -> bool:
     """Whether ``name`` is written as the title writes its name (case kept; spaces and hyphens
-    aside): "Mamba" for "Mamba: ...", not "First" for "FIRST: ..."; a title written without its
-    capitals counts for the name with them ("HallusionBench" for "Hallusionbench: ...")."""
+    aside): "Mamba" for "Mamba: ...", not "First" for "FIRST: ...")."""
     m = re.match(r"\s*([^:]{1,60}):", title or "")
     if not m:
         return False
     squash = lambda t: re.sub(r"[\s\-_]", "", t)  # noqa: E731
-    written, used = squash(m.group(1)), squash(name)
-    if written == used:
-        return True
-    # a record whose title lost its capitals ("Hallusionbench: ...", "Ms marco: ...") names what the
-    # text writes with capitals or digits inside the name ("HallusionBench", "MS MARCO")
-    lost = written in (written.lower(), written.capitalize())
-    return lost and written.lower() == used.lower() and any(ch.isupper() or ch.isdigit() for ch in used[1:])
+    return squash(m.group(1)) == squash(name)
+
+
+def _in_url(text: str, start: int, end: int) -> bool:
+    """Whether ``text[start:end]`` is part of a web address or a path ("github.com/Ctrl-Alt-...")."""
+    word = text[text.rfind(" ", 0, start) + 1:start] + text[end:(text.find(" ", end) + 1 or len(text) + 1) - 1]
+    return "/" in word or "www." in word
 
 
 def _in_longer_name(text: str, start: int, end: int) -> bool:
@@ -421,6 +428,12 @@ def named_findings(cands: dict[int, Candidate], *, pool, pool_years: np.ndarray,
     lower_words = set(re.findall(r"(?<![A-Za-z])[a-z][a-z-]+", body))
     key_refs = key_refs or {}
     sibling_names = name_parts(ref_titles)
+    # a title's name that several pool titles share names the one the recommender ranks first, if it
+    # favours it (a score above 0)
+    best: dict[str, tuple[float, int]] = {}
+    for row, c in cands.items():
+        if c.support == 0 and c.ambiguous > 1 and score_of(pool.ids[row]) > 0:
+            best[name_key(c.name)] = max(best.get(name_key(c.name), (-math.inf, -1)), (score_of(pool.ids[row]), row))
     for row, c in cands.items():
         key = name_key(c.name)
         title = pool.titles[row] or ""
@@ -429,11 +442,13 @@ def named_findings(cands: dict[int, Candidate], *, pool, pool_years: np.ndarray,
         words = c.name.split()
         if len(words) > 1 and (any(len(w) == 1 and not w.isdigit() for w in words) or words[0].islower()):
             continue                   # "of A", "in D", "FL a": a word run across a symbol, not a name
-        c.places = [(s, a, b) for s, a, b in c.places if not _AUTHOR_AFTER.match(s.text, b)]
+        c.places = [(s, a, b) for s, a, b in c.places
+                    if not _AUTHOR_AFTER.match(s.text, b) and not _in_url(s.text, a, b)]
         if not c.places:
             continue                   # "Sun et al.": an author, not a work
-        if c.support == 0 and (c.ambiguous > 1 or not _as_title_writes_it(c.name, title)):
-            continue                   # a title's name counts written as that one title writes it
+        if c.support == 0 and ((c.ambiguous > 1 and best.get(key, (0, -1))[1] != row)
+                               or not _as_title_writes_it(c.name, title)):
+            continue                   # a title's name counts written as that title writes it
         plain = re.fullmatch(r"[A-Z][a-z]+(?:[ -][A-Z]?[a-z]+)*", c.name) is not None
         if plain and (c.name.lower() in lower_words or c.name.lower().replace("-", " ") in lower_words):
             continue                   # the draft uses the word as a word ("sampling", "data")
