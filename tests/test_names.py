@@ -154,6 +154,15 @@ def test_name_index_time_order_leave_one_out_and_case():
     assert set(idx.named("the HD TF split", 2024, pool_years)) == {"hdtf"}
 
 
+def test_a_name_a_hyphenated_or_possessive_word_starts_with():
+    idx, pool_years = _index()
+    assert set(idx.named("a LoRA-like adapter on HDTF-style clips", 2023, pool_years)) == {"lora", "hdtf"}
+    assert set(idx.named("CLIP's features", 2023, pool_years)) == {"clip"}
+    assert set(idx.named("RADAR-CLIP-7B as the detector", 2023, pool_years)) == set()     # not where it starts
+    assert idx.named("LoRA-2, LoRA-v3 and LoRA-J", 2023, pool_years) == {}                # versions of another
+    assert idx.named("FLoRA-like and xLoRA's", 2023, pool_years) == {}                    # whole parts only
+
+
 @pytest.mark.data("neurips/fulltext_2024")
 def test_real_contexts_name_their_datasets(data_dir):
     """Names mined from one real NeurIPS 2024 full text, extracted here: its datasets and models."""

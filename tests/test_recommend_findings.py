@@ -189,3 +189,58 @@ def test_an_author_of_a_citation_is_not_a_work():
         assert got == [], text
     got, _ = _named("Videos come from Lavie and MaxLogit.", {"Lavie": {0: 4}}, titles)
     assert got == ["p0"]
+
+
+def test_a_citation_after_another_name_is_that_names():
+    text = "We evaluate on HallusionBench, and AMBER [4]. Metrics are BLEU and AMBER [5]."
+    sents = F.sentences([{"section": "Experiments", "text": text,
+                          "cites": [[text.index("[4]"), ["amber"]], [text.index("[5]"), ["bleu", "amber"]]]}])
+    hb, bleu = text.index("HallusionBench") + len("HallusionBench"), text.index("BLEU") + 4
+    assert F._near_keys(sents[0], hb) == []                     # [4] is AMBER's
+    assert F._near_keys(sents[1], bleu - sents[1].start) == ["bleu", "amber"]    # [5] may cite both
+    assert F._near_keys(F.sentences([{"section": "", "text": "with Adam optimizer [3].",
+                                      "cites": [[21, ["adam"]]]}])[0], 9) == ["adam"]
+
+
+def test_a_title_name_several_titles_share_names_the_best_ranked():
+    titles = ["Jamba: A Hybrid Transformer-Mamba Language Model", "Jamba: A Jam Band Dataset"]
+    sents = F.sentences([{"section": "Method", "text": "We build on Jamba.", "cites": []}])
+    years = np.full(2, 2020)
+    cands = {r: F.Candidate(r, "Jamba", 0, True, 2, [(sents[0], 12, 17)]) for r in (0, 1)}
+    for best in (0, 1):
+        found, _ = F.named_findings(dict(cands), pool=_Pool(titles), pool_years=years, year=2024, cited=set(),
+                                    cited_titles=set(), cited_names=set(), ref_titles=[], own=set(), acronyms={},
+                                    sources={}, score_of=lambda pid, b=best: 1.0 if pid == f"p{b}" else 0.0)
+        assert [f.paper_id for f in found] == [f"p{best}"] and found[0].features["ambiguous"] == 1.0
+    found, _ = F.named_findings(dict(cands), pool=_Pool(titles), pool_years=years, year=2024, cited=set(),
+                                cited_titles=set(), cited_names=set(), ref_titles=[], own=set(), acronyms={},
+                                sources={}, score_of=lambda pid: -1.0)
+    assert found == []                    # neither favoured: the name says not which
+
+
+def test_a_name_in_a_web_address_is_no_name():
+    titles = ["Ctrl: A conditional transformer language model"]
+    got, _ = _named("Code: <https://github.com/Ctrl-Alt-Defeat/informatiCup2024>.", {"Ctrl": {0: 3}}, titles)
+    assert got == []
+    got, _ = _named("We generate with Ctrl.", {"Ctrl": {0: 3}}, titles)
+    assert got == ["p0"]
+
+
+def _features(text, names, titles, cites=()):
+    sents = F.sentences([{"section": "Experiments", "text": text, "cites": [[text.index(c), ["k"]] for c in cites]}])
+    years = np.full(len(titles), 2020)
+    cands = F.named_candidates(_Names(names), sents, 2024, years)
+    found, _ = F.named_findings(cands, pool=_Pool(titles), pool_years=years, year=2024, cited=set(),
+                                cited_titles=set(), cited_names=set(), ref_titles=[], own=set(), acronyms={},
+                                sources={}, score_of=lambda pid: 0.0)
+    return {f.name: f.features for f in found}
+
+
+def test_a_name_inside_a_longer_word_and_a_name_with_scores_are_features():
+    titles = ["RADAR: Robust AI-Text Detection", "POPE: Evaluating Object Hallucination", "SAGA: A fast method"]
+    got = _features("For detecting we used RADAR-Vicuna-7B. Results: POPE & 86.6 & 85.9 and a SAGA update.",
+                    {"RADAR": {0: 3}, "POPE": {1: 5}, "SAGA": {2: 4}}, titles)
+    assert got["RADAR"]["in_longer_name"] == 1.0 and got["RADAR"]["with_scores"] == 0.0
+    assert got["POPE"]["with_scores"] == 1.0 and got["POPE"]["in_longer_name"] == 0.0
+    assert got["SAGA"]["in_longer_name"] == 0.0 and got["SAGA"]["with_scores"] == 0.0
+    assert F._in_longer_name("a PyTorch's method", 2, 9) and not F._in_longer_name("GPT-4 and", 0, 5)

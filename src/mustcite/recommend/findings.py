@@ -47,7 +47,8 @@ KINDS = ("placeholder", "undefined_key", "bib_not_cited", "named_not_cited", "li
 #: the features the confidence is computed from, in the calibration's order
 FEATURES = ("kind_placeholder", "kind_undefined_key", "kind_bib_not_cited", "kind_named", "kind_likely",
             "log_support", "from_title", "log_occurrences", "use_verb", "experiment_section", "cite_in_sentence",
-            "ambiguous", "recommender_logit", "acronym", "log_age", "title_overlap", "coupling", "cite_next_other")
+            "ambiguous", "recommender_logit", "acronym", "log_age", "title_overlap", "coupling", "cite_next_other",
+            "in_longer_name", "with_scores")
 CALIBRATION_FILE = Path(__file__).with_name("finding_calibration.json")
 
 #: sections where a name is an artefact the work uses (headings, lower-cased)
@@ -57,6 +58,8 @@ _EXPERIMENT = re.compile(r"experiment|evaluat|result|setup|set-up|dataset|benchm
 _USE = re.compile(r"\b(?:use[sd]?|using|fine-?tun\w*|train\w*|evaluat\w*|test\w*|benchmark\w*|compar\w*|"
                   r"baselines?|datasets?|pre-?train\w*|initiali[sz]\w*|implement\w*|adopt\w*|follow\w*|"
                   r"built|build|based|backbone|encoder|model|on)\b", re.I)
+#: scores right after a name: a row of a results table or a reported result ("HallusionBench 37.11 37.73")
+_SCORES = re.compile(r"(?:[^0-9A-Za-z]{0,12}\d+(?:\.\d+)?%?){2}")
 #: an acronym spelled out in the text: "Long Form Words (ACR)"
 _DEFINED = re.compile(r"((?:[A-Za-z][\w-]*\s+){1,6}?[A-Za-z][\w-]*)\s*\(\s*([A-Z][A-Za-z0-9-]{1,15}s?)\s*\)")
 _OWN = re.compile(r"\b(?:we|this (?:paper|work))\s+(?:propose|introduce|present|call|dub|term|name|develop|design)"
@@ -281,9 +284,17 @@ class Candidate:
     places: list[tuple[Sentence, int, int]] = field(default_factory=list)   # (sentence, start, end)
 
 
+#: a word of a name (a capital or a digit in it): a citation after it is that name's
+_NAME_WORD = re.compile(r"\b[A-Za-z]*[A-Z0-9][\w-]*")
+
+
 def _near_keys(sent: Sentence, end: int, window: int = 15) -> list[str]:
-    """The keys of the citations right after the name (within ``window`` characters)."""
-    return [k for off, keys in sent.cites if 0 <= off - end <= window or abs(off - end) <= 2 for k in keys]
+    """The keys of the citations right after the name (within ``window`` characters), unless
+    another name stands between and the citation has one key ("HallusionBench, and AMBER [4]": [4] is
+    AMBER's; "BLEU and ROUGE [4, 5]" may cite both)."""
+    return [k for off, keys in sent.cites
+            if (0 <= off - end <= window and (len(keys) > 1 or not _NAME_WORD.search(sent.text, end, max(end, off))))
+            or abs(off - end) <= 2 for k in keys]
 
 
 def named_candidates(names, sents: list[Sentence], year: int, pool_years: np.ndarray,
@@ -373,6 +384,18 @@ def _as_title_writes_it(name: str, title: str) -> bool:
     return squash(m.group(1)) == squash(name)
 
 
+def _in_url(text: str, start: int, end: int) -> bool:
+    """Whether ``text[start:end]`` is part of a web address or a path ("github.com/Ctrl-Alt-...")."""
+    word = text[text.rfind(" ", 0, start) + 1:start] + text[end:(text.find(" ", end) + 1 or len(text) + 1) - 1]
+    return "/" in word or "www." in word
+
+
+def _in_longer_name(text: str, start: int, end: int) -> bool:
+    """Whether the name at ``text[start:end]`` is the start of a longer hyphenated or possessive word
+    ("RADAR" of "RADAR-Vicuna-7B", "SAGA" of "SAGA-like", "PyTorch" of "PyTorch's")."""
+    return re.match(r"[-'][A-Za-z0-9]", text[end:end + 2]) is not None
+
+
 #: what may follow a model's name and still be that model: a size or a variant
 _SIZE = re.compile(r"^(?:\d+(?:\.\d+)?[bmk]|base|large|small|tiny|mini|xl|xxl|chat|instruct)")
 
@@ -405,6 +428,12 @@ def named_findings(cands: dict[int, Candidate], *, pool, pool_years: np.ndarray,
     lower_words = set(re.findall(r"(?<![A-Za-z])[a-z][a-z-]+", body))
     key_refs = key_refs or {}
     sibling_names = name_parts(ref_titles)
+    # a title's name that several pool titles share names the one the recommender ranks first, if it
+    # favours it (a score above 0)
+    best: dict[str, tuple[float, int]] = {}
+    for row, c in cands.items():
+        if c.support == 0 and c.ambiguous > 1 and score_of(pool.ids[row]) > 0:
+            best[name_key(c.name)] = max(best.get(name_key(c.name), (-math.inf, -1)), (score_of(pool.ids[row]), row))
     for row, c in cands.items():
         key = name_key(c.name)
         title = pool.titles[row] or ""
@@ -413,11 +442,13 @@ def named_findings(cands: dict[int, Candidate], *, pool, pool_years: np.ndarray,
         words = c.name.split()
         if len(words) > 1 and (any(len(w) == 1 and not w.isdigit() for w in words) or words[0].islower()):
             continue                   # "of A", "in D", "FL a": a word run across a symbol, not a name
-        c.places = [(s, a, b) for s, a, b in c.places if not _AUTHOR_AFTER.match(s.text, b)]
+        c.places = [(s, a, b) for s, a, b in c.places
+                    if not _AUTHOR_AFTER.match(s.text, b) and not _in_url(s.text, a, b)]
         if not c.places:
             continue                   # "Sun et al.": an author, not a work
-        if c.support == 0 and (c.ambiguous > 1 or not _as_title_writes_it(c.name, title)):
-            continue                   # a title's name counts written as that one title writes it
+        if c.support == 0 and ((c.ambiguous > 1 and best.get(key, (0, -1))[1] != row)
+                               or not _as_title_writes_it(c.name, title)):
+            continue                   # a title's name counts written as that title writes it
         plain = re.fullmatch(r"[A-Z][a-z]+(?:[ -][A-Z]?[a-z]+)*", c.name) is not None
         if plain and (c.name.lower() in lower_words or c.name.lower().replace("-", " ") in lower_words):
             continue                   # the draft uses the word as a word ("sampling", "data")
@@ -448,7 +479,9 @@ def named_findings(cands: dict[int, Candidate], *, pool, pool_years: np.ndarray,
             "log_occurrences": math.log1p(len(c.places)), "use_verb": float(use), "experiment_section": float(section),
             "cite_in_sentence": sum(bool(s.cites) for s, _, _ in c.places) / len(c.places),
             "ambiguous": float(c.ambiguous > 1), "recommender_logit": score_of(pid),
-            "acronym": float(c.name.isupper()), "log_age": math.log1p(max(0, year - int(pool_years[row])))}
+            "acronym": float(c.name.isupper()), "log_age": math.log1p(max(0, year - int(pool_years[row]))),
+            "in_longer_name": float(any(_in_longer_name(s.text, x, y) for s, x, y in c.places)),
+            "with_scores": float(any(_SCORES.match(s.text, y) for s, _, y in c.places))}
         loc = _where(sources, sent, a, b, c.name)
         times = f" ({len(c.places)} times)" if len(c.places) > 1 else ""
         out.append(Finding("named_not_cited", f"the text names {c.name}{times} ({loc.where() or 'body'}) but cites "

@@ -20,6 +20,7 @@ gradients" names nothing.
 from __future__ import annotations
 
 import pickle
+import re
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
@@ -50,6 +51,26 @@ class NameHit:
     name: str           # as the text writes it
     support: int        # labelled papers that call the entry so (0: the name is its title's)
     from_title: bool    # the entry's title starts with the name
+
+
+#: what may follow a name in a hyphenated word and leave it another name: a size or version ("GPT-4o",
+#: "YOLO-v5", "Llama-2-7B") or one letter ("GPT-J") makes the whole word the name
+_VERSION = re.compile(r"v?\d|[A-Za-z]$", re.I)
+
+
+def _name_prefixes(word: str) -> list[int]:
+    """The ends of the names a hyphenated or possessive word starts with, longest first: "SAGA" of
+    "SAGA-like", "PyTorch" of "PyTorch's", "RADAR" of "RADAR-Vicuna-7B"; none followed by a version,
+    a size or one letter ("GPT" of "GPT-4o", "Llama" of "Llama-2-7B", "GPT" of "GPT-J")."""
+    out = []
+    if word[-2:].lower() == "'s":
+        word = word[:-2]
+        out.append(len(word))
+    for m in re.finditer("-", word):
+        if _VERSION.match(word[m.end():]):
+            break
+        out.append(m.start())
+    return sorted(out, reverse=True)
 
 
 class NameIndex:
@@ -145,6 +166,12 @@ class NameIndex:
                         hits.setdefault(r, NameHit(surface, 0, True)).from_title = True
                 if hits:
                     yield found[i].start(), found[i + n - 1].end(), surface, hits
+        for m in found:         # the name a hyphenated or possessive word starts with ("SAGA-like")
+            for end in _name_prefixes(m.group(0)):
+                surface = m.group(0)[:end]
+                for start, stop, _, hits in self.occurrences(surface, year, pool_years, exclude=exclude):
+                    if start == 0 and stop == end:
+                        yield m.start(), m.start() + end, surface, hits
 
     def named(self, text: str, year: int, pool_years: np.ndarray, *, exclude: str | None = None,
               ) -> dict[str, NameHit]:
