@@ -28,6 +28,8 @@ _LAZY = {
     "benchmark_train_papers": "train",
     "build_benchmark_model": "train",
     "default_model": "train",
+    "default_training_data": "train",
+    "DefaultTrainingData": "train",
     "evaluate": "train",
     "evaluate_bm25": "train",
     "fit_sample": "train",

@@ -15,7 +15,7 @@ import copy
 import hashlib
 import json
 import time
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -151,6 +151,48 @@ def _cites_in(papers: list[LabelledPaper], pool_ids: set[str]) -> list[LabelledP
     return out
 
 
+@dataclass
+class DefaultTrainingData:
+    """What the default model learns from: the labelled papers, their train / dev split (dev: the
+    card's hold-out), the pool the dev papers are scored on (``eval_pool``: without the works only
+    dev papers introduce) and the pool of the model refitted on all (``full_pool``)."""
+
+    labelled: list[LabelledPaper]
+    train: list[LabelledPaper]
+    dev: list[LabelledPaper]
+    eval_pool: list[dict[str, Any]]
+    full_pool: list[dict[str, Any]]
+
+
+def default_training_data(refs: list[str | Path], pool_path: str | Path, *, seed: int = 0,
+                          dev_fraction: float = 0.1, pool_years: tuple[int, int] | None = None,
+                          year: int | None = None, works: str | Path | None = None,
+                          works_min_citing: int = SERVING_MIN_CITING) -> DefaultTrainingData:
+    """The labelled papers of ``refs`` over the pool of ``pool_path`` (and the catalogue of cited
+    works ``works``), split as :func:`train_default` splits them (see there for the arguments)."""
+    pool = load_pool(pool_path, pool_years)
+    if year is not None:
+        pool = [p for p in pool if p.get("year") is not None and p["year"] <= year]
+    index = WorkIndex.load(works) if works else None
+    labelled = load_reference_dirs(refs, {p["paper_id"] for p in pool} | (set(index.works) if index else set()), index)
+    if year is not None:
+        labelled = [p for p in labelled if p.year is not None and p.year <= year]
+    train, dev = split_dev(labelled, dev_fraction, seed)
+    full_pool = eval_pool = pool
+    if index is not None:
+        # the works the labelled papers introduce, as of ``year``; the hold-out is scored on a pool
+        # whose works its own papers did not introduce (the refitted model takes all of them)
+        full_pool = pool + pool_works(index, allowed={p.id for p in labelled}, min_citing=works_min_citing, until=year)
+        eval_pool = pool + pool_works(index, allowed={p.id for p in train}, min_citing=works_min_citing, until=year)
+        labelled = _cites_in(labelled, {p["paper_id"] for p in full_pool})
+        train, dev = split_dev(_cites_in(copy.deepcopy(labelled), {p["paper_id"] for p in eval_pool}),
+                               dev_fraction, seed)
+    if len(labelled) < 10:
+        raise DataMissingError(f"only {len(labelled)} labelled papers cite a pool paper; need at least 10",
+                               hint="run `mustcite extract` and `mustcite link` on the NeurIPS full texts first")
+    return DefaultTrainingData(labelled, train, dev, eval_pool, full_pool)
+
+
 def train_default(refs: list[str | Path], pool_path: str | Path, out: str | Path, *, dense: bool = True,
                   seed: int = 0, dev_fraction: float = 0.1, refit: bool = True,
                   pool_years: tuple[int, int] | None = None, year: int | None = None,
@@ -173,26 +215,10 @@ def train_default(refs: list[str | Path], pool_path: str | Path, out: str | Path
     hold-out papers are scored as queries of their own year, so they too see only papers of their
     year or earlier."""
     t0 = time.perf_counter()
-    pool = load_pool(pool_path, pool_years)
-    if year is not None:
-        pool = [p for p in pool if p.get("year") is not None and p["year"] <= year]
-    index = WorkIndex.load(works) if works else None
-    labelled = load_reference_dirs(refs, {p["paper_id"] for p in pool} | (set(index.works) if index else set()), index)
-    if year is not None:
-        labelled = [p for p in labelled if p.year is not None and p.year <= year]
-    train, dev = split_dev(labelled, dev_fraction, seed)
-    full_pool = eval_pool = pool
-    if index is not None:
-        # the works the labelled papers introduce, as of ``year``; the hold-out is scored on a pool
-        # whose works its own papers did not introduce (the refitted model takes all of them)
-        full_pool = pool + pool_works(index, allowed={p.id for p in labelled}, min_citing=works_min_citing, until=year)
-        eval_pool = pool + pool_works(index, allowed={p.id for p in train}, min_citing=works_min_citing, until=year)
-        labelled = _cites_in(labelled, {p["paper_id"] for p in full_pool})
-        train, dev = split_dev(_cites_in(copy.deepcopy(labelled), {p["paper_id"] for p in eval_pool}),
-                               dev_fraction, seed)
-    if len(labelled) < 10:
-        raise DataMissingError(f"only {len(labelled)} labelled papers cite a pool paper; need at least 10",
-                               hint="run `mustcite extract` and `mustcite link` on the NeurIPS full texts first")
+    data = default_training_data(refs, pool_path, seed=seed, dev_fraction=dev_fraction, pool_years=pool_years,
+                                 year=year, works=works, works_min_citing=works_min_citing)
+    labelled, train, dev = data.labelled, data.train, data.dev
+    full_pool, eval_pool = data.full_pool, data.eval_pool
     log(f"pool {len(full_pool)} papers; labelled {len(labelled)} (train {len(train)}, dev {len(dev)})")
     config = config or RecommenderConfig(dense=dense, seed=seed)
     rec = Recommender.build(eval_pool, train, replace(config), cache_dir=cache_dir)
