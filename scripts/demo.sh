@@ -59,13 +59,15 @@ step "6/7 train the recommender on every labelled paper, then recommend for a re
 # the full method (BM25 + int8 MiniLM + labelled-neighbour votes + co-citation + citation contexts +
 # tier models) over the whole corpus, into models/recommender, which recommend/audit/serve use by
 # default. Retrained when missing or saved by an older version of the method. To fit 20 minutes on
-# 2 cores: MiniLM runs as int8 ONNX on the first 64 tokens of title + abstract; the tier models are
-# fit on 1,500 of the labelled papers (every labelled paper still votes as a neighbour); --no-refit
-# keeps the model fit without its 10% hold-out (the hold-out scores the card) instead of fitting
-# it again on all. The light model (no dense encoder): mustcite train --no-dense --out models/recommender-light
+# 2 cores: MiniLM runs as int8 ONNX, one single-threaded encoder per CPU, on the first 48 tokens of
+# title + abstract (64 by default); the tier models are fit on 1,500 of the labelled papers (every
+# labelled paper still votes as a neighbour) with half of their negative rows; --no-refit keeps the
+# model fit without its 10% hold-out (the hold-out scores the card) instead of fitting it again on
+# all. What these settings cost: docs/experiments/recommender.md. The light model (no dense
+# encoder): mustcite train --no-dense --out models/recommender-light
 # (and retrained when the labels now come from another judge than the one it learned from, or when
 # the catalogue of cited works is new: the pool then also holds the works two or more papers cite)
-.venv/bin/python - "$WORK/models/recommender" "$EXTRACT/labels_summary.json" <<'PY' || { $MC train --no-refit --fit-queries 1500 && cp "$EXTRACT/labels_summary.json" "$WORK/models/recommender/labels_summary.json"; }
+.venv/bin/python - "$WORK/models/recommender" "$EXTRACT/labels_summary.json" <<'PY' || { $MC train --no-refit --fit-queries 1500 --negatives 0.5 --max-tokens 48 && cp "$EXTRACT/labels_summary.json" "$WORK/models/recommender/labels_summary.json"; }
 import json, sys
 from pathlib import Path
 from mustcite.recommend.method import FORMAT_VERSION
