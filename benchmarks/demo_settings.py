@@ -3,7 +3,8 @@ on the same hold-out papers, in one run.
 
 `make demo` trains the default model over the whole corpus in a 20-minute budget on 2 cores; each
 model folder given here was trained by ``mustcite train`` on the same work folder with other
-settings (fewer negative rows for the tier models, fewer encoder tokens...). Every model is scored on
+settings (fewer negative rows for the tier models, fewer encoder tokens...), or by `make demo` in
+another work folder built from the same data. Every model is scored on
 the same labelled papers: the hold-out of its model card (``--no-refit`` models never saw them), each
 a query of its own year, every ground truth ranked by its own tier's probability; per-query
 differences against the first model get a paired randomisation test. Model cards give the settings
@@ -36,7 +37,9 @@ def main(argv: list[str] | None = None) -> int:
     cards = {name: json.loads((Path(d) / "card.json").read_text()) for name, d in models.items()}
     first = next(iter(cards.values()))["data"]
     for name, card in cards.items():
-        same = {k: card["data"].get(k) for k in ("pool", "works", "reference_folders", "dev_fraction", "refit_on_all")}
+        # the same data (work folders built alike may lie apart), the same hold-out, never refitted on it
+        same = {k: card["data"].get(k) for k in ("pool_papers", "pool_works", "labelled_papers", "train_papers",
+                                                  "dev_papers", "dev_fraction", "labelled_citations", "refit_on_all")}
         if same != {k: first.get(k) for k in same} or card["data"].get("refit_on_all"):
             sys.exit(f"{name}: not trained like the first model on the same data with --no-refit")
     root = Workspace.resolve().root
