@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
-from mustcite.benchmark import Benchmark
+from mustcite.benchmark import Benchmark, mean, randomisation_test
 from mustcite.recommend import RecommenderConfig
 from mustcite.scidoca import BM25TopK, Example, candidate_text, gold_ids, paragraph_text
 
@@ -50,6 +50,15 @@ def latency_summary(ms: list[float]) -> dict:
     """Count, median, p95, mean and max of latencies in milliseconds."""
     return {"n": len(ms), "median_ms": round(statistics.median(ms), 1), "p95_ms": round(percentile(ms, 0.95), 1),
             "mean_ms": round(statistics.fmean(ms), 1), "max_ms": round(max(ms), 1)}
+
+
+def paired_comparison(per: dict, base: dict, metrics) -> tuple[dict, dict]:
+    """Per-query metrics ``per`` against ``base`` (``{truth: {metric: [one value a query]}}``, the
+    same queries in the same order): per truth and metric, the ratio of the means and the paired
+    randomisation test's p."""
+    ratios = {gt: {m: round(mean(per[gt][m]) / max(1e-12, mean(base[gt][m])), 4) for m in metrics} for gt in per}
+    ps = {gt: {m: round(randomisation_test(per[gt][m], base[gt][m]), 4) for m in metrics} for gt in per}
+    return ratios, ps
 
 
 def parse_set(pairs: list[str]) -> dict:

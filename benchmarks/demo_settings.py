@@ -20,7 +20,9 @@ import json
 import sys
 from pathlib import Path
 
-from mustcite.benchmark import mean, per_query, randomisation_test
+from common import paired_comparison
+
+from mustcite.benchmark import mean, per_query
 from mustcite.config import Workspace
 from mustcite.recommend import TIER_OF_TRUTH, Recommender, default_training_data, qrels_of
 
@@ -70,10 +72,7 @@ def main(argv: list[str] | None = None) -> int:
         if name == base:
             continue
         row = out["models"][name]
-        row["ratio_to_first"] = {gt: {m: round(mean(per[name][gt][m]) / max(1e-12, mean(per[base][gt][m])), 4)
-                                      for m in METRICS} for gt in qrels}
-        row["p_randomisation"] = {gt: {m: round(randomisation_test(per[name][gt][m], per[base][gt][m]), 4)
-                                       for m in METRICS} for gt in qrels}
+        row["ratio_to_first"], row["p_randomisation"] = paired_comparison(per[name], per[base], METRICS)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(out, indent=2) + "\n")
     print(json.dumps({n: {"mustcite_MAP": v["metrics"]["mustcite"]["MAP"], "ratio": v.get("ratio_to_first", {})

@@ -22,7 +22,9 @@ import sys
 import time
 from pathlib import Path
 
-from mustcite.benchmark import mean, per_query, randomisation_test
+from common import paired_comparison
+
+from mustcite.benchmark import mean, per_query
 from mustcite.recommend import TIER_OF_TRUTH, Recommender, default_model, fit_sample, qrels_of
 
 OUT = Path(__file__).parent / "results" / "tier_negatives.json"
@@ -72,10 +74,7 @@ def main(argv: list[str] | None = None) -> int:
             continue
         row = out["shares"][str(share)]
         row["fit_time_ratio"] = round(row["fit_s"] / out["shares"][str(base)]["fit_s"], 3)
-        row["ratio_to_full"] = {gt: {m: round(mean(per[share][gt][m]) / max(1e-12, mean(per[base][gt][m])), 4)
-                                     for m in METRICS} for gt in qrels}
-        row["p_randomisation"] = {gt: {m: round(randomisation_test(per[share][gt][m], per[base][gt][m]), 4)
-                                       for m in METRICS} for gt in qrels}
+        row["ratio_to_full"], row["p_randomisation"] = paired_comparison(per[share], per[base], METRICS)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(out, indent=2) + "\n")
     print(json.dumps({s: {"fit_s": v["fit_s"], "mustcite_MAP": v["metrics"]["mustcite"]["MAP"]}
