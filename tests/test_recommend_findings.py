@@ -244,3 +244,77 @@ def test_a_name_inside_a_longer_word_and_a_name_with_scores_are_features():
     assert got["POPE"]["with_scores"] == 1.0 and got["POPE"]["in_longer_name"] == 0.0
     assert got["SAGA"]["in_longer_name"] == 0.0 and got["SAGA"]["with_scores"] == 0.0
     assert F._in_longer_name("a PyTorch's method", 2, 9) and not F._in_longer_name("GPT-4 and", 0, 5)
+
+
+def test_a_name_that_only_starts_a_longer_hyphenated_word_is_another_name():
+    assert not F.title_starts_with("pytorch-cifar-models", "pytorch")
+    assert not F.title_starts_with("BERT-based Ranking of Passages", "bert")
+    assert F.title_starts_with("ImageNet-21K Pretraining for the Masses", "imagenet")     # a version of it
+    assert F.title_starts_with("U-Net: Convolutional Networks for Biomedical Image Segmentation", "unet")
+
+
+def _named_refs(text, names, titles, refs, share):
+    sents = F.sentences([{"section": "Experiments", "text": text, "cites": []}])
+    years = np.full(len(titles), 2020)
+    cands = F.named_candidates(_Names(names), sents, 2024, years)
+    found, _ = F.named_findings(cands, pool=_Pool(titles), pool_years=years, year=2024, cited=set(),
+                                cited_titles=set(), cited_names=set(), ref_titles=[], own=set(), acronyms={},
+                                sources={}, score_of=lambda pid: 0.0, refs=refs, name_share=share)
+    return [f.paper_id for f in found]
+
+
+def test_a_cited_title_that_names_the_work_may_be_another_work():
+    titles = ["ImageNet: A large-scale hierarchical image database"]
+    text, names = "We pretrain on ImageNet.", {"ImageNet": {0: 50}}
+    alexnet = {"title": "ImageNet classification with deep convolutional neural networks", "paper_id": "alexnet"}
+    ilsvrc = {"title": "ImageNet Large Scale Visual Recognition Challenge", "paper_id": "ilsvrc"}
+    calls = {"alexnet": 0.02, "ilsvrc": 0.18}           # citing papers that call each "ImageNet"
+    share = lambda key, pid: calls[pid]  # noqa: E731
+    assert _named_refs(text, names, titles, [alexnet], share) == ["p0"]      # another work
+    assert _named_refs(text, names, titles, [ilsvrc], share) == []           # a version citing papers name so
+    assert _named_refs(text, names, titles, [{"title": alexnet["title"]}], share) == []    # unlinked: may be it
+    # a name only the title gives (no citing paper uses it): a cited title that names it cites it
+    assert _named_refs(text, {"ImageNet": {0: 0}}, titles, [alexnet], share) == []
+
+
+def test_a_title_that_starts_with_the_word_is_not_meant_where_citing_papers_mean_another():
+    titles = ["Attention is All you Need", "Transformer: Feedback attention is working memory",
+              "SOTOPIA: Interactive Evaluation", "SOTOPIA-\u03c0: Interactive Learning"]
+    hits = {0: NameHit("Transformer", 200, False), 1: NameHit("Transformer", 0, True)}
+    assert set(F._by_citing_papers(hits, "Transformer", titles)) == {0}
+    hits = {2: NameHit("Sotopia", 0, True), 3: NameHit("Sotopia", 0, True)}
+    assert set(F._by_citing_papers(hits, "Sotopia", titles)) == {2}          # "SOTOPIA-\u03c0" is another name
+
+
+def test_a_title_name_in_capitals_written_as_a_rare_capitalised_word():
+    rare = {"Sotopia": 2, "Trust": 650}.get
+    assert F._as_title_writes_it("Sotopia", "SOTOPIA: Interactive Evaluation", rare)
+    assert not F._as_title_writes_it("Trust", "TRUST: Test-Time Refinement", rare)
+    assert not F._as_title_writes_it("Sotopia", "SOTOPIA: Interactive Evaluation")      # no word counts
+    assert not F._as_title_writes_it("To do", "TODO: Enhancing LLM Alignment", lambda w: 0)
+    assert F._as_title_writes_it("BALROG", "BALROG: Benchmarking Agentic LLM")
+
+
+def test_a_title_name_counts_where_any_place_writes_it_as_the_title():
+    titles = ["BALROG: Benchmarking Agentic LLM and VLM Reasoning On Games"]
+    sents = F.sentences([{"section": "Results", "text": "As the Balrog benchmark shows. We use the BALROG agent.",
+                          "cites": []}])
+    places = [(s, s.text.find(w), s.text.find(w) + 6) for s, w in zip(sents, ("Balrog", "BALROG"))]
+    cand = F.Candidate(0, "Balrog", 0, True, 1, places)
+    found, _ = F.named_findings({0: cand}, pool=_Pool(titles), pool_years=np.full(1, 2020), year=2024,
+                                cited=set(), cited_titles=set(), cited_names=set(), ref_titles=[], own=set(),
+                                acronyms={}, sources={}, score_of=lambda pid: 0.0)
+    assert [f.paper_id for f in found] == ["p0"]
+    cand = F.Candidate(0, "Balrog", 0, True, 1, places[:1])
+    found, _ = F.named_findings({0: cand}, pool=_Pool(titles), pool_years=np.full(1, 2020), year=2024,
+                                cited=set(), cited_titles=set(), cited_names=set(), ref_titles=[], own=set(),
+                                acronyms={}, sources={}, score_of=lambda pid: 0.0)
+    assert found == []
+
+
+def test_a_title_that_starts_with_the_name_makes_it_a_title_name():
+    titles = ["U-Net: Convolutional Networks for Biomedical Image Segmentation", "Attention is All you Need"]
+    sents = F.sentences([{"section": "Method", "text": "A U-Net and a Transformer.", "cites": []}])
+    cands = F.named_candidates(_Names({"U-Net": {0: 100}, "Transformer": {1: 200}}), sents, 2024,
+                               np.full(2, 2020), titles)
+    assert cands[0].from_title and not cands[1].from_title

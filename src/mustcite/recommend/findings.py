@@ -31,6 +31,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import unicodedata
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -256,18 +257,35 @@ def name_parts(titles: list[str]) -> set[str]:
     return out
 
 
+#: what may follow a name in a hyphenated word and leave it the same work: a version or size
+#: ("ImageNet-21K", "GPT-4", "Llama-2") or one letter
+_VERSION_AFTER = re.compile(r"-(?:v?\d|[A-Za-z](?![A-Za-z]))", re.I)
+
+
 def title_starts_with(title: str, key: str) -> bool:
     """Whether ``title``'s first words spell the name key ``key`` ("ImageNet Large Scale ..." for
-    "imagenet")."""
-    words = re.findall(r"[A-Za-z0-9]+", title or "")
+    "imagenet"); not when the name only starts a longer hyphenated word that is another name
+    ("pytorch-cifar-models", "BERT-based ...")."""
     acc = ""
-    for w in words[:4]:
-        acc += w.lower()
+    for m in list(re.finditer(r"[A-Za-z0-9]+", title or ""))[:4]:
+        acc += m.group(0).lower()
         if acc == key:
-            return True
+            rest = (title or "")[m.end():]
+            return not (re.match(r"-[A-Za-z0-9]", rest) and not _VERSION_AFTER.match(rest))
         if not key.startswith(acc):
             return False
     return False
+
+
+def names_the_work(ref_title: str, key: str, title: str) -> bool:
+    """Whether a cited title names the work called ``key`` (pool title ``title``): it starts with
+    the name, gives itself that name or the work's title name ("U-Net: ..."), or its name holds it
+    ("Microsoft COCO Captions: ..." for COCO)."""
+    if not ref_title:
+        return False
+    own = name_key(title_short_name(ref_title))
+    return (title_starts_with(ref_title, key) or (bool(own) and own in (key, name_key(title_short_name(title))))
+            or key in name_parts([ref_title]))
 
 
 # ---- the findings of one draft -------------------------------------------------------------------
@@ -297,6 +315,25 @@ def _near_keys(sent: Sentence, end: int, window: int = 15) -> list[str]:
             or abs(off - end) <= 2 for k in keys]
 
 
+def _title_name_key(title: str) -> str:
+    """A title's name as a key that keeps letters beyond ASCII ("SOTOPIA-π" -> "sotopiaπ"; accents
+    folded)."""
+    folded = unicodedata.normalize("NFKD", title_short_name(title))
+    return re.sub(r"[\W_]", "", "".join(ch for ch in folded if not unicodedata.combining(ch)))
+
+
+def _by_citing_papers(hits: dict, surface: str, titles=None) -> dict:
+    """The entries a name at one place stands for: what citing papers call so, when they call any
+    entry so (a title that merely starts with the word, "Transformer: Feedback attention ...", is then
+    not meant); else the titles whose name it is ("SOTOPIA-π" is not "Sotopia")."""
+    if any(h.support > 0 for h in hits.values()):
+        return {r: h for r, h in hits.items() if h.support > 0}
+    if titles is None:
+        return hits
+    key = name_key(surface)
+    return {r: h for r, h in hits.items() if _title_name_key(titles[r] or "") in ("", key)}
+
+
 def named_candidates(names, sents: list[Sentence], year: int, pool_years: np.ndarray,
                      titles=None) -> dict[int, Candidate]:
     """The pool entries the sentences name, longest name first: a name inside a longer one that
@@ -309,13 +346,19 @@ def named_candidates(names, sents: list[Sentence], year: int, pool_years: np.nda
         for start, end, surface, hits in occ:
             if any(a <= start and end <= b and (a, b) != (start, end) for a, b in taken):
                 continue
+            hits = _by_citing_papers(hits, surface, titles)
+            if not hits:
+                continue
             taken.append((start, end))
             # records of one work (the same normalised title) are one candidate work, not a choice
             works = len({normalize_title(titles[r] or "") for r in hits}) if titles is not None else len(hits)
             for r, hit in hits.items():
-                c = out.setdefault(r, Candidate(r, surface, hit.support, hit.from_title, works))
+                # the title starts with the name, even one more than three titles share ("U-Net: ...")
+                from_title = hit.from_title or (titles is not None and title_starts_with(titles[r] or "",
+                                                                                         name_key(surface)))
+                c = out.setdefault(r, Candidate(r, surface, hit.support, from_title, works))
                 c.support = max(c.support, hit.support)
-                c.from_title = c.from_title or hit.from_title
+                c.from_title = c.from_title or from_title
                 c.ambiguous = min(c.ambiguous, works)
                 c.places.append((sent, start, end))
     return out
@@ -374,14 +417,41 @@ def _where(sources: dict[str, str], sent: Sentence, start: int, end: int, surfac
 _AUTHOR_AFTER = re.compile(r"\s+(?:et\s+al|and\s+[A-Z][a-z]+\s*[,(])|\s*(?:\(\d{4}|,\s*\d{4})")
 
 
-def _as_title_writes_it(name: str, title: str) -> bool:
+#: a word in at most this many pool papers' titles and abstracts is no word of the language but a name
+RARE_WORD_PAPERS = 10
+
+
+def _as_title_writes_it(name: str, title: str, word_papers=None) -> bool:
     """Whether ``name`` is written as the title writes its name (case kept; spaces and hyphens
-    aside): "Mamba" for "Mamba: ...", not "First" for "FIRST: ...")."""
+    aside): "Mamba" for "Mamba: ...", not "First" for "FIRST: ..."; a capitalised word of four
+    letters or more also for the title's name in capitals when hardly any paper uses it as a word
+    (``word_papers(word)``: in how many pool papers; "Sotopia" for "SOTOPIA: ...", not "Trust" for
+    "TRUST: ...")."""
     m = re.match(r"\s*([^:]{1,60}):", title or "")
     if not m:
         return False
     squash = lambda t: re.sub(r"[\s\-_]", "", t)  # noqa: E731
-    return squash(m.group(1)) == squash(name)
+    if squash(name) == squash(m.group(1)):
+        return True
+    return (word_papers is not None and re.fullmatch(r"[A-Z][a-z]{3,}", name) is not None
+            and squash(m.group(1)) == name.upper() and word_papers(name) <= RARE_WORD_PAPERS)
+
+
+_MIN_OTHER_SHARE = 0.05
+
+
+def _another_work(ref: dict[str, Any], pid: str, title: str, keys: set[str], support: int, name_share) -> bool:
+    """Whether a cited reference whose title names the work is another work all the same: it is
+    linked to another pool record, the name stands for the named work in citing papers (``support``)
+    and hardly any of them (under :data:`_MIN_OTHER_SHARE`) call the cited record so ("ImageNet
+    classification with deep convolutional neural networks" for ImageNet; "U-Net: deep learning for
+    cell counting" for the U-Net of biomedical segmentation)."""
+    other = ref.get("paper_id")
+    if not other or other == pid or support <= 0 or name_share is None:
+        return False
+    if normalize_title(ref.get("title") or "") == normalize_title(title):
+        return False
+    return max(name_share(k, other) for k in keys) < _MIN_OTHER_SHARE
 
 
 def _in_url(text: str, start: int, end: int) -> bool:
@@ -419,15 +489,20 @@ def named_findings(cands: dict[int, Candidate], *, pool, pool_years: np.ndarray,
                    cited: set[str], cited_titles: set[str], cited_names: set[str], ref_titles: list[str],
                    own: set[str], acronyms: dict[str, str], sources: dict[str, str],
                    score_of, body: str = "", key_refs: dict[str, dict[str, Any]] | None = None,
+                   refs: list[dict[str, Any]] | None = None, name_share=None, word_papers=None,
                    ) -> tuple[list[Finding], dict[int, Candidate]]:
     """``named_not_cited`` findings of the candidates (see the module doc), and every candidate
     that is not the draft's own name, whether it is cited or not (for ``bib_not_cited``); ``body``:
-    the draft's text, where a name it also writes as a lower-case word is taken for that word."""
+    the draft's text, where a name it also writes as a lower-case word is taken for that word;
+    ``refs``: the draft's references (title, linked ``paper_id``; else ``ref_titles``, unlinked);
+    ``name_share(key, pool id)``: the share of the citing papers using the name ``key`` that call
+    that pool paper so (a cited title that names the work may then be another work);
+    ``word_papers(word)``: in how many pool papers a word is used (a rare one may be a name)."""
     out: list[Finding] = []
     kept: dict[int, Candidate] = {}
     lower_words = set(re.findall(r"(?<![A-Za-z])[a-z][a-z-]+", body))
     key_refs = key_refs or {}
-    sibling_names = name_parts(ref_titles)
+    refs = refs if refs is not None else [{"title": t} for t in ref_titles]
     # a title's name that several pool titles share names the one the recommender ranks first, if it
     # favours it (a score above 0)
     best: dict[str, tuple[float, int]] = {}
@@ -447,7 +522,8 @@ def named_findings(cands: dict[int, Candidate], *, pool, pool_years: np.ndarray,
         if not c.places:
             continue                   # "Sun et al.": an author, not a work
         if c.support == 0 and ((c.ambiguous > 1 and best.get(key, (0, -1))[1] != row)
-                               or not _as_title_writes_it(c.name, title)):
+                               or not any(_as_title_writes_it(s.text[a:b], title, word_papers)
+                                       for s, a, b in c.places)):
             continue                   # a title's name counts written as that title writes it
         plain = re.fullmatch(r"[A-Z][a-z]+(?:[ -][A-Z]?[a-z]+)*", c.name) is not None
         if plain and (c.name.lower() in lower_words or c.name.lower().replace("-", " ") in lower_words):
@@ -463,10 +539,13 @@ def named_findings(cands: dict[int, Candidate], *, pool, pool_years: np.ndarray,
                 continue
         kept[row] = c
         pid = pool.ids[row]
-        if (pid in cited or normalize_title(title) in cited_titles or key in cited_names or key in sibling_names
-                or name_key(title_short_name(title)) in cited_names
-                or any(title_starts_with(t, key) for t in ref_titles)):
+        if (pid in cited or normalize_title(title) in cited_titles or key in cited_names
+                or name_key(title_short_name(title)) in cited_names):
             continue
+        keys = {key, name_key(title_short_name(title))} - {""}
+        if any(names_the_work(r.get("title") or "", key, title)
+               and not _another_work(r, pid, title, keys, c.support, name_share) for r in refs):
+            continue                   # cited by a title that names it
         near = [k for sent, _, end in c.places for k in _near_keys(sent, end)]
         if any(_cites_it(key_refs.get(k), pid, key, title) for k in near):
             continue                   # a citation right at the name cites it, or may (unlinked)
