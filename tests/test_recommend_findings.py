@@ -200,6 +200,8 @@ def test_a_citation_after_another_name_is_that_names():
     assert F._near_keys(sents[1], bleu - sents[1].start) == ["bleu", "amber"]    # [5] may cite both
     assert F._near_keys(F.sentences([{"section": "", "text": "with Adam optimizer [3].",
                                       "cites": [[21, ["adam"]]]}])[0], 9) == ["adam"]
+    vad = F.sentences([{"section": "", "text": "e.g., VAD-Score [4] use LLMs.", "cites": [[16, ["dubey"]]]}])[0]
+    assert F._near_keys(vad, vad.text.index("VAD") + 3) == ["dubey"]          # the rest of its own word
 
 
 def test_a_title_name_several_titles_share_names_the_best_ranked():
@@ -312,9 +314,25 @@ def test_a_title_name_counts_where_any_place_writes_it_as_the_title():
     assert found == []
 
 
-def test_a_title_that_starts_with_the_name_makes_it_a_title_name():
-    titles = ["U-Net: Convolutional Networks for Biomedical Image Segmentation", "Attention is All you Need"]
-    sents = F.sentences([{"section": "Method", "text": "A U-Net and a Transformer.", "cites": []}])
-    cands = F.named_candidates(_Names({"U-Net": {0: 100}, "Transformer": {1: 200}}), sents, 2024,
-                               np.full(2, 2020), titles)
-    assert cands[0].from_title and not cands[1].from_title
+
+def test_the_title_writing_the_name_as_the_text_does_is_meant_and_versions_are_one_work():
+    titles = ["SuperGLUE: A Stickier Benchmark", "SuperGlue: Learning Feature Matching", "GLUE: A Benchmark"]
+    hits = {0: NameHit("SuperGLUE", 9, True), 1: NameHit("SuperGLUE", 11, True)}
+    assert set(F._by_citing_papers(hits, "SuperGLUE", titles)) == {0}
+    assert set(F._by_citing_papers(hits, "Superglue", titles)) == {0, 1}        # neither: both may be meant
+    title_only = {0: NameHit("SuperGLUE", 0, True), 1: NameHit("SuperGLUE", 0, True)}
+    assert set(F._by_citing_papers(title_only, "SuperGLUE", titles)) == {0, 1}  # no citing paper says: a choice
+    assert F._works(["UMAP: Uniform Manifold Approximation and Projection",
+                     "Umap: uniform manifold approximation and projection for dimension reduction"]) == 1
+    assert F._works(["SuperGLUE: A Stickier Benchmark", "SuperGlue: Learning Feature Matching"]) == 2
+
+
+def test_a_name_only_in_future_work_is_a_plan():
+    titles = ["Fashion-MNIST: a Novel Image Dataset"]
+    for section, want in (("6 Future Work", []), ("Limitations and Future Directions", []), ("4 Experiments", ["p0"])):
+        sents = F.sentences([{"section": section, "text": "We could also test on FashionMNIST.", "cites": []}])
+        cands = F.named_candidates(_Names({"FashionMNIST": {0: 30}}), sents, 2024, np.full(1, 2020))
+        found, _ = F.named_findings(cands, pool=_Pool(titles), pool_years=np.full(1, 2020), year=2024, cited=set(),
+                                    cited_titles=set(), cited_names=set(), ref_titles=[], own=set(), acronyms={},
+                                    sources={}, score_of=lambda pid: 0.0)
+        assert [f.paper_id for f in found] == want, section

@@ -17,9 +17,17 @@ Kinds, strongest first:
 
 A draft cites a work when it cites any version of it: a reference linked to the work, to a record
 with the same normalised title, or whose title starts with the name the text uses ("ImageNet Large
-Scale Visual Recognition Challenge" for "ImageNet"). A name the draft defines for itself (its title's
-name, an acronym it introduces, "our method NAME") is never a finding, and an acronym the draft spells
-out ("conformal policy control (CPC)") names only a work whose title has those words.
+Scale Visual Recognition Challenge" for "ImageNet") or gives itself that name; unless that reference
+is linked to another pool paper that hardly any citing paper calls by the name ("ImageNet
+classification with deep convolutional neural networks" is AlexNet, not ImageNet), or the name only
+starts a longer hyphenated word of its title ("pytorch-cifar-models"). A name the draft defines for
+itself (its title's name, an acronym it introduces, "our method NAME") is never a finding, and an
+acronym the draft spells out ("conformal policy control (CPC)") names only a work whose title has
+those words.
+
+Where a name stands for several pool entries, the ones citing papers call so come first (a title
+that merely starts with the word, "Transformer: Feedback attention ...", is then not meant), and
+among titles the one that writes the name as the text does ("SuperGLUE", not "SuperGlue").
 
 Confidence: a logistic model over each finding's features (:data:`FEATURES`), fit on the real
 development drafts with :func:`fit_calibration` and shipped as ``finding_calibration.json``; the
@@ -55,6 +63,8 @@ CALIBRATION_FILE = Path(__file__).with_name("finding_calibration.json")
 #: sections where a name is an artefact the work uses (headings, lower-cased)
 _EXPERIMENT = re.compile(r"experiment|evaluat|result|setup|set-up|dataset|benchmark|baseline|implementation|"
                          r"training|appendix|ablation|empirical|details", re.I)
+#: sections about what the draft did not do (headings, lower-cased): a name there is a plan, not a use
+_PLANS = re.compile(r"future (?:work|direction|research)|limitation|outlook", re.I)
 #: words that say a name is used, not only mentioned, within a few words of it
 _USE = re.compile(r"\b(?:use[sd]?|using|fine-?tun\w*|train\w*|evaluat\w*|test\w*|benchmark\w*|compar\w*|"
                   r"baselines?|datasets?|pre-?train\w*|initiali[sz]\w*|implement\w*|adopt\w*|follow\w*|"
@@ -309,9 +319,12 @@ _NAME_WORD = re.compile(r"\b[A-Za-z]*[A-Z0-9][\w-]*")
 def _near_keys(sent: Sentence, end: int, window: int = 15) -> list[str]:
     """The keys of the citations right after the name (within ``window`` characters), unless
     another name stands between and the citation has one key ("HallusionBench, and AMBER [4]": [4] is
-    AMBER's; "BLEU and ROUGE [4, 5]" may cite both)."""
+    AMBER's; "BLEU and ROUGE [4, 5]" may cite both); the rest of a hyphenated word the name starts is
+    no other name ("VAD-Score [4]" cites VAD)."""
+    word_end = end + len(re.match(r"[\w-]*", sent.text[end:]).group(0))    # the rest of its word ("VAD-Score")
     return [k for off, keys in sent.cites
-            if (0 <= off - end <= window and (len(keys) > 1 or not _NAME_WORD.search(sent.text, end, max(end, off))))
+            if (0 <= off - end <= window
+                and (len(keys) > 1 or not _NAME_WORD.search(sent.text, word_end, max(word_end, off))))
             or abs(off - end) <= 2 for k in keys]
 
 
@@ -326,12 +339,29 @@ def _by_citing_papers(hits: dict, surface: str, titles=None) -> dict:
     """The entries a name at one place stands for: what citing papers call so, when they call any
     entry so (a title that merely starts with the word, "Transformer: Feedback attention ...", is then
     not meant); else the titles whose name it is ("SOTOPIA-π" is not "Sotopia")."""
-    if any(h.support > 0 for h in hits.values()):
-        return {r: h for r, h in hits.items() if h.support > 0}
-    if titles is None:
-        return hits
-    key = name_key(surface)
-    return {r: h for r, h in hits.items() if _title_name_key(titles[r] or "") in ("", key)}
+    if not any(h.support > 0 for h in hits.values()):
+        if titles is None:
+            return hits
+        key = name_key(surface)
+        return {r: h for r, h in hits.items() if _title_name_key(titles[r] or "") in ("", key)}
+    hits = {r: h for r, h in hits.items() if h.support > 0}
+    if titles is not None and len(hits) > 1:
+        # of the entries citing papers call so, a title that writes its name exactly as the text does
+        # is the one meant ("SuperGLUE: A Stickier Benchmark ...", not "SuperGlue: Learning Feature ...")
+        exact = {r: h for r, h in hits.items() if _as_title_writes_it(surface, titles[r] or "")}
+        if exact:
+            hits = exact
+    return hits
+
+
+def _works(titles: list[str]) -> int:
+    """How many works the records ``titles`` are: one title that starts as another ends is the same
+    work ("UMAP: Uniform Manifold Approximation and Projection" and "... for Dimension Reduction")."""
+    seen: list[str] = []
+    for t in sorted({normalize_title(t) for t in titles}, key=len):
+        if not any(t == s or t.startswith(s + " ") for s in seen if len(s.split()) >= 3):
+            seen.append(t)
+    return len(seen)
 
 
 def named_candidates(names, sents: list[Sentence], year: int, pool_years: np.ndarray,
@@ -350,15 +380,12 @@ def named_candidates(names, sents: list[Sentence], year: int, pool_years: np.nda
             if not hits:
                 continue
             taken.append((start, end))
-            # records of one work (the same normalised title) are one candidate work, not a choice
-            works = len({normalize_title(titles[r] or "") for r in hits}) if titles is not None else len(hits)
+            # records of one work are one candidate work, not a choice
+            works = _works([titles[r] or "" for r in hits]) if titles is not None else len(hits)
             for r, hit in hits.items():
-                # the title starts with the name, even one more than three titles share ("U-Net: ...")
-                from_title = hit.from_title or (titles is not None and title_starts_with(titles[r] or "",
-                                                                                         name_key(surface)))
-                c = out.setdefault(r, Candidate(r, surface, hit.support, from_title, works))
+                c = out.setdefault(r, Candidate(r, surface, hit.support, hit.from_title, works))
                 c.support = max(c.support, hit.support)
-                c.from_title = c.from_title or from_title
+                c.from_title = c.from_title or hit.from_title
                 c.ambiguous = min(c.ambiguous, works)
                 c.places.append((sent, start, end))
     return out
@@ -521,6 +548,8 @@ def named_findings(cands: dict[int, Candidate], *, pool, pool_years: np.ndarray,
                     if not _AUTHOR_AFTER.match(s.text, b) and not _in_url(s.text, a, b)]
         if not c.places:
             continue                   # "Sun et al.": an author, not a work
+        if all(_PLANS.search(s.section or "") for s, _, _ in c.places):
+            continue                   # named only in future work or limitations: a plan, not a use
         if c.support == 0 and ((c.ambiguous > 1 and best.get(key, (0, -1))[1] != row)
                                or not any(_as_title_writes_it(s.text[a:b], title, word_papers)
                                        for s, a, b in c.places)):
