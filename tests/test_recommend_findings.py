@@ -336,3 +336,34 @@ def test_a_name_only_in_future_work_is_a_plan():
                                     cited_titles=set(), cited_names=set(), ref_titles=[], own=set(), acronyms={},
                                     sources={}, score_of=lambda pid: 0.0)
         assert [f.paper_id for f in found] == want, section
+
+
+def test_a_part_of_a_lower_case_hyphenated_word_is_a_word_and_an_authors_note_no_name():
+    titles = ["Physics: A Graph Benchmark", "TODO: Enhancing LLM Alignment"]
+    names = {"Physics": {0: 5}, "TODO": {1: 0}}
+    got, _ = _named("Physics-informed networks. TODO", names, titles)
+    assert got == ["p0"]                  # "TODO" is a note (a title-only name here anyway)
+    sents = F.sentences([{"section": "Method", "text": "Physics-informed networks are physics-informed.",
+                          "cites": []}])
+    cands = F.named_candidates(_Names({"Physics": {0: 5}}), sents, 2024, np.full(2, 2020))
+    found, _ = F.named_findings(cands, pool=_Pool(titles), pool_years=np.full(2, 2020), year=2024, cited=set(),
+                                cited_titles=set(), cited_names=set(), ref_titles=[], own=set(), acronyms={},
+                                sources={}, score_of=lambda pid: 0.0, body=sents[0].text)
+    assert found == []
+    got, _ = _named("We note TODO here.", {"TODO": {1: 4}}, titles)
+    assert got == []
+
+
+def test_a_models_lower_case_identifier_is_no_word():
+    titles = ["Gemma: Open Models"]
+    sents = F.sentences([{"section": "Method", "text": "We use Gemma (gemma-2-9b) and gemma-it.", "cites": []}])
+    cands = F.named_candidates(_Names({"Gemma": {0: 5}}), sents, 2024, np.full(1, 2020))
+    found, _ = F.named_findings(cands, pool=_Pool(titles), pool_years=np.full(1, 2020), year=2024, cited=set(),
+                                cited_titles=set(), cited_names=set(), ref_titles=[], own=set(), acronyms={},
+                                sources={}, score_of=lambda pid: 0.0, body="We use Gemma (gemma-2-9b).")
+    assert [f.paper_id for f in found] == ["p0"]
+
+
+def test_a_plain_word_after_the_drafts_own_name_is_its_own():
+    own = F.own_names("AutoLibra: Agent Metric Induction", "The AutoLibra Ladder improves agents; AutoLibra GPT-4.")
+    assert "ladder" in own and "autolibra" in own and "gpt4" not in own

@@ -63,6 +63,8 @@ CALIBRATION_FILE = Path(__file__).with_name("finding_calibration.json")
 #: sections where a name is an artefact the work uses (headings, lower-cased)
 _EXPERIMENT = re.compile(r"experiment|evaluat|result|setup|set-up|dataset|benchmark|baseline|implementation|"
                          r"training|appendix|ablation|empirical|details", re.I)
+#: notes authors leave in a draft, never a work's name however a title spells it
+_MARKERS = frozenset({"todo", "fixme", "tbd", "xxx"})
 #: sections about what the draft did not do (headings, lower-cased): a name there is a plan, not a use
 _PLANS = re.compile(r"future (?:work|direction|research)|limitation|outlook", re.I)
 #: words that say a name is used, not only mentioned, within a few words of it
@@ -200,6 +202,11 @@ def own_names(title: str, text: str) -> set[str]:
     own = {name_key(title_short_name(title))} if title_short_name(title) else set()
     for m in _OWN.finditer(text):
         own.add(name_key(m.group(1)))
+    short = title_short_name(title)
+    if short:       # a plain word right after the title's name names a part of it ("AutoLibra Ladder")
+        for m in re.finditer(rf"(?<![\w-]){re.escape(short)}\s+([A-Z][a-z]+)\b(?!-)", text, re.I):
+            if m.group(1)[0].isupper() and m.group(1)[1:].islower():
+                own.add(name_key(m.group(1)))
     for m in re.finditer(r"\b([A-Z][A-Za-z0-9-]{1,20})\s*\((?:ours|our method|this work)\)", text):
         own.add(name_key(m.group(1)))
     return {k for k in own if len(k) >= 2}
@@ -528,6 +535,10 @@ def named_findings(cands: dict[int, Candidate], *, pool, pool_years: np.ndarray,
     out: list[Finding] = []
     kept: dict[int, Candidate] = {}
     lower_words = set(re.findall(r"(?<![A-Za-z])[a-z][a-z-]+", body))
+    # the parts of a lower-case hyphenated word of letters only are words too ("physics" of
+    # "physics-informed"; not "gemma" of "gemma-2-9b", a model's identifier)
+    lower_words |= {w for word in re.findall(r"(?<![\w-])[a-z]+(?:-[a-z]+)+(?![\w-])", body)
+                    for w in word.split("-") if len(w) > 1}
     key_refs = key_refs or {}
     refs = refs if refs is not None else [{"title": t} for t in ref_titles]
     # a title's name that several pool titles share names the one the recommender ranks first, if it
@@ -539,8 +550,8 @@ def named_findings(cands: dict[int, Candidate], *, pool, pool_years: np.ndarray,
     for row, c in cands.items():
         key = name_key(c.name)
         title = pool.titles[row] or ""
-        if key in own:
-            continue
+        if key in own or key in _MARKERS:
+            continue                   # the draft's own name, or a note its authors left ("TODO")
         words = c.name.split()
         if len(words) > 1 and (any(len(w) == 1 and not w.isdigit() for w in words) or words[0].islower()):
             continue                   # "of A", "in D", "FL a": a word run across a symbol, not a name
