@@ -367,3 +367,9 @@ def test_a_models_lower_case_identifier_is_no_word():
 def test_a_plain_word_after_the_drafts_own_name_is_its_own():
     own = F.own_names("AutoLibra: Agent Metric Induction", "The AutoLibra Ladder improves agents; AutoLibra GPT-4.")
     assert "ladder" in own and "autolibra" in own and "gpt4" not in own
+
+
+def test_a_rare_capitalised_word_next_to_another_is_a_persons_name():
+    assert F._alone("we compare with Sotopia here", 16, 23)
+    assert not F._alone("Erich Kobler Thomas Pock", 13, 19)
+    assert not F._alone("Excluding Lady Jane Grey, who", 15, 19)

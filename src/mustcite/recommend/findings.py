@@ -471,6 +471,14 @@ def _as_title_writes_it(name: str, title: str, word_papers=None) -> bool:
             and squash(m.group(1)) == name.upper() and word_papers(name) <= RARE_WORD_PAPERS)
 
 
+def _alone(text: str, start: int, end: int) -> bool:
+    """Whether the word at ``text[start:end]`` stands without a capitalised word right before or
+    after it (a person's name does not: "Thomas Pock", "Lady Jane Grey")."""
+    before = re.search(r"([A-Za-z]+)[\s~]+$", text[max(0, start - 40):start])
+    after = re.match(r"[\s~]+([A-Za-z]+)", text[end:end + 40])
+    return not any(m and m.group(1)[0].isupper() for m in (before, after))
+
+
 _MIN_OTHER_SHARE = 0.05
 
 
@@ -561,9 +569,9 @@ def named_findings(cands: dict[int, Candidate], *, pool, pool_years: np.ndarray,
             continue                   # "Sun et al.": an author, not a work
         if all(_PLANS.search(s.section or "") for s, _, _ in c.places):
             continue                   # named only in future work or limitations: a plan, not a use
-        if c.support == 0 and ((c.ambiguous > 1 and best.get(key, (0, -1))[1] != row)
-                               or not any(_as_title_writes_it(s.text[a:b], title, word_papers)
-                                       for s, a, b in c.places)):
+        written = any(_as_title_writes_it(s.text[a:b], title, word_papers if _alone(s.text, a, b) else None)
+                      for s, a, b in c.places)
+        if c.support == 0 and ((c.ambiguous > 1 and best.get(key, (0, -1))[1] != row) or not written):
             continue                   # a title's name counts written as that title writes it
         plain = re.fullmatch(r"[A-Z][a-z]+(?:[ -][A-Z]?[a-z]+)*", c.name) is not None
         if plain and (c.name.lower() in lower_words or c.name.lower().replace("-", " ") in lower_words):
