@@ -17,7 +17,7 @@ preferring the references mentioned most, one per name, in a fixed order (mentio
 Their keys are deleted from every citation command of every ``.tex`` file (a command left without
 keys is deleted too) and their entries from every ``.bib`` file; the text stays. A seeded omission
 is *found* when the audit has a finding about its pool paper or another record of the same work (the
-same normalised title), and *shown* when that finding is at or
+same normalised title as that paper or as the removed reference's own title), and *shown* when that finding is at or
 above the default confidence threshold (what ``mustcite audit`` prints). Each project is audited as
 of the manifest's year.
 
@@ -187,10 +187,12 @@ def main() -> None:
                 shown = {work(r.paper_id) for r in after.missing if r.paper_id}
                 still = {work(r["paper_id"]) for r in linked_references(rec, copy, year) if r.get("paper_id")}
                 for s in seeds:
-                    f = found.get(work(s["paper_id"]))
+                    # the pool paper the reference was linked to, or a record with the reference's own title
+                    same = [work(s["paper_id"]), normalize_title(s.get("title") or "")]
+                    f = next((found[w] for w in same if w in found), None)
                     s.update(finding=f.kind if f else None, confidence=None if f is None else round(f.confidence, 4),
                              features=None if f is None else {k: round(v, 4) for k, v in f.features.items()},
-                             reported=f is not None, reported_default=work(s["paper_id"]) in shown,
+                             reported=f is not None, reported_default=any(w in shown for w in same),
                              still_cited=work(s["paper_id"]) in still)
                 seeded_ids = {s["paper_id"] for s in seeds}
                 row["seeded_other"] = [r for r in rows(after) if r["paper_id"] not in seeded_ids]

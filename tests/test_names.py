@@ -178,3 +178,9 @@ def test_real_contexts_name_their_datasets(data_dir):
     assert all(len(name_key(n)) >= 2 for n in names)
     assert {"Adam", "CIFAR-100", "ResNet-18", "LabelMe"} <= names
     assert not any("." in n for n in names) and not names & {"Recently", "Section", "Table", "Following"}
+
+
+def test_name_index_share_of_the_citing_papers_calling_an_entry_so():
+    idx, _ = _index()
+    assert idx.share("hdtf", 0, 2023) == 1.0 and idx.share("hdtf", 1, 2023) == 0.0
+    assert idx.share("hdtf", 0, 2021) == 0.0 and idx.share("nosuchname", 0, 2023) == 0.0

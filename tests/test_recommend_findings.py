@@ -200,6 +200,8 @@ def test_a_citation_after_another_name_is_that_names():
     assert F._near_keys(sents[1], bleu - sents[1].start) == ["bleu", "amber"]    # [5] may cite both
     assert F._near_keys(F.sentences([{"section": "", "text": "with Adam optimizer [3].",
                                       "cites": [[21, ["adam"]]]}])[0], 9) == ["adam"]
+    vad = F.sentences([{"section": "", "text": "e.g., VAD-Score [4] use LLMs.", "cites": [[16, ["dubey"]]]}])[0]
+    assert F._near_keys(vad, vad.text.index("VAD") + 3) == ["dubey"]          # the rest of its own word
 
 
 def test_a_title_name_several_titles_share_names_the_best_ranked():
@@ -244,3 +246,130 @@ def test_a_name_inside_a_longer_word_and_a_name_with_scores_are_features():
     assert got["POPE"]["with_scores"] == 1.0 and got["POPE"]["in_longer_name"] == 0.0
     assert got["SAGA"]["in_longer_name"] == 0.0 and got["SAGA"]["with_scores"] == 0.0
     assert F._in_longer_name("a PyTorch's method", 2, 9) and not F._in_longer_name("GPT-4 and", 0, 5)
+
+
+def test_a_name_that_only_starts_a_longer_hyphenated_word_is_another_name():
+    assert not F.title_starts_with("pytorch-cifar-models", "pytorch")
+    assert not F.title_starts_with("BERT-based Ranking of Passages", "bert")
+    assert F.title_starts_with("ImageNet-21K Pretraining for the Masses", "imagenet")     # a version of it
+    assert F.title_starts_with("U-Net: Convolutional Networks for Biomedical Image Segmentation", "unet")
+
+
+def _named_refs(text, names, titles, refs, share):
+    sents = F.sentences([{"section": "Experiments", "text": text, "cites": []}])
+    years = np.full(len(titles), 2020)
+    cands = F.named_candidates(_Names(names), sents, 2024, years)
+    found, _ = F.named_findings(cands, pool=_Pool(titles), pool_years=years, year=2024, cited=set(),
+                                cited_titles=set(), cited_names=set(), ref_titles=[], own=set(), acronyms={},
+                                sources={}, score_of=lambda pid: 0.0, refs=refs, name_share=share)
+    return [f.paper_id for f in found]
+
+
+def test_a_cited_title_that_names_the_work_may_be_another_work():
+    titles = ["ImageNet: A large-scale hierarchical image database"]
+    text, names = "We pretrain on ImageNet.", {"ImageNet": {0: 50}}
+    alexnet = {"title": "ImageNet classification with deep convolutional neural networks", "paper_id": "alexnet"}
+    ilsvrc = {"title": "ImageNet Large Scale Visual Recognition Challenge", "paper_id": "ilsvrc"}
+    calls = {"alexnet": 0.02, "ilsvrc": 0.18}           # citing papers that call each "ImageNet"
+    share = lambda key, pid: calls[pid]  # noqa: E731
+    assert _named_refs(text, names, titles, [alexnet], share) == ["p0"]      # another work
+    assert _named_refs(text, names, titles, [ilsvrc], share) == []           # a version citing papers name so
+    assert _named_refs(text, names, titles, [{"title": alexnet["title"]}], share) == []    # unlinked: may be it
+    # a name only the title gives (no citing paper uses it): a cited title that names it cites it
+    assert _named_refs(text, {"ImageNet": {0: 0}}, titles, [alexnet], share) == []
+
+
+def test_a_title_that_starts_with_the_word_is_not_meant_where_citing_papers_mean_another():
+    titles = ["Attention is All you Need", "Transformer: Feedback attention is working memory",
+              "SOTOPIA: Interactive Evaluation", "SOTOPIA-\u03c0: Interactive Learning"]
+    hits = {0: NameHit("Transformer", 200, False), 1: NameHit("Transformer", 0, True)}
+    assert set(F._by_citing_papers(hits, "Transformer", titles)) == {0}
+    hits = {2: NameHit("Sotopia", 0, True), 3: NameHit("Sotopia", 0, True)}
+    assert set(F._by_citing_papers(hits, "Sotopia", titles)) == {2}          # "SOTOPIA-\u03c0" is another name
+
+
+def test_a_title_name_in_capitals_written_as_a_rare_capitalised_word():
+    rare = {"Sotopia": 2, "Trust": 650}.get
+    assert F._as_title_writes_it("Sotopia", "SOTOPIA: Interactive Evaluation", rare)
+    assert not F._as_title_writes_it("Trust", "TRUST: Test-Time Refinement", rare)
+    assert not F._as_title_writes_it("Sotopia", "SOTOPIA: Interactive Evaluation")      # no word counts
+    assert not F._as_title_writes_it("To do", "TODO: Enhancing LLM Alignment", lambda w: 0)
+    assert F._as_title_writes_it("BALROG", "BALROG: Benchmarking Agentic LLM")
+
+
+def test_a_title_name_counts_where_any_place_writes_it_as_the_title():
+    titles = ["BALROG: Benchmarking Agentic LLM and VLM Reasoning On Games"]
+    sents = F.sentences([{"section": "Results", "text": "As the Balrog benchmark shows. We use the BALROG agent.",
+                          "cites": []}])
+    places = [(s, s.text.find(w), s.text.find(w) + 6) for s, w in zip(sents, ("Balrog", "BALROG"))]
+    cand = F.Candidate(0, "Balrog", 0, True, 1, places)
+    found, _ = F.named_findings({0: cand}, pool=_Pool(titles), pool_years=np.full(1, 2020), year=2024,
+                                cited=set(), cited_titles=set(), cited_names=set(), ref_titles=[], own=set(),
+                                acronyms={}, sources={}, score_of=lambda pid: 0.0)
+    assert [f.paper_id for f in found] == ["p0"]
+    cand = F.Candidate(0, "Balrog", 0, True, 1, places[:1])
+    found, _ = F.named_findings({0: cand}, pool=_Pool(titles), pool_years=np.full(1, 2020), year=2024,
+                                cited=set(), cited_titles=set(), cited_names=set(), ref_titles=[], own=set(),
+                                acronyms={}, sources={}, score_of=lambda pid: 0.0)
+    assert found == []
+
+
+
+def test_the_title_writing_the_name_as_the_text_does_is_meant_and_versions_are_one_work():
+    titles = ["SuperGLUE: A Stickier Benchmark", "SuperGlue: Learning Feature Matching", "GLUE: A Benchmark"]
+    hits = {0: NameHit("SuperGLUE", 9, True), 1: NameHit("SuperGLUE", 11, True)}
+    assert set(F._by_citing_papers(hits, "SuperGLUE", titles)) == {0}
+    assert set(F._by_citing_papers(hits, "Superglue", titles)) == {0, 1}        # neither: both may be meant
+    title_only = {0: NameHit("SuperGLUE", 0, True), 1: NameHit("SuperGLUE", 0, True)}
+    assert set(F._by_citing_papers(title_only, "SuperGLUE", titles)) == {0, 1}  # no citing paper says: a choice
+    assert F._works(["UMAP: Uniform Manifold Approximation and Projection",
+                     "Umap: uniform manifold approximation and projection for dimension reduction"]) == 1
+    assert F._works(["SuperGLUE: A Stickier Benchmark", "SuperGlue: Learning Feature Matching"]) == 2
+
+
+def test_a_name_only_in_future_work_is_a_plan():
+    titles = ["Fashion-MNIST: a Novel Image Dataset"]
+    for section, want in (("6 Future Work", []), ("Limitations and Future Directions", []), ("4 Experiments", ["p0"])):
+        sents = F.sentences([{"section": section, "text": "We could also test on FashionMNIST.", "cites": []}])
+        cands = F.named_candidates(_Names({"FashionMNIST": {0: 30}}), sents, 2024, np.full(1, 2020))
+        found, _ = F.named_findings(cands, pool=_Pool(titles), pool_years=np.full(1, 2020), year=2024, cited=set(),
+                                    cited_titles=set(), cited_names=set(), ref_titles=[], own=set(), acronyms={},
+                                    sources={}, score_of=lambda pid: 0.0)
+        assert [f.paper_id for f in found] == want, section
+
+
+def test_a_part_of_a_lower_case_hyphenated_word_is_a_word_and_an_authors_note_no_name():
+    titles = ["Physics: A Graph Benchmark", "TODO: Enhancing LLM Alignment"]
+    names = {"Physics": {0: 5}, "TODO": {1: 0}}
+    got, _ = _named("Physics-informed networks. TODO", names, titles)
+    assert got == ["p0"]                  # "TODO" is a note (a title-only name here anyway)
+    sents = F.sentences([{"section": "Method", "text": "Physics-informed networks are physics-informed.",
+                          "cites": []}])
+    cands = F.named_candidates(_Names({"Physics": {0: 5}}), sents, 2024, np.full(2, 2020))
+    found, _ = F.named_findings(cands, pool=_Pool(titles), pool_years=np.full(2, 2020), year=2024, cited=set(),
+                                cited_titles=set(), cited_names=set(), ref_titles=[], own=set(), acronyms={},
+                                sources={}, score_of=lambda pid: 0.0, body=sents[0].text)
+    assert found == []
+    got, _ = _named("We note TODO here.", {"TODO": {1: 4}}, titles)
+    assert got == []
+
+
+def test_a_models_lower_case_identifier_is_no_word():
+    titles = ["Gemma: Open Models"]
+    sents = F.sentences([{"section": "Method", "text": "We use Gemma (gemma-2-9b) and gemma-it.", "cites": []}])
+    cands = F.named_candidates(_Names({"Gemma": {0: 5}}), sents, 2024, np.full(1, 2020))
+    found, _ = F.named_findings(cands, pool=_Pool(titles), pool_years=np.full(1, 2020), year=2024, cited=set(),
+                                cited_titles=set(), cited_names=set(), ref_titles=[], own=set(), acronyms={},
+                                sources={}, score_of=lambda pid: 0.0, body="We use Gemma (gemma-2-9b).")
+    assert [f.paper_id for f in found] == ["p0"]
+
+
+def test_a_plain_word_after_the_drafts_own_name_is_its_own():
+    own = F.own_names("AutoLibra: Agent Metric Induction", "The AutoLibra Ladder improves agents; AutoLibra GPT-4.")
+    assert "ladder" in own and "autolibra" in own and "gpt4" not in own
+
+
+def test_a_rare_capitalised_word_next_to_another_is_a_persons_name():
+    assert F._alone("we compare with Sotopia here", 16, 23)
+    assert not F._alone("Erich Kobler Thomas Pock", 13, 19)
+    assert not F._alone("Excluding Lady Jane Grey, who", 15, 19)

@@ -299,18 +299,26 @@ def draft_findings(rec: Recommender, draft: Draft, refs: list[dict[str, Any]], u
     cited = {r["paper_id"] for r in refs if r.get("paper_id")}
     cited_titles, cited_names = same_work_keys(refs)
     # a key no entry defines still cites its work: "dalle2", "hu2021lora" (its words, years aside)
-    cited_names |= {name_key(w) for k in undefined for w in re.split(r"[^A-Za-z]*(?:19|20)\d\d[^A-Za-z]*|[_:\-]", k)
-                    if len(name_key(w)) >= 3} | {name_key(k) for k in undefined}
+    key_names = {name_key(w) for k in undefined for w in re.split(r"[^A-Za-z]*(?:19|20)\d\d[^A-Za-z]*|[_:\-]", k)
+                 if len(name_key(w)) >= 3} | {name_key(k) for k in undefined}
+    cited_names |= key_names
     ref_titles = [r.get("title") or "" for r in refs]
     own = own_names(draft.title, body)
     if cands is None:
         cands = ({} if rec.names is None
                  else named_candidates(rec.names, sents, year, rec.pool_years, rec.pool.titles))
     key_refs = {str(r.get("bibkey") or r.get("cite") or ""): r for r in refs}
+    ref_rows = {pid: i for i, pid in enumerate(rec.pool.ids) if pid in cited}
+
+    def name_share(key: str, pid: str) -> float:
+        return rec.names.share(key, ref_rows[pid], year) if pid in ref_rows and rec.names is not None else 1.0
+
+    # the references' titles are weighed one by one there (a title naming the work may be another work)
     named, kept = named_findings(cands, pool=rec.pool, pool_years=rec.pool_years, year=year, cited=cited,
-                                 cited_titles=cited_titles, cited_names=cited_names, ref_titles=ref_titles, own=own,
+                                 cited_titles=cited_titles, cited_names=key_names, ref_titles=ref_titles, own=own,
                                  acronyms=defined_acronyms(body), sources=sources, score_of=score_of,
-                                 body=body, key_refs=key_refs)
+                                 body=body, key_refs=key_refs, refs=refs, name_share=name_share,
+                                 word_papers=word_papers(rec))
     # entries of the draft's own bibliography that no citation uses, while the text names them
     by_pid = {rec.pool.ids[row]: (row, c) for row, c in kept.items()}
     in_bib: dict[str, Finding] = {}
@@ -355,6 +363,19 @@ def draft_findings(rec: Recommender, draft: Draft, refs: list[dict[str, Any]], u
         if likely == LIKELY_TOP:
             break
     return _rank(found, calibration)
+
+
+def word_papers(rec: Recommender):
+    """``word -> in how many pool papers' titles and abstracts it is used`` (its rarest stem), or
+    None without the pool's word counts."""
+    try:
+        doc_freq = rec.pool_terms.doc_freq
+    except (AttributeError, TypeError, ValueError):
+        return None
+
+    def papers(word: str) -> int:
+        return min((doc_freq.get(s) or 0 for s in terms(word)), default=1 << 30)   # a stop word: common
+    return papers
 
 
 def _rank(found: list[Finding], calibration: dict[str, Any]) -> list[Finding]:

@@ -17,9 +17,17 @@ Kinds, strongest first:
 
 A draft cites a work when it cites any version of it: a reference linked to the work, to a record
 with the same normalised title, or whose title starts with the name the text uses ("ImageNet Large
-Scale Visual Recognition Challenge" for "ImageNet"). A name the draft defines for itself (its title's
-name, an acronym it introduces, "our method NAME") is never a finding, and an acronym the draft spells
-out ("conformal policy control (CPC)") names only a work whose title has those words.
+Scale Visual Recognition Challenge" for "ImageNet") or gives itself that name; unless that reference
+is linked to another pool paper that hardly any citing paper calls by the name ("ImageNet
+classification with deep convolutional neural networks" is AlexNet, not ImageNet), or the name only
+starts a longer hyphenated word of its title ("pytorch-cifar-models"). A name the draft defines for
+itself (its title's name, an acronym it introduces, "our method NAME") is never a finding, and an
+acronym the draft spells out ("conformal policy control (CPC)") names only a work whose title has
+those words.
+
+Where a name stands for several pool entries, the ones citing papers call so come first (a title
+that merely starts with the word, "Transformer: Feedback attention ...", is then not meant), and
+among titles the one that writes the name as the text does ("SuperGLUE", not "SuperGlue").
 
 Confidence: a logistic model over each finding's features (:data:`FEATURES`), fit on the real
 development drafts with :func:`fit_calibration` and shipped as ``finding_calibration.json``; the
@@ -31,6 +39,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import unicodedata
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -54,6 +63,10 @@ CALIBRATION_FILE = Path(__file__).with_name("finding_calibration.json")
 #: sections where a name is an artefact the work uses (headings, lower-cased)
 _EXPERIMENT = re.compile(r"experiment|evaluat|result|setup|set-up|dataset|benchmark|baseline|implementation|"
                          r"training|appendix|ablation|empirical|details", re.I)
+#: notes authors leave in a draft, never a work's name however a title spells it
+_MARKERS = frozenset({"todo", "fixme", "tbd", "xxx"})
+#: sections about what the draft did not do (headings, lower-cased): a name there is a plan, not a use
+_PLANS = re.compile(r"future (?:work|direction|research)|limitation|outlook", re.I)
 #: words that say a name is used, not only mentioned, within a few words of it
 _USE = re.compile(r"\b(?:use[sd]?|using|fine-?tun\w*|train\w*|evaluat\w*|test\w*|benchmark\w*|compar\w*|"
                   r"baselines?|datasets?|pre-?train\w*|initiali[sz]\w*|implement\w*|adopt\w*|follow\w*|"
@@ -189,6 +202,11 @@ def own_names(title: str, text: str) -> set[str]:
     own = {name_key(title_short_name(title))} if title_short_name(title) else set()
     for m in _OWN.finditer(text):
         own.add(name_key(m.group(1)))
+    short = title_short_name(title)
+    if short:       # a plain word right after the title's name names a part of it ("AutoLibra Ladder")
+        for m in re.finditer(rf"(?<![\w-]){re.escape(short)}\s+([A-Z][a-z]+)\b(?!-)", text, re.I):
+            if m.group(1)[0].isupper() and m.group(1)[1:].islower():
+                own.add(name_key(m.group(1)))
     for m in re.finditer(r"\b([A-Z][A-Za-z0-9-]{1,20})\s*\((?:ours|our method|this work)\)", text):
         own.add(name_key(m.group(1)))
     return {k for k in own if len(k) >= 2}
@@ -256,18 +274,35 @@ def name_parts(titles: list[str]) -> set[str]:
     return out
 
 
+#: what may follow a name in a hyphenated word and leave it the same work: a version or size
+#: ("ImageNet-21K", "GPT-4", "Llama-2") or one letter
+_VERSION_AFTER = re.compile(r"-(?:v?\d|[A-Za-z](?![A-Za-z]))", re.I)
+
+
 def title_starts_with(title: str, key: str) -> bool:
     """Whether ``title``'s first words spell the name key ``key`` ("ImageNet Large Scale ..." for
-    "imagenet")."""
-    words = re.findall(r"[A-Za-z0-9]+", title or "")
+    "imagenet"); not when the name only starts a longer hyphenated word that is another name
+    ("pytorch-cifar-models", "BERT-based ...")."""
     acc = ""
-    for w in words[:4]:
-        acc += w.lower()
+    for m in list(re.finditer(r"[A-Za-z0-9]+", title or ""))[:4]:
+        acc += m.group(0).lower()
         if acc == key:
-            return True
+            rest = (title or "")[m.end():]
+            return not (re.match(r"-[A-Za-z0-9]", rest) and not _VERSION_AFTER.match(rest))
         if not key.startswith(acc):
             return False
     return False
+
+
+def names_the_work(ref_title: str, key: str, title: str) -> bool:
+    """Whether a cited title names the work called ``key`` (pool title ``title``): it starts with
+    the name, gives itself that name or the work's title name ("U-Net: ..."), or its name holds it
+    ("Microsoft COCO Captions: ..." for COCO)."""
+    if not ref_title:
+        return False
+    own = name_key(title_short_name(ref_title))
+    return (title_starts_with(ref_title, key) or (bool(own) and own in (key, name_key(title_short_name(title))))
+            or key in name_parts([ref_title]))
 
 
 # ---- the findings of one draft -------------------------------------------------------------------
@@ -291,10 +326,49 @@ _NAME_WORD = re.compile(r"\b[A-Za-z]*[A-Z0-9][\w-]*")
 def _near_keys(sent: Sentence, end: int, window: int = 15) -> list[str]:
     """The keys of the citations right after the name (within ``window`` characters), unless
     another name stands between and the citation has one key ("HallusionBench, and AMBER [4]": [4] is
-    AMBER's; "BLEU and ROUGE [4, 5]" may cite both)."""
+    AMBER's; "BLEU and ROUGE [4, 5]" may cite both); the rest of a hyphenated word the name starts is
+    no other name ("VAD-Score [4]" cites VAD)."""
+    word_end = end + len(re.match(r"[\w-]*", sent.text[end:]).group(0))    # the rest of its word ("VAD-Score")
     return [k for off, keys in sent.cites
-            if (0 <= off - end <= window and (len(keys) > 1 or not _NAME_WORD.search(sent.text, end, max(end, off))))
+            if (0 <= off - end <= window
+                and (len(keys) > 1 or not _NAME_WORD.search(sent.text, word_end, max(word_end, off))))
             or abs(off - end) <= 2 for k in keys]
+
+
+def _title_name_key(title: str) -> str:
+    """A title's name as a key that keeps letters beyond ASCII ("SOTOPIA-π" -> "sotopiaπ"; accents
+    folded)."""
+    folded = unicodedata.normalize("NFKD", title_short_name(title))
+    return re.sub(r"[\W_]", "", "".join(ch for ch in folded if not unicodedata.combining(ch)))
+
+
+def _by_citing_papers(hits: dict, surface: str, titles=None) -> dict:
+    """The entries a name at one place stands for: what citing papers call so, when they call any
+    entry so (a title that merely starts with the word, "Transformer: Feedback attention ...", is then
+    not meant); else the titles whose name it is ("SOTOPIA-π" is not "Sotopia")."""
+    if not any(h.support > 0 for h in hits.values()):
+        if titles is None:
+            return hits
+        key = name_key(surface)
+        return {r: h for r, h in hits.items() if _title_name_key(titles[r] or "") in ("", key)}
+    hits = {r: h for r, h in hits.items() if h.support > 0}
+    if titles is not None and len(hits) > 1:
+        # of the entries citing papers call so, a title that writes its name exactly as the text does
+        # is the one meant ("SuperGLUE: A Stickier Benchmark ...", not "SuperGlue: Learning Feature ...")
+        exact = {r: h for r, h in hits.items() if _as_title_writes_it(surface, titles[r] or "")}
+        if exact:
+            hits = exact
+    return hits
+
+
+def _works(titles: list[str]) -> int:
+    """How many works the records ``titles`` are: one title that starts as another ends is the same
+    work ("UMAP: Uniform Manifold Approximation and Projection" and "... for Dimension Reduction")."""
+    seen: list[str] = []
+    for t in sorted({normalize_title(t) for t in titles}, key=len):
+        if not any(t == s or t.startswith(s + " ") for s in seen if len(s.split()) >= 3):
+            seen.append(t)
+    return len(seen)
 
 
 def named_candidates(names, sents: list[Sentence], year: int, pool_years: np.ndarray,
@@ -309,9 +383,12 @@ def named_candidates(names, sents: list[Sentence], year: int, pool_years: np.nda
         for start, end, surface, hits in occ:
             if any(a <= start and end <= b and (a, b) != (start, end) for a, b in taken):
                 continue
+            hits = _by_citing_papers(hits, surface, titles)
+            if not hits:
+                continue
             taken.append((start, end))
-            # records of one work (the same normalised title) are one candidate work, not a choice
-            works = len({normalize_title(titles[r] or "") for r in hits}) if titles is not None else len(hits)
+            # records of one work are one candidate work, not a choice
+            works = _works([titles[r] or "" for r in hits]) if titles is not None else len(hits)
             for r, hit in hits.items():
                 c = out.setdefault(r, Candidate(r, surface, hit.support, hit.from_title, works))
                 c.support = max(c.support, hit.support)
@@ -374,14 +451,49 @@ def _where(sources: dict[str, str], sent: Sentence, start: int, end: int, surfac
 _AUTHOR_AFTER = re.compile(r"\s+(?:et\s+al|and\s+[A-Z][a-z]+\s*[,(])|\s*(?:\(\d{4}|,\s*\d{4})")
 
 
-def _as_title_writes_it(name: str, title: str) -> bool:
+#: a word in at most this many pool papers' titles and abstracts is no word of the language but a name
+RARE_WORD_PAPERS = 10
+
+
+def _as_title_writes_it(name: str, title: str, word_papers=None) -> bool:
     """Whether ``name`` is written as the title writes its name (case kept; spaces and hyphens
-    aside): "Mamba" for "Mamba: ...", not "First" for "FIRST: ...")."""
+    aside): "Mamba" for "Mamba: ...", not "First" for "FIRST: ..."; a capitalised word of four
+    letters or more also for the title's name in capitals when hardly any paper uses it as a word
+    (``word_papers(word)``: in how many pool papers; "Sotopia" for "SOTOPIA: ...", not "Trust" for
+    "TRUST: ...")."""
     m = re.match(r"\s*([^:]{1,60}):", title or "")
     if not m:
         return False
     squash = lambda t: re.sub(r"[\s\-_]", "", t)  # noqa: E731
-    return squash(m.group(1)) == squash(name)
+    if squash(name) == squash(m.group(1)):
+        return True
+    return (word_papers is not None and re.fullmatch(r"[A-Z][a-z]{3,}", name) is not None
+            and squash(m.group(1)) == name.upper() and word_papers(name) <= RARE_WORD_PAPERS)
+
+
+def _alone(text: str, start: int, end: int) -> bool:
+    """Whether the word at ``text[start:end]`` stands without a capitalised word right before or
+    after it (a person's name does not: "Thomas Pock", "Lady Jane Grey")."""
+    before = re.search(r"([A-Za-z]+)[\s~]+$", text[max(0, start - 40):start])
+    after = re.match(r"[\s~]+([A-Za-z]+)", text[end:end + 40])
+    return not any(m and m.group(1)[0].isupper() for m in (before, after))
+
+
+_MIN_OTHER_SHARE = 0.05
+
+
+def _another_work(ref: dict[str, Any], pid: str, title: str, keys: set[str], support: int, name_share) -> bool:
+    """Whether a cited reference whose title names the work is another work all the same: it is
+    linked to another pool record, the name stands for the named work in citing papers (``support``)
+    and hardly any of them (under :data:`_MIN_OTHER_SHARE`) call the cited record so ("ImageNet
+    classification with deep convolutional neural networks" for ImageNet; "U-Net: deep learning for
+    cell counting" for the U-Net of biomedical segmentation)."""
+    other = ref.get("paper_id")
+    if not other or other == pid or support <= 0 or name_share is None:
+        return False
+    if normalize_title(ref.get("title") or "") == normalize_title(title):
+        return False
+    return max(name_share(k, other) for k in keys) < _MIN_OTHER_SHARE
 
 
 def _in_url(text: str, start: int, end: int) -> bool:
@@ -419,15 +531,24 @@ def named_findings(cands: dict[int, Candidate], *, pool, pool_years: np.ndarray,
                    cited: set[str], cited_titles: set[str], cited_names: set[str], ref_titles: list[str],
                    own: set[str], acronyms: dict[str, str], sources: dict[str, str],
                    score_of, body: str = "", key_refs: dict[str, dict[str, Any]] | None = None,
+                   refs: list[dict[str, Any]] | None = None, name_share=None, word_papers=None,
                    ) -> tuple[list[Finding], dict[int, Candidate]]:
     """``named_not_cited`` findings of the candidates (see the module doc), and every candidate
     that is not the draft's own name, whether it is cited or not (for ``bib_not_cited``); ``body``:
-    the draft's text, where a name it also writes as a lower-case word is taken for that word."""
+    the draft's text, where a name it also writes as a lower-case word is taken for that word;
+    ``refs``: the draft's references (title, linked ``paper_id``; else ``ref_titles``, unlinked);
+    ``name_share(key, pool id)``: the share of the citing papers using the name ``key`` that call
+    that pool paper so (a cited title that names the work may then be another work);
+    ``word_papers(word)``: in how many pool papers a word is used (a rare one may be a name)."""
     out: list[Finding] = []
     kept: dict[int, Candidate] = {}
     lower_words = set(re.findall(r"(?<![A-Za-z])[a-z][a-z-]+", body))
+    # the parts of a lower-case hyphenated word of letters only are words too ("physics" of
+    # "physics-informed"; not "gemma" of "gemma-2-9b", a model's identifier)
+    lower_words |= {w for word in re.findall(r"(?<![\w-])[a-z]+(?:-[a-z]+)+(?![\w-])", body)
+                    for w in word.split("-") if len(w) > 1}
     key_refs = key_refs or {}
-    sibling_names = name_parts(ref_titles)
+    refs = refs if refs is not None else [{"title": t} for t in ref_titles]
     # a title's name that several pool titles share names the one the recommender ranks first, if it
     # favours it (a score above 0)
     best: dict[str, tuple[float, int]] = {}
@@ -437,8 +558,8 @@ def named_findings(cands: dict[int, Candidate], *, pool, pool_years: np.ndarray,
     for row, c in cands.items():
         key = name_key(c.name)
         title = pool.titles[row] or ""
-        if key in own:
-            continue
+        if key in own or key in _MARKERS:
+            continue                   # the draft's own name, or a note its authors left ("TODO")
         words = c.name.split()
         if len(words) > 1 and (any(len(w) == 1 and not w.isdigit() for w in words) or words[0].islower()):
             continue                   # "of A", "in D", "FL a": a word run across a symbol, not a name
@@ -446,8 +567,11 @@ def named_findings(cands: dict[int, Candidate], *, pool, pool_years: np.ndarray,
                     if not _AUTHOR_AFTER.match(s.text, b) and not _in_url(s.text, a, b)]
         if not c.places:
             continue                   # "Sun et al.": an author, not a work
-        if c.support == 0 and ((c.ambiguous > 1 and best.get(key, (0, -1))[1] != row)
-                               or not _as_title_writes_it(c.name, title)):
+        if all(_PLANS.search(s.section or "") for s, _, _ in c.places):
+            continue                   # named only in future work or limitations: a plan, not a use
+        written = any(_as_title_writes_it(s.text[a:b], title, word_papers if _alone(s.text, a, b) else None)
+                      for s, a, b in c.places)
+        if c.support == 0 and ((c.ambiguous > 1 and best.get(key, (0, -1))[1] != row) or not written):
             continue                   # a title's name counts written as that title writes it
         plain = re.fullmatch(r"[A-Z][a-z]+(?:[ -][A-Z]?[a-z]+)*", c.name) is not None
         if plain and (c.name.lower() in lower_words or c.name.lower().replace("-", " ") in lower_words):
@@ -463,10 +587,13 @@ def named_findings(cands: dict[int, Candidate], *, pool, pool_years: np.ndarray,
                 continue
         kept[row] = c
         pid = pool.ids[row]
-        if (pid in cited or normalize_title(title) in cited_titles or key in cited_names or key in sibling_names
-                or name_key(title_short_name(title)) in cited_names
-                or any(title_starts_with(t, key) for t in ref_titles)):
+        if (pid in cited or normalize_title(title) in cited_titles or key in cited_names
+                or name_key(title_short_name(title)) in cited_names):
             continue
+        keys = {key, name_key(title_short_name(title))} - {""}
+        if any(names_the_work(r.get("title") or "", key, title)
+               and not _another_work(r, pid, title, keys, c.support, name_share) for r in refs):
+            continue                   # cited by a title that names it
         near = [k for sent, _, end in c.places for k in _near_keys(sent, end)]
         if any(_cites_it(key_refs.get(k), pid, key, title) for k in near):
             continue                   # a citation right at the name cites it, or may (unlinked)

@@ -140,6 +140,16 @@ class NameIndex:
         need = self.need.get(key, MIN_SUPPORT)
         return {int(r): int(c) for r, c in zip(rows, counts) if c >= need and c / citing >= MIN_SHARE}
 
+    def share(self, key: str, row: int, year: int) -> float:
+        """The share of the labelled papers of ``year`` or earlier using the name ``key`` that use it
+        for the pool entry ``row`` (0 when none uses it)."""
+        arr = self.uses.get(key)
+        if arr is None:
+            return 0.0
+        arr = arr[self.years[arr[:, 0]] <= year]
+        citing = len(np.unique(arr[:, 0]))
+        return len(np.unique(arr[arr[:, 1] == row, 0])) / citing if citing else 0.0
+
     def occurrences(self, text: str, year: int, pool_years: np.ndarray, *, exclude: str | None = None):
         """Every run of ``text``'s words that names pool entries of ``year`` or earlier, as
         ``(start, end, surface, {pool row: NameHit})`` with ``start``/``end`` the run's character
