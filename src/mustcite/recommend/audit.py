@@ -308,10 +308,10 @@ def draft_findings(rec: Recommender, draft: Draft, refs: list[dict[str, Any]], u
         cands = ({} if rec.names is None
                  else named_candidates(rec.names, sents, year, rec.pool_years, rec.pool.titles))
     key_refs = {str(r.get("bibkey") or r.get("cite") or ""): r for r in refs}
-    ref_rows = {pid: i for i, pid in enumerate(rec.pool.ids) if pid in cited}
+    row_of = rec.candidates.row            # pool row by paper id
 
     def name_share(key: str, pid: str) -> float:
-        return rec.names.share(key, ref_rows[pid], year) if pid in ref_rows and rec.names is not None else 1.0
+        return rec.names.share(key, row_of[pid], year) if pid in row_of and rec.names is not None else 1.0
 
     # the references' titles are weighed one by one there (a title naming the work may be another work)
     named, kept = named_findings(cands, pool=rec.pool, pool_years=rec.pool_years, year=year, cited=cited,
