@@ -14,7 +14,9 @@ hand judgement of ``benchmarks/audit_judgements.json`` says (``genuine`` 1; ``op
 
 The logistic model is fit on every labelled finding; the figures and the diagram use leave-one-
 project-out predictions (each project scored by a model fit without it), so the curve shows how the
-confidence holds on a draft it was not fit on. The threshold is the lowest confidence at which the
+confidence holds on a draft it was not fit on; ``default_leave_one_project_out`` is what the default
+output (the chosen threshold) shows each project when its confidences come from the model fit
+without it. The threshold is the lowest confidence at which the
 intact drafts get at most ``--per-draft`` findings each on average and at least ``--precision`` of the
 judged findings shown are genuine (swept in steps of 0.05 with the final model).
 """
@@ -78,9 +80,11 @@ def main() -> None:
     projects = sorted({r["project"] for r in rows})
     y = np.array([r["label"] for r in rows])
     loo = np.zeros(len(rows))
+    held_out: dict[str, dict] = {}
     for held in projects:
         train = [i for i, r in enumerate(rows) if r["project"] != held]
         cal = fit_calibration([rows[i]["features"] for i in train], [rows[i]["label"] for i in train], c=args.c)
+        held_out[held] = cal
         for i, r in enumerate(rows):
             if r["project"] == held:
                 loo[i] = confidence(r["features"], cal)
@@ -114,6 +118,22 @@ def main() -> None:
                           f"({int(y.sum())} genuine): benchmarks/audit_calibration.py")
     seeded = [r for r in rows if r["source"] == "seeded"]
     intact = [r for r in rows if r["source"] == "intact"]
+    # the default output as a draft the confidence was not fit on would get it: each project's findings
+    # scored by the model fit without that project, at the chosen threshold
+    t = final["threshold"]
+    cal_of = lambda proj: held_out.get(proj, final)  # noqa: E731
+    lopo_seeded = sum(1 for p in drafts["rows"] for s in p["seeds"] if not s.get("still_cited")
+                      and s.get("features") and confidence(s["features"], cal_of(p["project"])) >= t)
+    lopo_shown = [(p["project"], r) for p in drafts["rows"] for r in p["intact"]
+                  if confidence(r["features"], cal_of(p["project"])) >= t]
+    lopo_marks = [judged.get(proj, {}).get(r["paper_id"] or r["key"]) for proj, r in lopo_shown]
+    held_out_default = {
+        "seeded_shown": lopo_seeded, "seeds": len(seeds),
+        "intact_shown_per_draft": round(len(lopo_shown) / n_drafts, 2),
+        "intact_shown_genuine": round(sum(m == "genuine" for m in lopo_marks)
+                                      / max(1, sum(m is not None for m in lopo_marks)), 3),
+        "intact_shown_unjudged": sum(m is None for m in lopo_marks),
+    }
     out = {
         "what": "the audit's confidence against hand judgements and seeded omissions of the real dev drafts",
         "labelled": len(rows), "genuine": int(y.sum()), "seeded": len(seeded), "intact_judged": len(intact),
@@ -125,6 +145,7 @@ def main() -> None:
                            "genuine": sum(r["label"] for r in rows if r["finding"] == k)}
                        for k in sorted({r["finding"] for r in rows})},
         "threshold_sweep": sweep,
+        "default_leave_one_project_out": held_out_default,
         "calibration": final,
     }
     (RESULTS / "audit_calibration.json").write_text(json.dumps(out, indent=1) + "\n")

@@ -17,7 +17,8 @@ preferring the references mentioned most, one per name, in a fixed order (mentio
 Their keys are deleted from every citation command of every ``.tex`` file (a command left without
 keys is deleted too) and their entries from every ``.bib`` file; the text stays. A seeded omission
 is *found* when the audit has a finding about its pool paper or another record of the same work (the
-same normalised title as that paper or as the removed reference's own title), and *shown* when that finding is at or
+same normalised title as that paper or as the removed reference's own title, or one extending it:
+:func:`one_work`), and *shown* when that finding is at or
 above the default confidence threshold (what ``mustcite audit`` prints). Each project is audited as
 of the manifest's year.
 
@@ -101,6 +102,16 @@ def pick_seeds(result, refs: list[dict]) -> list[dict]:
         if len(chosen) == SEEDS:
             break
     return chosen
+
+
+def one_work(a: str, b: str) -> bool:
+    """Whether two normalised titles are one work: equal, or one extends the other by more words
+    after at least three ("umap uniform manifold approximation and projection" and "... for dimension
+    reduction"), as the audit reads two pool records whose titles extend one another."""
+    if a == b:
+        return True
+    short, long_ = sorted((a, b), key=len)
+    return len(short.split()) >= 3 and long_.startswith(short + " ")
 
 
 def linked_references(rec, folder: Path, year: int) -> list[dict]:
@@ -189,10 +200,12 @@ def main() -> None:
                 for s in seeds:
                     # the pool paper the reference was linked to, or a record with the reference's own title
                     same = [work(s["paper_id"]), normalize_title(s.get("title") or "")]
-                    f = next((found[w] for w in same if w in found), None)
+                    f = next((found[w] for w in same if w in found), None) or next(
+                        (found[w] for w in found if any(one_work(w, v) for v in same)), None)
                     s.update(finding=f.kind if f else None, confidence=None if f is None else round(f.confidence, 4),
                              features=None if f is None else {k: round(v, 4) for k, v in f.features.items()},
-                             reported=f is not None, reported_default=any(w in shown for w in same),
+                             reported=f is not None,
+                             reported_default=any(one_work(w, v) for w in shown for v in same),
                              still_cited=work(s["paper_id"]) in still)
                 seeded_ids = {s["paper_id"] for s in seeds}
                 row["seeded_other"] = [r for r in rows(after) if r["paper_id"] not in seeded_ids]

@@ -373,3 +373,77 @@ def test_a_rare_capitalised_word_next_to_another_is_a_persons_name():
     assert F._alone("we compare with Sotopia here", 16, 23)
     assert not F._alone("Erich Kobler Thomas Pock", 13, 19)
     assert not F._alone("Excluding Lady Jane Grey, who", 15, 19)
+
+
+def _sentence(text, cites):
+    return F.sentences([{"section": "Experiments", "text": text,
+                         "cites": [[text.index(c), keys] for c, keys in cites]}])[0]
+
+
+def test_citations_that_belong_to_other_names():
+    # cut from real drafts: each name of a list with its own citation, one left without
+    s = _sentence("Metrics are BLEU (Papineni et al., 2002), METEOR, CIDEr (Vedantam et al., 2015), and ROUGE.",
+                  [("(Papineni", ["bleu"]), ("(Vedantam", ["cider"])])
+    at = s.text.index("METEOR")
+    assert F._cites_for_others(s, at, at + 6, {}, {}, "meteor")
+    at = s.text.index("ROUGE")                     # after the last citation: still another name's
+    assert F._cites_for_others(s, at, at + 5, {}, {}, "rouge")
+    # a citation after a lower-case word may cover the names before it
+    s = _sentence("We use GLUE and SuperGLUE benchmarks (Wang et al., 2019).", [("(Wang", ["glue"])])
+    assert not F._cites_for_others(s, s.text.index("GLUE"), s.text.index("GLUE") + 4, {}, {}, "glue")
+    # ... unless its reference is the paper another name of the sentence stands for
+    s = _sentence("Defences exist (Cohen et al., 2019), while RobustBench and AutoAttack standardise evaluation "
+                  "protocols (Croce and Hein, 2020).", [("(Cohen", ["cohen"]), ("(Croce", ["croce"])])
+    at = s.text.index("RobustBench")
+    refs = {"croce": {"paper_id": "autoattack"}, "cohen": {"paper_id": "smoothing"}}
+    named = {"autoattack": {"autoattack"}, "robustbench": {"robustbench"}}
+    assert F._cites_for_others(s, at, at + 11, named, refs, "robustbench")
+    assert not F._cites_for_others(s, at, at + 11, {"robustbench": {"robustbench"}}, refs, "robustbench")
+    # a citation as the subject right before the name may cite it; one ending another clause does not
+    s = _sentence("Defazio et al. (2014) proposed SAGA.", [("Defazio", ["defazio"])])
+    assert not F._cites_for_others(s, s.text.index("SAGA"), s.text.index("SAGA") + 4, {}, {}, "saga")
+    s = _sentence("It uses a technique (Veprikov et al., 2024), with a SAGA-like momentum.", [("(Veprikov", ["v"])])
+    assert F._cites_for_others(s, s.text.index("SAGA"), s.text.index("SAGA") + 4, {}, {}, "saga")
+    assert not F._cites_for_others(_sentence("We use SAGA.", []), 7, 11, {}, {}, "saga")    # no citation at all
+
+
+def test_lower_headings_are_passages_marked_as_headings(tmp_path):
+    body = ("\\section{Metrics}\n\\paragraph{METEOR \\cite{a2020}.} METEOR aligns texts.\n"
+            "\\subsection{UMAP}\nWe plot UMAP.\n")
+    paper = extract_latex(_project(tmp_path, body))
+    heads = [p for p in paper.passages if p.get("heading")]
+    assert [h["text"].split()[0] for h in heads] == ["METEOR", "UMAP"]
+    assert heads[0]["cites"] and heads[0]["cites"][0][1] == ["a2020"]      # a citation in a heading is kept
+    assert any(p["text"].startswith("METEOR aligns") and not p.get("heading") for p in paper.passages)
+    assert all("\ue020" not in p["text"] for p in paper.passages)
+
+
+def test_a_heading_names_a_work_but_does_not_capitalise_a_word_into_a_name():
+    titles = ["UMAP: Uniform Manifold Approximation", "Diffusion models: A comprehensive survey"]
+    names = {"UMAP": {0: 5}, "Diffusion models": {1: 3}}
+    sents = F.sentences([{"section": "Method", "text": "UMAP", "cites": [], "heading": True},
+                         {"section": "Method", "text": "Diffusion models", "cites": [], "heading": True},
+                         {"section": "Method", "text": "We plot UMAP of the data.", "cites": []}])
+    years = np.full(len(titles), 2020)
+    cands = F.named_candidates(_Names(names), sents, 2024, years)
+    found, _ = F.named_findings(cands, pool=_Pool(titles), pool_years=years, year=2024, cited=set(),
+                                cited_titles=set(), cited_names=set(), ref_titles=[], own=set(), acronyms={},
+                                sources={}, score_of=lambda pid: 0.0)
+    assert [(f.name, f.features["in_heading"]) for f in found] == [("UMAP", 1.0)]
+    assert "We plot" in found[0].location.quote                      # the sentence is shown, not the heading
+
+
+def test_a_word_of_the_draft_in_capitals_is_no_name():
+    titles = ["STOP: Integrated Spatial-Temporal Prompting", "NEED: Cross-Subject Generalization"]
+    def named(text, names):
+        sents = F.sentences([{"section": "Appendix", "text": text, "cites": []}])
+        years = np.full(len(titles), 2020)
+        found, _ = F.named_findings(F.named_candidates(_Names(names), sents, 2024, years), pool=_Pool(titles),
+                                    pool_years=years, year=2024, cited=set(), cited_titles=set(), cited_names=set(),
+                                    ref_titles=[], own=set(), acronyms={}, sources={}, score_of=lambda pid: 0.0,
+                                    body=text)
+        return [f.paper_id for f in found]
+    text = 'Do not stop here; move what is not defined as "STOP". NEED MORE INFO. We need it.'
+    assert named(text, {"STOP": {0: 0}, "NEED": {1: 0}}) == []
+    assert named('Move what is not defined as "STOP".', {"STOP": {0: 0}}) == ["p0"]   # no word of this draft
+    assert named(text, {"STOP": {0: 4}}) == ["p0"]     # citing papers call a paper so: a name

@@ -28,7 +28,8 @@ class ExtractedPaper:
     messages: list[str] = field(default_factory=list)
     stats: dict[str, Any] = field(default_factory=dict)
     #: the body as read (LaTeX drafts): one dict per paragraph, ``{"section", "text", "cites"}`` with
-    #: ``cites`` the ``[offset, [keys]]`` of each citation in the rendered ``text``
+    #: ``cites`` the ``[offset, [keys]]`` of each citation in the rendered ``text``, and ``"heading": True``
+    #: for a heading below the main sections (``\subsection``, ``\paragraph``)
     passages: list[dict[str, Any]] = field(default_factory=list)
     #: the bibliography's entries that no citation command uses (LaTeX drafts)
     uncited: list[Reference] = field(default_factory=list)

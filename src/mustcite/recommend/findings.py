@@ -57,7 +57,7 @@ KINDS = ("placeholder", "undefined_key", "bib_not_cited", "named_not_cited", "li
 FEATURES = ("kind_placeholder", "kind_undefined_key", "kind_bib_not_cited", "kind_named", "kind_likely",
             "log_support", "from_title", "log_occurrences", "use_verb", "experiment_section", "cite_in_sentence",
             "ambiguous", "recommender_logit", "acronym", "log_age", "title_overlap", "coupling", "cite_next_other",
-            "in_longer_name", "with_scores")
+            "in_longer_name", "with_scores", "cites_for_others", "in_heading")
 CALIBRATION_FILE = Path(__file__).with_name("finding_calibration.json")
 
 #: sections where a name is an artefact the work uses (headings, lower-cased)
@@ -133,6 +133,7 @@ class Sentence:
     section: str
     start: int                        # offset in its passage's text
     cites: list[tuple[int, list[str]]]   # (offset in the sentence, keys)
+    heading: bool = False             # a heading's text ("\\paragraph{METEOR.}")
 
 
 def sentences(passages: list[dict[str, Any]]) -> list[Sentence]:
@@ -146,7 +147,8 @@ def sentences(passages: list[dict[str, Any]]) -> list[Sentence]:
             i = at if i < 0 else i
             end = i + len(s)
             out.append(Sentence(s, p.get("section") or "", i,
-                                [(off - i, keys) for off, keys in cites if i <= off <= end + 1]))
+                                [(off - i, keys) for off, keys in cites if i <= off <= end + 1],
+                                bool(p.get("heading"))))
             at = end
     return out
 
@@ -333,6 +335,50 @@ def _near_keys(sent: Sentence, end: int, window: int = 15) -> list[str]:
             if (0 <= off - end <= window
                 and (len(keys) > 1 or not _NAME_WORD.search(sent.text, word_end, max(word_end, off))))
             or abs(off - end) <= 2 for k in keys]
+
+
+#: the word right before a citation (only spaces, brackets or punctuation between): the citation is that word's
+_CITED_WORD = re.compile(r"([A-Za-z]*[A-Z0-9][\w-]*)[^\w]{0,6}$")
+#: a citation as written in the text: "(Cohen et al., 2019)", "[12]", "Cohen et al. (2019)"
+_RENDERED = re.compile(r"\s*(?:\([^()]{0,300}\)|\[[^\]]{0,300}\]|[^()\[\];]{0,80}?\(\d{4}[a-z]?\))")
+#: what separates a citation before a name from it: a clause or another item
+_CLAUSE = re.compile(r"[,;:.]|\b(?:while|whereas|but|and|or)\b")
+
+
+def _subject_cite(text: str, off: int, start: int, gap: int = 50) -> bool:
+    """Whether the citation at ``off`` may cite the name at ``start`` after it: as the sentence's
+    subject a few words before, with no clause between ("Defazio et al. (2014) proposed SAGA"; not
+    "perturbations (Cohen et al., 2019), while RobustBench")."""
+    m = _RENDERED.match(text, off, start)
+    between = text[m.end() if m else off:start]
+    return len(between) <= gap and _CLAUSE.search(between) is None
+
+
+def _cites_for_others(sent: Sentence, start: int, end: int, named_here: dict[str, set[str]],
+                      key_refs: dict[str, dict[str, Any]], key: str) -> bool:
+    """Whether the sentence holds citations and every one is another name's: placed right after
+    another name's word ("BLEU [1], METEOR, CIDEr [3]": neither is METEOR's), far before the name,
+    or to references linked to pool papers that other names of the sentence stand for ("RobustBench
+    and AutoAttack standardise evaluation [AutoAttack's paper]"). ``named_here``: pool id -> the name
+    keys of the sentence that stand for it."""
+    if not sent.cites:
+        return False
+    word_end = end + len(re.match(r"[\w-]*", sent.text[end:]).group(0))
+    for off, keys in sent.cites:
+        pre = sent.text[max(0, off - 40):off]
+        m = _CITED_WORD.search(pre)
+        if m is not None:
+            w0 = off - len(pre) + m.start(1)
+            if not (start <= w0 < word_end or start < off - len(pre) + m.end(1) <= word_end):
+                continue               # right after another name: that name's
+            return False               # right after this name
+        if off < start and not _subject_cite(sent.text, off, start):
+            continue                   # before the name, of what came before it
+        linked = [(key_refs.get(k) or {}).get("paper_id") for k in keys]
+        if linked and all(p and (named_here.get(p, set()) - {key}) for p in linked):
+            continue                   # to works other names of the sentence stand for
+        return False
+    return True
 
 
 def _title_name_key(title: str) -> str:
@@ -555,6 +601,10 @@ def named_findings(cands: dict[int, Candidate], *, pool, pool_years: np.ndarray,
     for row, c in cands.items():
         if c.support == 0 and c.ambiguous > 1 and score_of(pool.ids[row]) > 0:
             best[name_key(c.name)] = max(best.get(name_key(c.name), (-math.inf, -1)), (score_of(pool.ids[row]), row))
+    named_in: dict[int, dict[str, set[str]]] = {}
+    for row, c in cands.items():
+        for s, _, _ in c.places:
+            named_in.setdefault(id(s), {}).setdefault(pool.ids[row], set()).add(name_key(c.name))
     for row, c in cands.items():
         key = name_key(c.name)
         title = pool.titles[row] or ""
@@ -576,6 +626,12 @@ def named_findings(cands: dict[int, Candidate], *, pool, pool_years: np.ndarray,
         plain = re.fullmatch(r"[A-Z][a-z]+(?:[ -][A-Z]?[a-z]+)*", c.name) is not None
         if plain and (c.name.lower() in lower_words or c.name.lower().replace("-", " ") in lower_words):
             continue                   # the draft uses the word as a word ("sampling", "data")
+        if c.support == 0 and c.name.isupper() and c.name.isalpha() and c.name.lower() in lower_words:
+            continue                   # a word of the draft in capitals ("NEED MORE INFO", "defined as STOP")
+        if plain:
+            c.places = [p for p in c.places if not p[0].heading]
+            if not c.places:
+                continue               # a heading capitalises its words ("Diffusion models")
         if plain and " " not in c.name and any(c.name.lower() in lf.lower().split() and key != k
                                                for k, lf in acronyms.items()):
             continue                   # a word of another acronym's long form ("Massive" of MMLU's)
@@ -597,8 +653,8 @@ def named_findings(cands: dict[int, Candidate], *, pool, pool_years: np.ndarray,
         near = [k for sent, _, end in c.places for k in _near_keys(sent, end)]
         if any(_cites_it(key_refs.get(k), pid, key, title) for k in near):
             continue                   # a citation right at the name cites it, or may (unlinked)
-        free = [(s, a, b) for s, a, b in c.places if not s.cites] or c.places
-        sent, a, b = free[0]
+        # the place to show: a sentence without citations, else any; a heading's text only if nothing else
+        sent, a, b = min(c.places, key=lambda p: (p[0].heading, bool(p[0].cites)))
         use = any(_USE.search(s.text[max(0, x - 40):y + 40]) for s, x, y in c.places)
         section = any(_EXPERIMENT.search(s.section or "") for s, _, _ in c.places)
         feats = kind_features("named_not_cited") | {"cite_next_other": float(bool(near)),
@@ -608,7 +664,10 @@ def named_findings(cands: dict[int, Candidate], *, pool, pool_years: np.ndarray,
             "ambiguous": float(c.ambiguous > 1), "recommender_logit": score_of(pid),
             "acronym": float(c.name.isupper()), "log_age": math.log1p(max(0, year - int(pool_years[row]))),
             "in_longer_name": float(any(_in_longer_name(s.text, x, y) for s, x, y in c.places)),
-            "with_scores": float(any(_SCORES.match(s.text, y) for s, _, y in c.places))}
+            "with_scores": float(any(_SCORES.match(s.text, y) for s, _, y in c.places)),
+            "cites_for_others": sum(_cites_for_others(s, x, y, named_in.get(id(s), {}), key_refs, key)
+                                    for s, x, y in c.places) / len(c.places),
+            "in_heading": float(any(s.heading for s, _, _ in c.places))}
         loc = _where(sources, sent, a, b, c.name)
         times = f" ({len(c.places)} times)" if len(c.places) > 1 else ""
         out.append(Finding("named_not_cited", f"the text names {c.name}{times} ({loc.where() or 'body'}) but cites "

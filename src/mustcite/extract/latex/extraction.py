@@ -24,7 +24,7 @@ from .bibliography import read_bibliography
 from .citations import MARK_START, MARKER, TEXTUAL_COMMANDS, Citation, citation_style, mark_citations
 from .includes import Project, find_main, load_project, project_files, read_text, rel_path
 from .macros import expand_macros
-from .text import Segment, drop_refs, paragraphs, split_segments, to_text
+from .text import HEADING_MARK, Segment, drop_refs, paragraphs, split_segments, to_text
 
 
 @dataclass
@@ -139,14 +139,18 @@ def extract_project(project: Project, all_files: list[Path], source_path: str) -
     n_contexts = 0
     for seg in segs:
         for para in paragraphs(seg.latex):
+            heading = {"heading": True} if para.startswith(HEADING_MARK) else {}
+            para = para.replace(HEADING_MARK, "").strip()
+            if not para:
+                continue
             if MARK_START not in para:
                 if len(paper.passages) < MAX_PASSAGES:
-                    paper.passages.append({"section": seg.label, "text": para, "cites": []})
+                    paper.passages.append({"section": seg.label, "text": para, "cites": []} | heading)
                 continue
             text, spans = _render_paragraph(para, cites, refs, number, style)
             if len(paper.passages) < MAX_PASSAGES:
                 paper.passages.append({"section": seg.label, "text": text,
-                                       "cites": [[at, list(cites[ci].keys)] for ci, at in spans]})
+                                       "cites": [[at, list(cites[ci].keys)] for ci, at in spans]} | heading)
             sents = split_sentences(text)
             starts, at = [], 0
             for s in sents:

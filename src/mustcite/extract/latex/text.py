@@ -26,6 +26,10 @@ _LEVEL = {"part": 0, "chapter": 1, "section": 2, "subsection": 3, "subsubsection
           "subparagraph": 6}
 
 
+#: starts the paragraph of a heading below the main level (see :func:`split_segments`)
+HEADING_MARK = "\ue020"
+
+
 @dataclass
 class Segment:
     label: str
@@ -83,10 +87,9 @@ def split_segments(body: str, messages: list[str]) -> tuple[list[Segment], str]:
         title = re.sub(r"\s+", " ", to_text(br[0])).strip()
         level = _LEVEL[cmd]
         if level > main_level:
-            if cmd.startswith("sub") or cmd == "section":
-                segs.append(Segment(label, "\n\n"))
-            else:                                  # \paragraph{Run-in head.}: a paragraph break
-                segs.append(Segment(label, "\n\n"))
+            # a lower heading ("\subsection{UMAP}", "\paragraph{METEOR \citep{...}.}") is a paragraph of
+            # its own, marked as a heading: it names what the part is about, and may cite it
+            segs.append(Segment(label, f"\n\n{HEADING_MARK}{br[0]}\n\n"))
             continue
         if appendix:
             label = APPENDIX
