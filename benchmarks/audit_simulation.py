@@ -13,7 +13,11 @@ does not cite, best first:
   co-citation and bibliographic-coupling evidence of the remaining references).
 
 Measured on the removed papers: recall@10, recall@20, MRR (first removed paper found), recall@100,
-with the ratio audit / title+abstract and paired tests over queries. ``--grid`` tries the weights
+with the ratio audit / title+abstract and paired tests over queries. ``findings``: what the audit
+reports, its findings strongest first (:func:`mustcite.recommend.audit.draft_findings` on the same
+text and references), against the ranking they come from: recall@10, recall@20 and MRR of the
+findings' papers, and ``shown``, the share of the removed papers among the findings at or above the
+default confidence threshold. ``--grid`` tries the weights
 on the split (use it on dev only) and reports the best by recall@20.
 
 The recommender must be train-only on the benchmark (``mustcite train --benchmark NAME``): its
@@ -38,6 +42,7 @@ import sys
 import time
 from dataclasses import replace
 from pathlib import Path
+from types import SimpleNamespace
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
@@ -56,6 +61,8 @@ from mustcite.recommend import (  # noqa: E402
     score_draft,
     top_indices,
 )
+from mustcite.recommend.audit import draft_findings  # noqa: E402
+from mustcite.recommend.findings import load_calibration, named_candidates, sentences  # noqa: E402
 
 OUT = Path(__file__).parent / "results"
 DEPTH = 100
@@ -75,6 +82,40 @@ def scores(order: list[str], removed: set[str]) -> dict[str, float]:
     n = len(removed)
     return {"R@10": sum(r <= 10 for r in ranks) / n, "R@20": sum(r <= 20 for r in ranks) / n,
             "R@100": sum(r <= 100 for r in ranks) / n, "MRR": 1.0 / ranks[0] if ranks else 0.0}
+
+
+def findings_order(rec, q: dict, keep: list[str], ds, ref_list: list[dict], removed: set[str],
+                   calibration: dict) -> tuple[list[str], list[str]]:
+    """The pool papers of the audit's findings for the simulated draft, strongest first, and those
+    shown by default: the draft's text is its kept references' citation contexts (as the ranking
+    reads it), each with its kept references' markers; the removed references are no reference."""
+    drop = {r["cite"] for r in ref_list if r.get("paper_id") in removed}
+    kept_refs = [r for r in ref_list if r.get("cite") not in drop]
+    passages, seen = [], set()
+    for r in kept_refs:
+        for c in r.get("contexts") or ():
+            text = c.get("context") or ""
+            if text in seen:
+                continue
+            seen.add(text)
+            for marker in drop:
+                if marker and not marker.isdigit():
+                    text = text.replace(marker, " ")
+            cites = [[text.find(k["cite"]), [k["cite"]]] for k in kept_refs
+                     if k.get("cite") and k["cite"] in text]
+            passages.append({"section": c.get("section") or "", "text": text, "cites": cites})
+    sents = sentences(passages)
+    cands = named_candidates(rec.names, sents, ds.year, rec.pool_years, rec.pool.titles) if rec.names else {}
+    named = {rec.pool.ids[row]: c.name for row, c in cands.items()}
+    sig = rec.draft_indexes.bibliography(rec.nindex).signals(keep, ds.year, q["title"],
+                                                               coupled_k=DEFAULT_WEIGHTS.coupled_k, named=named)
+    score = blend(ds, sig, DEFAULT_WEIGHTS)
+    refs = [{"cite": r.get("cite"), "bibkey": r.get("cite"), "title": r.get("title"), "paper_id": r.get("paper_id"),
+             "contexts": r.get("contexts")} for r in kept_refs]
+    draft = SimpleNamespace(paper=SimpleNamespace(sources={}, stats={}), title=q.get("title") or "")
+    found = draft_findings(rec, draft, refs, [], ds, score, sig, sents, calibration, cands)
+    order = [f.paper_id for f in found if f.paper_id]
+    return order, [f.paper_id for f in found if f.paper_id and f.confidence >= calibration["threshold"]]
 
 
 def summarise(per_query: dict[str, dict[str, dict[str, float]]]) -> dict:
@@ -106,6 +147,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=13)
     ap.add_argument("--grid", action="store_true", help="try the weight grid (dev only)")
     ap.add_argument("--limit", type=int, default=0, help="first N queries (smoke runs)")
+    ap.add_argument("--out", type=Path, default=None,
+                    help="result file (default: benchmarks/results/audit_simulation_<split>.json)")
     ap.add_argument("--refs", type=Path, default=None,
                     help="the queries' reference files (default: the benchmark manifest's reference folder)")
     args = ap.parse_args(argv)
@@ -122,7 +165,7 @@ def main(argv: list[str] | None = None) -> int:
     bib = rec.draft_indexes.bibliography(rec.nindex)
     main_tier = rec.tiers.main
     refs_dir = args.refs or Path(json.loads((bench.path / "manifest.json").read_text())["inputs"]["ref_dirs"][0])
-    drafts, texts = [], {}
+    drafts, texts, refs_of = [], {}, {}
     for q in queries:
         cited = sorted(p for p, rel in qrels["cited"].get(q["id"], {}).items() if rel > 0)
         must = sorted(p for p, rel in qrels["mustcite"][q["id"]].items() if rel > 0)
@@ -132,6 +175,7 @@ def main(argv: list[str] | None = None) -> int:
         # markers gone): what the audit reads from a real draft's extraction
         ref_list = json.loads((refs_dir / f"{q['source']}.json").read_text(encoding="utf-8"))
         texts[q["id"]] = context_text(ref_list, {r["cite"] for r in ref_list if r.get("paper_id") in set(removed)})
+        refs_of[q["id"]] = ref_list
 
     # title + abstract alone: the recommender's own ranking, one batch
     t0 = time.perf_counter()
@@ -197,7 +241,20 @@ def main(argv: list[str] | None = None) -> int:
                                                             for _, _, removed, _, named in scored])), 4)
     result["candidate_recall"] = round(float(np.mean(list(ceiling.values()))), 4)
     result.update(summarise({"title+abstract": base_eval, "audit": audit_eval}))
-    path = OUT / f"audit_simulation_{args.split}.json"
+    # what the audit reports: its findings, strongest first, against the ranking they come from
+    calibration = load_calibration()
+    found_eval, shown_n = {}, []
+    for q, keep, removed, ds, _named in tqdm(scored, desc=f"findings {args.split}", unit="draft"):
+        order, shown = findings_order(rec, q, keep, ds, refs_of[q["id"]], removed, calibration)
+        row = scores(order, removed)
+        row["shown"] = len(removed & set(shown)) / len(removed)
+        found_eval[q["id"]] = row
+        shown_n.append(len(shown))
+    ranking = {qid: {k: v[k] for k in ("R@10", "R@20", "MRR")} | {"shown": 0.0} for qid, v in audit_eval.items()}
+    versus = summarise({"audit ranking": ranking, "audit findings": found_eval})
+    result["findings"] = {"threshold": calibration["threshold"], "shown_per_draft": round(float(np.mean(shown_n)), 2),
+                          "methods": versus["methods"]}
+    path = args.out or OUT / f"audit_simulation_{args.split}.json"
     path.write_text(json.dumps(result, indent=1), encoding="utf-8")
     print(json.dumps({k: v for k, v in result.items() if k != "grid"}, indent=1))
     if args.grid:

@@ -447,3 +447,50 @@ def test_a_word_of_the_draft_in_capitals_is_no_name():
     assert named(text, {"STOP": {0: 0}, "NEED": {1: 0}}) == []
     assert named('Move what is not defined as "STOP".', {"STOP": {0: 0}}) == ["p0"]   # no word of this draft
     assert named(text, {"STOP": {0: 4}}) == ["p0"]     # citing papers call a paper so: a name
+
+
+def test_a_later_citation_of_its_sentence_to_a_title_using_the_name_cites_it():
+    titles = ["Are we ready for autonomous driving? The KITTI vision benchmark suite"]
+    text = "We evaluate on the KITTI odometry dataset (Geiger et al., 2013) and report errors."
+    sents = F.sentences([{"section": "Evaluation", "text": text, "cites": [[text.index("(Geiger"), ["geiger"]]]}])
+    years = np.full(1, 2012)
+
+    def found(ref):
+        cands = F.named_candidates(_Names({"KITTI": {0: 9}}), sents, 2024, years)
+        got, _ = F.named_findings(cands, pool=_Pool(titles), pool_years=years, year=2024, cited=set(),
+                                  cited_titles=set(), cited_names=set(), ref_titles=[], own=set(), acronyms={},
+                                  sources={}, score_of=lambda pid: 0.0, key_refs={"geiger": ref}, refs=[ref])
+        return [f.paper_id for f in got]
+    assert found({"title": "Vision meets robotics: The KITTI dataset", "paper_id": "ijrr"}) == []
+    assert found({"title": "Visual odometry revisited", "paper_id": "vo"}) == ["p0"]   # another work
+    assert F._title_says_it({"title": "The KITTI dataset"}, "KITTI", "p0", titles[0])
+    assert not F._title_says_it({"title": "KITTI-360: a dataset"}, "KITTI", "p0", titles[0])   # a longer name
+    assert F._title_says_it({"title": "Are we ready? The KITTI vision benchmark suite"}, "KITTI", "p9", "x")
+    assert not F._title_says_it({"title": "A zeroth-order Adam for fine-tuning"}, "Adam", "p9", "x")
+
+
+def test_keys_the_bibliography_cannot_define_say_why(tmp_path):
+    body = "Pythia \\cite{pythia}, BLOOM \\cite{bloom}, SQuAD \\cite{squad}."
+    bib = ("@misc{Pythia, title={Pythia: A Suite}, author={Biderman, Stella}, year={2023}}\n"
+           "@misc{bloom, title={BLOOM}, author={Workshop, Big}, year={2023},\n"
+           "@misc{other, title={Other}, author={Xu, Yan}, year={2020}}\n")
+    root = _project(tmp_path, body, bib)
+    (root / "main.tex").write_text((root / "main.tex").read_text().replace("\\bibliography{refs}",
+                                                                             "\\bibliography{anthology,refs}"))
+    paper = extract_latex(root)
+    assert paper.stats["undefined_keys"] == ["bloom", "squad"]          # "pythia" is the entry "Pythia"
+    assert any("keys differ only in case" in m for m in paper.messages)
+    notes = paper.stats["undefined_notes"]
+    assert notes["bloom"].startswith("its entry at refs.bib:2 could not be read")
+    assert "anthology.bib, which \\bibliography names, is not in the project" in notes["squad"]
+    msgs = [f.message for f in F.undefined_key_findings(["bloom", "squad", "x"], {}, 2, notes)]
+    assert "mend the entry" in msgs[0] and "anthology.bib" in msgs[1] and msgs[2].endswith("add a .bib entry for x")
+
+
+def test_a_time_zone_and_a_models_variant_are_no_names():
+    titles = ["UTC: A Unified Transformer", "Haiku: Sonnet for JAX"]
+    names = {"UTC": {0: 0}, "Haiku": {1: 6}}
+    got, _ = _named("Annotations span 19:10-23:00 UTC. Claude 3.5 Haiku exhibited the highest bias.", names, titles)
+    assert got == []
+    got, _ = _named("We train networks with Haiku and evaluate on UTC benchmarks.", names, titles)
+    assert sorted(got) == ["p0", "p1"]

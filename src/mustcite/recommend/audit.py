@@ -260,6 +260,8 @@ def _reference_rows(refs: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 #: how many of the best-ranked papers the draft does not cite are weighed as ``likely_missing``
 LIKELY_TOP = 20
+#: a cited title's name stands for the paper that at least this share of the citing papers using it mean
+CITED_NAME_SHARE = 0.5
 
 
 def _passages(paper, refs: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -287,7 +289,8 @@ def draft_findings(rec: Recommender, draft: Draft, refs: list[dict[str, Any]], u
     sources = paper.sources
     undefined = list(paper.stats.get("undefined_keys") or [])
     found: list[Finding] = placeholder_findings(sources)
-    found += undefined_key_findings(undefined, sources, int(paper.stats.get("bib_entries") or 0))
+    found += undefined_key_findings(undefined, sources, int(paper.stats.get("bib_entries") or 0),
+                                    paper.stats.get("undefined_notes"))
     if ds is None or score is None:
         return _rank(found, calibration)
     at = {c.paper_id: j for j, c in enumerate(ds.candidates)}
@@ -343,6 +346,14 @@ def draft_findings(rec: Recommender, draft: Draft, refs: list[dict[str, Any]], u
     # the best-ranked papers the draft does not cite, weighed by what its text says of them
     taken = {f.paper_id for f in found if f.paper_id}
     words = content_words(body)
+    # the names the cited titles give themselves ("LLaVA: Large Language-and-Vision Assistant")
+    ref_names = {name_key(title_short_name(t)) for t in ref_titles} - {""}
+
+    def cited_by_name(pid: str) -> bool:
+        """Whether a cited title's name is what most citing papers call this paper (the draft cites
+        "LLaVA: ..." under a title of its own: Visual Instruction Tuning is cited)."""
+        return rec.names is not None and pid in row_of and any(
+            rec.names.share(k, row_of[pid], year) >= CITED_NAME_SHARE for k in ref_names)
     likely = 0
     for j in top_indices(score, ds.candidates, LIKELY_TOP + len(cited)):
         c = ds.candidates[j]
@@ -352,6 +363,8 @@ def draft_findings(rec: Recommender, draft: Draft, refs: list[dict[str, Any]], u
         tw = content_words(title)
         short = name_key(title_short_name(title))
         if short and (short in cited_names or any(title_starts_with(t, short) for t in ref_titles)):
+            continue
+        if cited_by_name(c.paper_id):
             continue
         feats = kind_features("likely_missing") | {
             "recommender_logit": float(score[j]), "coupling": signals.value("coupling", c.paper_id) if signals else 0.0,

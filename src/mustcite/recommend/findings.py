@@ -354,31 +354,49 @@ def _subject_cite(text: str, off: int, start: int, gap: int = 50) -> bool:
     return len(between) <= gap and _CLAUSE.search(between) is None
 
 
-def _cites_for_others(sent: Sentence, start: int, end: int, named_here: dict[str, set[str]],
-                      key_refs: dict[str, dict[str, Any]], key: str) -> bool:
-    """Whether the sentence holds citations and every one is another name's: placed right after
-    another name's word ("BLEU [1], METEOR, CIDEr [3]": neither is METEOR's), far before the name,
-    or to references linked to pool papers that other names of the sentence stand for ("RobustBench
-    and AutoAttack standardise evaluation [AutoAttack's paper]"). ``named_here``: pool id -> the name
-    keys of the sentence that stand for it."""
-    if not sent.cites:
-        return False
+def _own_citations(sent: Sentence, start: int, end: int, named_here: dict[str, set[str]],
+                   key_refs: dict[str, dict[str, Any]], key: str) -> list[list[str]]:
+    """The citations of the sentence that may be the name's at ``sent.text[start:end]``: not placed
+    right after another name's word ("BLEU [1], METEOR, CIDEr [3]": neither is METEOR's), not before
+    the name unless as its subject, and not to references linked to pool papers that other names of
+    the sentence stand for ("RobustBench and AutoAttack standardise evaluation [AutoAttack's paper]").
+    ``named_here``: pool id -> the name keys of the sentence that stand for it."""
     word_end = end + len(re.match(r"[\w-]*", sent.text[end:]).group(0))
+    out = []
     for off, keys in sent.cites:
         pre = sent.text[max(0, off - 40):off]
         m = _CITED_WORD.search(pre)
         if m is not None:
             w0 = off - len(pre) + m.start(1)
-            if not (start <= w0 < word_end or start < off - len(pre) + m.end(1) <= word_end):
-                continue               # right after another name: that name's
-            return False               # right after this name
+            if start <= w0 < word_end or start < off - len(pre) + m.end(1) <= word_end:
+                out.append(keys)       # right after this name
+            continue                   # right after another name: that name's
         if off < start and not _subject_cite(sent.text, off, start):
             continue                   # before the name, of what came before it
         linked = [(key_refs.get(k) or {}).get("paper_id") for k in keys]
         if linked and all(p and (named_here.get(p, set()) - {key}) for p in linked):
             continue                   # to works other names of the sentence stand for
+        out.append(keys)
+    return out
+
+
+def _cites_for_others(sent: Sentence, start: int, end: int, named_here: dict[str, set[str]],
+                      key_refs: dict[str, dict[str, Any]], key: str) -> bool:
+    """Whether the sentence holds citations and every one is another name's (:func:`_own_citations`)."""
+    return bool(sent.cites) and not _own_citations(sent, start, end, named_here, key_refs, key)
+
+
+def _title_says_it(ref: dict[str, Any] | None, name: str, pid: str, title: str) -> bool:
+    """Whether a cited reference is the named work, or one whose title, or a part of it after a colon
+    or question mark, is the name and at most three words more ("KITTI odometry dataset [Vision meets
+    robotics: The KITTI dataset]": a version of KITTI is cited; "An Adam variant for ..." is not Adam)."""
+    if not ref:
         return False
-    return True
+    ref_title = ref.get("title") or ""
+    if ref.get("paper_id") == pid or (ref_title and normalize_title(ref_title) == normalize_title(title)):
+        return True
+    return len(name) >= 3 and re.search(rf"(?:^|[:?]\s*)(?:the\s+)?{re.escape(name)}(?![\w-])(?:\s+[\w-]+){{0,3}}"
+                                        rf"\s*[.?]?\s*$", ref_title, re.I) is not None
 
 
 def _title_name_key(title: str) -> str:
@@ -460,9 +478,11 @@ def placeholder_findings(sources: dict[str, str]) -> list[Finding]:
     return out
 
 
-def undefined_key_findings(undefined: list[str], sources: dict[str, str], bib_entries: int) -> list[Finding]:
+def undefined_key_findings(undefined: list[str], sources: dict[str, str], bib_entries: int,
+                           notes: dict[str, str] | None = None) -> list[Finding]:
     """One finding per cited key no bibliography file defines (one for all, when the project has no
-    bibliography at all: the .bib file is then missing, not its entries)."""
+    bibliography at all: the .bib file is then missing, not its entries); ``notes``: what the reader
+    knows of a key (its entry could not be read, a bibliography file the project lacks)."""
     if not undefined:
         return []
     if bib_entries == 0:
@@ -472,7 +492,9 @@ def undefined_key_findings(undefined: list[str], sources: dict[str, str], bib_en
     out = []
     for key in undefined:
         rel, line = locate_key(sources, key)
-        message = f"\\cite{{{key}}} has no entry in the bibliography: add a .bib entry for {key}"
+        note = (notes or {}).get(key)
+        message = (f"\\cite{{{key}}} has no entry the bibliography can use: {note}" if note
+                   else f"\\cite{{{key}}} has no entry in the bibliography: add a .bib entry for {key}")
         out.append(Finding("undefined_key", message, kind_features("undefined_key"), Location(rel, line), key=key))
     return out
 
@@ -494,6 +516,10 @@ def _where(sources: dict[str, str], sent: Sentence, start: int, end: int, surfac
     return Location(rel, line, sent.section or None, _quote(sent.text, start, end))
 
 
+#: a clock time right before a word: the word is a time zone ("19:10-23:00 UTC"), not a name
+_CLOCK_BEFORE = re.compile(r"\d{1,2}:\d{2}\s*$")
+#: a model's name and version right before a plain word: the word names its variant ("Claude 3.5 Haiku")
+_VARIANT_BEFORE = re.compile(r"[A-Z][\w-]*\s+v?\d+(?:\.\d+)*[\s-]+$")
 _AUTHOR_AFTER = re.compile(r"\s+(?:et\s+al|and\s+[A-Z][a-z]+\s*[,(])|\s*(?:\(\d{4}|,\s*\d{4})")
 
 
@@ -614,7 +640,8 @@ def named_findings(cands: dict[int, Candidate], *, pool, pool_years: np.ndarray,
         if len(words) > 1 and (any(len(w) == 1 and not w.isdigit() for w in words) or words[0].islower()):
             continue                   # "of A", "in D", "FL a": a word run across a symbol, not a name
         c.places = [(s, a, b) for s, a, b in c.places
-                    if not _AUTHOR_AFTER.match(s.text, b) and not _in_url(s.text, a, b)]
+                    if not _AUTHOR_AFTER.match(s.text, b) and not _in_url(s.text, a, b)
+                    and not _CLOCK_BEFORE.search(s.text, max(0, a - 12), a)]
         if not c.places:
             continue                   # "Sun et al.": an author, not a work
         if all(_PLANS.search(s.section or "") for s, _, _ in c.places):
@@ -629,9 +656,10 @@ def named_findings(cands: dict[int, Candidate], *, pool, pool_years: np.ndarray,
         if c.support == 0 and c.name.isupper() and c.name.isalpha() and c.name.lower() in lower_words:
             continue                   # a word of the draft in capitals ("NEED MORE INFO", "defined as STOP")
         if plain:
-            c.places = [p for p in c.places if not p[0].heading]
+            c.places = [(s, a, b) for s, a, b in c.places
+                        if not s.heading and not _VARIANT_BEFORE.search(s.text, max(0, a - 40), a)]
             if not c.places:
-                continue               # a heading capitalises its words ("Diffusion models")
+                continue               # a heading's capitals ("Diffusion models"); a model's variant ("Claude 3.5 Haiku")
         if plain and " " not in c.name and any(c.name.lower() in lf.lower().split() and key != k
                                                for k, lf in acronyms.items()):
             continue                   # a word of another acronym's long form ("Massive" of MMLU's)
@@ -653,6 +681,9 @@ def named_findings(cands: dict[int, Candidate], *, pool, pool_years: np.ndarray,
         near = [k for sent, _, end in c.places for k in _near_keys(sent, end)]
         if any(_cites_it(key_refs.get(k), pid, key, title) for k in near):
             continue                   # a citation right at the name cites it, or may (unlinked)
+        if any(_title_says_it(key_refs.get(k), c.name, pid, title) for s, x, y in c.places
+               for keys in _own_citations(s, x, y, named_in.get(id(s), {}), key_refs, key) for k in keys):
+            continue                   # a citation further on in its sentence is to a version of it
         # the place to show: a sentence without citations, else any; a heading's text only if nothing else
         sent, a, b = min(c.places, key=lambda p: (p[0].heading, bool(p[0].cites)))
         use = any(_USE.search(s.text[max(0, x - 40):y + 40]) for s, x, y in c.places)

@@ -20,7 +20,7 @@ from ..records import Context, Reference
 from ..sections import ABSTRACT
 from ..sentences import split_sentences
 from .arguments import braced
-from .bibliography import read_bibliography
+from .bibliography import bib_names, read_bibliography
 from .citations import MARK_START, MARKER, TEXTUAL_COMMANDS, Citation, citation_style, mark_citations
 from .includes import Project, find_main, load_project, project_files, read_text, rel_path
 from .macros import expand_macros
@@ -102,15 +102,30 @@ def extract_project(project: Project, all_files: list[Path], source_path: str) -
 
     # references in order of first citation (\nocite in its place), \nocite{*}: every entry
     refs: dict[str, _Ref] = {}
+    by_lower: dict[str, str] = {}
+    for key in entries:
+        by_lower.setdefault(key.lower(), key)
+
+    def entry_of(k: str):
+        """The entry of cited key ``k``; BibTeX also matches an entry whose key differs only in case."""
+        e = entries.get(k)
+        if e is None and k.lower() in by_lower:
+            twin = by_lower[k.lower()]
+            paper.messages.append(f"\\cite{{{k}}} is the entry {twin!r}: keys differ only in case (BibTeX "
+                                  f"matches them with a warning, biber does not)")
+            e = entries[twin]
+        return e
     for c in cites:
         for k in c.keys:
-            refs.setdefault(k, _Ref(k, entries.get(k))).mentions += 1
+            if k not in refs:
+                refs[k] = _Ref(k, entry_of(k))
+            refs[k].mentions += 1
     for k in nocite:
         if k == "*":
             for key, e in entries.items():
                 refs.setdefault(key, _Ref(key, e))
-        else:
-            refs.setdefault(k, _Ref(k, entries.get(k)))
+        elif k not in refs:
+            refs[k] = _Ref(k, entry_of(k))
     order = list(refs)
     years = {k: (refs[k].entry.year if refs[k].entry else None) or _year_from_key(k) for k in order}
     number = {k: i + 1 for i, k in enumerate(order)}
@@ -193,6 +208,16 @@ def extract_project(project: Project, all_files: list[Path], source_path: str) -
                                bibkey=key, doi=e.doi, arxiv=e.arxiv, url=e.url, venue=e.venue or None)
                      for key, e in entries.items() if key.lower() not in cited_keys][:MAX_UNCITED]
     paper.sources = project_sources(project)
+    missing_bibs = [n for n in bib_names(project.text) if Path(n).name not in bib_files]
+    undefined_notes = {}
+    for k in undefined:
+        bad = next((m.split(": ", 1)[0] for m in paper.messages
+                    if re.search(r" skipped \('@\w+\s*[{(]\s*" + re.escape(k) + r"\s*,", m)), None)
+        if bad:
+            undefined_notes[k] = f"its entry at {bad} could not be read: mend the entry"
+        elif missing_bibs:
+            undefined_notes[k] = (f"{', '.join(missing_bibs[:3])}, which \\bibliography names, is not in the "
+                                  f"project: add it, or an entry for {k}")
     if undefined:
         paper.messages.append(f"{len(undefined)} cited key(s) defined in no .bib/.bbl file: "
                               f"{', '.join(undefined[:10])}{' ...' if len(undefined) > 10 else ''}")
@@ -212,6 +237,7 @@ def extract_project(project: Project, all_files: list[Path], source_path: str) -
                    "bib_files": bib_files, "bib_entries": len(entries), "citation_style": style,
                    "mentions_total": sum(len(c.keys) for c in cites), "citations": len(cites),
                    "nocite": len(nocite), "cited_keys": len(order), "undefined_keys": undefined,
+                   "undefined_notes": undefined_notes,
                    "undated_keys": undated, "n_references": len(out), "n_contexts": n_contexts}
     return paper
 
