@@ -659,7 +659,7 @@ def named_findings(cands: dict[int, Candidate], *, pool, pool_years: np.ndarray,
             c.places = [(s, a, b) for s, a, b in c.places
                         if not s.heading and not _VARIANT_BEFORE.search(s.text, max(0, a - 40), a)]
             if not c.places:
-                continue               # a heading's capitals ("Diffusion models"); a model's variant ("Claude 3.5 Haiku")
+                continue               # capitals of a heading ("Diffusion models"), a variant ("Claude 3.5 Haiku")
         if plain and " " not in c.name and any(c.name.lower() in lf.lower().split() and key != k
                                                for k, lf in acronyms.items()):
             continue                   # a word of another acronym's long form ("Massive" of MMLU's)
