@@ -8,9 +8,11 @@ extraction found, each ending in ``\\cite{key}``), ``sections/*.tex`` pulled in 
 * ``python_warm``: ``audit_draft(model, project.zip)`` with the model loaded once (unpack, LaTeX and
   BibTeX parsing, linking, scoring with the bibliography evidence);
 * ``rest_api``: ``POST /api/audit`` with the zip through uvicorn on 127.0.0.1 (one at a time);
-* ``cli``: ``mustcite audit project.zip --format json`` as a new process (model load included).
+* ``cli``: ``mustcite audit project.zip --format json`` as a new process (model load included);
+* ``cli_real_drafts`` (``--real-drafts``): ``mustcite audit PROJECT --year Y`` as a new process, once
+  for each of the 30 real LaTeX projects of ``<data>/drafts`` (the folder as it is).
 
-    python benchmarks/audit_latency.py [--model DIR] [--refs mustcite-work/extract] [--n 10] [--repeat 2]
+    python benchmarks/audit_latency.py [--model DIR] [--refs mustcite-work/extract] [--n 10] [--repeat 2] [--real-drafts]
 
 Writes ``benchmarks/results/audit_latency.json``.
 """
@@ -107,6 +109,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--n", type=int, default=10, help="projects")
     ap.add_argument("--repeat", type=int, default=2, help="audits of each project per path")
     ap.add_argument("--cli-runs", type=int, default=3)
+    ap.add_argument("--real-drafts", action="store_true",
+                    help="also time the CLI once on every real LaTeX project of <data>/drafts (as it is, a folder)")
     ap.add_argument("--out", type=Path, default=Path(__file__).parent / "results" / "audit_latency.json")
     args = ap.parse_args(argv)
 
@@ -151,10 +155,22 @@ def main(argv: list[str] | None = None) -> int:
         t = time.perf_counter()
         subprocess.run(cmd, check=True, capture_output=True)
         cli.append((time.perf_counter() - t) * 1000)
+    real = {}
+    if args.real_drafts:
+        from mustcite.config import find_data_dir
+
+        drafts = find_data_dir() / "drafts"
+        for p in json.loads((drafts / "manifest.json").read_text()):
+            cmd = [str(exe), "audit", str(drafts / "projects" / p["name"]), "--year", str(p["year"])] + \
+                (["--model", str(args.model)] if args.model else [])
+            t = time.perf_counter()
+            subprocess.run(cmd, check=True, capture_output=True)
+            real[p["name"]] = round((time.perf_counter() - t) * 1000, 1)
     report = {
         "model": rec.describe(), "projects": len(archives), "references_per_project": N_REFS,
         "read_and_linked": found[: len(archives)], "load_s": round(load_s, 2),
         "python_warm": latency_summary(py), "rest_api": latency_summary(rest), "cli_process": latency_summary(cli),
+        **({"cli_real_drafts": latency_summary(list(real.values())) | {"per_project_ms": real}} if real else {}),
         "machine": {"python": platform.python_version(), "cpus": os.cpu_count(),
                     "load_average_1min_at_end": round(os.getloadavg()[0], 2)},
     }
