@@ -12,7 +12,8 @@ extraction found, each ending in ``\\cite{key}``), ``sections/*.tex`` pulled in 
 * ``cli_real_drafts`` (``--real-drafts``): ``mustcite audit PROJECT --year Y`` as a new process, once
   for each of the 30 real LaTeX projects of ``<data>/drafts`` (the folder as it is).
 
-    python benchmarks/audit_latency.py [--model DIR] [--refs mustcite-work/extract] [--n 10] [--repeat 2] [--real-drafts]
+    python benchmarks/audit_latency.py [--model DIR] [--refs mustcite-work/extract] [--n 10] [--repeat 2] \\
+        [--real-drafts]
 
 Writes ``benchmarks/results/audit_latency.json``.
 """
