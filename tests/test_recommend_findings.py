@@ -490,7 +490,8 @@ def test_keys_the_bibliography_cannot_define_say_why(tmp_path):
 def test_a_time_zone_and_a_models_variant_are_no_names():
     titles = ["UTC: A Unified Transformer", "Haiku: Sonnet for JAX"]
     names = {"UTC": {0: 0}, "Haiku": {1: 6}}
-    got, _ = _named("Annotations span 19:10-23:00 UTC. Claude 3.5 Haiku exhibited the highest bias.", names, titles)
+    got, _ = _named("Annotations span 19:10-23:00 UTC. Claude 3.5 Haiku exhibited the highest bias. "
+                    "The bias of 3.5 Haiku's answers was low.", names, titles)
     assert got == []
     got, _ = _named("We train networks with Haiku and evaluate on UTC benchmarks.", names, titles)
     assert sorted(got) == ["p0", "p1"]

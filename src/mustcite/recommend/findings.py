@@ -518,8 +518,9 @@ def _where(sources: dict[str, str], sent: Sentence, start: int, end: int, surfac
 
 #: a clock time right before a word: the word is a time zone ("19:10-23:00 UTC"), not a name
 _CLOCK_BEFORE = re.compile(r"\d{1,2}:\d{2}\s*$")
-#: a model's name and version right before a plain word: the word names its variant ("Claude 3.5 Haiku")
-_VARIANT_BEFORE = re.compile(r"[A-Z][\w-]*\s+v?\d+(?:\.\d+)*[\s-]+$")
+#: a model's name and version, or a dotted version, right before a plain word: the word names a variant
+#: ("Claude 3.5 Haiku", "3.5 Haiku's")
+_VARIANT_BEFORE = re.compile(r"(?:[A-Z][\w-]*\s+v?\d+(?:\.\d+)*|(?<![\w.])v?\d+\.\d+)[\s-]+$")
 _AUTHOR_AFTER = re.compile(r"\s+(?:et\s+al|and\s+[A-Z][a-z]+\s*[,(])|\s*(?:\(\d{4}|,\s*\d{4})")
 
 
