@@ -163,6 +163,12 @@ def test_runner_is_resumable(tmp_path):
     assert extract_paths([copy], out, workers=1, progress=False).skipped == 0
     assert extract_paths([copy], out, workers=1, progress=False).skipped == 1
     assert extract_paths([copy], out, workers=1, force=True, progress=False).skipped == 0
+    # an output of an older extractor is read again
+    meta = out / f"{stem_of(copy)}.meta.json"
+    m = json.loads(meta.read_text())
+    meta.write_text(json.dumps(m | {"extractor_version": m["extractor_version"] - 1}))
+    assert extract_paths([copy], out, workers=1, progress=False).skipped == 0
+    assert json.loads(meta.read_text())["extractor_version"] == m["extractor_version"]
 
 
 @pytest.mark.data

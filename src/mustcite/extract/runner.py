@@ -47,8 +47,8 @@ SUMMARY = "summary.json"
 PAPERS = "papers.jsonl"
 META_SUFFIX = ".meta.json"
 #: Written into every ``.meta.json``; a rerun re-extracts papers of an older version. 2: failed OCR
-#: pages and ``incomplete_bibliography``.
-EXTRACTOR_VERSION = 2
+#: pages and ``incomplete_bibliography``; 3: ``empty_reference_list`` for PDF and TEI papers too.
+EXTRACTOR_VERSION = 3
 
 
 @dataclass(frozen=True)
