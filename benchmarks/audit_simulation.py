@@ -57,12 +57,14 @@ from mustcite.recommend import (  # noqa: E402
     Recommender,
     blend,
     context_text,
+    draft_findings,
+    draft_sentences,
+    load_finding_calibration,
     missing_order,
+    named_candidates,
     score_draft,
     top_indices,
 )
-from mustcite.recommend.audit import draft_findings  # noqa: E402
-from mustcite.recommend.findings import load_calibration, named_candidates, sentences  # noqa: E402
 
 OUT = Path(__file__).parent / "results"
 DEPTH = 100
@@ -104,7 +106,7 @@ def findings_order(rec, q: dict, keep: list[str], ds, ref_list: list[dict], remo
             cites = [[text.find(k["cite"]), [k["cite"]]] for k in kept_refs
                      if k.get("cite") and k["cite"] in text]
             passages.append({"section": c.get("section") or "", "text": text, "cites": cites})
-    sents = sentences(passages)
+    sents = draft_sentences(passages)
     cands = named_candidates(rec.names, sents, ds.year, rec.pool_years, rec.pool.titles) if rec.names else {}
     named = {rec.pool.ids[row]: c.name for row, c in cands.items()}
     sig = rec.draft_indexes.bibliography(rec.nindex).signals(keep, ds.year, q["title"],
@@ -242,7 +244,7 @@ def main(argv: list[str] | None = None) -> int:
     result["candidate_recall"] = round(float(np.mean(list(ceiling.values()))), 4)
     result.update(summarise({"title+abstract": base_eval, "audit": audit_eval}))
     # what the audit reports: its findings, strongest first, against the ranking they come from
-    calibration = load_calibration()
+    calibration = load_finding_calibration()
     found_eval, shown_n = {}, []
     for q, keep, removed, ds, _named in tqdm(scored, desc=f"findings {args.split}", unit="draft"):
         order, shown = findings_order(rec, q, keep, ds, refs_of[q["id"]], removed, calibration)

@@ -58,6 +58,10 @@ _LAZY = {
     "FINDING_FEATURES": "findings:FEATURES",
     "confidence": "findings",
     "fit_calibration": "findings",
+    "load_finding_calibration": "findings:load_calibration",
+    "draft_sentences": "findings:sentences",
+    "named_candidates": "findings",
+    "draft_findings": "audit",
 }
 
 __all__ = ["ABLATABLE", "Recommendation", "Recommender", "RecommenderConfig", "load_default", *_LAZY]
