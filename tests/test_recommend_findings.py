@@ -481,10 +481,13 @@ def test_keys_the_bibliography_cannot_define_say_why(tmp_path):
     assert paper.stats["undefined_keys"] == ["bloom", "squad"]          # "pythia" is the entry "Pythia"
     assert any("keys differ only in case" in m for m in paper.messages)
     notes = paper.stats["undefined_notes"]
-    assert notes["bloom"].startswith("its entry at refs.bib:2 could not be read")
-    assert "anthology.bib, which \\bibliography names, is not in the project" in notes["squad"]
-    msgs = [f.message for f in F.undefined_key_findings(["bloom", "squad", "x"], {}, 2, notes)]
-    assert "mend the entry" in msgs[0] and "anthology.bib" in msgs[1] and msgs[2].endswith("add a .bib entry for x")
+    assert notes == {"bloom": {"why": "unreadable_entry", "where": "refs.bib:2"},
+                     "squad": {"why": "missing_bib_file", "files": ["anthology.bib"]}}
+    notes["glue"] = notes["squad"]
+    msgs = [f.message for f in F.undefined_key_findings(["bloom", "squad", "glue", "x"], {}, 2, notes)]
+    assert len(msgs) == 3                              # the keys the missing file may hold: one finding
+    assert msgs[0].startswith("2 cited key(s) have no entry (squad, glue): anthology.bib, which \\bibliography")
+    assert "refs.bib:2 could not be read: mend the entry" in msgs[1] and msgs[2].endswith("add a .bib entry for x")
 
 
 def test_a_time_zone_and_a_models_variant_are_no_names():

@@ -57,7 +57,7 @@ KINDS = ("placeholder", "undefined_key", "bib_not_cited", "named_not_cited", "li
 FEATURES = ("kind_placeholder", "kind_undefined_key", "kind_bib_not_cited", "kind_named", "kind_likely",
             "log_support", "from_title", "log_occurrences", "use_verb", "experiment_section", "cite_in_sentence",
             "ambiguous", "recommender_logit", "acronym", "log_age", "title_overlap", "coupling", "cite_next_other",
-            "in_longer_name", "with_scores", "cites_for_others", "in_heading")
+            "in_longer_name", "with_scores", "cites_for_others", "in_heading", "name_share")
 CALIBRATION_FILE = Path(__file__).with_name("finding_calibration.json")
 
 #: sections where a name is an artefact the work uses (headings, lower-cased)
@@ -479,21 +479,34 @@ def placeholder_findings(sources: dict[str, str]) -> list[Finding]:
 
 
 def undefined_key_findings(undefined: list[str], sources: dict[str, str], bib_entries: int,
-                           notes: dict[str, str] | None = None) -> list[Finding]:
-    """One finding per cited key no bibliography file defines (one for all, when the project has no
-    bibliography at all: the .bib file is then missing, not its entries); ``notes``: what the reader
-    knows of a key (its entry could not be read, a bibliography file the project lacks)."""
+                           notes: dict[str, dict[str, Any]] | None = None) -> list[Finding]:
+    """One finding per cited key no bibliography file defines; one for all when the project has no
+    bibliography at all, or for all the keys a bibliography file the project lacks may hold (the file
+    is then missing, not its entries); ``notes``: what the reader knows of a key (``{"why":
+    "unreadable_entry", "where": "refs.bib:12"}``, ``{"why": "missing_bib_file", "files": [...]}``)."""
     if not undefined:
         return []
     if bib_entries == 0:
         return [Finding("undefined_key", f"{len(undefined)} cited key(s) and no .bib or .bbl file in the project: "
                         f"add the bibliography file ({', '.join(undefined[:5])}{' ...' if len(undefined) > 5 else ''})",
                         kind_features("undefined_key"), Location(), key=undefined[0])]
+    notes = notes or {}
     out = []
+    in_missing = [k for k in undefined if (notes.get(k) or {}).get("why") == "missing_bib_file"]
+    if in_missing:
+        files = ", ".join(notes[in_missing[0]].get("files") or [])
+        rel, line = locate_key(sources, in_missing[0])
+        keys = ", ".join(in_missing[:5]) + (" ..." if len(in_missing) > 5 else "")
+        out.append(Finding("undefined_key", f"{len(in_missing)} cited key(s) have no entry ({keys}): {files}, which "
+                           f"\\bibliography names, is not in the project: add it, or entries for them",
+                           kind_features("undefined_key"), Location(rel, line), key=in_missing[0]))
     for key in undefined:
+        note = notes.get(key) or {}
+        if note.get("why") == "missing_bib_file":
+            continue
         rel, line = locate_key(sources, key)
-        note = (notes or {}).get(key)
-        message = (f"\\cite{{{key}}} has no entry the bibliography can use: {note}" if note
+        message = (f"\\cite{{{key}}} has no entry the bibliography can use: its entry at {note.get('where')} could "
+                   f"not be read: mend the entry" if note.get("why") == "unreadable_entry"
                    else f"\\cite{{{key}}} has no entry in the bibliography: add a .bib entry for {key}")
         out.append(Finding("undefined_key", message, kind_features("undefined_key"), Location(rel, line), key=key))
     return out
@@ -699,7 +712,9 @@ def named_findings(cands: dict[int, Candidate], *, pool, pool_years: np.ndarray,
             "with_scores": float(any(_SCORES.match(s.text, y) for s, _, y in c.places)),
             "cites_for_others": sum(_cites_for_others(s, x, y, named_in.get(id(s), {}), key_refs, key)
                                     for s, x, y in c.places) / len(c.places),
-            "in_heading": float(any(s.heading for s, _, _ in c.places))}
+            "in_heading": float(any(s.heading for s, _, _ in c.places)),
+            # how consistently citing papers mean this work by the name (1 for a title's own name)
+            "name_share": (name_share(key, pid) if name_share is not None else 1.0) if c.support > 0 else 1.0}
         loc = _where(sources, sent, a, b, c.name)
         times = f" ({len(c.places)} times)" if len(c.places) > 1 else ""
         out.append(Finding("named_not_cited", f"the text names {c.name}{times} ({loc.where() or 'body'}) but cites "

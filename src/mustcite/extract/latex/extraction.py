@@ -214,10 +214,9 @@ def extract_project(project: Project, all_files: list[Path], source_path: str) -
         bad = next((m.split(": ", 1)[0] for m in paper.messages
                     if re.search(r" skipped \('@\w+\s*[{(]\s*" + re.escape(k) + r"\s*,", m)), None)
         if bad:
-            undefined_notes[k] = f"its entry at {bad} could not be read: mend the entry"
+            undefined_notes[k] = {"why": "unreadable_entry", "where": bad}
         elif missing_bibs:
-            undefined_notes[k] = (f"{', '.join(missing_bibs[:3])}, which \\bibliography names, is not in the "
-                                  f"project: add it, or an entry for {k}")
+            undefined_notes[k] = {"why": "missing_bib_file", "files": missing_bibs[:3]}
     if undefined:
         paper.messages.append(f"{len(undefined)} cited key(s) defined in no .bib/.bbl file: "
                               f"{', '.join(undefined[:10])}{' ...' if len(undefined) > 10 else ''}")
