@@ -51,20 +51,26 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--model", type=Path, help="model folder (default: <work>/models/recommender)")
     ap.add_argument("--repeat", type=int, default=5)
-    ap.add_argument("--compare", nargs="+", metavar="NAME=SRC", default=[f"this={ROOT / 'src'}"],
-                    help="source trees to time, each as NAME=PATH/TO/src (default: this checkout)")
+    ap.add_argument("--compare", nargs="+", metavar="NAME=SRC[@MODEL]", default=[f"this={ROOT / 'src'}"],
+                    help="source trees to time, each as NAME=PATH/TO/src (default: this checkout), optionally with "
+                         "a model folder of its own (@MODEL: trees whose saved indexes differ must not share one)")
     ap.add_argument("--out", type=Path, default=Path(__file__).parent / "results" / "startup.json")
     args = ap.parse_args(argv)
-    trees = dict(item.split("=", 1) for item in args.compare)
-    cmds = commands(args.model)
+    trees, cmds_of = {}, {}
+    for item in args.compare:
+        name, _, spec = item.partition("=")
+        src, _, model = spec.partition("@")
+        trees[name] = src
+        cmds_of[name] = commands(Path(model) if model else args.model)
+    cmds = next(iter(cmds_of.values()))
     times: dict[str, dict[str, list[float]]] = {t: {c: [] for c in cmds} for t in trees}
-    for src in trees.values():      # one warm-up run each: the file cache, compiled bytecode
-        for argv_ in cmds.values():
+    for name, src in trees.items():      # one warm-up run each: the file cache, compiled bytecode, saved indexes
+        for argv_ in cmds_of[name].values():
             run_once(Path(src), argv_)
     for _ in range(args.repeat):
-        for cmd, argv_ in cmds.items():
+        for cmd in cmds:
             for name, src in trees.items():
-                times[name][cmd].append(round(run_once(Path(src), argv_), 3))
+                times[name][cmd].append(round(run_once(Path(src), cmds_of[name][cmd]), 3))
     out: dict = {"machine": {"python": platform.python_version(), "cpus": os.cpu_count()},
                  "repeat": args.repeat, "model": str(args.model) if args.model else "default",
                  "targets_s": {"recommend": 3.0, "audit": 5.0}, "trees": {}}
