@@ -498,3 +498,16 @@ def test_a_time_zone_and_a_models_variant_are_no_names():
     assert got == []
     got, _ = _named("We train networks with Haiku and evaluate on UTC benchmarks.", names, titles)
     assert sorted(got) == ["p0", "p1"]
+
+
+def test_a_plain_title_name_after_a_run_in_heading_starts_its_sentence():
+    titles = ["Diffusion models: A comprehensive survey"]
+    got, _ = _named("Diffusion formulation.Diffusion models define two Markov chains.",
+                    {"Diffusion models": {0: 0}}, titles)
+    assert got == []
+    assert F._starts_sentence("Setup. Diffusion", 7) and not F._starts_sentence("we use Diffusion", 7)
+    assert not F._starts_sentence("see Fig. 3. Then Mamba", 17)     # "3." is no sentence end here
+
+
+def test_own_names_in_markdown_emphasis():
+    assert "vatt" in F.own_names("Tell What You Hear", "In this work, we propose _VATT_, a multi-modal framework.")

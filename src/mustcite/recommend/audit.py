@@ -306,7 +306,7 @@ def draft_findings(rec: Recommender, draft: Draft, refs: list[dict[str, Any]], u
                  if len(name_key(w)) >= 3} | {name_key(k) for k in undefined}
     cited_names |= key_names
     ref_titles = [r.get("title") or "" for r in refs]
-    own = own_names(draft.title, body)
+    own = own_names(draft.title, f"{draft.abstract or ''} {body}")    # a PDF's passages are its citing sentences
     if cands is None:
         cands = ({} if rec.names is None
                  else named_candidates(rec.names, sents, year, rec.pool_years, rec.pool.titles))

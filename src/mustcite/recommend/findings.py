@@ -202,6 +202,7 @@ def own_names(title: str, text: str) -> set[str]:
     """Name keys the draft gives its own contributions: its title's name and the names it says it
     proposes ("we propose MAGNET", "our method, X")."""
     own = {name_key(title_short_name(title))} if title_short_name(title) else set()
+    text = re.sub(r"(?<!\w)[_*]+|[_*]+(?!\w)", " ", text)    # Markdown emphasis: "we propose _VATT_"
     for m in _OWN.finditer(text):
         own.add(name_key(m.group(1)))
     short = title_short_name(title)
@@ -557,6 +558,14 @@ def _as_title_writes_it(name: str, title: str, word_papers=None) -> bool:
             and squash(m.group(1)) == name.upper() and word_papers(name) <= RARE_WORD_PAPERS)
 
 
+def _starts_sentence(text: str, start: int) -> bool:
+    """Whether the word at ``start`` starts a sentence: nothing but quotes or brackets before it, or
+    a full stop right before it where the splitter kept two sentences together ("Diffusion
+    formulation.Diffusion models define ..." in text read from a PDF)."""
+    before = text[:start]
+    return not before.strip(" \"'([") or re.search(r"[a-z][.!?]\s*$", before) is not None
+
+
 def _alone(text: str, start: int, end: int) -> bool:
     """Whether the word at ``text[start:end]`` stands without a capitalised word right before or
     after it (a person's name does not: "Thomas Pock", "Lady Jane Grey")."""
@@ -677,7 +686,7 @@ def named_findings(cands: dict[int, Candidate], *, pool, pool_years: np.ndarray,
         if plain and " " not in c.name and any(c.name.lower() in lf.lower().split() and key != k
                                                for k, lf in acronyms.items()):
             continue                   # a word of another acronym's long form ("Massive" of MMLU's)
-        if plain and c.support == 0 and all(not s.text[:a].strip(" \"'([") for s, a, _ in c.places):
+        if plain and c.support == 0 and all(_starts_sentence(s.text, a) for s, a, _ in c.places):
             continue                   # capitalised only because a sentence starts with it
         if key in acronyms:            # the draft spells the acronym out: the work must have those words
             long_words = content_words(acronyms[key])
