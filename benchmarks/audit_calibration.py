@@ -18,7 +18,7 @@ confidence holds on a draft it was not fit on; ``default_leave_one_project_out``
 output (the chosen threshold) shows each project when its confidences come from the model fit
 without it. The threshold is the lowest confidence at which the
 intact drafts get at most ``--per-draft`` findings each on average and at least ``--precision`` of the
-judged findings shown are genuine (swept in steps of 0.05 with the final model).
+judged findings shown are genuine (swept in steps of 0.01 with the final model).
 """
 
 from __future__ import annotations
@@ -101,7 +101,7 @@ def main() -> None:
     n_drafts = len(drafts["rows"])
     sweep, threshold = [], None
     seeds = [s for p in drafts["rows"] for s in p["seeds"] if not s.get("still_cited")]
-    for t in np.round(np.arange(0.30, 0.96, 0.05), 2):
+    for t in np.round(np.arange(0.30, 0.96, 0.01), 2):
         shown = [(p["project"], r) for p in drafts["rows"] for r in p["intact"]
                  if confidence(r["features"], final) >= t]
         marks = [judged.get(proj, {}).get(r["paper_id"] or r["key"]) for proj, r in shown]

@@ -114,7 +114,8 @@ def findings_order(rec, q: dict, keep: list[str], ds, ref_list: list[dict], remo
     score = blend(ds, sig, DEFAULT_WEIGHTS)
     refs = [{"cite": r.get("cite"), "bibkey": r.get("cite"), "title": r.get("title"), "paper_id": r.get("paper_id"),
              "contexts": r.get("contexts")} for r in kept_refs]
-    draft = SimpleNamespace(paper=SimpleNamespace(sources={}, stats={}), title=q.get("title") or "")
+    draft = SimpleNamespace(paper=SimpleNamespace(sources={}, stats={}), title=q.get("title") or "",
+                            abstract=q.get("abstract") or "")
     found = draft_findings(rec, draft, refs, [], ds, score, sig, sents, calibration, cands)
     order = [f.paper_id for f in found if f.paper_id]
     return order, [f.paper_id for f in found if f.paper_id and f.confidence >= calibration["threshold"]]

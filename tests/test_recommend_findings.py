@@ -511,3 +511,15 @@ def test_a_plain_title_name_after_a_run_in_heading_starts_its_sentence():
 
 def test_own_names_in_markdown_emphasis():
     assert "vatt" in F.own_names("Tell What You Hear", "In this work, we propose _VATT_, a multi-modal framework.")
+
+
+def test_a_name_only_in_the_acknowledgements_is_no_use():
+    titles = ["NSF: Neural Surface Fields"]
+    sents = F.sentences([{"section": "Back matter", "text": "This work was funded by NSF grant 123.", "cites": []},
+                         {"section": "Checklist", "text": "Answer: NSF funded it.", "cites": []}])
+    years = np.full(1, 2020)
+    cands = F.named_candidates(_Names({"NSF": {0: 3}}), sents, 2024, years)
+    found, _ = F.named_findings(cands, pool=_Pool(titles), pool_years=years, year=2024, cited=set(),
+                                cited_titles=set(), cited_names=set(), ref_titles=[], own=set(), acronyms={},
+                                sources={}, score_of=lambda pid: 0.0)
+    assert found == []

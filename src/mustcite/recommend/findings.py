@@ -67,6 +67,8 @@ _EXPERIMENT = re.compile(r"experiment|evaluat|result|setup|set-up|dataset|benchm
 _MARKERS = frozenset({"todo", "fixme", "tbd", "xxx"})
 #: sections about what the draft did not do (headings, lower-cased): a name there is a plan, not a use
 _PLANS = re.compile(r"future (?:work|direction|research)|limitation|outlook", re.I)
+#: sections about the paper rather than its work (headings): a name there is no use of a work
+_ABOUT = re.compile(r"^(?:back matter|checklist)$|acknowledg|funding|impact statement|broader impact", re.I)
 #: words that say a name is used, not only mentioned, within a few words of it
 _USE = re.compile(r"\b(?:use[sd]?|using|fine-?tun\w*|train\w*|evaluat\w*|test\w*|benchmark\w*|compar\w*|"
                   r"baselines?|datasets?|pre-?train\w*|initiali[sz]\w*|implement\w*|adopt\w*|follow\w*|"
@@ -669,6 +671,9 @@ def named_findings(cands: dict[int, Candidate], *, pool, pool_years: np.ndarray,
             continue                   # "Sun et al.": an author, not a work
         if all(_PLANS.search(s.section or "") for s, _, _ in c.places):
             continue                   # named only in future work or limitations: a plan, not a use
+        c.places = [(s, a, b) for s, a, b in c.places if not _ABOUT.search(s.section or "")]
+        if not c.places:
+            continue                   # named only in acknowledgements, funding, impact or checklist
         written = any(_as_title_writes_it(s.text[a:b], title, word_papers if _alone(s.text, a, b) else None)
                       for s, a, b in c.places)
         if c.support == 0 and ((c.ambiguous > 1 and best.get(key, (0, -1))[1] != row) or not written):
