@@ -380,31 +380,40 @@ def _sentence(text, cites):
                          "cites": [[text.index(c), keys] for c, keys in cites]}])[0]
 
 
+def _others(sent, start, end, named_here, key_refs, key):
+    """The sentence cites, and every citation is another name's (the ``cites_for_others`` feature)."""
+    return bool(sent.cites) and not F._own_citations(sent, start, end, named_here, key_refs, key)
+
+
 def test_citations_that_belong_to_other_names():
     # cut from real drafts: each name of a list with its own citation, one left without
     s = _sentence("Metrics are BLEU (Papineni et al., 2002), METEOR, CIDEr (Vedantam et al., 2015), and ROUGE.",
                   [("(Papineni", ["bleu"]), ("(Vedantam", ["cider"])])
     at = s.text.index("METEOR")
-    assert F._cites_for_others(s, at, at + 6, {}, {}, "meteor")
+    assert _others(s, at, at + 6, {}, {}, "meteor")
     at = s.text.index("ROUGE")                     # after the last citation: still another name's
-    assert F._cites_for_others(s, at, at + 5, {}, {}, "rouge")
+    assert _others(s, at, at + 5, {}, {}, "rouge")
     # a citation after a lower-case word may cover the names before it
     s = _sentence("We use GLUE and SuperGLUE benchmarks (Wang et al., 2019).", [("(Wang", ["glue"])])
-    assert not F._cites_for_others(s, s.text.index("GLUE"), s.text.index("GLUE") + 4, {}, {}, "glue")
+    assert not _others(s, s.text.index("GLUE"), s.text.index("GLUE") + 4, {}, {}, "glue")
     # ... unless its reference is the paper another name of the sentence stands for
     s = _sentence("Defences exist (Cohen et al., 2019), while RobustBench and AutoAttack standardise evaluation "
                   "protocols (Croce and Hein, 2020).", [("(Cohen", ["cohen"]), ("(Croce", ["croce"])])
     at = s.text.index("RobustBench")
     refs = {"croce": {"paper_id": "autoattack"}, "cohen": {"paper_id": "smoothing"}}
     named = {"autoattack": {"autoattack"}, "robustbench": {"robustbench"}}
-    assert F._cites_for_others(s, at, at + 11, named, refs, "robustbench")
-    assert not F._cites_for_others(s, at, at + 11, {"robustbench": {"robustbench"}}, refs, "robustbench")
+    assert _others(s, at, at + 11, named, refs, "robustbench")
+    assert not _others(s, at, at + 11, {"robustbench": {"robustbench"}}, refs, "robustbench")
     # a citation as the subject right before the name may cite it; one ending another clause does not
     s = _sentence("Defazio et al. (2014) proposed SAGA.", [("Defazio", ["defazio"])])
-    assert not F._cites_for_others(s, s.text.index("SAGA"), s.text.index("SAGA") + 4, {}, {}, "saga")
+    assert not _others(s, s.text.index("SAGA"), s.text.index("SAGA") + 4, {}, {}, "saga")
     s = _sentence("It uses a technique (Veprikov et al., 2024), with a SAGA-like momentum.", [("(Veprikov", ["v"])])
-    assert F._cites_for_others(s, s.text.index("SAGA"), s.text.index("SAGA") + 4, {}, {}, "saga")
-    assert not F._cites_for_others(_sentence("We use SAGA.", []), 7, 11, {}, {}, "saga")    # no citation at all
+    assert _others(s, s.text.index("SAGA"), s.text.index("SAGA") + 4, {}, {}, "saga")
+    assert not _others(_sentence("We use SAGA.", []), 7, 11, {}, {}, "saga")    # no citation at all
+    # the feature of a finding: the share of its places whose sentence cites only other names
+    got = _features("Metrics are BLEU [1], METEOR, CIDEr [3]. We report METEOR.", {"METEOR": {0: 4}},
+                    ["Meteor: An automatic metric"], cites=["[1]", "[3]"])
+    assert got["METEOR"]["cites_for_others"] == 0.5
 
 
 def test_lower_headings_are_passages_marked_as_headings(tmp_path):

@@ -358,6 +358,15 @@ def unreadable_entry(key: str, source: str, why: str, kind: str = "", raw: str =
     return BibEntry(key=key or "?", source=source, kind=kind, unreadable=why, raw=raw)
 
 
+def skipped_message(e: BibEntry) -> str:
+    """The message for an entry marked :attr:`BibEntry.unreadable`: "refs.bib:12: malformed BibTeX
+    entry skipped ('@misc{x,'): ..." (file and line, the entry's first line, why)."""
+    head = (e.raw or f"@{e.kind}{{{e.key},").strip().split("\n")[0][:60]
+    why = e.unreadable
+    what, _, why = why.partition(": ") if why.startswith(_MALFORMED) else ("BibTeX entry", "", why)
+    return f"{e.source}: {what} skipped ({head!r}): {why}"
+
+
 def parse_bib(text: str, name: str, *, keep_unreadable: bool = False) -> tuple[list[BibEntry], list[str]]:
     """Entries of one ``.bib`` file's text in input order, and messages (with line) for blocks it
     skipped; with ``keep_unreadable``, the blocks it could not read are entries marked
@@ -433,12 +442,11 @@ def parse_bib(text: str, name: str, *, keep_unreadable: bool = False) -> tuple[l
                 fields = _inherit(fields, parents)
             why = _over_cap(fields)
         if why:
-            if keep_unreadable:          # raw: the entry's text, when it is known
-                entries.append(unreadable_entry(key, source, why, kind, raw))
+            bad = unreadable_entry(key, source, why, kind, raw)    # raw: the entry's text, when it is known
+            if keep_unreadable:
+                entries.append(bad)
             else:
-                head = (raw or f"@{kind}{{{key},").strip().split("\n")[0][:60]
-                what, _, why = why.partition(": ") if why.startswith(_MALFORMED) else ("BibTeX entry", "", why)
-                messages.append(f"{source}: {what} skipped ({head!r}): {why}")
+                messages.append(skipped_message(bad))
             continue
         e = entry_from_fields(key, fields, source, kind)
         e.notes = list(notes)

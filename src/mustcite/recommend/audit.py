@@ -353,7 +353,7 @@ def draft_findings(rec: Recommender, draft: Draft, refs: list[dict[str, Any]], u
         """Whether a cited title's name is what most citing papers call this paper (the draft cites
         "LLaVA: ..." under a title of its own: Visual Instruction Tuning is cited)."""
         return rec.names is not None and pid in row_of and any(
-            rec.names.share(k, row_of[pid], year) >= CITED_NAME_SHARE for k in ref_names)
+            name_share(k, pid) >= CITED_NAME_SHARE for k in ref_names)
     likely = 0
     for j in top_indices(score, ds.candidates, LIKELY_TOP + len(cited)):
         c = ds.candidates[j]

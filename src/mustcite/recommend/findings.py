@@ -383,12 +383,6 @@ def _own_citations(sent: Sentence, start: int, end: int, named_here: dict[str, s
     return out
 
 
-def _cites_for_others(sent: Sentence, start: int, end: int, named_here: dict[str, set[str]],
-                      key_refs: dict[str, dict[str, Any]], key: str) -> bool:
-    """Whether the sentence holds citations and every one is another name's (:func:`_own_citations`)."""
-    return bool(sent.cites) and not _own_citations(sent, start, end, named_here, key_refs, key)
-
-
 def _title_says_it(ref: dict[str, Any] | None, name: str, pid: str, title: str) -> bool:
     """Whether a cited reference is the named work, or one whose title, or a part of it after a colon
     or question mark, is the name and at most three words more ("KITTI odometry dataset [Vision meets
@@ -709,8 +703,9 @@ def named_findings(cands: dict[int, Candidate], *, pool, pool_years: np.ndarray,
         near = [k for sent, _, end in c.places for k in _near_keys(sent, end)]
         if any(_cites_it(key_refs.get(k), pid, key, title) for k in near):
             continue                   # a citation right at the name cites it, or may (unlinked)
-        if any(_title_says_it(key_refs.get(k), c.name, pid, title) for s, x, y in c.places
-               for keys in _own_citations(s, x, y, named_in.get(id(s), {}), key_refs, key) for k in keys):
+        # per place, the citations of its sentence that may be this name's
+        own_cites = [_own_citations(s, x, y, named_in.get(id(s), {}), key_refs, key) for s, x, y in c.places]
+        if any(_title_says_it(key_refs.get(k), c.name, pid, title) for cs in own_cites for keys in cs for k in keys):
             continue                   # a citation further on in its sentence is to a version of it
         # the place to show: a sentence without citations, else any; a heading's text only if nothing else
         sent, a, b = min(c.places, key=lambda p: (p[0].heading, bool(p[0].cites)))
@@ -724,8 +719,9 @@ def named_findings(cands: dict[int, Candidate], *, pool, pool_years: np.ndarray,
             "acronym": float(c.name.isupper()), "log_age": math.log1p(max(0, year - int(pool_years[row]))),
             "in_longer_name": float(any(_in_longer_name(s.text, x, y) for s, x, y in c.places)),
             "with_scores": float(any(_SCORES.match(s.text, y) for s, _, y in c.places)),
-            "cites_for_others": sum(_cites_for_others(s, x, y, named_in.get(id(s), {}), key_refs, key)
-                                    for s, x, y in c.places) / len(c.places),
+            # the sentence cites, and every citation is another name's
+            "cites_for_others": sum(bool(s.cites) and not cs for (s, _, _), cs in zip(c.places, own_cites))
+                                / len(c.places),
             "in_heading": float(any(s.heading for s, _, _ in c.places)),
             # how consistently citing papers mean this work by the name (1 for a title's own name)
             "name_share": (name_share(key, pid) if name_share is not None else 1.0) if c.support > 0 else 1.0}

@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..bibtex import BibEntry, parse_bbl, parse_bib
+from ..bibtex import BibEntry, parse_bbl, parse_bib, skipped_message
 from .arguments import BraceIndex, braced, bracketed
 from .includes import Project, find_inside, read_text, rel_path
 
@@ -53,9 +53,11 @@ def bib_names(text: str) -> list[str]:
     return [n for c in bibliography_commands(text) for n in c.names]
 
 
-def read_bibliography(project: Project, body: str, all_files: list[Path]) -> tuple[dict[str, BibEntry], list[str]]:
+def read_bibliography(project: Project, body: str, all_files: list[Path],
+                      ) -> tuple[dict[str, BibEntry], list[str], dict[str, str]]:
     """Bib entries by key: named .bib files (else every .bib), then .bbl / thebibliography entries
-    for keys the .bib files lack."""
+    for keys the .bib files lack; also the names of the .bib files read, and the keys of the .bib
+    entries that could not be read (key -> "file:line", each also a message)."""
     root, msgs = project.root, project.messages
     named = bib_names(project.text)
     bibs: list[Path] = []
@@ -76,14 +78,19 @@ def read_bibliography(project: Project, body: str, all_files: list[Path]) -> tup
         if named and bibs:
             msgs.append(f"read every .bib file in the project instead ({len(bibs)})")
     entries: dict[str, BibEntry] = {}
+    unreadable: dict[str, str] = {}
     for p in dict.fromkeys(bibs):
         text = read_text(p, root, msgs)
         if text is None:
             continue
-        got, m = parse_bib(text, rel_path(p, root))
+        got, m = parse_bib(text, rel_path(p, root), keep_unreadable=True)
         msgs.extend(m)
         for e in got:
-            entries.setdefault(e.key, e)
+            if e.unreadable:
+                msgs.append(skipped_message(e))
+                unreadable.setdefault(e.key, e.source)
+            else:
+                entries.setdefault(e.key, e)
     extra: list[tuple[str, str]] = []
     inline = re.search(r"\\begin\s*\{thebibliography\}.*?(?:\\end\s*\{thebibliography\}|$)", body, re.S)
     if inline:
@@ -99,4 +106,4 @@ def read_bibliography(project: Project, body: str, all_files: list[Path]) -> tup
         msgs.extend(m)
         for e in got:
             entries.setdefault(e.key, e)
-    return entries, [p.name for p in bibs]
+    return entries, [p.name for p in bibs], unreadable

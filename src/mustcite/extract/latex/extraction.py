@@ -98,7 +98,7 @@ def extract_project(project: Project, all_files: list[Path], source_path: str) -
     preamble, body = (marked[:m.start()], marked[m.end():]) if m else ("", marked)
     body = re.split(r"\\end\s*\{document\}", body)[0]
     style = citation_style(preamble + "\n" + project.text[:2000], cites)
-    entries, bib_files = read_bibliography(project, body, all_files)
+    entries, bib_files, unreadable = read_bibliography(project, body, all_files)
 
     # references in order of first citation (\nocite in its place), \nocite{*}: every entry
     refs: dict[str, _Ref] = {}
@@ -211,10 +211,8 @@ def extract_project(project: Project, all_files: list[Path], source_path: str) -
     missing_bibs = [n for n in bib_names(project.text) if Path(n).name not in bib_files]
     undefined_notes = {}
     for k in undefined:
-        bad = next((m.split(": ", 1)[0] for m in paper.messages
-                    if re.search(r" skipped \('@\w+\s*[{(]\s*" + re.escape(k) + r"\s*,", m)), None)
-        if bad:
-            undefined_notes[k] = {"why": "unreadable_entry", "where": bad}
+        if k in unreadable:
+            undefined_notes[k] = {"why": "unreadable_entry", "where": unreadable[k]}
         elif missing_bibs:
             undefined_notes[k] = {"why": "missing_bib_file", "files": missing_bibs[:3]}
     if undefined:
