@@ -23,7 +23,7 @@ import pytest
 from helpers.refcheck_work import special_titles
 
 from mustcite.bibwrite import braced_value, latex_text
-from mustcite.extract.bibtex import decode_latex, parse_bib
+from mustcite.extract.bibtex import parse_bib
 from mustcite.refcheck.published import kept_fields, published_name, record_bibtex
 
 #: a user's arXiv entry's other fields (as a .bib file writes them)
