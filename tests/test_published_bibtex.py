@@ -86,7 +86,7 @@ def test_the_users_other_fields_are_kept_and_the_preprints_left_out():
     kept, left = kept_fields(USER_FIELDS, rec)
     assert dict(kept) == {"doi": "10.1000/some_thing", "note": r"Code at \url{https://x.org/a_b}",
                           "keywords": "quantization, LLM"}
-    assert sorted(left) == ["archiveprefix", "eprint", "pages", "primaryclass"]
+    assert sorted(left) == ["archiveprefix", "eprint", "pages", "primaryclass", "url"]
     bib = record_bibtex(rec, "jiang2019", USER_FIELDS)
     got = bibtexparser.parse_string(bib, parse_stack=[])
     assert not got.failed_blocks and len(got.entries) == 1

@@ -2,8 +2,9 @@
 
 **What it holds.** The record gives the entry type (``@article`` for a journal, else
 ``@inproceedings``), the title, the authors, the venue (``booktitle`` or ``journal``), the year and
-its URL. Every other field of the user's entry is kept as they wrote it (``doi``, ``note``,
-``abstract``, ``keywords``, ``file``, ...), except the fields that describe the version being
+its URL (which replaces the user's own, then named among the fields left out). Every other field
+of the user's entry is kept as they wrote it (``doi``, ``note``, ``abstract``, ``keywords``,
+``file``, ...), except the fields that describe the version being
 replaced (:data:`SUPERSEDED`): its identifiers (``eprint``, ``archivePrefix``, ``primaryClass``, an
 arXiv DOI or URL), its venue and where in it (``journal``, ``booktitle``, ``howpublished``,
 ``publisher``, ``volume``, ``number``, ``pages``, ``editor``, ``address``, ``series``, ...), its
@@ -105,13 +106,17 @@ def _venue_name(record: dict) -> tuple[str, bool]:
 def kept_fields(fields: dict[str, str] | None, record: dict) -> tuple[list[tuple[str, str]], list[str]]:
     """The user's fields the proposal keeps (name, value as written) and the names of those it
     leaves out as the earlier version's (:data:`SUPERSEDED`, an arXiv DOI, a preprint note, an
-    arXiv URL where the record has none)."""
+    arXiv URL) or for the record's own (a URL other than the record's, where the record has one)."""
     kept, left = [], []
     for name, value in (fields or {}).items():
         name = name.lower()
-        if name in REPLACED and not (name == "url" and not record.get("url")):
-            continue
         value = str(value)
+        if name == "url" and record.get("url"):
+            if value.strip() != record["url"]:
+                left.append(name)            # the record's URL replaces it: named, as one left out
+            continue
+        if name in REPLACED and name != "url":
+            continue
         superseded = (name in SUPERSEDED or (name in ("doi", "url") and _ARXIV_ID.search(value))
                       or (name == "note" and _VERSION_NOTE.search(value)))
         if superseded:
