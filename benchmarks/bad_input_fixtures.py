@@ -15,6 +15,7 @@ import gzip
 import json
 import os
 import random
+import re
 import shutil
 import subprocess
 import threading
@@ -457,3 +458,71 @@ def build_slice(model_dir: Path, scratch: Path) -> dict:
     Path(model_dir).parent.mkdir(parents=True, exist_ok=True)
     rec.save(model_dir)
     return {"query": {"title": held_out[0].title, "abstract": held_out[0].abstract}, "cited": pool[:2]}
+
+
+# --------------------------------------------------------------------------- what is printed: controls, LaTeX specials
+# (rows ``output/...`` of bad_inputs.py: values read from the input are printed escaped, and the
+# published version check-refs proposes for an arXiv-cited paper is BibTeX that reads back)
+
+#: a terminal's controls: OSC 0 (sets the window title, ended by BEL), CSI 2J (clears the screen), an
+#: OSC 8 hyperlink whose text hides its target, and a right-to-left override
+CONTROLS = {"title": "\x1b]0;pwned\x07", "clear": "\x1b[2J",
+            "link": "\x1b]8;;http://evil.example/\x07Attention\x1b]8;;\x07", "rlo": "\u202e"}
+#: what no output may hold raw: C0 controls but tab and line feed, DEL, C1, bidirectional controls
+RAW_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+#: the development draft (benchmarks/splits/drafts_split.json "dev") the hostile values are added to
+OUTPUT_DRAFT = "ai-detector-fooling"
+#: the paper list whose papers the outputs' corpus holds, and whose special-character titles are cited
+OUTPUT_LIST = "nips2019"
+SPECIALS = "%&#^_$~{}"
+
+
+def build_output_inputs(folder: Path, work: Path) -> dict[str, Path]:
+    """Write into ``folder``: ``hostile_bib`` (the dev draft's real .bib with a title, a note and a
+    key holding :data:`CONTROLS`, and a key given twice), ``hostile_draft`` (the real project with
+    them in its title, a sentence and an undefined ``\\cite`` key) and ``special_bib`` (every
+    :data:`OUTPUT_LIST` paper whose title holds one of :data:`SPECIALS`, cited as an arXiv preprint
+    with a DOI, a note and pages); and ``work``'s corpus: the main-track papers of :data:`OUTPUT_LIST`."""
+    from mustcite.corpus.importers import import_file
+    from mustcite.corpus.records import Paper, make_paper_id
+    from mustcite.corpus.store import write_papers
+
+    c = CONTROLS
+    folder.mkdir(parents=True, exist_ok=True)
+    project = DATA / "drafts" / "projects" / OUTPUT_DRAFT
+    hostile = f"Hostile {c['title']} title {c['link']} with {c['clear']} and {c['rlo']}txet desrever"
+    p = {"hostile_bib": folder / "refs.bib", "hostile_draft": folder / "draft", "special_bib": folder / "specials.bib"}
+    p["hostile_bib"].write_text(
+        (project / "bibliography.bib").read_text(encoding="utf-8")
+        + f"\n@article{{evil{c['clear']}key,\n  title = {{{hostile}}},\n  author = {{Jane {c['rlo']}Doe}},\n"
+        f"  journal = {{arXiv preprint arXiv:2101.00001}},\n  note = {{{c['title']}{c['rlo']} note}},\n"
+        "  year = {2021}\n}\n"
+        f"@misc{{evil{c['clear']}key,\n  title = {{A repeated key}}\n}}\n"
+        f"@inproceedings{{venue{c['rlo']},\n  title = {{Some Paper}},\n  author = {{Jane Doe}},\n"
+        f"  booktitle = {{Conference on Imaginary {c['title']}Learning {c['rlo']}Systems}},\n  year = {{2019}}\n}}\n",
+        encoding="utf-8")
+    shutil.copytree(project, p["hostile_draft"], dirs_exist_ok=True)
+    tex = p["hostile_draft"] / "paper.tex"
+    text = tex.read_text(encoding="utf-8")
+    text = text.replace(r"\title{Evaluating the effectiveness of fooling techniques on AI detectors}",
+                        rf"\title{{Evaluating {c['title']}fooling {c['rlo']}techniques {c['clear']}on AI detectors}}")
+    text = text.replace(r"\section{Introduction}", f"\\section{{Introduction}}\nWe follow BERT {c['link']} closely "
+                        f"{c['rlo']}here \\cite{{evil{c['clear']}key}}.\n", 1)
+    tex.write_text(text, encoding="utf-8")
+    papers, entries = [], []
+    for r in import_file(DATA / "proceedings" / "paperlists" / f"{OUTPUT_LIST}.jsonl.gz", DATA):
+        if r.skip or not r.main_track:
+            continue
+        papers.append(Paper(make_paper_id(r.title, r.venue, r.year, r.source_id), r.title, r.venue, r.year,
+                            authors=list(r.authors), source="paperlists", source_id=r.source_id, url=r.url,
+                            pdf=r.pdf, track=r.track))
+        if any(ch in r.title for ch in SPECIALS) and r.authors:
+            title = "".join("\\" + ch if ch in "%&#_" else ch for ch in r.title)     # as a user's .bib writes it
+            entries.append(f"@article{{special{len(entries)},\n  title = {{{title}}},\n"
+                           f"  author = {{{' and '.join(r.authors)}}},\n  journal = {{arXiv preprint}},\n"
+                           f"  eprint = {{1905.{len(entries):05d}}},\n  archivePrefix = {{arXiv}},\n"
+                           "  pages = {1--12},\n  doi = {10.5555/example_doi},\n"
+                           "  note = {Code at \\url{https://github.com/x/y_z}},\n  year = {2019}\n}\n")
+    write_papers(papers, work / "corpus" / "papers.parquet")
+    p["special_bib"].write_text("".join(entries), encoding="utf-8")
+    return p

@@ -452,6 +452,7 @@ def judge(case: Case, r: dict) -> list[str]:
         misses.append(f"{r['wall_s']:.1f} s >= {SECONDS:.0f} s")
     if case.expect and not re.search(case.expect, r["message"], re.S):
         misses.append(f"message does not match /{case.expect}/")
+    misses += output_misses(case, r)          # output/ rows: nothing printed raw, proposals read back
     return misses
 
 
@@ -795,6 +796,61 @@ def run_lsp(cases: list[Case], t: Path, record) -> None:
                 "wall_s": round(time.perf_counter() - t0, 2), "traceback": "Traceback" in "".join(c.stderr),
                 "output": ""})
 
+# --------------------------------------------------------------------------- what is printed: controls, LaTeX specials
+# rows ``output/...``: terminal controls in a real .bib and a real draft (bad_input_fixtures.CONTROLS)
+# are printed escaped in every format of check-refs and audit, and the published versions check-refs
+# proposes for real NeurIPS 2019 papers with "%", "&", "#", "^" ... in their titles read back as BibTeX.
+# They run with the slice's work folder, whose corpus build_output_inputs writes (the NeurIPS 2019 list).
+
+def output_cases(t: Path, work: Path) -> list[Case]:
+    p = B.build_output_inputs(t / "output", work)
+    what = {"hostile_bib": f"the dev draft's real .bib ({B.OUTPUT_DRAFT}) + a title, a note and keys holding "
+                           "ESC]0;..BEL, ESC[2J, an OSC 8 link and U+202E",
+            "hostile_draft": f"the real dev draft {B.OUTPUT_DRAFT} + the same controls in its title, a sentence "
+                             "and an undefined \\cite key",
+            "special_bib": f"every {B.OUTPUT_LIST} paper with one of {B.SPECIALS} in its title, cited as an arXiv "
+                           "preprint with a DOI, a note and pages"}
+    cases = [Case(f"output/controls/check-refs {fmt}", what["hostile_bib"],
+                  argv=("check-refs", str(p["hostile_bib"]), "--format", fmt), ok=True,
+                  expect=r"evil\\x1b\[2Jkey|evil\\u001b\[2Jkey|entries:") for fmt in ("table", "json", "markdown")]
+    cases += [Case(f"output/controls/audit {fmt}", what["hostile_draft"],
+                   argv=("audit", str(p["hostile_draft"]), "--format", fmt, "--all", "--top", "30"), ok=True)
+              for fmt in ("table", "json", "markdown", "bibtex")]
+    cases += [Case(f"output/latex-specials/check-refs {fmt}", what["special_bib"],
+                   argv=("check-refs", str(p["special_bib"]), "--format", fmt), ok=True)
+              for fmt in ("json", "markdown")]
+    return cases
+
+
+def output_misses(case: Case, r: dict) -> list[str]:
+    """An ``output/`` row's own targets: no raw control character in what it printed (stdout and
+    stderr); for the proposals, every entry read back by bibtexparser with balanced braces and no
+    LaTeX special character raw outside math."""
+    if not case.name.startswith("output/"):
+        return []
+    out = r["output"]
+    misses = ["a raw control character in the output"] if B.RAW_CONTROL.search(out.replace("\n", "").replace(
+        "\t", "")) else []
+    if case.name.startswith("output/latex-specials/") and r["result"] == 0:
+        import bibtexparser
+
+        if case.argv[-1] == "json":
+            bibs = [json.loads(ln).get("bibtex", "") for ln in out.splitlines() if ln.startswith("{")]
+        else:
+            bibs = [re.split(r"\n`{3,}\n?", out.split("bibtex\n", 1)[-1])[0]]
+        text = "".join(bibs)
+        got = bibtexparser.parse_string(text, parse_stack=[])
+        n = text.count("@inproceedings{") + text.count("@article{")
+        if not n or got.failed_blocks or len(got.entries) != n:
+            misses.append(f"{len(got.failed_blocks)} of {n} proposed entries do not read back")
+        for e in got.entries:
+            value = re.sub(r"(?<!\\)\$(?:[^$\\]|\\.)+?(?<!\\)\$", "", e["title"])
+            value = value.replace("\\textasciicircum{}", "").replace("\\textasciitilde{}", "")
+            if re.search(r"(?<!\\)[%&#_^~]", value) or value.count("{") != value.count("}"):
+                misses.append(f"{e.key}: a special character raw or a brace unpaired: {e['title']}")
+    return misses
+
+
 # --------------------------------------------------------------------------- the table
 
 def table(rows: list[dict]) -> str:
@@ -827,19 +883,23 @@ def main() -> int:
 
 def _main(tmp: Path, only: list[str] | None) -> int:
     lsp_only = bool(only) and all(o.startswith("lsp") for o in only)
+    output_only = bool(only) and all(o.startswith("output") for o in only)   # the slice's model only
     if lsp_only and not (REAL_WORK / "corpus" / "papers.parquet").is_file():
         print("mustcite-work/corpus/papers.parquet absent", file=sys.stderr)
         return 1
-    if not lsp_only and not (B.have_data() and (REAL_WORK / "models" / "recommender").is_dir()):
+    if not lsp_only and not (B.have_data() and (output_only or (REAL_WORK / "models" / "recommender").is_dir())):
         print("shared/data (NeurIPS full texts, a PDF) or mustcite-work/models/recommender absent", file=sys.stderr)
         return 1
     t0 = time.perf_counter()
     t = tmp / "t"
     if lsp_only:
         cases = lsp_cases(tmp / "lsp")            # the other inputs take minutes to build
+    elif output_only:
+        cases = output_cases(t, tmp / "slice-work")
     else:
         cases = (matrix_cases(B.build(tmp / "in"), tmp / "out") + bounded_cases(tmp / "bounded")
                  + build(t, tmp / "bounded") + lsp_cases(tmp / "lsp"))
+        cases += output_cases(t, tmp / "slice-work")     # the slice's work folder (train_slice) holds its corpus
     cases = [c for c in cases if not only or any(o in c.name for o in only)]
     print(f"{len(cases)} rows; inputs built in {time.perf_counter() - t0:.0f} s", file=sys.stderr)
     slice_work = None

@@ -24,7 +24,7 @@ SRC = Path(__file__).resolve().parents[1] / "src"
 #: ``mustcite`` itself (the package facade) is the top layer.
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("ground", ("errors", "version", "io", "tarstream", "numeric", "retry", "config", "engine", "parallel",
-                "run_markers", "datasets", "schemas", "quiet", "lazy_libs", "lazy_exports")),
+                "run_markers", "datasets", "schemas", "quiet", "lazy_libs", "lazy_exports", "shown", "bibwrite")),
     ("corpus", ("corpus",)),
     ("collect", ("collect",)),
     ("extract", ("extract",)),

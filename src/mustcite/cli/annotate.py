@@ -11,6 +11,7 @@ import typer
 from ..engine import make_engine
 from ..errors import MustciteError, UsageError
 from ..labels.annotate import SUMMARY_NAME, annotate_dir
+from ..shown import shown_line
 from .extract import ADDRESS_HELP, ENGINE_HELP, rate
 
 
@@ -61,7 +62,7 @@ def annotate_cmd(
 
         note = quality_note_for(str(prompts) if prompts else None)
         if note:
-            typer.echo(f"warning: {note}", err=True)
+            typer.echo(f"warning: {shown_line(note)}", err=True)
     eng = make_engine(engine, address)
     summary = annotate_dir(folder, backend=backend, model=model, prompts_dir=str(prompts) if prompts else None,
                            concurrency=concurrency, dry_run=dry_run, mention_threshold=mention_threshold,

@@ -19,6 +19,7 @@ import typer
 from ..config import Workspace
 from ..errors import MustciteError, UsageError
 from ..io import check_output_dir
+from ..shown import shown_line
 
 
 def register(app: typer.Typer) -> None:
@@ -90,7 +91,7 @@ def collect_cmd(
                 typer.echo(summary_line(rep))
                 for e in rep.errors[:5]:
                     if e["kind"] != "missing_abstract":
-                        typer.echo(f"  {e['kind']}: {e['key']}: {e['message']}", err=True)
+                        typer.echo("  " + shown_line(f"{e['kind']}: {e['key']}: {e['message']}"), err=True)
     if as_json:
         typer.echo(json.dumps([r.to_dict() for r in reports], indent=1, ensure_ascii=False))
     if failed:

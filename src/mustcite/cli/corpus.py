@@ -13,6 +13,7 @@ import typer
 
 from ..config import Workspace, find_data_dir
 from ..errors import UsageError
+from ..shown import rich_shown
 
 corpus_app = typer.Typer(help="Build and inspect the paper corpus (the candidate pool).",
                          no_args_is_help=True)
@@ -111,13 +112,13 @@ def _papers_table(stats, by_year: bool):
         for col in ("Venue", "Year", "Papers", "With abstract", "Without"):
             table.add_column(col, justify="left" if col == "Venue" else "right")
         for r in stats.by_venue_year:
-            table.add_row(r["venue"], str(r["year"]), f"{r['papers']:,}", f"{r['with_abstract']:,}",
+            table.add_row(rich_shown(r["venue"]), str(r["year"]), f"{r['papers']:,}", f"{r['with_abstract']:,}",
                           f"{r['papers'] - r['with_abstract']:,}")
     else:
         for col in ("Venue", "Years", "Conf-years", "Papers", "With abstract", "Without"):
             table.add_column(col, justify="left" if col == "Venue" else "right")
         for r in stats.by_venue():
-            table.add_row(r["venue"], f"{r['first_year']}–{r['last_year']}", str(r["years"]),
+            table.add_row(rich_shown(r["venue"]), f"{r['first_year']}–{r['last_year']}", str(r["years"]),
                           f"{r['papers']:,}", f"{r['with_abstract']:,}",
                           f"{r['papers'] - r['with_abstract']:,}")
     table.add_section()
@@ -150,7 +151,8 @@ def _tracks_table(stats):
         table.add_column(col, justify="left" if col in ("Venue", "Track") else "right")
     for r in stats.tracks:
         years = "–" if r["first_year"] is None else f"{r['first_year']}–{r['last_year']}"
-        table.add_row(r["venue"] or "(none)", r["track"], f"{r['records']:,}", _n(r["with_abstract"]), years)
+        table.add_row(rich_shown(r["venue"] or "(none)"), rich_shown(r["track"]), f"{r['records']:,}",
+                      _n(r["with_abstract"]), years)
     if not stats.tracks:
         table.caption = "no side records in this store (built before they were kept)"
     return table
@@ -164,8 +166,8 @@ def _sources_table(stats):
     for col in ("Source", "Files", "Records read", "With abstract", "Papers it lists", "Abstracts it gave"):
         table.add_column(col, justify="left" if col == "Source" else "right")
     for r in stats.sources:
-        table.add_row(r["source"], _n(r["files"]), _n(r["records"]), _n(r["with_abstract"]), _n(r["papers"]),
-                      _n(r["abstracts"]))
+        table.add_row(rich_shown(r["source"]), _n(r["files"]), _n(r["records"]), _n(r["with_abstract"]),
+                      _n(r["papers"]), _n(r["abstracts"]))
     table.caption = ("papers it lists: corpus papers with a record of the source; "
                      "abstracts it gave: corpus abstracts taken from it")
     return table

@@ -17,6 +17,7 @@ import typer
 
 from ..errors import UsageError
 from ..io import check_output_file, write_jsonl
+from ..shown import shown_line
 
 BACKEND_HELP = "offline | neural | cascade | openai | gemini | local"
 
@@ -49,7 +50,7 @@ def judge_cmd(
 
         note = quality_note_for(str(prompts) if prompts else None)
         if note:
-            typer.echo(f"warning: {note}", err=True)
+            typer.echo(f"warning: {shown_line(note)}", err=True)
     items = read_contexts(in_path)
     missing = [it for it in items if not cite_found(it)]
     if missing:

@@ -16,6 +16,7 @@ import typer
 
 from ..errors import MustciteError
 from ..quiet import quiet_libraries
+from ..shown import shown
 from .common import exit_now
 
 try:  # typer >= 0.29 vendors click as typer._click, with its own exception classes
@@ -85,7 +86,7 @@ def _run(argv: list[str] | None) -> int:
         exc.show()
         return exc.exit_code
     except MustciteError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {shown(exc)}", file=sys.stderr)
         return exc.exit_code
     except RecursionError:     # json.loads and friends on thousands of nested brackets
         print("error: an input file is nested too deeply to read (thousands of nested brackets)", file=sys.stderr)

@@ -26,6 +26,7 @@ from ..engine import make_engine, use_engine
 from ..errors import DataMissingError, MustciteError, UsageError
 from ..extract.runner import stem_of
 from ..io import check_output_dir, check_output_file, iter_jsonl
+from ..shown import json_shown, shown_line
 from .common import workspace, write_report, year_range
 
 
@@ -268,7 +269,7 @@ def recommend_cmd(
     ranked = rec.recommend_many(qs, top=top, rank_by=rank_by)
     for qid, rs in ranked.items():
         if rs.notice:
-            print(f"note: query {qid}: {rs.notice}", file=sys.stderr)
+            print(f"note: query {shown_line(qid)}: {shown_line(rs.notice)}", file=sys.stderr)
     text = render(ranked, fmt)
     write_report(text, out)
 
@@ -323,7 +324,7 @@ def audit_cmd(
         raise UsageError(f"--fail-on: this model has no {gate[0]} tier (it has {', '.join(rec.tiers.models)})")
     res = audit_draft(rec, read, top=top, min_score=min_score, year=year, show_all=show_all)
     if fmt == "json":
-        text = json.dumps(res.to_dict(), ensure_ascii=False, indent=2) + "\n"
+        text = json_shown(json.dumps(res.to_dict(), ensure_ascii=False, indent=2)) + "\n"
     elif fmt == "markdown":
         text = formats.audit_markdown(res)
     elif fmt == "bibtex":
@@ -332,7 +333,7 @@ def audit_cmd(
         text = formats.audit_table(res)
     write_report(text, out)
     if res.notice:
-        print(f"note: {res.notice}", file=sys.stderr)
+        print(f"note: {shown_line(res.notice)}", file=sys.stderr)
     if gate:
         bad = formats.likely_missing(res, gate[1], gate[0])
         if bad:

@@ -17,6 +17,7 @@ import typer
 
 from ..errors import MustciteError, UsageError
 from ..io import check_output_file
+from ..shown import shown_line
 from .common import write_report
 
 
@@ -70,7 +71,7 @@ def check_refs_cmd(
     for entries, messages in read:
         checks.extend(check_entries(entries, index))
         for m in messages:
-            print(f"note: {m}", file=sys.stderr)
+            print(f"note: {shown_line(m)}", file=sys.stderr)
     text = render(checks, fmt)
     write_report(text, out)
     if fmt != "table":

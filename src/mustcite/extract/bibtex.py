@@ -46,6 +46,8 @@ class BibEntry:
     volume: int | None = None                           # the ``volume`` number, when it starts with one
     unreadable: str = ""                                # why the block could not be read ("" when read)
     notes: list[str] = field(default_factory=list)      # what the reader noticed (a repeated field)
+    #: every field as written (LaTeX kept; @string names and crossref parents resolved), by lower-case name
+    fields: dict[str, str] = field(default_factory=dict, repr=False)
 
     def label(self) -> str:
         """An author-year label: "Vaswani et al., 2017"; the key when there are no authors."""
@@ -189,7 +191,7 @@ def entry_from_fields(key: str, fields: dict[str, str], source: str = "", kind: 
     volume = re.match(r"\s*(\d{1,4})\b", f.get("volume", ""))
     e = BibEntry(key=key, title=title, authors=authors, year=_year(f), venue=venue,
                  doi=normalize_doi(f.get("doi")), arxiv=_arxiv(f), url=url, source=source, others=others,
-                 kind=kind.lower(), volume=int(volume.group(1)) if volume else None)
+                 kind=kind.lower(), volume=int(volume.group(1)) if volume else None, fields=f)
     if e.doi is None and url and "doi.org/" in url.lower():
         e.doi = normalize_doi(url)
     who = ", ".join(authors) + (" et al." if others else "")

@@ -31,6 +31,7 @@ default: this year), ``top`` (missing papers shown, default 10), ``minScore`` (d
 from __future__ import annotations
 
 import asyncio
+import copy
 import logging
 import os
 import stat
@@ -48,12 +49,20 @@ from pygls.uris import from_fs_path, to_fs_path
 
 from ..errors import MustciteError
 from ..io import decode_text
+from ..shown import shown
 from ..version import __version__
 from . import diagnostics as diag
 from .documents import bibliographies, cites
 from .framing import serve
 
 log = logging.getLogger(__name__)
+
+
+def _shown_message(d: types.Diagnostic) -> types.Diagnostic:
+    """A copy of ``d`` whose message is as :func:`~mustcite.shown.shown` writes it."""
+    d = copy.copy(d)
+    d.message = shown(d.message)
+    return d
 
 LATEX_SUFFIXES = (".tex", ".ltx", ".latex")
 #: Largest file the server reads from disk (bytes).
@@ -280,6 +289,8 @@ class CitationServer(LanguageServer):
 
     def publish(self, uri: str) -> None:
         items = self._bib_diags.get(uri, []) + self._tex_diags.get(uri, []) + self._audit_diags.get(uri, [])
+        # a message holds titles, keys and quotes as read: terminal and bidirectional controls escaped
+        items = [_shown_message(d) for d in items]
         self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=items))
 
     def checks_of(self, uri: str, turn: int) -> list[tuple[dict, str, list[types.Diagnostic]]] | None:
@@ -368,11 +379,12 @@ class CitationServer(LanguageServer):
             self._auditing.pop(key, None)
 
     def show(self, kind: types.MessageType, message: str) -> None:
-        self.window_show_message(types.ShowMessageParams(type=kind, message=message))
+        self.window_show_message(types.ShowMessageParams(type=kind, message=shown(message)))
 
     def log(self, message: str) -> None:
         """A line in the client's log (a file the server skips: no pop-up for each), sent from the
         message loop's thread whichever thread says it."""
+        message = shown(message)
         log.warning("%s", message)
         params = types.LogMessageParams(type=types.MessageType.Warning, message=message)
         if self._loop is not None:

@@ -32,6 +32,7 @@ import numpy as np
 
 from ..corpus.records import normalize_title, title_short_name
 from ..errors import UsageError
+from ..extract.homoglyphs import describe, mixed_words
 from ..extract.link import link_references
 from ..extract.works import name_key
 from ..numeric import logit
@@ -137,6 +138,24 @@ class DraftScores:
     features: np.ndarray
     base: np.ndarray              # logit of P(main tier), after the optional cross-encoder
     references: list[str]         # the draft's linked pool references
+
+
+#: notes on words written with look-alike letters of another script, at most
+MAX_HOMOGLYPH_NOTES = 5
+
+
+def homoglyph_notes(sents) -> list[str]:
+    """A note for each word of the sentences written with letters of another script that look
+    Latin ("BЕRT" with a Cyrillic "Е"): names are read as the Latin word, and the note says so."""
+    seen: dict[str, str] = {}
+    for s in sents:
+        for word, read in mixed_words(s.text):
+            seen.setdefault(word, read)
+    notes = [f"'{word}' is written with letters of another script that look Latin ({describe(word)}); "
+             f"names are read as '{read}'" for word, read in list(seen.items())[:MAX_HOMOGLYPH_NOTES]]
+    if len(seen) > MAX_HOMOGLYPH_NOTES:
+        notes.append(f"... and {len(seen) - MAX_HOMOGLYPH_NOTES} more such words")
+    return notes
 
 
 def score_draft(rec: Recommender, query: dict[str, Any], references: list[str], *, text: str = "",
@@ -453,6 +472,7 @@ def audit_draft(rec: Recommender, path: str | Path | Draft, *, top: int = 50, mi
         if score is not None else []
     return AuditResult(draft.path.name, draft.title, draft.abstract, len(refs), len(cited), missing,
                        Ranked(results_for(rec, ds, signals, have, prob) if have else [], ds.year),
-                       {"status": paper.status, "method": paper.method, "messages": list(paper.messages)},
+                       {"status": paper.status, "method": paper.method,
+                        "messages": list(paper.messages) + homoglyph_notes(sents)},
                        ds.year, notice, [asdict(c) for c in signals.coupled], _reference_rows(refs),
                        findings, threshold)

@@ -7,7 +7,9 @@ import re
 import unicodedata
 from collections.abc import Mapping, Sequence
 
+from ..bibwrite import braced_value, entry, latex_text
 from ..errors import UsageError
+from ..shown import json_shown, markdown_key, markdown_shown, markdown_url, shown, shown_line
 from .reasons import reasons
 from .results import Recommendation
 
@@ -30,11 +32,12 @@ def query_dict(qid: str, rs: Sequence[Recommendation]) -> dict:
 
 
 def json_lines(results: Mapping[str, Sequence[Recommendation]]) -> str:
-    return "".join(json.dumps(query_dict(qid, rs), ensure_ascii=False) + "\n" for qid, rs in results.items())
+    return json_shown("".join(json.dumps(query_dict(qid, rs), ensure_ascii=False) + "\n"
+                              for qid, rs in results.items()))
 
 
 def trec_lines(results: Mapping[str, Sequence[Recommendation]], tag: str = "mustcite") -> str:
-    return "".join(f"{qid} Q0 {r.paper_id} {i} {r.score:.6f} {tag}\n"
+    return "".join(f"{shown_line(qid)} Q0 {shown_line(r.paper_id)} {i} {r.score:.6f} {tag}\n"
                    for qid, rs in results.items() for i, r in enumerate(rs, 1))
 
 
@@ -48,10 +51,6 @@ def bibtex_key(r: Recommendation) -> str:
     return re.sub(r"[^a-z0-9]", "", f"{last}{r.year or ''}{word}") or "paper"
 
 
-def _esc(s: str) -> str:
-    return s.replace("\\", "\\textbackslash{}").replace("{", "\\{").replace("}", "\\}")
-
-
 def booktitle(venue: str) -> str:
     """The proceedings' title of a corpus venue (``NeurIPS``: "Advances in Neural Information
     Processing Systems"); any other venue as it is."""
@@ -61,12 +60,14 @@ def booktitle(venue: str) -> str:
 def bibtex(r: Recommendation, key: str | None = None) -> str:
     """A BibTeX entry: ``@inproceedings`` for a corpus paper; for a cited work the entry its kind
     and venue call for (``@article`` for a journal or arXiv, ``@book``, ``@misc`` for datasets,
-    software and web pages without a venue)."""
-    fields = [("title", "{" + _esc(r.title) + "}")]
+    software and web pages without a venue). Values are written by :func:`~mustcite.bibwrite.latex_text`
+    (special characters escaped outside math, braces balanced; the title in a second pair of braces,
+    its casing as published)."""
+    fields = [("title", "{" + latex_text(r.title) + "}")]
     if r.authors:
-        fields.append(("author", _esc(" and ".join(r.authors))))
+        fields.append(("author", " and ".join(latex_text(a) for a in r.authors)))
     kind = "inproceedings"
-    venue = _esc(booktitle(r.venue)) if r.venue else ""
+    venue = latex_text(booktitle(r.venue)) if r.venue else ""
     arxiv = re.search(r"arxiv\.org/abs/(\S+)", r.url or "")
     if r.source == "references":
         if r.kind == "book":
@@ -78,7 +79,7 @@ def bibtex(r: Recommendation, key: str | None = None) -> str:
         else:
             kind, where = "misc", "howpublished"
         if arxiv and not venue:
-            venue = f"arXiv preprint arXiv:{arxiv.group(1)}"
+            venue = latex_text(f"arXiv preprint arXiv:{arxiv.group(1)}")
         if venue:
             fields.append((where, venue))
     elif venue:
@@ -86,9 +87,8 @@ def bibtex(r: Recommendation, key: str | None = None) -> str:
     if r.year:
         fields.append(("year", str(r.year)))
     if r.url:
-        fields.append(("url", r.url))
-    body = ",\n".join(f"  {k} = {{{v}}}" for k, v in fields)
-    return f"@{kind}{{{key or bibtex_key(r)},\n{body}\n}}\n"
+        fields.append(("url", braced_value(r.url)))
+    return entry(kind, key or bibtex_key(r), fields)
 
 
 def bibtex_all(results: Mapping[str, Sequence[Recommendation]]) -> str:
@@ -98,7 +98,7 @@ def bibtex_all(results: Mapping[str, Sequence[Recommendation]]) -> str:
             if r.paper_id not in seen:
                 seen.add(r.paper_id)
                 out.append(bibtex(r))
-    return "\n".join(out)
+    return shown("\n".join(out))
 
 
 def work_note(r: Recommendation) -> str:
@@ -113,13 +113,13 @@ def table(results: Mapping[str, Sequence[Recommendation]]) -> str:
     lines = []
     for qid, rs in results.items():
         year = query_year(rs)
-        lines.append(f"# {qid}" + (f" (as of {year}: papers of {year} or earlier)" if year else ""))
+        lines.append(f"# {shown_line(qid)}" + (f" (as of {year}: papers of {year} or earlier)" if year else ""))
         lines.append(f"{'rank':>4}  {'score':>6}  {'tier':<19} {'year':<4} {'venue':<8} title  [why]")
         for i, r in enumerate(rs, 1):
             why = r.reasons or reasons(r.evidence or {}, r)
             lines.append(f"{i:>4}  {r.score:6.3f}  {r.tier_name or r.tier:<19} {r.year or '':<4} "
-                         f"{(r.venue or '')[:8]:<8} {r.title[:90]}{work_note(r)}"
-                         + (f"  [{' '.join(why)}]" if why else ""))
+                         f"{shown_line(r.venue or '')[:8]:<8} {shown_line(r.title)[:90]}{work_note(r)}"
+                         + (f"  [{shown_line(' '.join(why))}]" if why else ""))
         lines.append("")
     return "\n".join(lines)
 
@@ -170,15 +170,16 @@ def audit_bibtex(audit) -> str:
     """BibTeX entries of the missing papers, ready to paste: keys never collide with the draft's."""
     papers = [r for r in audit.missing if r.paper_id]
     keys = unique_keys(papers, draft_keys(audit))
-    head = f"% mustcite audit of {audit.draft} (as of {audit.year}): {len(papers)} missing papers\n"
-    head += "".join(f"% note: {' '.join(n.split())}\n" for n in audit.notes)
-    head += "".join(f"% {' '.join((r.message or '').split())}\n" for r in audit.missing if not r.paper_id)
-    return head + "\n".join(f"% {' '.join((r.message or '').split())}\n{bibtex(r, k)}" if r.message else bibtex(r, k)
+    head = f"% mustcite audit of {shown_line(audit.draft)} (as of {audit.year}): {len(papers)} missing papers\n"
+    head += "".join(f"% note: {shown_line(n)}\n" for n in audit.notes)
+    head += "".join(f"% {shown_line(r.message or '')}\n" for r in audit.missing if not r.paper_id)
+    return head + "\n".join(shown(f"% {shown_line(r.message)}\n{bibtex(r, k)}" if r.message else bibtex(r, k))
                              for r, k in zip(papers, keys))
 
 
 def _finding_paper(r: Recommendation) -> str:
-    return f"{r.title} ({r.venue or 'unknown venue'} {r.year or ''}){work_note(r)}".strip() if r.paper_id else ""
+    return shown_line(f"{r.title} ({r.venue or 'unknown venue'} {r.year or ''}){work_note(r)}".strip()) \
+        if r.paper_id else ""
 
 
 def _shown_line(audit) -> str:
@@ -190,63 +191,66 @@ def _shown_line(audit) -> str:
             f"reviewer calls it a genuine omission; --all shows every one)")
 
 
-def _md(s: str) -> str:
-    return s.replace("|", "\\|").replace("\n", " ")
-
-
 def _where(loc: Mapping) -> str:
     """``file:line`` of a finding's location, or the file alone, or nothing."""
     if loc.get("file") and loc.get("line"):
-        return f"{loc.get('file')}:{loc.get('line')}"
-    return loc.get("file") or ""
+        return shown_line(f"{loc.get('file')}:{loc.get('line')}")
+    return shown_line(loc.get("file") or "")
 
 
 def audit_markdown(audit) -> str:
-    """A Markdown report: the draft, what was read, the missing papers with tier, score and why."""
-    out = [f"# Must-cite audit: {_md(audit.title or audit.draft)}", "",
-           f"- draft: `{audit.draft}` (as of {audit.year}: only papers of {audit.year} or earlier)",
+    """A Markdown report: the draft, what was read, the missing papers with tier, score and why.
+    Every value from the draft or the corpus is escaped (:func:`~mustcite.shown.markdown_shown`):
+    nothing in them becomes an image, a link, HTML or a terminal control."""
+    out = [f"# Must-cite audit: {markdown_shown(audit.title or audit.draft)}", "",
+           f"- draft: {markdown_key(audit.draft)} (as of {audit.year}: only papers of {audit.year} or earlier)",
            f"- references: {audit.references}, {audit.linked} linked to the pool; "
            f"recommended and already cited: {len(audit.cited)}"]
     if audit.notice:
-        out.append(f"- note: {audit.notice}")
+        out.append(f"- note: {markdown_shown(audit.notice)}")
     if audit.notes:
         out += ["", f"Notes on reading the draft ({len(audit.notes)}):", ""]
-        out += [f"- {_md(n)}" for n in audit.notes]
+        out += [f"- {markdown_shown(n)}" for n in audit.notes]
     if audit.closest_bibliographies:
         out += ["", "Labelled papers whose references are closest to yours:", ""]
-        out += [f"- {_md(c['title'])} ({c['shared']} shared references)" for c in audit.closest_bibliographies]
+        out += [f"- {markdown_shown(c['title'])} ({c['shared']} shared references)"
+                for c in audit.closest_bibliographies]
     out += ["", f"## Findings ({_shown_line(audit)})", ""]
     if not audit.missing:
         out.append("None found.")
     else:
         out += ["| # | confidence | finding | where | paper | what |", "|---:|---:|---|---|---|---|"]
         for i, r in enumerate(audit.missing, 1):
-            link = f"[{_md(r.title)}]({r.url})" if r.url else _md(r.title)
-            paper = f"{link} ({r.venue or 'unknown venue'} {r.year or ''}){work_note(r)}".strip() if r.paper_id else ""
+            url = markdown_url(r.url)
+            link = f"[{markdown_shown(r.title)}]({url})" if url else markdown_shown(r.title)
+            where_from = markdown_shown(f"({r.venue or 'unknown venue'} {r.year or ''}){work_note(r)}".strip())
+            paper = f"{link} {where_from}" if r.paper_id else ""
             loc = r.location or {}
             where = _where(loc)
             what = r.message or ' '.join(r.reasons or reasons(r.evidence or {}, r))
             if loc.get("quote"):
                 what += f' "{loc["quote"]}"'
             conf = r.confidence if r.confidence is not None else r.score
-            out.append(f"| {i} | {conf:.2f} | {r.finding or ''} | {_md(where)} | {paper} | {_md(what)} |")
+            out.append(f"| {i} | {conf:.2f} | {markdown_shown(r.finding or '')} | {markdown_shown(where)} | {paper} "
+                       f"| {markdown_shown(what)} |")
     return "\n".join(out) + "\n"
 
 
 def audit_table(audit) -> str:
     """The plain-text audit: a header and the missing papers as :func:`table` lays them out."""
-    head = (f"draft: {audit.draft}\ntitle: {audit.title}\nas of {audit.year}: only papers of {audit.year} or "
+    head = (f"draft: {shown_line(audit.draft)}\ntitle: {shown_line(audit.title)}\nas of {audit.year}: only papers "
+            f"of {audit.year} or "
             f"earlier (--year to change)\nreferences: {audit.references} ({audit.linked} linked to the pool); "
             f"recommended and already cited: {len(audit.cited)}\n")
     if audit.closest_bibliographies:
         head += "closest bibliographies: " + "; ".join(
-            f"{c['title'][:60]} ({c['shared']} shared)" for c in audit.closest_bibliographies) + "\n"
+            f"{shown_line(c['title'])[:60]} ({c['shared']} shared)" for c in audit.closest_bibliographies) + "\n"
     notes = audit.notes
     if notes:
-        shown = notes[:MAX_TABLE_NOTES]
-        head += f"notes on reading the draft ({len(notes)}):\n" + "".join(f"  - {n}\n" for n in shown)
-        if len(notes) > len(shown):
-            head += f"  ... and {len(notes) - len(shown)} more (--format json or markdown lists all)\n"
+        few = notes[:MAX_TABLE_NOTES]
+        head += f"notes on reading the draft ({len(notes)}):\n" + "".join(f"  - {shown_line(n)}\n" for n in few)
+        if len(notes) > len(few):
+            head += f"  ... and {len(notes) - len(few)} more (--format json or markdown lists all)\n"
     return head + f"\nfindings: {_shown_line(audit)}\n" + findings_table(audit.missing)
 
 
@@ -257,12 +261,12 @@ def findings_table(rs: Sequence[Recommendation]) -> str:
         loc = r.location or {}
         where = _where(loc)
         conf = r.confidence if r.confidence is not None else r.score
-        lines.append(f"{i:>3}. {conf:.2f}  {r.finding or 'ranked'}  {where}".rstrip())
+        lines.append(f"{i:>3}. {conf:.2f}  {shown_line(r.finding or 'ranked')}  {where}".rstrip())
         if r.paper_id:
             lines.append(f"     {_finding_paper(r)[:140]}")
-        lines.append(f"     {r.message or ' '.join(r.reasons or reasons(r.evidence or {}, r))}")
+        lines.append(f"     {shown_line(r.message or ' '.join(r.reasons or reasons(r.evidence or {}, r)))}")
         if loc.get("quote"):
-            lines.append(f'     "{loc["quote"]}"')
+            lines.append(f'     "{shown_line(loc["quote"])}"')
     return "\n".join(lines) + ("\n" if lines else "none\n")
 
 

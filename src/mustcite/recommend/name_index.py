@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from ..corpus.records import title_short_name
+from ..extract.homoglyphs import fold
 from ..extract.works import name_key
 from ..extract.works.names import MIN_SHARE, MIN_SUPPORT, MIN_SUPPORT_PLAIN, TOKEN, is_plain
 from ..io import load_pickle
@@ -153,8 +154,10 @@ class NameIndex:
     def occurrences(self, text: str, year: int, pool_years: np.ndarray, *, exclude: str | None = None):
         """Every run of ``text``'s words that names pool entries of ``year`` or earlier, as
         ``(start, end, surface, {pool row: NameHit})`` with ``start``/``end`` the run's character
-        offsets (``exclude``: the labelled paper the text is, left out of the support)."""
-        found = list(TOKEN.finditer(text or ""))
+        offsets (``exclude``: the labelled paper the text is, left out of the support). A name
+        written with look-alike letters of another script ("BЕRT", a Cyrillic "Е") is read as the
+        Latin name (:func:`~mustcite.extract.homoglyphs.fold`; the same offsets)."""
+        found = list(TOKEN.finditer(fold(text or "")))
         toks = [m.group(0) for m in found]
         for n in range(1, MAX_WORDS + 1):
             for i in range(len(toks) - n + 1):

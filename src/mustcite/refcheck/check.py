@@ -87,7 +87,7 @@ from .compare import (
 from .entries import Entry, read_entries
 from .index import Record, RefIndex, load_index
 from .person_names import align, name_tokens
-from .render import record_bibtex
+from .published import kept_fields, record_bibtex
 from .results import Issue, RefCheck
 from .venue import SIDE_GROUPS, VenueClaim, classify_venue, names_a_kind, track_kind
 
@@ -565,7 +565,11 @@ def _outdated(out: RefCheck, index: RefIndex, pub: Record, entry: Entry, claim: 
     got = _verdict(out, pub, title, [], notes, titled=False)
     got.status = "outdated"
     got.why = f"{what} is cited; the paper was published in {where}: cite that version"
-    got.bibtex = record_bibtex(got.record, entry.key)
+    got.bibtex = record_bibtex(got.record, entry.key, entry.fields, entry.authors)
+    left = kept_fields(entry.fields, got.record)[1]
+    if left:
+        got.notes.append(f"the proposed entry leaves out the fields of the {what.split(' ', 1)[1]}: "
+                         + ", ".join(left))
     return got
 
 

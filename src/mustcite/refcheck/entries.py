@@ -48,6 +48,8 @@ class Entry:
     kind: str = ""                 # the BibTeX entry type, lower case ("inproceedings"; "" when none)
     unreadable: str = ""           # why the block could not be read ("" when it was)
     notes: list[str] = field(default_factory=list)   # what the reader noticed (a repeated field)
+    #: a .bib entry's fields as written (LaTeX kept), by lower-case name ({} for other inputs)
+    fields: dict[str, str] = field(default_factory=dict, repr=False)
 
 
 _VOLUME_TEXT = re.compile(r"neural information processing systems[\s_*,:(NeurIPS)]{0,20}?(?:vol\.?\s*)?(\d{1,2})\b",
@@ -82,7 +84,7 @@ def _from_bib(e: BibEntry, structured: bool) -> Entry:
     url = _URL_ESCAPES.sub(r"\1", e.url) if e.url else e.url          # "id=wXgk\_iCiYGo"
     return Entry(key=e.key, title=html.unescape(e.title or ""), authors=authors, others=others, year=e.year,
                  venue=e.venue or "", doi=e.doi, arxiv=e.arxiv, url=url, raw=e.raw, source=e.source,
-                 structured=structured, volume=volume, kind=e.kind, notes=list(e.notes))
+                 structured=structured, volume=volume, kind=e.kind, notes=list(e.notes), fields=dict(e.fields))
 
 
 #: a block head as bibtexparser finds them (@string, @comment and @preamble are not counted as entries)
