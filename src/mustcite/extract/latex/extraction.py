@@ -22,8 +22,9 @@ from ..sentences import split_sentences
 from .arguments import braced
 from .bibliography import bib_names, read_bibliography
 from .citations import MARK_START, MARKER, TEXTUAL_COMMANDS, Citation, citation_style, mark_citations
-from .includes import Project, find_main, load_project, project_files, read_text, rel_path
+from .includes import Project, load_project, project_files, read_text, rel_path
 from .macros import expand_macros
+from .mainfile import choose_main, main_file_line
 from .text import HEADING_MARK, Segment, drop_refs, paragraphs, split_segments, to_text
 
 
@@ -230,7 +231,8 @@ def extract_project(project: Project, all_files: list[Path], source_path: str) -
     if undefined and len(undefined) > len(order) / 2:
         report.add("undefined_keys")             # the message naming them is above
     report.finish(paper)
-    paper.stats = {"main_file": rel_path(project.main, project.root), "files": list(project.files),
+    paper.stats = {"main_file": rel_path(project.main, project.root), "main_others": list(project.others),
+                   "files": list(project.files),
                    "bib_files": bib_files, "bib_entries": len(entries), "citation_style": style,
                    "mentions_total": sum(len(c.keys) for c in cites), "citations": len(cites),
                    "nocite": len(nocite), "cited_keys": len(order), "undefined_keys": undefined,
@@ -283,9 +285,14 @@ def _extract_folder(root: Path, main: Path | None, source_path: str, messages: l
     # a .tex file given alone: its folder is the project, but only that folder is listed (it may
     # be a Downloads folder); includes and named .bib files are found wherever they are inside it
     files = project_files(root, messages, recursive=main is None)
+    others: list[str] = []
     if main is None:
-        main = find_main(root, files, messages)
+        choice = choose_main(root, files, messages)
+        main, others = choice.main, choice.others
+        if others:
+            messages.append(main_file_line(rel_path(main, root), others) + f": read as {choice.why}")
     project = load_project(root, main, messages)
+    project.others = others
     if not project.text.strip():
         raise MustciteError("the main .tex file is empty or unreadable"
                             + (f" ({'; '.join(messages)})" if messages else ""), path=source_path)
