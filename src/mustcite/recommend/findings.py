@@ -40,6 +40,7 @@ import json
 import math
 import re
 import unicodedata
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -142,17 +143,25 @@ def sentences(passages: list[dict[str, Any]]) -> list[Sentence]:
     """The body's sentences with the citations each holds (offsets within the sentence)."""
     out: list[Sentence] = []
     for p in passages:
-        text, cites = p.get("text") or "", p.get("cites") or []
+        text = p.get("text") or ""
+        cites = sorted(p.get("cites") or [], key=lambda c: c[0])     # by offset, in order of writing
+        offsets = [off for off, _ in cites]
         at = 0
         for s in split_sentences(text):
-            i = text.find(s, at)
+            # the sentence where the splitter left it: looked for close by only (a sentence it rewrote
+            # is not searched for to the end of a long passage, once per sentence)
+            i = text.find(s, at, at + len(s) + _FIND_SLACK)
             i = at if i < 0 else i
             end = i + len(s)
-            out.append(Sentence(s, p.get("section") or "", i,
-                                [(off - i, keys) for off, keys in cites if i <= off <= end + 1],
+            a, b = bisect_left(offsets, i), bisect_right(offsets, end + 1)
+            out.append(Sentence(s, p.get("section") or "", i, [(off - i, keys) for off, keys in cites[a:b]],
                                 bool(p.get("heading"))))
             at = end
     return out
+
+
+#: how far past the previous sentence the next one is looked for in its passage
+_FIND_SLACK = 2000
 
 
 @lru_cache(maxsize=256)
@@ -432,6 +441,33 @@ def _works(titles: list[str]) -> int:
     return len(seen)
 
 
+class _Spans:
+    """Spans taken in a sentence, asked whether a span lies inside another one (a Fenwick tree of
+    the largest end by start: each question and each span added costs a logarithm, not a scan)."""
+
+    def __init__(self, starts):
+        self.pos = sorted(set(starts))
+        self.tree = [-1] * (len(self.pos) + 1)
+        self.same: dict[int, int] = {}          # start -> the largest end of a span taken from it
+
+    def add(self, start: int, end: int) -> None:
+        self.same[start] = max(self.same.get(start, -1), end)
+        k = bisect_left(self.pos, start) + 1
+        while k < len(self.tree):
+            self.tree[k] = max(self.tree[k], end)
+            k += k & -k
+
+    def inside_another(self, start: int, end: int) -> bool:
+        """Whether a span taken, other than ``(start, end)`` itself, holds ``start..end``."""
+        if self.same.get(start, -1) > end:
+            return True
+        k, best = bisect_left(self.pos, start), -1      # spans starting before ``start``
+        while k > 0:
+            best = max(best, self.tree[k])
+            k -= k & -k
+        return best >= end
+
+
 def named_candidates(names, sents: list[Sentence], year: int, pool_years: np.ndarray,
                      titles=None) -> dict[int, Candidate]:
     """The pool entries the sentences name, longest name first: a name inside a longer one that
@@ -440,14 +476,14 @@ def named_candidates(names, sents: list[Sentence], year: int, pool_years: np.nda
     for sent in sents:
         occ = list(names.occurrences(sent.text, year, pool_years))
         occ.sort(key=lambda o: (-(o[1] - o[0]), o[0]))
-        taken: list[tuple[int, int]] = []
+        taken = _Spans(o[0] for o in occ)
         for start, end, surface, hits in occ:
-            if any(a <= start and end <= b and (a, b) != (start, end) for a, b in taken):
+            if taken.inside_another(start, end):
                 continue
             hits = _by_citing_papers(hits, surface, titles)
             if not hits:
                 continue
-            taken.append((start, end))
+            taken.add(start, end)
             # records of one work are one candidate work, not a choice
             works = _works([titles[r] or "" for r in hits]) if titles is not None else len(hits)
             for r, hit in hits.items():

@@ -23,9 +23,10 @@ from .arguments import braced
 from .bibliography import bib_names, read_bibliography
 from .citations import MARK_START, MARKER, TEXTUAL_COMMANDS, Citation, citation_style, mark_citations
 from .includes import Project, load_project, project_files, read_text, rel_path
-from .macros import expand_macros
+from .macros import Stop, expand_macros, first_use
 from .mainfile import choose_main, main_file_line
 from .text import HEADING_MARK, Segment, drop_refs, paragraphs, split_segments, to_text
+from .verbatim import MAX_BRACE_DEPTH, bound_braces
 
 
 @dataclass
@@ -94,7 +95,21 @@ def extract_project(project: Project, all_files: list[Path], source_path: str) -
     """The :class:`ExtractedPaper` of an expanded project."""
     paper = ExtractedPaper(source_path=source_path, method="latex")
     paper.messages = project.messages
-    marked, cites, nocite = mark_citations(expand_macros(project.text))
+    stops: list[Stop] = []
+    expanded, deep = bound_braces(expand_macros(project.text, stops))
+    sources = project_sources(project)
+    for stop in stops:
+        at = first_use(sources, stop.name)
+        where = f" (first used at {at[0]}:{at[1]})" if at else ""
+        paper.messages.append(
+            f"macro expansion stopped at \\{stop.name}{where}: the text would grow past {stop.limit:,} characters; "
+            "the rest is read unexpanded" if stop.why == "size" else
+            f"macro expansion stopped at \\{stop.name}{where}: it still expands to macros after {stop.limit} rounds "
+            "(a macro that uses itself?); it is read unexpanded")
+    if deep:
+        paper.messages.append(f"braces nested deeper than {MAX_BRACE_DEPTH} once the draft's macros are expanded "
+                              f"({len(deep)} group(s)): the text inside is not read")
+    marked, cites, nocite = mark_citations(expanded)
     m = re.search(r"\\begin\s*\{document\}", marked)
     preamble, body = (marked[:m.start()], marked[m.end():]) if m else ("", marked)
     body = re.split(r"\\end\s*\{document\}", body)[0]
@@ -208,7 +223,7 @@ def extract_project(project: Project, all_files: list[Path], source_path: str) -
     paper.uncited = [Reference(target=0, title=e.title, year=e.year, cite=key, raw=e.raw, authors=list(e.authors),
                                bibkey=key, doi=e.doi, arxiv=e.arxiv, url=e.url, venue=e.venue or None)
                      for key, e in entries.items() if key.lower() not in cited_keys][:MAX_UNCITED]
-    paper.sources = project_sources(project)
+    paper.sources = sources
     missing_bibs = [n for n in bib_names(project.text) if Path(n).name not in bib_files]
     undefined_notes = {}
     for k in undefined:

@@ -1,0 +1,180 @@
+"""Does the audit's reading of a LaTeX draft take time and memory linear in its size? A doubling
+benchmark: drafts of 0.25, 0.5, 1, 2, 4 and 8 MB (10^6 bytes, the 8 MB one just under the reader's
+8,000,000-character cap), in two shapes, each read in a fresh process.
+
+* ``paragraph``: one paragraph of real sentences (cut from the introduction of the dev draft
+  ``kfac-pinns``, its citations and ``references.bib`` kept), with one sentence in ten naming works
+  the names index knows ("We train with PyTorch and compare against BYOL, DDPM and InstructGPT"), so
+  the findings have names to weigh;
+* ``short``: the same sentences cut to their first five words, in one paragraph.
+
+What is timed is the audit's path from the LaTeX project to its findings without the recommender's
+scoring: :func:`mustcite.extract.latex.extract_latex` (main file, includes, macros, citations,
+LaTeX to text, sentences), then :func:`mustcite.recommend.findings.sentences`,
+:func:`~mustcite.recommend.findings.named_candidates` against a names index, the draft's own names and
+acronyms, :func:`~mustcite.recommend.findings.named_findings` (with every recommender score 0) and
+:func:`~mustcite.recommend.findings.placeholder_findings`. The names index is the one of the tests'
+small real slice (``tests/helpers/recommender.py``: the NeurIPS 2019-2022 pool and the first 90
+NeurIPS 2023 full texts as labelled papers), so no trained model is needed.
+
+Per size and shape: seconds, peak resident memory of the process (MiB, ``ru_maxrss``), sentences
+and named candidates found, and the ratio of each time to the time at half the size (linear: about
+2). Run on a quiet machine (nothing else busy on its cores): the ratios are only as steady as the
+machine. ::
+
+    .venv/bin/python benchmarks/audit_scaling.py        # writes benchmarks/results/audit_scaling.json
+    .venv/bin/python benchmarks/audit_scaling.py --sizes 0.25 0.5 1 --shapes short
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+OUT = ROOT / "benchmarks" / "results" / "audit_scaling.json"
+SIZES = (0.25, 0.5, 1, 2, 4, 8)
+SHAPES = ("paragraph", "short")
+SOURCE = "kfac-pinns"
+#: sentences naming works of the slice's names index, one after every nine real sentences
+NAMING = ("We train with PyTorch and compare against BYOL, DDPM and InstructGPT.",
+          "Our offline baselines are CQL and GraphCL on MuJoCo.",
+          "We use FlashAttention and VideoMAE for the encoder.",
+          "GLIP and DetCLIP are evaluated on ODinW.")
+HEAD = ("\\documentclass{article}\n\\title{Kronecker-Factored Approximate Curvature for Physics-Informed Neural "
+        "Networks}\n\\begin{document}\n\\maketitle\n\\begin{abstract}We study optimisers for PINNs.\\end{abstract}\n"
+        "\\section{Introduction}\n")
+TAIL = "\n\\bibliographystyle{plain}\n\\bibliography{references}\n\\end{document}\n"
+CAP = 8_000_000
+
+
+def real_sentences(project: Path) -> list[str]:
+    """The introduction's prose sentences (lines of environments, items and comments left out)."""
+    out = []
+    for line in (project / "sections" / "introduction.tex").read_text(encoding="utf-8").split("\n"):
+        line = line.strip()
+        if not line or line.startswith(("%", "\\begin", "\\end", "\\paragraph", "\\item")):
+            continue
+        out += [s for s in re.split(r"(?<=\.)\s+", line) if len(s) > 40]
+    return out
+
+
+def make_draft(folder: Path, project: Path, n_bytes: int, shape: str) -> Path:
+    """A project folder ``folder`` whose ``main.tex`` is about ``n_bytes`` long, of ``shape``."""
+    sents = real_sentences(project)
+    if shape == "short":
+        sents = [" ".join(re.sub(r"\\\w+\{[^}]*\}|~", "", s).split()[:5]).rstrip(".,;:") + "." for s in sents]
+    mixed = []
+    for i, s in enumerate(sents):
+        mixed.append(s)
+        if i % 9 == 8:
+            mixed.append(NAMING[(i // 9) % len(NAMING)])
+    folder.mkdir(parents=True, exist_ok=True)
+    n = min(n_bytes, CAP - 1000) - len(HEAD) - len(TAIL)
+    parts, size, i = [], 0, 0
+    while size < n:
+        s = mixed[i % len(mixed)] + " "
+        parts.append(s)
+        size += len(s)
+        i += 1
+    (folder / "main.tex").write_text(HEAD + "".join(parts) + TAIL, encoding="utf-8")
+    shutil.copy(project / "references.bib", folder / "references.bib")
+    return folder
+
+
+def child(folder: Path, names_file: Path) -> dict:
+    """Read one draft as the audit does, up to its findings (in this process: its peak memory)."""
+    sys.path.insert(0, str(ROOT / "tests"))
+    import numpy as np
+    from helpers import recommender as slice_
+
+    from mustcite.extract.latex import extract_latex
+    from mustcite.recommend.findings import (
+        defined_acronyms,
+        named_candidates,
+        named_findings,
+        own_names,
+        placeholder_findings,
+        sentences,
+    )
+    from mustcite.recommend.name_index import NameIndex
+    from mustcite.recommend.pool_table import PoolTable
+
+    records = slice_.pool()
+    pool = PoolTable.from_records(records)
+    names = NameIndex.load(names_file, pool)
+    years = np.array([r["year"] for r in records])
+    t0 = time.perf_counter()
+    paper = extract_latex(folder)
+    t1 = time.perf_counter()
+    sents = sentences(paper.passages)
+    cands = named_candidates(names, sents, 2024, years, pool.titles)
+    body = " ".join(s.text for s in sents)
+    found, _ = named_findings(cands, pool=pool, pool_years=years, year=2024, cited=set(), cited_titles=set(),
+                              cited_names=set(), ref_titles=[], own=own_names(paper.title, body),
+                              acronyms=defined_acronyms(body), sources=paper.sources, score_of=lambda pid: 0.0,
+                              body=body)
+    found += placeholder_findings(paper.sources)
+    t2 = time.perf_counter()
+    return {"seconds": round(t2 - t0, 3), "read_seconds": round(t1 - t0, 3), "findings_seconds": round(t2 - t1, 3),
+            "peak_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+            "sentences": len(sents), "candidates": len(cands), "findings": len(found),
+            "chars": sum(len(t) for t in paper.sources.values())}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--sizes", type=float, nargs="+", default=list(SIZES), help="MB (10^6 bytes), doubling")
+    ap.add_argument("--shapes", nargs="+", default=list(SHAPES), choices=SHAPES)
+    ap.add_argument("--out", type=Path, default=OUT)
+    ap.add_argument("--child", nargs=2, metavar=("FOLDER", "NAMES"), help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.child:
+        print(json.dumps(child(Path(args.child[0]), Path(args.child[1]))))
+        return
+    from mustcite.config import find_data_dir
+
+    project = find_data_dir() / "drafts" / "projects" / SOURCE
+    sys.path.insert(0, str(ROOT / "tests"))
+    import numpy as np
+    from helpers import recommender as slice_
+
+    from mustcite.recommend.name_index import NameIndex
+
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="mustcite-scaling-") as tmp:
+        labelled = slice_.labelled()
+        names_file = Path(tmp) / "names.pkl"
+        NameIndex(slice_.pool(), labelled, np.array([p.year for p in labelled])).save(names_file)
+        for shape in args.shapes:
+            prev = None
+            for mb in sorted(args.sizes):
+                folder = make_draft(Path(tmp) / f"{shape}-{mb}", project, int(mb * 1e6), shape)
+                proc = subprocess.run([sys.executable, __file__, "--child", str(folder), str(names_file)],
+                                      capture_output=True, text=True, check=True)
+                row = {"shape": shape, "mb": mb, **json.loads(proc.stdout.strip().split("\n")[-1])}
+                row["ratio"] = round(row["seconds"] / prev["seconds"], 2) if prev and prev["seconds"] else None
+                rows.append(row)
+                prev = row
+                shutil.rmtree(folder)
+                print(f"{shape:9} {mb:5} MB  {row['seconds']:7.2f} s (read {row['read_seconds']:.2f})  "
+                      f"peak {row['peak_mib']:7.1f} MiB  x{row['ratio'] or '-'}  sentences {row['sentences']}  "
+                      f"names {row['candidates']}  findings {row['findings']}", flush=True)
+    out = {"what": "audit reading of a LaTeX draft (to its findings, no recommender scoring), doubling sizes",
+           "source_draft": SOURCE, "rows": rows,
+           "max_ratio": max((r["ratio"] for r in rows if r["ratio"]), default=None)}
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(out, indent=1) + "\n")
+    print(f"-> {args.out}")
+
+
+if __name__ == "__main__":
+    main()
