@@ -171,6 +171,7 @@ def audit_bibtex(audit) -> str:
     papers = [r for r in audit.missing if r.paper_id]
     keys = unique_keys(papers, draft_keys(audit))
     head = f"% mustcite audit of {audit.draft} (as of {audit.year}): {len(papers)} missing papers\n"
+    head += f"% {audit.main_file}\n" if getattr(audit, "main_file", None) else ""
     head += "".join(f"% note: {' '.join(n.split())}\n" for n in audit.notes)
     head += "".join(f"% {' '.join((r.message or '').split())}\n" for r in audit.missing if not r.paper_id)
     return head + "\n".join(f"% {' '.join((r.message or '').split())}\n{bibtex(r, k)}" if r.message else bibtex(r, k)
@@ -207,6 +208,8 @@ def audit_markdown(audit) -> str:
            f"- draft: `{audit.draft}` (as of {audit.year}: only papers of {audit.year} or earlier)",
            f"- references: {audit.references}, {audit.linked} linked to the pool; "
            f"recommended and already cited: {len(audit.cited)}"]
+    if getattr(audit, "main_file", None):
+        out.append(f"- {_md(audit.main_file)}")
     if audit.notice:
         out.append(f"- note: {audit.notice}")
     if audit.notes:
@@ -238,6 +241,8 @@ def audit_table(audit) -> str:
     head = (f"draft: {audit.draft}\ntitle: {audit.title}\nas of {audit.year}: only papers of {audit.year} or "
             f"earlier (--year to change)\nreferences: {audit.references} ({audit.linked} linked to the pool); "
             f"recommended and already cited: {len(audit.cited)}\n")
+    if getattr(audit, "main_file", None):
+        head += audit.main_file + "\n"
     if audit.closest_bibliographies:
         head += "closest bibliographies: " + "; ".join(
             f"{c['title'][:60]} ({c['shared']} shared)" for c in audit.closest_bibliographies) + "\n"

@@ -24,7 +24,7 @@ from .bibliography import bib_names, read_bibliography
 from .citations import MARK_START, MARKER, TEXTUAL_COMMANDS, Citation, citation_style, mark_citations
 from .includes import Project, load_project, project_files, read_text, rel_path
 from .macros import Stop, expand_macros, first_use
-from .mainfile import choose_main, main_file_line
+from .mainfile import choose_main
 from .text import HEADING_MARK, Segment, drop_refs, paragraphs, split_segments, to_text
 from .verbatim import MAX_BRACE_DEPTH, bound_braces
 
@@ -185,7 +185,7 @@ def extract_project(project: Project, all_files: list[Path], source_path: str) -
             sents = split_sentences(text)
             starts, at = [], 0
             for s in sents:
-                i = text.find(s, at)
+                i = text.find(s, at, at + len(s) + 2000)     # near the last: never a scan to the end per sentence
                 starts.append(i if i >= 0 else at)
                 at = (i if i >= 0 else at) + len(s)
             for ci, start in spans:
@@ -305,7 +305,8 @@ def _extract_folder(root: Path, main: Path | None, source_path: str, messages: l
         choice = choose_main(root, files, messages)
         main, others = choice.main, choice.others
         if others:
-            messages.append(main_file_line(rel_path(main, root), others) + f": read as {choice.why}")
+            messages.append(f"{len(others) + 1} files have a \\documentclass; read {rel_path(main, root)}: "
+                            f"{choice.why}")
     project = load_project(root, main, messages)
     project.others = others
     if not project.text.strip():

@@ -273,6 +273,23 @@ _DEFINITION_LINE = re.compile(r"\\(?:newcommand|renewcommand|providecommand|Decl
                               r"|acro|newacronym|DeclareAcronym|newabbreviation)(?![A-Za-z])")
 
 
+_DEFINING = re.compile(r"\\(?:newcommand|renewcommand|providecommand|DeclareRobustCommand)\*?\s*"
+                       r"(?:\{\s*\\(" + _NAME + r")\s*\}|\\(" + _NAME + r"))(?:\s*\[[^\]]{0,20}\]){0,2}\s*(?=\{)"
+                       r"|\\[egx]?def\s*\\(" + _NAME + r")[^{]{0,40}(?=\{)")
+
+
+def defining_macro(code: str, at: int, reach: int = 2000) -> str | None:
+    """The macro whose definition's body holds the offset ``at`` of ``code`` (the definition within
+    ``reach`` characters before it), else None."""
+    name = None
+    for m in _DEFINING.finditer(code, max(0, at - reach), at):
+        window = code[m.end():m.end() + MAX_BODY + 64]          # a body is never longer
+        body = braced(window, 0)
+        if body is not None and at < m.end() + body[1]:
+            name = m.group(1) or m.group(2) or m.group(3)
+    return name
+
+
 def first_use(sources: dict[str, str], name: str) -> tuple[str, int] | None:
     """``(file, line)`` of the first use of the macro ``\\name`` in the sources (in reading order),
     outside comments and outside the definitions of macros."""
