@@ -539,8 +539,8 @@ _XREF_WORDS = (r"(?:Appendix|Appendices|App\.|Tables?|Tab\.|Figures?|Figs?\.|Sec
 _XREF_GAP = r"(?:[\s~]|\\[ ,;])*"           # spaces, ties and spacing commands ("Eq.\\ [?]")
 _XREF_BEFORE = re.compile(r"(?<![A-Za-z])" + _XREF_WORDS + _XREF_GAP + r"(?:\(\s*)?$", re.I)
 #: a cross-reference left unresolved in text: "Appendix [?]", "Table [ref]", "Section ??", "Eq. (??)"
-_XREF_TEXT = re.compile(r"(?<![A-Za-z])" + _XREF_WORDS + _XREF_GAP + r"(?:\[\s*(?:\?+|ref|reference)\s*\]|\(\s*\?\?+\s*\)"
-                        r"|\?\?+)", re.I)
+_XREF_TEXT = re.compile(r"(?<![A-Za-z])" + _XREF_WORDS + _XREF_GAP
+                        + r"(?:\[\s*(?:\?+|ref|reference)\s*\]|\(\s*\?\?+\s*\)|\?\?+)", re.I)
 _REF_CMD = re.compile(r"\\(?:ref|eqref|cref|Cref|autoref|Autoref|pageref|nameref|vref|Vref|labelcref|cpageref)\*?"
                       r"\s*\{([^{}]{0,500})\}")
 _LABEL = re.compile(r"\\label\s*(?:\[[^\]]{0,100}\])?\s*\{([^{}]{0,500})\}|\blabel\s*=\s*\{?([^,\]{}\s]+)")
