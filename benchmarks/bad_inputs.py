@@ -221,6 +221,7 @@ def latex_reading_cases(t: Path) -> list[Case]:
                      r"\\ref\{app:none\}"),
     }
     out = []
+    t.mkdir(parents=True, exist_ok=True)
     for name, (what, kind, files, expect) in drafts.items():
         dest = t / f"reading-{name}" if kind == "folder" else t / f"reading-{name}.zip"
         if kind == "folder":

@@ -113,6 +113,9 @@ def test_a_file_included_by_another_main_file_is_not_the_main_file_and_a_wrapper
     paper = extract_latex(tmp_path)
     assert paper.title == "Wrapped Paper" and paper.stats["main_file"] == "paper.tex"
     assert paper.stats["main_others"] == ["main.tex"]
+    given = extract_latex(tmp_path / "main.tex")            # the wrapper named on the command line
+    assert given.title == "Wrapped Paper" and given.stats["main_file"] == "paper.tex"
+    assert any("main.tex only wraps paper.tex" in m for m in given.messages)
 
 
 def test_a_main_file_with_text_of_its_own_is_no_wrapper(tmp_path):

@@ -24,7 +24,7 @@ from .bibliography import bib_names, read_bibliography
 from .citations import MARK_START, MARKER, TEXTUAL_COMMANDS, Citation, citation_style, mark_citations
 from .includes import Project, load_project, project_files, read_text, rel_path
 from .macros import Stop, expand_macros, first_use
-from .mainfile import choose_main
+from .mainfile import choose_main, read_through
 from .text import HEADING_MARK, Segment, drop_refs, paragraphs, split_segments, to_text
 from .verbatim import MAX_BRACE_DEPTH, bound_braces
 
@@ -307,6 +307,8 @@ def _extract_folder(root: Path, main: Path | None, source_path: str, messages: l
         if others:
             messages.append(f"{len(others) + 1} files have a \\documentclass; read {rel_path(main, root)}: "
                             f"{choice.why}")
+    else:
+        main = read_through(main, root, messages)
     project = load_project(root, main, messages)
     project.others = others
     if not project.text.strip():

@@ -194,7 +194,7 @@ def choose_main(root: Path, files: list[Path], messages: list[str]) -> MainChoic
     rel = {p: rel_path(p, root) for p in mains}
     depth = {p: len(p.relative_to(root).parts) for p in mains}
     if len(mains) == 1:
-        return _read_through(MainChoice(mains[0]), mains, root, cache, messages, rel)
+        return _read_through(MainChoice(mains[0]), mains, root, cache, messages)
     stems = {rel[p][:-len(p.suffix)] if p.suffix else rel[p]: p for p in mains}
     named = build_named(root, stems)
     measured = sorted(mains, key=lambda p: (depth[p], rel[p]))[:MAX_MEASURED]
@@ -212,25 +212,40 @@ def choose_main(root: Path, files: list[Path], messages: list[str]) -> MainChoic
                else "the top-level file no other includes")
     others = [rel[p] for p in sorted(mains, key=lambda p: (depth[p], rel[p])) if p != pick]
     choice = MainChoice(pick, why, others)
-    return _read_through(choice, mains, root, cache, messages, rel)
+    return _read_through(choice, mains, root, cache, messages)
 
 
-def _read_through(choice: MainChoice, mains: list[Path], root: Path, cache: dict[Path, str],
-                  messages: list[str], rel: dict[Path, str]) -> MainChoice:
-    """The file a main file only wraps, read in its place (a chain of wrappers followed, each once)."""
-    resolved = {p.resolve(): p for p in mains}
+def _read_through(choice: MainChoice, mains: list[Path] | None, root: Path, cache: dict[Path, str],
+                  messages: list[str]) -> MainChoice:
+    """The file a main file only wraps, read in its place (a chain of wrappers followed, each once);
+    ``mains``: the project's main files (None: any included file with ``\\documentclass``)."""
+    resolved = {p.resolve(): p for p in mains} if mains is not None else None
     seen = {choice.main.resolve()}
     while True:
         text = _read(choice.main, cache)
-        inner = [resolved[t.resolve()] for t in _targets(choice.main, choice.main.parent, root, cache)
-                 if t.resolve() in resolved and t.resolve() not in seen]
-        if len(inner) != 1 or _own_letters(text) >= WRAPPER_LETTERS:
+        if _own_letters(text) >= WRAPPER_LETTERS:
             return choice
-        wrapper = rel.get(choice.main) or rel_path(choice.main, root)
-        messages.append(f"{wrapper} only wraps {rel[inner[0]]}: read {rel[inner[0]]}")
-        others = [o for o in choice.others if o != rel[inner[0]]]
-        choice = MainChoice(inner[0], f"the file {wrapper} wraps", [wrapper] + [o for o in others if o != wrapper])
+        inner = []
+        for t in _targets(choice.main, choice.main.parent, root, cache):
+            r = t.resolve()
+            if r in seen:
+                continue
+            if resolved is not None and r in resolved:
+                inner.append(resolved[r])
+            elif resolved is None and is_main(_read(t, cache)):
+                inner.append(t)
+        if len(inner) != 1:
+            return choice
+        wrapper, wrapped = rel_path(choice.main, root), rel_path(inner[0], root)
+        messages.append(f"{wrapper} only wraps {wrapped}: read {wrapped}")
+        choice = MainChoice(inner[0], f"the file {wrapper} wraps",
+                            [wrapper] + [o for o in choice.others if o not in (wrapper, wrapped)])
         seen.add(inner[0].resolve())
+
+
+def read_through(main: Path, root: Path, messages: list[str]) -> Path:
+    """The file to read for the main file ``main`` given by name: the file it wraps, if it only wraps one."""
+    return _read_through(MainChoice(main, "the file given"), None, root, {}, messages).main
 
 
 def find_main(root: Path, files: list[Path], messages: list[str]) -> Path:
