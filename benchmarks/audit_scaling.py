@@ -5,17 +5,15 @@ benchmark: drafts of 0.25, 0.5, 1, 2, 4 and 8 MB (10^6 bytes, the 8 MB one just 
 * ``paragraph``: one paragraph of real sentences (cut from the introduction of the dev draft
   ``kfac-pinns``, its citations and ``references.bib`` kept), with one sentence in ten naming works
   the names index knows ("We train with PyTorch and compare against BYOL, DDPM and InstructGPT"), so
-  the findings have names to weigh;
+  the findings have names to weigh (works of the slice's pool);
 * ``short``: the same sentences cut to their first five words, in one paragraph.
 
-What is timed is the audit's path from the LaTeX project to its findings without the recommender's
-scoring: :func:`mustcite.extract.latex.extract_latex` (main file, includes, macros, citations,
-LaTeX to text, sentences), then :func:`mustcite.recommend.findings.sentences`,
-:func:`~mustcite.recommend.findings.named_candidates` against a names index, the draft's own names and
-acronyms, :func:`~mustcite.recommend.findings.named_findings` (with every recommender score 0) and
-:func:`~mustcite.recommend.findings.placeholder_findings`. The names index is the one of the tests'
-small real slice (``tests/helpers/recommender.py``: the NeurIPS 2019-2022 pool and the first 90
-NeurIPS 2023 full texts as labelled papers), so no trained model is needed.
+What is timed is ``mustcite audit`` itself, in a fresh process per draft, with the small recommender
+of the tests' real slice (:func:`bad_input_fixtures.build_slice`: the NeurIPS 2019-2022 pool, BM25
+only, trained on 55 NeurIPS 2023 full texts; built once, in a temporary folder): the LaTeX reading
+(main file, includes, macros, citations, LaTeX to text, sentences), the linking, the scoring of the
+draft's title and abstract (the same for every size) and every finding (names in the text, the
+draft's own names and acronyms, placeholders, cross-references). The model's loading is not timed.
 
 Per size and shape: seconds, peak resident memory of the process (MiB, ``ru_maxrss``), sentences
 and named candidates found, and the ratio of each time to the time at half the size (linear: about
@@ -90,44 +88,18 @@ def make_draft(folder: Path, project: Path, n_bytes: int, shape: str) -> Path:
     return folder
 
 
-def child(folder: Path, names_file: Path) -> dict:
-    """Read one draft as the audit does, up to its findings (in this process: its peak memory)."""
-    sys.path.insert(0, str(ROOT / "tests"))
-    import numpy as np
-    from helpers import recommender as slice_
+def child(folder: Path, model: Path) -> dict:
+    """Audit one draft (in this process: its peak memory)."""
+    from mustcite.recommend import Recommender, audit_draft
 
-    from mustcite.extract.latex import extract_latex
-    from mustcite.recommend.findings import (
-        defined_acronyms,
-        named_candidates,
-        named_findings,
-        own_names,
-        placeholder_findings,
-        sentences,
-    )
-    from mustcite.recommend.name_index import NameIndex
-    from mustcite.recommend.pool_table import PoolTable
-
-    records = slice_.pool()
-    pool = PoolTable.from_records(records)
-    names = NameIndex.load(names_file, pool)
-    years = np.array([r["year"] for r in records])
+    rec = Recommender.load(model)
     t0 = time.perf_counter()
-    paper = extract_latex(folder)
-    t1 = time.perf_counter()
-    sents = sentences(paper.passages)
-    cands = named_candidates(names, sents, 2024, years, pool.titles)
-    body = " ".join(s.text for s in sents)
-    found, _ = named_findings(cands, pool=pool, pool_years=years, year=2024, cited=set(), cited_titles=set(),
-                              cited_names=set(), ref_titles=[], own=own_names(paper.title, body),
-                              acronyms=defined_acronyms(body), sources=paper.sources, score_of=lambda pid: 0.0,
-                              body=body)
-    found += placeholder_findings(paper.sources)
-    t2 = time.perf_counter()
-    return {"seconds": round(t2 - t0, 3), "read_seconds": round(t1 - t0, 3), "findings_seconds": round(t2 - t1, 3),
-            "peak_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
-            "sentences": len(sents), "candidates": len(cands), "findings": len(found),
-            "chars": sum(len(t) for t in paper.sources.values())}
+    res = audit_draft(rec, folder, year=2024, show_all=True)
+    seconds = time.perf_counter() - t0
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    return {"seconds": round(seconds, 3), "peak_mib": round(peak, 1),
+            "findings": len(res.findings), "named": sum(f.kind == "named_not_cited" for f in res.findings),
+            "references": res.references}
 
 
 def main() -> None:
@@ -135,40 +107,35 @@ def main() -> None:
     ap.add_argument("--sizes", type=float, nargs="+", default=list(SIZES), help="MB (10^6 bytes), doubling")
     ap.add_argument("--shapes", nargs="+", default=list(SHAPES), choices=SHAPES)
     ap.add_argument("--out", type=Path, default=OUT)
-    ap.add_argument("--child", nargs=2, metavar=("FOLDER", "NAMES"), help=argparse.SUPPRESS)
+    ap.add_argument("--child", nargs=2, metavar=("FOLDER", "MODEL"), help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
         print(json.dumps(child(Path(args.child[0]), Path(args.child[1]))))
         return
+    from bad_input_fixtures import build_slice
+
     from mustcite.config import find_data_dir
 
     project = find_data_dir() / "drafts" / "projects" / SOURCE
-    sys.path.insert(0, str(ROOT / "tests"))
-    import numpy as np
-    from helpers import recommender as slice_
-
-    from mustcite.recommend.name_index import NameIndex
-
     rows = []
     with tempfile.TemporaryDirectory(prefix="mustcite-scaling-") as tmp:
-        labelled = slice_.labelled()
-        names_file = Path(tmp) / "names.pkl"
-        NameIndex(slice_.pool(), labelled, np.array([p.year for p in labelled])).save(names_file)
+        model = Path(tmp) / "model"
+        print("training the tests' slice recommender ...", flush=True)
+        build_slice(model, Path(tmp) / "scratch")
         for shape in args.shapes:
             prev = None
             for mb in sorted(args.sizes):
                 folder = make_draft(Path(tmp) / f"{shape}-{mb}", project, int(mb * 1e6), shape)
-                proc = subprocess.run([sys.executable, __file__, "--child", str(folder), str(names_file)],
+                proc = subprocess.run([sys.executable, __file__, "--child", str(folder), str(model)],
                                       capture_output=True, text=True, check=True)
                 row = {"shape": shape, "mb": mb, **json.loads(proc.stdout.strip().split("\n")[-1])}
                 row["ratio"] = round(row["seconds"] / prev["seconds"], 2) if prev and prev["seconds"] else None
                 rows.append(row)
                 prev = row
                 shutil.rmtree(folder)
-                print(f"{shape:9} {mb:5} MB  {row['seconds']:7.2f} s (read {row['read_seconds']:.2f})  "
-                      f"peak {row['peak_mib']:7.1f} MiB  x{row['ratio'] or '-'}  sentences {row['sentences']}  "
-                      f"names {row['candidates']}  findings {row['findings']}", flush=True)
-    out = {"what": "audit reading of a LaTeX draft (to its findings, no recommender scoring), doubling sizes",
+                print(f"{shape:9} {mb:5} MB  {row['seconds']:7.2f} s  peak {row['peak_mib']:7.1f} MiB  "
+                      f"x{row['ratio'] or '-'}  findings {row['findings']} (named {row['named']})", flush=True)
+    out = {"what": "mustcite audit of a LaTeX draft with the tests' slice recommender, doubling sizes",
            "source_draft": SOURCE, "rows": rows,
            "max_ratio": max((r["ratio"] for r in rows if r["ratio"]), default=None)}
     args.out.parent.mkdir(parents=True, exist_ok=True)
