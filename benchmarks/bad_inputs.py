@@ -205,7 +205,7 @@ def latex_reading_cases(t: Path) -> list[Case]:
         "wrapper": ("zip: main.tex only wraps paper.tex (\\documentclass ... \\input{paper})", "zip", {
             "main.tex": "\\documentclass{article}\n\\begin{document}\n\\input{paper}\n\\end{document}\n",
             "paper.tex": paper, "refs.bib": BIB}, r"main\.tex only wraps paper\.tex: read paper\.tex"),
-        "macro-60-bytes": ("zip: a 60-byte macro \\f (16 copies of #1) nested 6 deep", "zip", {
+        "macro-growth": ("zip: a macro \\f of 16 copies of #1, nested 6 deep (80 bytes)", "zip", {
             "main.tex": HEAD + "\\newcommand{\\f}[1]{" + "#1" * 16 + "}\n" + "\\f{" * 6 + "x" + "}" * 6 + "\n" + END,
             "refs.bib": BIB}, r"macro expansion stopped at \\f \(first used at main\.tex:3\)"),
         "macro-self": ("zip: \\newcommand{\\f}[1]{\\f{\\f{#1}}} used once", "zip", {
