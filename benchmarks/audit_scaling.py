@@ -15,10 +15,11 @@ only, trained on 55 NeurIPS 2023 full texts; built once, in a temporary folder):
 draft's title and abstract (the same for every size) and every finding (names in the text, the
 draft's own names and acronyms, placeholders, cross-references). The model's loading is not timed.
 
-Per size and shape: seconds, peak resident memory of the process (MiB, ``ru_maxrss``), sentences
-and named candidates found, and the ratio of each time to the time at half the size (linear: about
-2). Run on a quiet machine (nothing else busy on its cores): the ratios are only as steady as the
-machine. ::
+Per size and shape: seconds, peak resident memory of the process (MiB, ``ru_maxrss``, the model
+included), the findings, and the ratio of each time to the time at half the size (linear: about 2);
+per shape, the exponent of a least-squares fit of log(time) on log(size) (linear: 1, quadratic: 2),
+which one noisy size moves less than a ratio does. Run on a quiet machine (nothing else busy on
+its cores): the ratios are only as steady as the machine. ::
 
     .venv/bin/python benchmarks/audit_scaling.py        # writes benchmarks/results/audit_scaling.json
     .venv/bin/python benchmarks/audit_scaling.py --sizes 0.25 0.5 1 --shapes short
@@ -28,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import re
 import resource
 import shutil
@@ -102,15 +104,48 @@ def child(folder: Path, model: Path) -> dict:
             "references": res.references}
 
 
+def exponent(rows: list[dict]) -> float | None:
+    """The slope of log(seconds) on log(size) (least squares): 1 for linear time, 2 for quadratic."""
+    pts = [(math.log(r["mb"]), math.log(r["seconds"])) for r in rows if r["seconds"] > 0]
+    if len(pts) < 2:
+        return None
+    mx, my = sum(x for x, _ in pts) / len(pts), sum(y for _, y in pts) / len(pts)
+    sxx = sum((x - mx) ** 2 for x, _ in pts)
+    return round(sum((x - mx) * (y - my) for x, y in pts) / sxx, 3) if sxx else None
+
+
+def summarise(rows: list[dict]) -> dict:
+    """The result file's content: the rows, and per shape the ratios and the fitted exponent."""
+    shapes = {}
+    for shape in dict.fromkeys(r["shape"] for r in rows):
+        mine = [r for r in rows if r["shape"] == shape]
+        ratios = [r["ratio"] for r in mine if r["ratio"]]
+        shapes[shape] = {"exponent": exponent(mine),
+                         "median_ratio": sorted(ratios)[len(ratios) // 2] if ratios else None,
+                         "max_ratio": max(ratios, default=None),
+                         "time_ratio_first_to_last": round(mine[-1]["seconds"] / mine[0]["seconds"], 2),
+                         "size_ratio_first_to_last": round(mine[-1]["mb"] / mine[0]["mb"], 2),
+                         "peak_mib_max": max(r["peak_mib"] for r in mine)}
+    return {"what": "mustcite audit of a LaTeX draft with the tests' slice recommender, doubling sizes",
+            "source_draft": SOURCE, "shapes": shapes, "rows": rows}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--sizes", type=float, nargs="+", default=list(SIZES), help="MB (10^6 bytes), doubling")
     ap.add_argument("--shapes", nargs="+", default=list(SHAPES), choices=SHAPES)
     ap.add_argument("--out", type=Path, default=OUT)
+    ap.add_argument("--summarise", type=Path, metavar="JSON",
+                    help="recompute the summary of a result file's rows (written back to --out)")
     ap.add_argument("--child", nargs=2, metavar=("FOLDER", "MODEL"), help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
         print(json.dumps(child(Path(args.child[0]), Path(args.child[1]))))
+        return
+    if args.summarise:
+        out = summarise(json.loads(args.summarise.read_text())["rows"])
+        args.out.write_text(json.dumps(out, indent=1) + "\n")
+        print(json.dumps(out["shapes"]))
         return
     from bad_input_fixtures import build_slice
 
@@ -135,9 +170,7 @@ def main() -> None:
                 shutil.rmtree(folder)
                 print(f"{shape:9} {mb:5} MB  {row['seconds']:7.2f} s  peak {row['peak_mib']:7.1f} MiB  "
                       f"x{row['ratio'] or '-'}  findings {row['findings']} (named {row['named']})", flush=True)
-    out = {"what": "mustcite audit of a LaTeX draft with the tests' slice recommender, doubling sizes",
-           "source_draft": SOURCE, "rows": rows,
-           "max_ratio": max((r["ratio"] for r in rows if r["ratio"]), default=None)}
+    out = summarise(rows)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(out, indent=1) + "\n")
     print(f"-> {args.out}")
