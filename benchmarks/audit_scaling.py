@@ -15,8 +15,9 @@ only, trained on 55 NeurIPS 2023 full texts; built once, in a temporary folder):
 draft's title and abstract (the same for every size) and every finding (names in the text, the
 draft's own names and acronyms, placeholders, cross-references). The model's loading is not timed.
 
-Per size and shape: seconds, peak resident memory of the process (MiB, ``ru_maxrss``, the model
-included), the findings, and the ratio of each time to the time at half the size (linear: about 2);
+Per size and shape: seconds, peak resident memory of the process (MiB, ``ru_maxrss``, the model's
+loading included: a peak that does not grow with the draft is the loading's) and the resident memory
+before and after the audit, the findings, and the ratio of each time to the time at half the size (linear: about 2);
 per shape, the exponent of a least-squares fit of log(time) on log(size) (linear: 1, quadratic: 2),
 which one noisy size moves less than a ratio does. Run on a quiet machine (nothing else busy on
 its cores): the ratios are only as steady as the machine. ::
@@ -90,16 +91,27 @@ def make_draft(folder: Path, project: Path, n_bytes: int, shape: str) -> Path:
     return folder
 
 
+def _rss_mib() -> float | None:
+    """The process's resident memory now (Linux), in MiB."""
+    try:
+        pages = int(Path("/proc/self/statm").read_text().split()[1])
+    except (OSError, ValueError, IndexError):
+        return None
+    return round(pages * resource.getpagesize() / 2**20, 1)
+
+
 def child(folder: Path, model: Path) -> dict:
     """Audit one draft (in this process: its peak memory)."""
     from mustcite.recommend import Recommender, audit_draft
 
     rec = Recommender.load(model)
+    before = _rss_mib()
     t0 = time.perf_counter()
     res = audit_draft(rec, folder, year=2024, show_all=True)
     seconds = time.perf_counter() - t0
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    return {"seconds": round(seconds, 3), "peak_mib": round(peak, 1),
+    return {"seconds": round(seconds, 3), "peak_mib": round(peak, 1), "rss_before_mib": before,
+            "rss_after_mib": _rss_mib(),
             "findings": len(res.findings), "named": sum(f.kind == "named_not_cited" for f in res.findings),
             "references": res.references}
 
