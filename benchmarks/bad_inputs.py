@@ -158,6 +158,80 @@ def bounded_cases(folder: Path) -> list[Case]:
             for name, (args, what) in build_cases(folder).items() if not name.startswith("draft_")]
 
 
+# ---- LaTeX reading: code, main file, nesting, macros, cross-references (a block of its own) -------
+
+def latex_reading_cases(t: Path) -> list[Case]:
+    """Drafts whose code, files or macros could mislead the LaTeX reading: each must be audited (exit 0)
+    with the note that says what the reader did. (A name a macro writes, found at the macro's use, and
+    the time of a long paragraph are in tests/test_latex_reading_bounds.py and audit_scaling.py.)"""
+    prose = "We compare second-order optimisers with first-order methods on several problems. " * 20
+    paper = HEAD + prose + END
+
+    def doc(title: str, body: str) -> str:
+        return f"\\documentclass{{article}}\\title{{{title}}}\\begin{{document}}\n{body}\n\\end{{document}}\n"
+    n_nest = 250_000 // len("\\textbf{\\emph{")
+    drafts = {
+        "verb": ("zip: \\verb|...|, \\verb*+...+, \\lstinline{...} and a verbatim block holding \\cite{nokey}, [ref] "
+                 "and \\documentclass", "zip", {
+                     "main.tex": HEAD + "Run \\verb|train(\\cite{nokey}) [ref]| or \\verb*+x [?]+ and "
+                                 "\\lstinline{load(\\citep{nokey2})}.\n\\begin{verbatim}\n\\documentclass{article}"
+                                 "\\cite{nokey3}\n\\end{verbatim}\n" + END, "refs.bib": BIB},
+                 r"^(?!.*nokey)references 1, linked 0(?: \\| note: [^|]*)*$"),
+        "documentclass-in-verbatim": ("zip: a_guide.tex (alphabetically first, larger) shows \\documentclass and "
+                                      "\\begin{document} in verbatim and comment blocks; paper.tex is the paper",
+                                      "zip", {
+                                          "a_guide.tex": "\\begin{verbatim}\n\\documentclass{article}\\begin{document}"
+                                                         "\n\\end{verbatim}\n%\\documentclass{x}\\begin{document}\n"
+                                                         + prose * 5,
+                                          "paper.tex": paper, "refs.bib": BIB},
+                                      r"^(?!.*documentclass)references 1"),
+        "nested-sub-main": ("zip: paper.tex and a larger sub/main.tex, both with \\documentclass", "zip", {
+            "paper.tex": paper, "sub/main.tex": doc("Example", prose * 5), "refs.bib": BIB},
+            r"2 files have a \\documentclass; read paper\.tex: the top-level file no other includes"),
+        "latexmkrc": ("folder: .latexmkrc's @default_files = ('paper.tex'); a_old_submission.tex is larger",
+                      "folder", {".latexmkrc": "@default_files = ('paper.tex');\n", "paper.tex": paper,
+                                 "a_old_submission.tex": doc("Old", prose * 5), "refs.bib": BIB},
+                      r"read paper\.tex: the file the project's build \(latexmkrc/Makefile\) compiles"),
+        "makefile": ("zip: a Makefile runs latexmk on $(MAIN) = paper; a_draft.tex is larger", "zip", {
+            "Makefile": "MAIN = paper\nall:\n\tlatexmk -pdf $(MAIN)\n", "paper.tex": paper,
+            "a_draft.tex": doc("Draft", prose * 5), "refs.bib": BIB},
+            r"read paper\.tex: the file the project's build \(latexmkrc/Makefile\) compiles"),
+        "stale-copy": ("zip: a_submission_v1.tex (alphabetically first) and neurips_2025.tex whose \\input graph holds "
+                       "more text", "zip", {
+                           "a_submission_v1.tex": doc("Old", prose * 2),
+                           "neurips_2025.tex": HEAD + "\\input{sections/intro}\n\\input{sections/method}\n" + END,
+                           "sections/intro.tex": prose * 2, "sections/method.tex": prose * 2, "refs.bib": BIB},
+                       r"read neurips_2025\.tex: the file whose include graph holds the most text"),
+        "wrapper": ("zip: main.tex only wraps paper.tex (\\documentclass ... \\input{paper})", "zip", {
+            "main.tex": "\\documentclass{article}\n\\begin{document}\n\\input{paper}\n\\end{document}\n",
+            "paper.tex": paper, "refs.bib": BIB}, r"main\.tex only wraps paper\.tex: read paper\.tex"),
+        "macro-growth": ("zip: a macro \\f of 16 copies of #1, nested 6 deep (80 bytes)", "zip", {
+            "main.tex": HEAD + "\\newcommand{\\f}[1]{" + "#1" * 16 + "}\n" + "\\f{" * 6 + "x" + "}" * 6 + "\n" + END,
+            "refs.bib": BIB}, r"macro expansion stopped at \\f \(first used at main\.tex:3\)"),
+        "macro-self": ("zip: \\newcommand{\\f}[1]{\\f{\\f{#1}}} used once", "zip", {
+            "main.tex": HEAD + "\\newcommand{\\f}[1]{\\f{\\f{#1}}}\n\\f{x}\n" + END, "refs.bib": BIB},
+            r"macro expansion stopped at \\f .*after 4 rounds"),
+        "nested-braces": (f"zip: 250 KB of nested '\\textbf{{\\emph{{' ({n_nest:,} pairs)", "zip", {
+            "main.tex": HEAD + "\\textbf{\\emph{" * n_nest + "x" + "}}" * n_nest + "\n" + END, "refs.bib": BIB},
+            r"main\.tex:2: braces nested deeper than 40: the text inside is not read"),
+        "crossref": ("zip: 'see Appendix [ref]', 'Table~[?]', 'Section ??' and \\ref{app:none}; one '[?]' citation",
+                     "zip", {"main.tex": HEAD + "See Appendix [ref], Table~[?] and Section ?? and \\ref{app:none}; "
+                                            "as shown in [?].\n" + END, "refs.bib": BIB},
+                     r"unresolved cross-reference 'Appendix \[ref\]'.*'Table~?\[\?\]'.*'Section \?\?'.*"
+                     r"\\ref\{app:none\}"),
+    }
+    out = []
+    t.mkdir(parents=True, exist_ok=True)
+    for name, (what, kind, files, expect) in drafts.items():
+        dest = t / f"reading-{name}" if kind == "folder" else t / f"reading-{name}.zip"
+        if kind == "folder":
+            dest.mkdir(parents=True, exist_ok=True)
+        _pack(dest, files)
+        out.append(Case(f"latex-reading/{name}/audit", what, argv=("audit", str(dest), "--top", "5"),
+                        expect=expect, ok=True))
+    return out
+
+
 def build(t: Path, bounded: Path) -> list[Case]:
     """Write the new inputs into ``t`` and return their rows (``bounded``: where build_cases wrote its files)."""
     t.mkdir(parents=True, exist_ok=True)
@@ -202,6 +276,8 @@ def build(t: Path, bounded: Path) -> list[Case]:
     cases += [Case("latex/fanout/audit", what, argv=("audit", str(f), "--top", "5"),
                    expect="include budget reached", ok=True),
               Case("latex/fanout/POST /api/audit", what, upload=str(f), expect="include budget reached", ok=True)]
+
+    cases += latex_reading_cases(t)
 
     # ---- gzip bombs: every input read as .gz (1 GiB in ~1 MB; draft text is capped at 8,000,000 characters)
     _gzip_of(t / "bomb-1g.md.gz", b"# A title\n\n", b"a", 1024 * MB)

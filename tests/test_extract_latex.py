@@ -565,3 +565,19 @@ def test_table_notes_are_capped_and_counted():
     text = audit_table(res)
     assert f"notes on reading the draft ({len(msgs) + 1}):" in text
     assert "extraction flagged" in text and "... and 6 more" in text
+
+
+def test_the_audit_says_which_main_file_was_read_and_which_others_could_have_been():
+    import json as _json
+
+    from mustcite.recommend.audit import AuditResult
+    from mustcite.recommend.formats import audit_bibtex, audit_markdown, audit_table
+
+    line = "main file: paper.tex (also a \\documentclass: old_submission.tex)"
+    res = AuditResult("proj", "T", "", 0, 0, year=2024, extraction={
+        "status": "ok", "messages": [], "main_file": "paper.tex", "main_others": ["old_submission.tex"]})
+    assert res.main_file == line and _json.loads(_json.dumps(res.to_dict()))["main_file"] == line
+    assert line in audit_table(res) and line in audit_markdown(res) and f"% {line}" in audit_bibtex(res)
+    alone = AuditResult("proj", "T", "", 0, 0, year=2024, extraction={"main_file": "main.tex"})
+    assert alone.main_file == "main file: main.tex"
+    assert AuditResult("d.md", "T", "", 0, 0, year=2024).main_file is None

@@ -532,3 +532,40 @@ def test_a_name_only_in_the_acknowledgements_is_no_use():
                                 cited_titles=set(), cited_names=set(), ref_titles=[], own=set(), acronyms={},
                                 sources={}, score_of=lambda pid: 0.0)
     assert found == []
+
+
+# ---- cross-references left to do are no missing citations ----------------------------------------
+
+def test_a_placeholder_after_a_part_of_the_draft_is_a_cross_reference_not_a_citation():
+    sources = {"main.tex": "x\nsee Appendix [ref] and Table~[?], Eq.\\ [?] and Fig. [??]\nas shown in [?].\n"
+                           "Section ?? too.\n"}
+    got = F.placeholder_findings(sources)
+    assert [(f.key, f.location.line) for f in got] == [("[?]", 3)]
+    notes = F.crossref_notes(sources)
+    assert [n.split(": ")[0] for n in notes] == ["main.tex:2"] * 4 + ["main.tex:4"]
+    assert "'Appendix [ref]'" in notes[0] and "not a missing citation" in notes[0]
+    assert "'Section ??'" in notes[-1]
+
+
+def test_a_ref_to_no_label_is_an_unresolved_cross_reference_and_a_cite_to_no_key_is_a_citation():
+    sources = {"main.tex": "\\section{Intro}\\label{sec:intro}\nSee \\cref{sec:intro,app:proofs} and \\ref{}.\n"
+                           "\\newcommand{\\figref}[1]{Figure~\\ref{#1}}\nAs \\eqref{eq:loss} says \\cite{nokey}.\n"
+                           "\\begin{lstlisting}[label=lst:code]\nx\n\\end{lstlisting}\nIn \\ref{lst:code}.\n",
+               "app.tex": "\\begin{equation}\\label{eq:loss} x \\end{equation}\n"}
+    notes = F.crossref_notes(sources)
+    assert [n.split(": ")[0] for n in notes] == ["main.tex:2", "main.tex:2"]
+    assert "no \\label{app:proofs}" in notes[0] and "an empty reference" in notes[1]
+    assert not any("nokey" in n for n in notes)
+    (f,) = F.undefined_key_findings(["nokey"], sources, bib_entries=3)
+    assert f.kind == "undefined_key" and (f.location.file, f.location.line) == ("main.tex", 4)
+    external = {"main.tex": "\\externaldocument{supp}\nSee \\ref{app:proofs}.\n"}
+    assert F.crossref_notes(external) == []
+
+
+def test_a_cross_reference_left_in_a_markdown_or_pdf_drafts_text():
+    texts = ["Details are in Appendix [?] and Table ??.", "We follow [?] here.", "Details are in Appendix [?] and "
+             "Table ??."]
+    notes = F.crossref_notes_text(texts)
+    assert len(notes) == 2 and "'Appendix [?]'" in notes[0] and "'Table ??'" in notes[1]
+    many = F.crossref_notes_text([f"Section ?? number {i}" for i in range(30)])
+    assert len(many) == F.MAX_CROSSREF_NOTES + 1 and many[-1].startswith("... and 10 more")

@@ -1,14 +1,15 @@
 """Safe unpacking of a LaTeX source archive (``.zip``, ``.tar.gz``/``.tgz``/``.tar``, or an arXiv
 single-file ``.gz``) into a private temporary folder.
 
-Only the files a LaTeX reading needs (``.tex``, ``.bib``, ``.bbl`` and friends, :data:`TEXT_SUFFIXES`)
-are written; figures and other members are counted but never decompressed. Every member name is
-checked before anything is written: absolute paths, drive letters, ``..`` components and NUL
-characters reject the archive (path traversal, "zip slip"); symbolic and hard links, devices and
-FIFOs are skipped with a message. Caps (:class:`ArchiveLimits`): member count, per-member size and
-total uncompressed size, checked on the sizes the archive declares *and* on the bytes actually
-decompressed (a lying header stops at the cap: zip bombs). Files are created with ``O_EXCL`` and
-``O_NOFOLLOW`` under a resolved destination, so nothing is written outside it.
+Only the files a LaTeX reading needs (``.tex``, ``.bib``, ``.bbl`` and friends,
+:data:`TEXT_SUFFIXES`, and the top folder's build files, which name the main file,
+:data:`BUILD_NAMES`) are written; figures and other members are counted but never decompressed.
+Every member name is checked before anything is written: absolute paths, drive letters, ``..``
+components and NUL characters reject the archive (path traversal, "zip slip"); symbolic and hard
+links, devices and FIFOs are skipped with a message. Caps (:class:`ArchiveLimits`): member count,
+per-member size and total uncompressed size, checked on the sizes the archive declares *and* on the
+bytes actually decompressed (a lying header stops at the cap: zip bombs). Files are created with
+``O_EXCL`` and ``O_NOFOLLOW`` under a resolved destination, so nothing is written outside it.
 
 A tar archive (compressed or not) is read once, as a stream (:func:`mustcite.tarstream.iter_tar`): the decompressed
 stream goes through :func:`mustcite.io.open_decompressed`, capped at
@@ -91,8 +92,14 @@ def safe_member_name(name: str, archive: str | Path) -> PurePosixPath | None:
     return PurePosixPath(*parts)
 
 
+#: build files kept too (in the archive's top folder): they name the main file
+BUILD_NAMES = ("latexmkrc", ".latexmkrc", "Makefile", "makefile", "GNUmakefile")
+
+
 def _wanted(rel: PurePosixPath) -> bool:
-    return rel.name.lower().endswith(TEXT_SUFFIXES) and not any(p.startswith("__MACOSX") for p in rel.parts)
+    if any(p.startswith("__MACOSX") for p in rel.parts):
+        return False
+    return rel.name.lower().endswith(TEXT_SUFFIXES) or (len(rel.parts) == 1 and rel.name in BUILD_NAMES)
 
 
 class _Writer:

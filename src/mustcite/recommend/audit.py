@@ -33,6 +33,7 @@ import numpy as np
 from ..corpus.records import normalize_title, title_short_name
 from ..errors import UsageError
 from ..extract.homoglyphs import describe, mixed_words
+from ..extract.latex import main_file_line
 from ..extract.link import link_references
 from ..extract.works import name_key
 from ..numeric import logit
@@ -44,6 +45,8 @@ from .findings import (
     Location,
     confidence,
     content_words,
+    crossref_notes,
+    crossref_notes_text,
     defined_acronyms,
     kind_features,
     load_calibration,
@@ -118,8 +121,16 @@ class AuditResult:
         head = [f"extraction {status}: the audit may miss or misjudge references"] if status not in (None, "ok") else []
         return head + [str(m) for m in self.extraction.get("messages") or ()]
 
+    @property
+    def main_file(self) -> str | None:
+        """Which file of a LaTeX project was read, and which others have a ``\\documentclass``:
+        ``main file: paper.tex (also a \\documentclass: old_submission.tex)``; None for other drafts."""
+        main = self.extraction.get("main_file")
+        return main_file_line(main, list(self.extraction.get("main_others") or [])) if main else None
+
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
+        d["main_file"] = self.main_file
         d["notes"] = self.notes
         d["missing"] = [r.to_dict() for r in self.missing]
         d["cited"] = [r.to_dict() for r in self.cited]
@@ -470,9 +481,15 @@ def audit_draft(rec: Recommender, path: str | Path | Draft, *, top: int = 50, mi
     cited = set(linked)
     have = [j for j in top_indices(score, ds.candidates, top + len(cited)) if ds.candidates[j].paper_id in cited] \
         if score is not None else []
+    # cross-references left to do ("Appendix [ref]", "Section ??", a \ref to no \label): notes, not findings
+    xrefs = crossref_notes(paper.sources) if paper.sources else crossref_notes_text([s.text for s in sents])
+    extraction = {"status": paper.status, "method": paper.method,
+                  "messages": list(paper.messages) + xrefs + homoglyph_notes(sents)}
+    if paper.stats.get("main_file"):
+        extraction["main_file"] = paper.stats["main_file"]
+        extraction["main_others"] = list(paper.stats.get("main_others") or [])
     return AuditResult(draft.path.name, draft.title, draft.abstract, len(refs), len(cited), missing,
                        Ranked(results_for(rec, ds, signals, have, prob) if have else [], ds.year),
-                       {"status": paper.status, "method": paper.method,
-                        "messages": list(paper.messages) + homoglyph_notes(sents)},
+                       extraction,
                        ds.year, notice, [asdict(c) for c in signals.coupled], _reference_rows(refs),
                        findings, threshold)

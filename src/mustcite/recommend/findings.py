@@ -40,6 +40,7 @@ import json
 import math
 import re
 import unicodedata
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -49,6 +50,9 @@ import numpy as np
 
 from .. import lazy_libs
 from ..corpus.records import normalize_title, title_short_name
+from ..extract.latex.includes import blank_comments
+from ..extract.latex.macros import defining_macro, first_use
+from ..extract.latex.verbatim import blank_verbatim
 from ..extract.sentences import split_sentences
 from ..extract.works import name_key
 
@@ -82,8 +86,6 @@ _OWN = re.compile(r"\b(?:we|this (?:paper|work))\s+(?:propose|introduce|present|
                   r"([A-Z][A-Za-z0-9-]{1,20})", re.I)
 _PLACEHOLDER = re.compile(r"\[\s*(?:ref|refs|reference|citation needed|cite|citation|\?+)\s*\]|"
                           r"\\(?:cite[tp]?|autocite|parencite|textcite)\*?\s*\{\s*\}", re.I)
-#: ``\\verb|...|``: shown as typed, never a citation
-_VERB = re.compile(r"\\verb\*?([^A-Za-z\s])(.*?)\1")
 _STOP = frozenset("a an and the of for in on to with from by via at as is are its our we using towards toward "
                   "through into over under".split())
 
@@ -142,38 +144,62 @@ def sentences(passages: list[dict[str, Any]]) -> list[Sentence]:
     """The body's sentences with the citations each holds (offsets within the sentence)."""
     out: list[Sentence] = []
     for p in passages:
-        text, cites = p.get("text") or "", p.get("cites") or []
+        text = p.get("text") or ""
+        cites = sorted(p.get("cites") or [], key=lambda c: c[0])     # by offset, in order of writing
+        offsets = [off for off, _ in cites]
         at = 0
         for s in split_sentences(text):
-            i = text.find(s, at)
+            # the sentence where the splitter left it: looked for close by only (a sentence it rewrote
+            # is not searched for to the end of a long passage, once per sentence)
+            i = text.find(s, at, at + len(s) + _FIND_SLACK)
             i = at if i < 0 else i
             end = i + len(s)
-            out.append(Sentence(s, p.get("section") or "", i,
-                                [(off - i, keys) for off, keys in cites if i <= off <= end + 1],
+            a, b = bisect_left(offsets, i), bisect_right(offsets, end + 1)
+            out.append(Sentence(s, p.get("section") or "", i, [(off - i, keys) for off, keys in cites[a:b]],
                                 bool(p.get("heading"))))
             at = end
     return out
 
 
+#: how far past the previous sentence the next one is looked for in its passage
+_FIND_SLACK = 2000
+
+
 @lru_cache(maxsize=256)
 def _code(text: str) -> str:
-    """``text`` with every LaTeX comment blanked (lines kept, so offsets give line numbers)."""
-    return "\n".join(re.split(r"(?<!\\)%", line, maxsplit=1)[0] for line in text.split("\n"))
+    """``text`` with every LaTeX comment and verbatim block (``\\verb|...|``, ``\\lstinline``,
+    ``verbatim``, ``lstlisting`` ...) blanked in place (offsets and lines kept, so offsets give line
+    numbers)."""
+    return blank_comments(blank_verbatim(text))
 
 
 def locate(sources: dict[str, str], needle: str) -> tuple[str | None, int | None]:
-    """The first file and line (outside comments) whose text holds ``needle`` (its words in order,
-    any spacing or markup between them), in reading order."""
+    """The first file and line (outside comments and verbatim) whose text holds ``needle`` (its words
+    in order, any spacing or markup between them), in reading order. Words written only in the body of
+    a macro's definition (``\\newcommand{\\method}{DataComp}``) are where the macro is used: the first
+    use of ``\\method`` then, unless the words are written out earlier."""
     words = [re.escape(w) for w in re.findall(r"[A-Za-z0-9]+", needle)]
     if not words:
         return None, None
     pattern = re.compile(r"(?<![A-Za-z0-9])" + r"[^A-Za-z0-9\n]{0,6}".join(words) + r"(?![A-Za-z0-9])")
+    order = {rel: i for i, rel in enumerate(sources)}
+    use: tuple[str, int] | None = None          # the first use of a macro whose body holds the words
     for rel, text in sources.items():
+        if use is not None and order[use[0]] < order[rel]:
+            return use
         code = _code(text)
-        m = pattern.search(code)
-        if m:
-            return rel, code.count("\n", 0, m.start()) + 1
-    return None, None
+        for m in pattern.finditer(code):
+            line = code.count("\n", 0, m.start()) + 1
+            if use is not None and use[0] == rel and use[1] <= line:
+                return use
+            name = defining_macro(code, m.start())
+            if name is None:
+                return rel, line
+            if use is None:
+                use = first_use(sources, name)
+                if use is not None and (order[use[0]], use[1]) <= (order[rel], line):
+                    return use
+    return use if use is not None else (None, None)
 
 
 def _quote(sentence: str, start: int, end: int, width: int = 220) -> str:
@@ -432,6 +458,33 @@ def _works(titles: list[str]) -> int:
     return len(seen)
 
 
+class _Spans:
+    """Spans taken in a sentence, asked whether a span lies inside another one (a Fenwick tree of
+    the largest end by start: each question and each span added costs a logarithm, not a scan)."""
+
+    def __init__(self, starts):
+        self.pos = sorted(set(starts))
+        self.tree = [-1] * (len(self.pos) + 1)
+        self.same: dict[int, int] = {}          # start -> the largest end of a span taken from it
+
+    def add(self, start: int, end: int) -> None:
+        self.same[start] = max(self.same.get(start, -1), end)
+        k = bisect_left(self.pos, start) + 1
+        while k < len(self.tree):
+            self.tree[k] = max(self.tree[k], end)
+            k += k & -k
+
+    def inside_another(self, start: int, end: int) -> bool:
+        """Whether a span taken, other than ``(start, end)`` itself, holds ``start..end``."""
+        if self.same.get(start, -1) > end:
+            return True
+        k, best = bisect_left(self.pos, start), -1      # spans starting before ``start``
+        while k > 0:
+            best = max(best, self.tree[k])
+            k -= k & -k
+        return best >= end
+
+
 def named_candidates(names, sents: list[Sentence], year: int, pool_years: np.ndarray,
                      titles=None) -> dict[int, Candidate]:
     """The pool entries the sentences name, longest name first: a name inside a longer one that
@@ -440,14 +493,14 @@ def named_candidates(names, sents: list[Sentence], year: int, pool_years: np.nda
     for sent in sents:
         occ = list(names.occurrences(sent.text, year, pool_years))
         occ.sort(key=lambda o: (-(o[1] - o[0]), o[0]))
-        taken: list[tuple[int, int]] = []
+        taken = _Spans(o[0] for o in occ)
         for start, end, surface, hits in occ:
-            if any(a <= start and end <= b and (a, b) != (start, end) for a, b in taken):
+            if taken.inside_another(start, end):
                 continue
             hits = _by_citing_papers(hits, surface, titles)
             if not hits:
                 continue
-            taken.append((start, end))
+            taken.add(start, end)
             # records of one work are one candidate work, not a choice
             works = _works([titles[r] or "" for r in hits]) if titles is not None else len(hits)
             for r, hit in hits.items():
@@ -460,19 +513,83 @@ def named_candidates(names, sents: list[Sentence], year: int, pool_years: np.nda
 
 
 def placeholder_findings(sources: dict[str, str]) -> list[Finding]:
-    """``[ref]``, ``[?]``, ``[citation needed]`` and empty citation commands in the sources."""
+    """``[ref]``, ``[?]``, ``[citation needed]`` and empty citation commands in the sources; not a
+    placeholder right after "Appendix", "Table", "Figure", "Section", "Eq." ... ("see Appendix [ref]"):
+    that is a cross-reference left to do (:func:`crossref_notes`), not a citation."""
     out: list[Finding] = []
     for rel, text in sources.items():
         for n, line in enumerate(_code(text).split("\n"), 1):
-            code = _VERB.sub(" ", line)
+            code = line
             for m in _PLACEHOLDER.finditer(code):
                 if m.group(0).startswith("[") and m.start() > 0 and code[m.start() - 1] in "\\]}":
                     continue            # "\\[2pt]", an optional argument after a command
+                if m.group(0).startswith("[") and _XREF_BEFORE.search(code, max(0, m.start() - 40), m.start()):
+                    continue            # "Appendix [ref]": a cross-reference
                 what = m.group(0).strip()
                 out.append(Finding("placeholder", f"a citation is still to be added here: '{what}'",
                                    kind_features("placeholder"), Location(rel, n, None, _quote(code.strip(), 0, 0)),
                                    key=what))
     return out
+
+
+#: the word a cross-reference follows: "Appendix", "Table 2" is a reference to a part of the draft
+_XREF_WORDS = (r"(?:Appendix|Appendices|App\.|Tables?|Tab\.|Figures?|Figs?\.|Sections?|Sec\.|Secs\.|§|Equations?|"
+               r"Eqs?\.|Eqn\.|Algorithms?|Alg\.|Theorems?|Thm\.|Lemmas?|Corollary|Proposition|Prop\.|Definition|"
+               r"Def\.|Chapter|Listing|Line|Remark|Assumption|Example)")
+_XREF_GAP = r"(?:[\s~]|\\[ ,;])*"           # spaces, ties and spacing commands ("Eq.\\ [?]")
+_XREF_BEFORE = re.compile(r"(?<![A-Za-z])" + _XREF_WORDS + _XREF_GAP + r"(?:\(\s*)?$", re.I)
+#: a cross-reference left unresolved in text: "Appendix [?]", "Table [ref]", "Section ??", "Eq. (??)"
+_XREF_TEXT = re.compile(r"(?<![A-Za-z])" + _XREF_WORDS + _XREF_GAP
+                        + r"(?:\[\s*(?:\?+|ref|reference)\s*\]|\(\s*\?\?+\s*\)|\?\?+)", re.I)
+_REF_CMD = re.compile(r"\\(?:ref|eqref|cref|Cref|autoref|Autoref|pageref|nameref|vref|Vref|labelcref|cpageref)\*?"
+                      r"\s*\{([^{}]{0,500})\}")
+_LABEL = re.compile(r"\\label\s*(?:\[[^\]]{0,100}\])?\s*\{([^{}]{0,500})\}|\blabel\s*=\s*\{?([^,\]{}\s]+)")
+#: cross-reference notes listed one by one, at most; then one count
+MAX_CROSSREF_NOTES = 20
+
+
+def crossref_notes(sources: dict[str, str]) -> list[str]:
+    """Cross-references left unresolved in LaTeX sources, one note each (file:line): a placeholder
+    after "Appendix", "Table", "Section" ... ("see Appendix [ref]", "Section ??"), an empty ``\\ref{}``,
+    and a ``\\ref`` (``\\cref``, ``\\eqref`` ...) to a label no ``\\label`` defines (not told when the
+    project reads labels of another document, ``\\externaldocument``). None of them is a citation."""
+    codes = {rel: _code(text) for rel, text in sources.items()}
+    labels = {(a or b).strip() for code in codes.values() for a, b in _LABEL.findall(code)}
+    labels |= {(a or b).strip() for text in sources.values() for a, b in _LABEL.findall(text)}   # listings' label=
+    external = any("\\externaldocument" in code for code in codes.values())
+    out: list[str] = []
+    for rel, code in codes.items():
+        for n, line in enumerate(code.split("\n"), 1):
+            for m in _XREF_TEXT.finditer(line):
+                out.append(f"{rel}:{n}: unresolved cross-reference '{' '.join(m.group(0).split())}': a reference to a "
+                           "part of the draft still to be filled in, not a missing citation")
+            for m in _REF_CMD.finditer(line):
+                keys = [k.strip() for k in m.group(1).split(",")]
+                if any("#" in k or "\\" in k for k in keys):
+                    continue            # a macro's parameter: its uses are read where they are
+                bad = [k for k in keys if not k] if external else [k for k in keys if not k or k not in labels]
+                if bad:
+                    what = "an empty reference" if not any(bad) else f"no \\label{{{', '.join(k for k in bad if k)}}}"
+                    out.append(f"{rel}:{n}: unresolved cross-reference '{m.group(0)}' ({what} in the project): "
+                               "it prints '??', not a missing citation")
+    return _capped(out)
+
+
+def crossref_notes_text(texts: list[str]) -> list[str]:
+    """Cross-references left unresolved in a draft's plain text ("see Appendix [?]", "Table ??"),
+    one note each, for a draft read from Markdown or a PDF."""
+    out = []
+    for text in dict.fromkeys(texts):
+        for m in _XREF_TEXT.finditer(text):
+            out.append(f"unresolved cross-reference '{' '.join(m.group(0).split())}' "
+                       f"(\"{_quote(text, m.start(), m.end(), 120)}\"): not a missing citation")
+    return _capped(list(dict.fromkeys(out)))
+
+
+def _capped(notes: list[str]) -> list[str]:
+    if len(notes) <= MAX_CROSSREF_NOTES:
+        return notes
+    return notes[:MAX_CROSSREF_NOTES] + [f"... and {len(notes) - MAX_CROSSREF_NOTES} more unresolved cross-references"]
 
 
 def undefined_key_findings(undefined: list[str], sources: dict[str, str], bib_entries: int,

@@ -171,6 +171,7 @@ def audit_bibtex(audit) -> str:
     papers = [r for r in audit.missing if r.paper_id]
     keys = unique_keys(papers, draft_keys(audit))
     head = f"% mustcite audit of {shown_line(audit.draft)} (as of {audit.year}): {len(papers)} missing papers\n"
+    head += f"% {shown_line(audit.main_file)}\n" if getattr(audit, "main_file", None) else ""
     head += "".join(f"% note: {shown_line(n)}\n" for n in audit.notes)
     head += "".join(f"% {shown_line(r.message or '')}\n" for r in audit.missing if not r.paper_id)
     return head + "\n".join(shown(f"% {shown_line(r.message)}\n{bibtex(r, k)}" if r.message else bibtex(r, k))
@@ -206,6 +207,8 @@ def audit_markdown(audit) -> str:
            f"- draft: {markdown_key(audit.draft)} (as of {audit.year}: only papers of {audit.year} or earlier)",
            f"- references: {audit.references}, {audit.linked} linked to the pool; "
            f"recommended and already cited: {len(audit.cited)}"]
+    if getattr(audit, "main_file", None):
+        out.append(f"- {markdown_shown(audit.main_file)}")
     if audit.notice:
         out.append(f"- note: {markdown_shown(audit.notice)}")
     if audit.notes:
@@ -242,6 +245,8 @@ def audit_table(audit) -> str:
             f"of {audit.year} or "
             f"earlier (--year to change)\nreferences: {audit.references} ({audit.linked} linked to the pool); "
             f"recommended and already cited: {len(audit.cited)}\n")
+    if getattr(audit, "main_file", None):
+        head += shown_line(audit.main_file) + "\n"
     if audit.closest_bibliographies:
         head += "closest bibliographies: " + "; ".join(
             f"{shown_line(c['title'])[:60]} ({c['shared']} shared)" for c in audit.closest_bibliographies) + "\n"

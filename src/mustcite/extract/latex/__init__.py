@@ -5,8 +5,10 @@ Input (:func:`extract_latex`): a ``.tex`` file, a project folder, or a source ar
 ``.tar.gz``/``.tgz``/``.tar``, arXiv's gzipped single ``.tex``; unpacked by
 :mod:`mustcite.extract.archive` into a temporary folder that is always removed). Steps:
 
-1. the main file (:mod:`.includes`): the one with ``\\documentclass`` and ``\\begin{document}``
-   (``main``/``ms``/``paper`` preferred when several); ``\\input``, ``\\include``, ``\\subfile``,
+1. the main file (:mod:`.mainfile`): the one with ``\\documentclass`` and ``\\begin{document}``
+   that the project's build compiles, else the top-level one with the largest include graph (a
+   file that only wraps another is read through); verbatim blocks and ``\\verb``/``\\lstinline``
+   are blanked (:mod:`.verbatim`); ``\\input``, ``\\include``, ``\\subfile``,
    ``\\import`` and ``\\subimport`` are followed relative to the main file's folder, never outside
    the project folder (a missing file and a path outside read the same: "not read (outside the
    project or missing)"; paths outside are never looked at), at most ``MAX_INCLUDES`` includes
@@ -40,7 +42,6 @@ from .citations import MARK_END, MARK_START, MARKER, TEXTUAL_COMMANDS, Citation,
 from .extraction import extract_latex, extract_project
 from .includes import (
                        LATEX_SUFFIXES,
-                       MAIN_NAMES,
                        MAX_CHARS,
                        MAX_DEPTH,
                        MAX_FILE_BYTES,
@@ -50,7 +51,6 @@ from .includes import (
                        Project,
                        expand,
                        find_inside,
-                       find_main,
                        is_inside,
                        load_project,
                        project_files,
@@ -58,13 +58,15 @@ from .includes import (
                        rel_path,
                        strip_comments,
 )
+from .mainfile import MAIN_NAMES, MainChoice, choose_main, find_main, main_file_line
 from .text import Segment, drop_refs, paragraphs, split_segments, to_text
 
 __all__ = [
     "LATEX_SUFFIXES", "MAIN_NAMES", "MARKER", "MARK_END", "MARK_START", "MAX_CHARS", "MAX_DEPTH", "MAX_FILES",
-    "MAX_FILE_BYTES", "MAX_INCLUDES", "TEXTUAL_COMMANDS", "TEX_SUFFIXES", "BraceIndex", "Citation", "Project",
+    "MAX_FILE_BYTES", "MAX_INCLUDES", "TEXTUAL_COMMANDS", "TEX_SUFFIXES", "BraceIndex", "Citation",
+    "MainChoice", "Project",
     "Segment", "bib_names", "braced", "bracketed", "citation_style", "drop_refs", "expand", "extract_latex",
-    "extract_project", "find_inside", "find_main",
+    "choose_main", "extract_project", "find_inside", "find_main", "main_file_line",
     "is_inside", "load_project", "mark_citations", "paragraphs", "project_files", "read_bibliography", "read_text",
     "rel_path", "split_segments", "strip_comments", "to_text",
 ]

@@ -22,9 +22,11 @@ from ..sentences import split_sentences
 from .arguments import braced
 from .bibliography import bib_names, read_bibliography
 from .citations import MARK_START, MARKER, TEXTUAL_COMMANDS, Citation, citation_style, mark_citations
-from .includes import Project, find_main, load_project, project_files, read_text, rel_path
-from .macros import expand_macros
+from .includes import Project, load_project, project_files, read_text, rel_path
+from .macros import Stop, expand_macros, first_use
+from .mainfile import choose_main, read_through
 from .text import HEADING_MARK, Segment, drop_refs, paragraphs, split_segments, to_text
+from .verbatim import MAX_BRACE_DEPTH, bound_braces
 
 
 @dataclass
@@ -93,7 +95,21 @@ def extract_project(project: Project, all_files: list[Path], source_path: str) -
     """The :class:`ExtractedPaper` of an expanded project."""
     paper = ExtractedPaper(source_path=source_path, method="latex")
     paper.messages = project.messages
-    marked, cites, nocite = mark_citations(expand_macros(project.text))
+    stops: list[Stop] = []
+    expanded, deep = bound_braces(expand_macros(project.text, stops))
+    sources = project_sources(project)
+    for stop in stops:
+        at = first_use(sources, stop.name)
+        where = f" (first used at {at[0]}:{at[1]})" if at else ""
+        paper.messages.append(
+            f"macro expansion stopped at \\{stop.name}{where}: the text would grow past {stop.limit:,} characters; "
+            "the rest is read unexpanded" if stop.why == "size" else
+            f"macro expansion stopped at \\{stop.name}{where}: it still expands to macros after {stop.limit} rounds "
+            "(a macro that uses itself?); it is read unexpanded")
+    if deep:
+        paper.messages.append(f"braces nested deeper than {MAX_BRACE_DEPTH} once the draft's macros are expanded "
+                              f"({len(deep)} group(s)): the text inside is not read")
+    marked, cites, nocite = mark_citations(expanded)
     m = re.search(r"\\begin\s*\{document\}", marked)
     preamble, body = (marked[:m.start()], marked[m.end():]) if m else ("", marked)
     body = re.split(r"\\end\s*\{document\}", body)[0]
@@ -169,7 +185,7 @@ def extract_project(project: Project, all_files: list[Path], source_path: str) -
             sents = split_sentences(text)
             starts, at = [], 0
             for s in sents:
-                i = text.find(s, at)
+                i = text.find(s, at, at + len(s) + 2000)     # near the last: never a scan to the end per sentence
                 starts.append(i if i >= 0 else at)
                 at = (i if i >= 0 else at) + len(s)
             for ci, start in spans:
@@ -207,7 +223,7 @@ def extract_project(project: Project, all_files: list[Path], source_path: str) -
     paper.uncited = [Reference(target=0, title=e.title, year=e.year, cite=key, raw=e.raw, authors=list(e.authors),
                                bibkey=key, doi=e.doi, arxiv=e.arxiv, url=e.url, venue=e.venue or None)
                      for key, e in entries.items() if key.lower() not in cited_keys][:MAX_UNCITED]
-    paper.sources = project_sources(project)
+    paper.sources = sources
     missing_bibs = [n for n in bib_names(project.text) if Path(n).name not in bib_files]
     undefined_notes = {}
     for k in undefined:
@@ -230,7 +246,8 @@ def extract_project(project: Project, all_files: list[Path], source_path: str) -
     if undefined and len(undefined) > len(order) / 2:
         report.add("undefined_keys")             # the message naming them is above
     report.finish(paper)
-    paper.stats = {"main_file": rel_path(project.main, project.root), "files": list(project.files),
+    paper.stats = {"main_file": rel_path(project.main, project.root), "main_others": list(project.others),
+                   "files": list(project.files),
                    "bib_files": bib_files, "bib_entries": len(entries), "citation_style": style,
                    "mentions_total": sum(len(c.keys) for c in cites), "citations": len(cites),
                    "nocite": len(nocite), "cited_keys": len(order), "undefined_keys": undefined,
@@ -283,9 +300,17 @@ def _extract_folder(root: Path, main: Path | None, source_path: str, messages: l
     # a .tex file given alone: its folder is the project, but only that folder is listed (it may
     # be a Downloads folder); includes and named .bib files are found wherever they are inside it
     files = project_files(root, messages, recursive=main is None)
+    others: list[str] = []
     if main is None:
-        main = find_main(root, files, messages)
+        choice = choose_main(root, files, messages)
+        main, others = choice.main, choice.others
+        if others:
+            messages.append(f"{len(others) + 1} files have a \\documentclass; read {rel_path(main, root)}: "
+                            f"{choice.why}")
+    else:
+        main = read_through(main, root, messages)
     project = load_project(root, main, messages)
+    project.others = others
     if not project.text.strip():
         raise MustciteError("the main .tex file is empty or unreadable"
                             + (f" ({'; '.join(messages)})" if messages else ""), path=source_path)

@@ -23,10 +23,10 @@ from pathlib import Path
 from ...errors import MustciteError
 from ...io import BinaryContentError, decode_text
 from .arguments import BraceIndex, braced
+from .verbatim import MAX_BRACE_DEPTH, blank_verbatim, bound_braces
 
 TEX_SUFFIXES = (".tex", ".ltx", ".latex")
 LATEX_SUFFIXES = TEX_SUFFIXES + (".zip", ".tar.gz", ".tgz", ".tar")
-MAIN_NAMES = ("main", "ms", "paper", "manuscript", "article", "arxiv")
 MAX_FILES = 5000                 # .tex/.bib/.bbl files looked at in a folder
 MAX_FILE_BYTES = 16 * 2**20      # one source file
 MAX_CHARS = 8_000_000            # the expanded document
@@ -135,11 +135,19 @@ class Project:
     text: str                                  # expanded, comments stripped
     files: list[str] = field(default_factory=list)   # the .tex files read (relative)
     messages: list[str] = field(default_factory=list)
+    others: list[str] = field(default_factory=list)   # other files with \documentclass (relative)
 
 
-def _is_main(text: str) -> bool:
-    return bool(re.search(r"\\documentclass", text) and re.search(r"\\begin\s*\{document\}", text)
-                and not re.search(r"\\documentclass\s*(?:\[[^\]]{0,2000}\])?\s*\{(?:subfiles|standalone)\}", text))
+def _prose_only(text: str, where: str, messages: list[str]) -> str:
+    """``text`` with verbatim blanked and braces nested too deep blanked, with a message naming
+    the line of the first such group (offsets and lines kept)."""
+    text, deep = bound_braces(blank_verbatim(text))
+    if deep:
+        line = text.count("\n", 0, deep[0]) + 1
+        more = f" (and {len(deep) - 1} more groups)" if len(deep) > 1 else ""
+        messages.append(f"{where}:{line}: braces nested deeper than {MAX_BRACE_DEPTH}{more}: "
+                        "the text inside is not read")
+    return text
 
 
 def project_files(root: Path, messages: list[str], *, recursive: bool = True) -> list[Path]:
@@ -158,36 +166,6 @@ def project_files(root: Path, messages: list[str], *, recursive: bool = True) ->
                 raise MustciteError(f"more than {MAX_FILES:,} .tex/.bib/.bbl files in the project folder",
                                     path=root)
     return out
-
-
-def find_main(root: Path, files: list[Path], messages: list[str]) -> Path:
-    """The main ``.tex`` file of a project folder (MustciteError when there is no ``.tex`` file)."""
-    tex = [p for p in files if p.name.lower().endswith(TEX_SUFFIXES)]
-    if not tex:
-        raise MustciteError("no .tex file in the LaTeX project", path=root,
-                            hint="give a .tex file, a folder or an archive holding the LaTeX sources")
-    mains = []
-    for p in tex:
-        try:
-            head = p.read_bytes()[:MAX_FILE_BYTES].decode("utf-8", "replace")
-        except OSError:
-            continue
-        if _is_main(strip_comments(head)):
-            mains.append(p)
-    if not mains:
-        if len(tex) == 1:
-            return tex[0]
-        raise MustciteError("no main .tex file (one with \\documentclass and \\begin{document}) in the project",
-                            path=root, hint="give the main .tex file itself")
-    if len(mains) == 1:
-        return mains[0]
-    pref = [p for p in mains if p.stem.lower() in MAIN_NAMES]
-    pick = min(pref or mains, key=lambda p: (len(p.relative_to(root).parts),
-                                             MAIN_NAMES.index(p.stem.lower()) if p.stem.lower() in MAIN_NAMES else 99,
-                                             -p.stat().st_size, str(p)))
-    messages.append(f"{len(mains)} files could be the main file ({', '.join(rel_path(p, root) for p in mains[:5])}); "
-                    f"read {rel_path(pick, root)}")
-    return pick
 
 
 _INCLUDE = re.compile(r"\\(input|include|subfile|import|subimport|subinputfrom|inputfrom)\*?(?![a-zA-Z])")
@@ -353,7 +331,7 @@ def expand(path: Path, root: Path, messages: list[str], *, main_dir: Path | None
     if text is None:
         return ""
     files.append(rel_path(path, root))
-    text = strip_comments(text)
+    text = strip_comments(_prose_only(text, rel_path(path, root), messages))
     if stack and re.search(r"\\documentclass", text):     # a subfile: only its document body
         m = re.search(r"\\begin\s*\{document\}(.*?)(?:\\end\s*\{document\}|$)", text, re.S)
         if m:

@@ -19,8 +19,11 @@ Commands the reader itself interprets (citations, sectioning, title, abstract, i
 environments, bibliography) are never redefined, nor internal ``@`` names. Expansion is bounded
 and linear: at most :data:`MAX_PASSES` passes over the text (a macro whose body uses another is
 expanded on the next pass), each one a single scan with a brace index, at most
-:data:`MAX_DEFINITIONS` definitions, and the text may grow to at most :data:`MAX_GROWTH` times its
-length plus 1 MiB; past that it is left as it is.
+:data:`MAX_DEFINITIONS` definitions; the text may grow to at most :data:`MAX_GROWTH` times its
+length plus :data:`MAX_EXTRA` characters, and all the passes together write at most
+:data:`MAX_PASSES` times that. Where a cap stops the expansion (the text would grow past it, or a
+macro still expands to macros after the last pass), the rest is left as it is and a :class:`Stop`
+names the macro (the reading turns it into a message with the file and line of its first use).
 """
 
 from __future__ import annotations
@@ -29,10 +32,12 @@ import re
 from dataclasses import dataclass
 
 from .arguments import BraceIndex, braced, bracketed
+from .includes import _comment_start
 
 MAX_PASSES = 4
 MAX_DEFINITIONS = 5000
 MAX_GROWTH = 2
+MAX_EXTRA = 16 * 1024      # characters the text may grow by beyond MAX_GROWTH times its length
 MAX_BODY = 5000            # a longer macro body is a program, not a name: not expanded
 
 _NAME = r"[A-Za-z]+"
@@ -164,7 +169,9 @@ def _fill(body: str, args: list[str]) -> str:
 
 
 def _expand_once(text: str, macros: dict[str, Macro], acronyms: dict[str, tuple[str, str]],
-                 limit: int) -> tuple[str, bool]:
+                 limit: int) -> tuple[str, bool, str | None]:
+    """One pass: ``(text, whether anything was expanded, the macro whose use would have made the
+    text longer than ``limit``)``; at that use the pass stops, the rest of the text left as it is."""
     index = BraceIndex(text)
     out, last, changed, size = [], 0, False, 0
     for m in _USE.finditer(text):
@@ -205,26 +212,98 @@ def _expand_once(text: str, macros: dict[str, Macro], acronyms: dict[str, tuple[
             continue
         size += m.start() - last + len(repl)
         if size > limit:
-            return text, False
+            if not changed:
+                return text, False, name
+            out.append(text[last:])
+            return "".join(out), True, name
         out.append(text[last:m.start()])
         out.append(repl)
         last, changed = end, True
     if not changed:
-        return text, False
+        return text, False, None
     out.append(text[last:])
-    return "".join(out), True
+    return "".join(out), True, None
 
 
-def expand_macros(text: str) -> str:
-    """``text`` with the macros and acronyms it defines expanded (see the module's description)."""
+@dataclass(frozen=True)
+class Stop:
+    """Where the expansion stopped short: the macro, and why (``"size"``: the text would have grown
+    past its cap; ``"rounds"``: it still expanded to macros after :data:`MAX_PASSES` passes)."""
+
+    name: str
+    why: str
+    limit: int
+
+
+def expand_macros(text: str, stops: list[Stop] | None = None) -> str:
+    """``text`` with the macros and acronyms it defines expanded (see the module's description);
+    where the expansion stops at a cap, a :class:`Stop` is added to ``stops``."""
     if "\\" not in text:
         return text
     macros, acronyms = read_definitions(text)
     if not macros and not acronyms:
         return text
-    limit = MAX_GROWTH * len(text) + 2**20
+    limit = MAX_GROWTH * len(text) + MAX_EXTRA
+    work = MAX_PASSES * limit              # characters all the passes together may write
     for _ in range(MAX_PASSES):
-        text, changed = _expand_once(text, macros, acronyms, limit)
+        text, changed, capped = _expand_once(text, macros, acronyms, min(limit, work))
+        work -= len(text)
+        if capped is not None:
+            if stops is not None:
+                stops.append(Stop(capped, "size", limit))
+            return text
         if not changed:
-            break
+            return text
+    if stops is not None:                  # still changing after the last pass: a macro that uses itself?
+        left = _still_used(text, macros)
+        if left:
+            stops.append(Stop(left, "rounds", MAX_PASSES))
     return text
+
+
+def _still_used(text: str, macros: dict[str, Macro]) -> str | None:
+    """The first draft macro still used in ``text`` (outside its own definition), if any."""
+    for m in _USE.finditer(text):
+        if m.group(1) in macros and not _DEFINED_HERE.search(text, max(0, m.start() - 40), m.start()):
+            return m.group(1)
+    return None
+
+
+_DEFINITION_LINE = re.compile(r"\\(?:newcommand|renewcommand|providecommand|DeclareRobustCommand|[egx]?def"
+                              r"|acro|newacronym|DeclareAcronym|newabbreviation)(?![A-Za-z])")
+
+
+_DEFINING = re.compile(r"\\(?:newcommand|renewcommand|providecommand|DeclareRobustCommand)\*?\s*"
+                       r"(?:\{\s*\\(" + _NAME + r")\s*\}|\\(" + _NAME + r"))(?:\s*\[[^\]]{0,20}\]){0,2}\s*(?=\{)"
+                       r"|\\[egx]?def\s*\\(" + _NAME + r")[^{]{0,40}(?=\{)")
+
+
+def defining_macro(code: str, at: int, reach: int = 2000) -> str | None:
+    """The macro whose definition's body holds the offset ``at`` of ``code`` (the definition within
+    ``reach`` characters before it), else None."""
+    name = None
+    for m in _DEFINING.finditer(code, max(0, at - reach), at):
+        window = code[m.end():m.end() + MAX_BODY + 64]          # a body is never longer
+        body = braced(window, 0)
+        if body is not None and at < m.end() + body[1]:
+            name = m.group(1) or m.group(2) or m.group(3)
+    return name
+
+
+def first_use(sources: dict[str, str], name: str) -> tuple[str, int] | None:
+    """``(file, line)`` of the first use of the macro ``\\name`` in the sources (in reading order),
+    outside comments and outside the definitions of macros."""
+    pattern = re.compile(r"\\" + re.escape(name) + r"(?![A-Za-z])")
+    for rel, text in sources.items():
+        if "\\" + name not in text:
+            continue
+        for n, line in enumerate(text.split("\n"), 1):
+            if "\\" + name not in line:
+                continue
+            cut = _comment_start(line)
+            code = line if cut < 0 else line[:cut]
+            for m in pattern.finditer(code):
+                if _DEFINITION_LINE.search(code, 0, m.start()) is None:
+                    return rel, n
+    return None
+

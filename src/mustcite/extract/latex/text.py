@@ -119,6 +119,7 @@ _ITEM = re.compile(r"\\(?:item)(?![a-zA-Z])(?:\s*\[[^\]]{0," + str(MAX_BRACKET) 
 
 def to_text(latex: str) -> str:
     """Plain text of a LaTeX fragment (pylatexenc; commands and braces dropped if it fails)."""
+    latex = _SPACES.sub(" ", latex)           # pylatexenc reads a run of blanks a character at a time
     try:
         pieces = latex_pieces(latex)          # long text in pieces: pylatexenc is quadratic in one
         if len(pieces) == 1:
@@ -133,6 +134,7 @@ def to_text(latex: str) -> str:
 
 
 _LEFT_DELIMS = re.compile(r"\\[()\[\]]")
+_SPACES = re.compile(r"[ \t]{2,}")
 
 
 @lru_cache(maxsize=64)
