@@ -18,9 +18,12 @@ from mustcite.refcheck import check_refs, load_index
 from mustcite.refcheck.index import complete_venue_years, index_cache_path
 from mustcite.refcheck.venue import classify_venue
 
-pytestmark = pytest.mark.data("proceedings/paperlists/nips2019.jsonl.gz")
+pytestmark = pytest.mark.data("proceedings/paperlists/nips2019.jsonl.gz", "anthology/records/neurips-2019.jsonl.gz")
 
 FILES = ["nips2019", "icml2019", "iclr2020", "acl2022"]
+#: the second list of three of them (ML Anthology): a venue-year is measured complete only when two
+#: lists agree on it (ACL 2022 stays read from one list)
+SECOND_LISTS = ["neurips-2019", "icml-2019", "iclr-2020"]
 
 
 @pytest.fixture(scope="module")
@@ -32,6 +35,15 @@ def work(tmp_path_factory):
     from mustcite.corpus.records import Paper, make_paper_id
     from mustcite.corpus.store import SIDE_TRACKS_FILE, write_papers
 
+    import gzip
+    import json
+
+    from mustcite.corpus.records import normalize_title
+
+    second = {}
+    for f in SECOND_LISTS:
+        with gzip.open(DATA / "anthology" / "records" / f"{f}.jsonl.gz", "rt", encoding="utf-8") as fh:
+            second.update({normalize_title(r["title"]): f"mlanthology:{r['id']}" for r in map(json.loads, fh)})
     root = tmp_path_factory.mktemp("refcheck-work")
     papers, side = [], []
     for f in FILES:
@@ -40,9 +52,10 @@ def work(tmp_path_factory):
                 side.append(r)
             if r.skip or not r.main_track:
                 continue
+            ids = [f"paperlists:{r.source_id}"] + ([second[t]] if (t := normalize_title(r.title)) in second else [])
             papers.append(Paper(make_paper_id(r.title, r.venue, r.year, r.source_id), r.title, r.venue, r.year,
                                 authors=list(r.authors), source="paperlists", source_id=r.source_id, url=r.url,
-                                pdf=r.pdf, track=r.track))
+                                pdf=r.pdf, track=r.track, source_ids=ids))
     write_papers(papers, root / "corpus" / "papers.parquet")
     # the ancillary tracks (ACL 2022 Findings), kept apart as the corpus build keeps them
     write_papers(dedup(side).side_track, root / "corpus" / SIDE_TRACKS_FILE)

@@ -84,12 +84,14 @@ from .compare import (
     title_difference,
     title_similarity,
 )
+from .coverage import possible_tracks
 from .entries import Entry, read_entries
 from .index import Record, RefIndex, load_index
 from .person_names import align, name_tokens
 from .render import record_bibtex
 from .results import Issue, RefCheck
 from .venue import SIDE_GROUPS, VenueClaim, classify_venue, names_a_kind, track_kind
+from .witness import title_disputed, weigh_authors
 
 #: a renamed version (step 4) needs this token-set similarity of titles to count as the same paper
 RENAMED_SIMILARITY = 80
@@ -203,8 +205,9 @@ def _candidates(index: RefIndex, words: list[str], k: int) -> list[int]:
 def joined_title(index: RefIndex, title: str, entry: Entry, claim: VenueClaim, year: int | None
                  ) -> tuple[int, int] | None:
     """(row A, row B) when the title is the start of A's and the end of B's (module doc, step 3)."""
-    if not holds(index, entry, claim, year):
-        return None          # a title the corpus lacks is only suspect where it holds the venue-year
+    if not holds(index, entry, claim, year) or cited_title(index, entry):
+        return None          # a title the corpus lacks is only suspect where it holds the venue-year,
+        #                      and no title other papers cite is a join
     norm = normalize_title(clean_title(title))
     words = norm.split()
     n = len(words)
@@ -245,11 +248,50 @@ def joined_title(index: RefIndex, title: str, entry: Entry, claim: VenueClaim, y
     return (best[1], best[2]) if best else None
 
 
+def completeness(index: RefIndex, entry: Entry, claim: VenueClaim, year: int | None) -> tuple[bool, str]:
+    """Whether the data holds, completely, every track of the venue-year the entry claims that a paper
+    of its form could belong to (:mod:`.coverage`), and why (the reason it does not, or the measure).
+    Not for an entry whose DOI is of a series none of the venue's papers is in (an AAAI special
+    track, a Findings DOI): a track the corpus lacks."""
+    if claim.kind != "held" or year is None:
+        return False, ""
+    where = f"{claim.code} {year}"
+    cov = index.venue_coverage(claim.code, year)
+    if cov is None:
+        return False, f"the corpus does not hold {where}"
+    if not cov.complete:
+        return False, f"the main track of {where} is not known to be held completely ({cov.why_not()})"
+    if index.doi_untracked(entry.doi):
+        return False, (f"not in the main track of {where}, which is held completely; its DOI is of a series of "
+                       f"another track, which is not held")
+    for kind, evidence in possible_tracks(claim.code, int(year), claim.text, entry.raw):
+        ok, why = index.track_is_complete(claim.code, kind, int(year))
+        if not ok:
+            return False, (f"not in the main track of {where}, which is held completely; {why}: possibly a "
+                           f"{kind} paper ({evidence})")
+    basis = {"two lists": "two independent lists agree", "official count": "the proceedings' own count",
+             "proceedings' own list": "the proceedings' own list"}.get(cov.basis, cov.basis)
+    return True, f"{cov.held} papers, measured complete: {basis}"
+
+
 def holds(index: RefIndex, entry: Entry, claim: VenueClaim, year: int | None) -> bool:
-    """Whether the corpus holds the venue-year the entry claims completely, for this entry: not when
-    its DOI is of a series none of the venue's papers is in (an AAAI special track, a Findings DOI):
-    a track the corpus lacks, where a paper it has not may well be."""
-    return claim.kind == "held" and index.is_complete(claim.code, year) and not index.doi_untracked(entry.doi)
+    """Whether a paper the data lacks at the venue-year the entry claims is suspect (:func:`completeness`)."""
+    return completeness(index, entry, claim, year)[0]
+
+
+#: a title the catalogue of cited works has, cited by this many papers, is a real paper's title
+MIN_TITLE_WITNESSES = 2
+
+
+def cited_title(index: RefIndex, entry: Entry) -> int:
+    """How many papers of the data cite a work of the entry's title (0 when under
+    :data:`MIN_TITLE_WITNESSES`): other authors citing that title show a paper of it exists."""
+    work = catalogue_work(index, entry) if entry.title else None
+    if work is None or title_similarity(clean_title(entry.title), work.title) < FUZZY_SAME:
+        return 0
+    row = index.work_row(work.paper_id)
+    n = index.work_citing(row) if row is not None else 0
+    return n if n >= MIN_TITLE_WITNESSES else 0
 
 
 def _anchor(index: RefIndex, row: int, entry: Entry, claim: VenueClaim, year: int | None) -> bool:
@@ -440,12 +482,12 @@ def _compared(out: RefCheck, index: RefIndex, rec: Record, entry: Entry, claim: 
     if y is not None:
         issues.append(y)
     if entry.structured:
-        issues += compare_authors(entry, rec, order=index.order_trusted(rec))
+        issues += compare_authors(entry, rec, order=index.order_trusted(rec), notes=notes)
     return _verdict(out, rec, title, issues, notes)
 
 
 def _verdict(out: RefCheck, rec: Record, title: str, issues: list[Issue], notes: list[str], *,
-             titled: bool = True) -> RefCheck:
+             titled: bool = True, index: RefIndex | None = None) -> RefCheck:
     """Verified or a mismatch by ``issues``, after comparing the title (with ``titled``; not for an
     earlier version, whose title may be another, nor for another version's record under its own
     title): one that differs by a content word (:func:`~.compare.title_difference`) is a title
@@ -453,6 +495,8 @@ def _verdict(out: RefCheck, rec: Record, title: str, issues: list[Issue], notes:
     if title and not any(i.field == "title" for i in issues) and normalize_title(title) != normalize_title(rec.title):
         renamed = any("renamed version" in n for n in notes)
         diff = title_difference(title, rec.title) if titled and not renamed else None
+        if diff and index is not None and title_disputed(index, rec, title, notes):
+            diff = None          # the record's sources disagree on the title (a note says so)
         if diff:
             issues.append(Issue("title", title, rec.title, f"the title differs from the record's: {diff}"))
         elif not notes:
@@ -730,11 +774,49 @@ def _check_entry(entry: Entry, index: RefIndex) -> RefCheck:
             issues.append(y)
     if entry.structured:        # authors parsed from a reference string are too rough to compare
         if claim.kind == "held" and claim.code != rec.venue and not authors_agree(entry, rec):
-            issues += compare_authors(entry, rec, order=False)   # another version's list (JMLR of an ICLR paper)
+            issues += compare_authors(entry, rec, order=False, notes=notes)   # another version's list (JMLR of ICLR)
         elif claim.kind != "held" or claim.code == rec.venue:
-            issues += compare_authors(entry, rec, order=index.order_trusted(rec))
+            issues += compare_authors(entry, rec, order=index.order_trusted(rec), notes=notes)
+        issues = weigh_authors(index, entry, rec, issues, notes)
     issues += compare_identifiers(entry, rec, index)
-    return _verdict(out, rec, title, issues, notes)
+    if issues and (claim.kind == "none" or entry.year is None):
+        got = _another_version(out, index, rec, entry, claim, title, issues, notes)
+        if got is not None:
+            return got
+    return _verdict(out, rec, title, issues, notes, index=index)
+
+
+def versions_of(index: RefIndex, rec: Record, entry: Entry) -> list[Record]:
+    """Every other version of a corpus paper the data has: its other venues (``also_published``), the
+    linked versions (``versions.parquet``: conference, journal, workshop), and the catalogue's work of
+    the entry's title (an arXiv preprint, say)."""
+    out = [Record(rec.paper_id, rec.title, rec.authors, v, y, "corpus") for v, y in rec.also]
+    corpus, side = index.version_rows(rec.paper_id)
+    out += [index.record(r) for r in corpus] + [index.side_record(r) for r in side]
+    work = catalogue_work(index, entry)
+    if work is not None and work.authors:
+        out.append(work)
+    return out
+
+
+def _another_version(out: RefCheck, index: RefIndex, rec: Record, entry: Entry, claim: VenueClaim, title: str,
+                     issues: list[Issue], notes: list[str]) -> RefCheck | None:
+    """An entry without a venue or a year names no version: verified when one version of the work
+    (:func:`versions_of`) agrees with its year and authors (the journal version's four authors, the
+    arXiv year), else None (the issues against the record stand)."""
+    if any(i.field not in ("authors", "year") for i in issues):
+        return None
+    for v in versions_of(index, rec, entry):
+        got = [] if entry.year is None else [i for i in [compare_year(entry, claim, v, None)] if i is not None]
+        if entry.structured:
+            got += compare_authors(entry, v, order=False)
+        if not got:
+            where = (f"{v.venue} {v.year}".strip() if v.source != "catalogue"
+                     else f"the version other papers cite ({v.year})")
+            notes.append(f"the entry names no {'venue' if claim.kind == 'none' else 'year'}: compared with every "
+                         f"version of the work, it matches {where}")
+            return _verdict(out, rec, title, [], notes, index=index)
+    return None
 
 
 def _by_title_parts(out: RefCheck, index: RefIndex, title: str, entry: Entry, claim: VenueClaim,
@@ -748,7 +830,7 @@ def _by_title_parts(out: RefCheck, index: RefIndex, title: str, entry: Entry, cl
         issues.append(Issue("title", entry.title, index.title[row],
                             f"the title joins two papers: {index.title[a]!r} and {index.title[b]!r}"))
         return row
-    if holds(index, entry, claim, year):
+    if holds(index, entry, claim, year) and not cited_title(index, entry):
         hit = by_authors(index, entry, (claim.code,), year)
         if hit is not None:
             _renamed(index.titles.norms[hit[0]], index.title[hit[0]], hit[1], title, entry, claim, year, issues, notes)
@@ -808,14 +890,15 @@ def _not_found(out: RefCheck, entry: Entry, claim: VenueClaim, year: int | None,
     work = catalogue_work(index, entry)
     if work is not None:
         notes.append(f"the catalogue of cited works knows this title ({work.venue or 'no venue'}, {work.year})")
-    held = holds(index, entry, claim, year)
+    held, measure = completeness(index, entry, claim, year)
     side = claim.kind == "other" and index.side_is_complete(side_names(claim), year)
-    if (held or side) and clean_title(entry.title or "").strip():
+    witnesses = cited_title(index, entry) if held or side else 0
+    if (held or side) and clean_title(entry.title or "").strip() and not witnesses:
         n = index.counts.get((claim.code, int(year)), 0) if held else index.side_count(side_names(claim), year)
         who = "the corpus holds" if held else "the side records hold"
         out.status = "not_found"
-        out.why = (f"{who} {_claimed(claim, year)} completely ({n} papers) and none of them is this "
-                   f"paper: very likely invented or misattributed")
+        out.why = (f"{who} {_claimed(claim, year)} completely ({measure if held else f'{n} papers'}) and none of "
+                   f"them is this paper: very likely invented or misattributed")
         out.record = None
     elif work is not None and (n := attested(entry, work, index)):
         out.status = "verified"
@@ -825,6 +908,12 @@ def _not_found(out: RefCheck, entry: Entry, claim: VenueClaim, year: int | None,
     else:
         out.status = "unverifiable"
         out.why = _unverifiable_why(entry, claim, year, index)
+        if witnesses:
+            out.why = (f"no record of {_claimed(claim, year)} has this title, but {witnesses} papers of the data "
+                       f"cite it: a real paper the data does not hold (another track or version?): cannot verify "
+                       f"offline")
+        elif claim.kind == "held" and measure and not held and entry.title:
+            out.why = f"{measure}: cannot verify offline"
         out.record = work.to_json() if work is not None else None
     out.notes = notes
     return out

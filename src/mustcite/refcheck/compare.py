@@ -33,7 +33,7 @@ from ..corpus.records import normalize_title
 from ..extract.link import identifier_keys
 from .entries import Entry
 from .index import Record, RefIndex, doi_series
-from .person_names import align
+from .person_names import align, name_tokens
 from .results import Issue
 from .venue import VenueClaim
 
@@ -74,13 +74,45 @@ def record_names(record: Record) -> list[str]:
     return list(dict.fromkeys(record.authors))
 
 
-def compare_authors(entry: Entry, record: Record, *, order: bool = True) -> list[Issue]:
+#: a record's family name cut short is at least this long (shorter starts say nothing)
+MIN_CUT = 3
+
+
+def cut_names(entry: list[str], record: list[str], a) -> list[tuple[int, int]]:
+    """(entry index, record index) of the entry authors left unmatched whose family name starts with
+    the family name of an unmatched record author, who is that name cut short by the source ("Lafon"
+    for "Lafontaine", "Man" for "Mané"): the same person."""
+    out, used = [], set()
+    for i in a.extra:
+        te = name_tokens(entry[i])
+        for j in a.missing:
+            tr = name_tokens(record[j])
+            if j in used or not te or not tr:
+                continue
+            if len(tr[-1]) >= MIN_CUT and te[-1] != tr[-1] and te[-1].startswith(tr[-1]):
+                out.append((i, j))
+                used.add(j)
+                break
+    return out
+
+
+def compare_authors(entry: Entry, record: Record, *, order: bool = True, notes: list[str] | None = None
+                    ) -> list[Issue]:
     """Issues of the entry's author list against the record's (module doc); ``order``: the record's
-    order is trustworthy."""
+    order is trustworthy; a record name cut short (:func:`cut_names`) is the entry's, with a note in
+    ``notes``."""
     if not entry.authors or not trusted_authors(entry, record):
         return []
     names = record_names(record)
     a = align(entry.authors, names)
+    cut = cut_names(entry.authors, names, a)
+    if cut:
+        a.extra = [i for i in a.extra if i not in {i for i, _ in cut}]
+        a.missing = [j for j in a.missing if j not in {j for _, j in cut}]
+        a.matched = sorted(a.matched + cut)
+        if notes is not None:
+            notes.append("the record's name " + ", ".join(f"{names[j]!r}" for _, j in cut) + " looks cut short ("
+                         + ", ".join(f"{entry.authors[i]!r}" for i, _ in cut) + " in the entry): taken as the same")
     issues = []
     shown_e, shown_r = _names(entry.authors) + (" and others" if entry.others else ""), _names(names)
     if a.extra:
