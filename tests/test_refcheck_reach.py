@@ -141,12 +141,15 @@ def test_tmlr_entry_verified_and_wrong_year(fx, tmp_path):
     r = fx["tmlr"][0]
     journal = "journal = {Transactions on Machine Learning Research}"
     got = check_bib(fx, tmp_path, bib("ok", r["title"], r["authors"], 2024, journal)
-                    + bib("year", r["title"], r["authors"], 2023, journal))
+                    + bib("year", r["title"], r["authors"], 2021, journal)
+                    + bib("accepted", r["title"], r["authors"], 2023, journal))
     assert got["ok"].status == "verified", got["ok"].why
     assert got["ok"].record["venue"] == "TMLR" and got["ok"].record["title"] == r["title"]
     assert got["year"].status == "mismatch"
-    assert [(i.field, i.entry, i.record) for i in got["year"].issues] == [("year", "2023", "2024")]
+    assert [(i.field, i.entry, i.record) for i in got["year"].issues] == [("year", "2021", "2024")]
     assert "TMLR 2024" in got["year"].why
+    # a journal dates a paper by acceptance, publication or volume: one year off is a note, not an error
+    assert got["accepted"].status == "verified" and any("journal" in n for n in got["accepted"].notes)
 
 
 @needs_data

@@ -86,7 +86,7 @@ from .compare import (
 )
 from .coverage import possible_tracks
 from .entries import Entry, read_entries
-from .index import Record, RefIndex, load_index
+from .index import NOT_CLOSED, Record, RefIndex, load_index
 from .person_names import align, name_tokens
 from .render import record_bibtex
 from .results import Issue, RefCheck
@@ -478,12 +478,26 @@ def _same_proceedings(out: RefCheck, index: RefIndex, rec: Record, entry: Entry,
 def _compared(out: RefCheck, index: RefIndex, rec: Record, entry: Entry, claim: VenueClaim, title: str,
               issues: list[Issue], notes: list[str]) -> RefCheck:
     """Verified or a mismatch, after comparing the year and the authors to the record."""
-    y = compare_year(entry, claim, rec, rec.year, venue=rec.venue)
+    y = _journal_year(compare_year(entry, claim, rec, rec.year, venue=rec.venue), rec, notes)
     if y is not None:
         issues.append(y)
     if entry.structured:
         issues += compare_authors(entry, rec, order=index.order_trusted(rec), notes=notes)
     return _verdict(out, rec, title, issues, notes)
+
+
+def _journal_year(issue: Issue | None, rec: Record, notes: list[str]) -> Issue | None:
+    """A year one off a journal record's is no error (a note): journals date a paper by its acceptance,
+    its publication or its volume, and sources pick different ones (TMLR on OpenReview and in ML
+    Anthology; JMLR, whose years are never closed lists either, :data:`~.index.NOT_CLOSED`)."""
+    journal = track_kind(rec.track) == "journal" if rec.source != "corpus" else rec.venue in NOT_CLOSED
+    if issue is None or not journal or not (str(issue.entry).isdigit() and str(issue.record).isdigit()):
+        return issue
+    if abs(int(issue.entry) - int(issue.record)) != 1:
+        return issue
+    notes.append(f"the record dates this journal paper {issue.record}, the entry {issue.entry}: journals date a "
+                 f"paper by acceptance, publication or volume")
+    return None
 
 
 def _verdict(out: RefCheck, rec: Record, title: str, issues: list[Issue], notes: list[str], *,
@@ -765,11 +779,11 @@ def _check_entry(entry: Entry, index: RefIndex) -> RefCheck:
             out.notes = notes
             return out
         issues += v_issues
-        y = compare_year(entry, claim, rec, vyear, venue=rec.venue if v_issues else None)
+        y = _journal_year(compare_year(entry, claim, rec, vyear, venue=rec.venue if v_issues else None), rec, notes)
         if y is not None:
             issues.append(y)
     else:
-        y = compare_year(entry, claim, rec, None)
+        y = _journal_year(compare_year(entry, claim, rec, None), rec, notes)
         if y is not None:
             issues.append(y)
     if entry.structured:        # authors parsed from a reference string are too rough to compare
@@ -830,9 +844,11 @@ def _by_title_parts(out: RefCheck, index: RefIndex, title: str, entry: Entry, cl
         issues.append(Issue("title", entry.title, index.title[row],
                             f"the title joins two papers: {index.title[a]!r} and {index.title[b]!r}"))
         return row
-    if holds(index, entry, claim, year) and not cited_title(index, entry):
+    if holds(index, entry, claim, year):
         hit = by_authors(index, entry, (claim.code,), year)
-        if hit is not None:
+        # another paper of the authors is no answer for a title other papers cite (a real paper the data lacks)
+        if hit is not None and (_is_renamed(index.titles.norms[hit[0]], hit[1], title)
+                                or not cited_title(index, entry)):
             _renamed(index.titles.norms[hit[0]], index.title[hit[0]], hit[1], title, entry, claim, year, issues, notes)
             return hit[0]
     if claim.kind == "other" and claim.side and index.side_is_complete(side_names(claim), year):
@@ -900,6 +916,16 @@ def _not_found(out: RefCheck, entry: Entry, claim: VenueClaim, year: int | None,
         out.why = (f"{who} {_claimed(claim, year)} completely ({measure if held else f'{n} papers'}) and none of "
                    f"them is this paper: very likely invented or misattributed")
         out.record = None
+    elif (held or side) and witnesses and (conflict := consensus_conflict(work, claim, year)):
+        out.record = work.to_json()
+        return _venue_mismatch(out, _claimed(claim, year), work, f"no record of {_claimed(claim, year)} (held "
+                               f"completely) has this title; {witnesses} papers of the data cite it as {conflict}",
+                               notes)
+    elif witnesses:
+        out.status = "unverifiable"
+        out.why = (f"no record of {_claimed(claim, year)} has this title, but {witnesses} papers of the data cite "
+                   f"it: a real paper the data does not hold (another track or version?): cannot verify offline")
+        out.record = work.to_json() if work is not None else None
     elif work is not None and (n := attested(entry, work, index)):
         out.status = "verified"
         out.why = (f"cited with this title, first author and year by {n} papers of the data (the catalogue of "
@@ -908,15 +934,33 @@ def _not_found(out: RefCheck, entry: Entry, claim: VenueClaim, year: int | None,
     else:
         out.status = "unverifiable"
         out.why = _unverifiable_why(entry, claim, year, index)
-        if witnesses:
-            out.why = (f"no record of {_claimed(claim, year)} has this title, but {witnesses} papers of the data "
-                       f"cite it: a real paper the data does not hold (another track or version?): cannot verify "
-                       f"offline")
-        elif claim.kind == "held" and measure and not held and entry.title:
+        if claim.kind == "held" and measure and not held and entry.title:
             out.why = f"{measure}: cannot verify offline"
         out.record = work.to_json() if work is not None else None
     out.notes = notes
     return out
+
+
+#: a preprint cited this many years before the claimed year was not a paper of that venue-year's workshops
+PREPRINT_GAP = 2
+
+
+def consensus_conflict(work: Record | None, claim: VenueClaim, year: int | None) -> str:
+    """Where the papers citing a catalogue work place it, when that is not the venue the entry claims
+    ("" when it agrees or says nothing): another venue of the 15, another named venue (a journal), or
+    an arXiv preprint :data:`PREPRINT_GAP` years or more before the claimed year (a workshop paper's
+    preprint is of its year)."""
+    if work is None or not work.venue or year is None:
+        return ""
+    got = classify_venue(work.venue)
+    where = f"{work.venue} {work.year or ''}".strip()
+    if got.kind == "held" and got.code != claim.code:
+        return where
+    if got.kind == "other" and (got.side or names_a_kind(work.venue)) and (got.side is None or got.side != claim.side):
+        return where
+    if got.kind == "arxiv" and work.year is not None and int(year) - int(work.year) >= PREPRINT_GAP:
+        return f"an arXiv preprint of {work.year}"
+    return ""
 
 
 #: a work of the catalogue vouches for an entry outside every record when this many papers cite it ...
