@@ -177,7 +177,8 @@ def compare_identifiers(entry: Entry, record: Record, index: RefIndex) -> list[I
         if record.source == "corpus":
             mine = normalize_title(record.title)
             rows = [r for r in index.id_rows(k, year) if index.titles.ids[r] != record.paper_id
-                    and index.titles.norms[r] != mine]
+                    and index.titles.norms[r] != mine
+                    and (kind != "doi" or index.dois_witnessed(index.venue[r], index.year[r]))]
             if rows:
                 other = index.record(rows[0])
                 issues.append(Issue(field, shown, ", ".join(sorted(own)) or None,
@@ -189,7 +190,9 @@ def compare_identifiers(entry: Entry, record: Record, index: RefIndex) -> list[I
                                     f"the record's {kind} id is not {k.split(':', 1)[1]}"))
                 continue
         if kind == "doi":
-            issue = _doi_issue(k[4:], shown, sorted(x[4:] for x in own if x.startswith("doi:")), index)
+            witnessed = record.source != "corpus" or index.dois_witnessed(record.venue, record.year)
+            issue = _doi_issue(k[4:], shown, sorted(x[4:] for x in own if x.startswith("doi:")), index,
+                               series=witnessed)
             if issue is not None:
                 issues.append(issue)
     # an ACL DOI names an Anthology id: the acl key above covers it; keep one issue per field
@@ -201,12 +204,15 @@ def compare_identifiers(entry: Entry, record: Record, index: RefIndex) -> list[I
     return out
 
 
-def _doi_issue(doi: str, shown: str, own: list[str], index: RefIndex) -> Issue | None:
+def _doi_issue(doi: str, shown: str, own: list[str], index: RefIndex, *, series: bool = True) -> Issue | None:
     """A DOI that cannot be the record's: of a registrant no record or cited work has a DOI of (an
-    invented DOI), or of the series of the record's own DOI (the same proceedings) with another number."""
+    invented DOI), or (with ``series``: the record's DOIs are witnessed) of the series of the record's
+    own DOI (the same proceedings) with another number."""
     if not index.doi_registrant_known(doi):
         return Issue("doi", shown, ", ".join(own) or None, f"no paper in the data has a DOI of registrant "
                      f"{doi.split('/', 1)[0]}: {doi} is not this paper's")
+    if not series:
+        return None
     same = [d for d in own if doi_series(d) is not None and doi_series(d) == doi_series(doi)]
     if same:
         return Issue("doi", shown, same[0], f"the record's DOI is {same[0]}, not {doi}")

@@ -73,8 +73,12 @@ MIN_REGISTRANTS = 20
 ARXIV_DOI = "10.48550"
 #: venues no year of which is a closed list (journals whose papers are dated by volume or publication)
 NOT_CLOSED = frozenset({"JMLR"})
+#: a venue-year's DOIs accuse only when this many are confirmed by a title witness (and none contradicted)
+MIN_DOI_WITNESSES = 3
+#: a witness title has at least this many words
+MIN_WITNESS_WORDS = 4
 #: bump when the pickled layout changes
-INDEX_VERSION = 8
+INDEX_VERSION = 9
 #: the tracks of a side venue that make up its proceedings or journal (completeness is read on these)
 MAIN_TRACKS = ("main", "journal")
 
@@ -193,6 +197,8 @@ class RefIndex:
     n_lists: list[int] = field(default_factory=list)
     #: paper_id -> field -> [(source, value)]: where the sources of a corpus paper disagree
     disputes: dict[str, dict[str, list[tuple[str, str]]]] = field(default_factory=dict)
+    #: (venue, year) -> (DOIs confirmed, DOIs contradicted) by a title witness (:meth:`dois_witnessed`)
+    doi_checks: dict[tuple[str, int], tuple[int, int]] = field(default_factory=dict)
     _row_of: dict[str, int] = field(default_factory=dict, repr=False)
     _side_row: dict[str, int] = field(default_factory=dict, repr=False)
     _work_row: dict[str, int] = field(default_factory=dict, repr=False)
@@ -369,6 +375,36 @@ class RefIndex:
             return False, f"the {kind} track of {venue} {year} is not held completely ({cov.why_not()})"
         return True, ""
 
+    def dois_witnessed(self, venue: str, year: int | None) -> bool:
+        """Whether the DOIs of a venue-year's records may accuse an entry: at least
+        :data:`MIN_DOI_WITNESSES` of them are carried, under the same title, by a work the papers of
+        the data cite or by another record, and none under another title (a source whose DOIs point
+        at neighbouring papers is caught so)."""
+        ok, bad = self.doi_checks.get((venue, int(year)), (0, 0)) if year is not None else (0, 0)
+        return ok >= MIN_DOI_WITNESSES and bad == 0
+
+    def check_dois(self) -> None:
+        """Fill :attr:`doi_checks`: each corpus DOI against the titles of the catalogue works and
+        side records carrying it (a work title of under :data:`MIN_WITNESS_WORDS` words is a
+        parser's fragment, "Springer", and is no witness)."""
+        from .compare import title_similarity
+
+        checks: dict[tuple[str, int], list[int]] = defaultdict(lambda: [0, 0])
+        work_rows = self.works.id_rows if self.works is not None else {}
+        side_rows = self.side.id_rows if self.side is not None else {}
+        for r, d in enumerate(self.doi):
+            if not d or self.year[r] is None:
+                continue
+            titles = [self.work_fields["title"][w] or "" for w in work_rows.get(f"doi:{d}", ())]
+            titles += [self.side_fields["title"][w] or "" for w in side_rows.get(f"doi:{d}", ())]
+            titles = [t for t in titles if len(t.split()) >= MIN_WITNESS_WORDS]
+            if not titles:
+                continue
+            key = (self.venue[r], int(self.year[r]))
+            sims = [title_similarity(t, self.title[r]) for t in titles]
+            checks[key][0 if max(sims) >= 80 else 1] += 1
+        self.doi_checks = {k: (a, b) for k, (a, b) in checks.items()}
+
     def witnesses(self, row: int) -> int:
         """How many lists hold a corpus paper (1 when unknown)."""
         return self.n_lists[row] if self.n_lists else 1
@@ -457,6 +493,7 @@ class RefIndex:
         of authors by family name stay lazy: built for all venue-years they would make the index a
         third larger, and only the venue-years that entries name are needed."""
         self._doi_sets()
+        self.check_dois()
         self.latest_year()
         self.venue_named("")
         for venue, year in self.by_venue_year:
