@@ -18,8 +18,10 @@ the count of each status (whatever statuses the checker gives), ``answered_share
 status is not ``unverifiable``) with a Wilson 95 % interval, the counts per project, the
 unverifiable entries by reason class (from the ``why`` text and the venue the entry claims, see
 :func:`reason`), the 30 most frequent venue texts among them (lower-cased, braces dropped, arXiv ids
-masked) and every flagged entry (any status other than verified and unverifiable: mismatch,
-not_found, ...) with its project, key, status, why, title and venue, for classifying by hand.
+masked), the entries where a witness check kept a field from being flagged (``witness_checks``,
+``witness_fired``: :mod:`mustcite.refcheck.witness`) and every flagged entry (any status other
+than verified and unverifiable: mismatch, not_found, ...) with its project, key, status, why, title
+and venue, for classifying by hand.
 """
 
 from __future__ import annotations
@@ -126,6 +128,8 @@ def git_state() -> dict:
 
 
 def summarise(results: dict[str, tuple[list, list[str]]], work: Path, seconds: float) -> dict:
+    from mustcite.refcheck.witness import checks_fired
+
     allc = [(name, c) for name, (checks, _) in results.items() for c in checks]
     n = len(allc)
     statuses = Counter(c.status for _, c in allc)
@@ -140,6 +144,10 @@ def summarise(results: dict[str, tuple[list, list[str]]], work: Path, seconds: f
                                "messages": msgs} for name, (checks, msgs) in results.items()},
         "unverifiable_reasons": dict(Counter(reason(c) for c in unv).most_common()),
         "unverifiable_venues_top30": Counter(norm_venue(venue_of(c)) for c in unv).most_common(30),
+        "witness_checks": dict(Counter(k for _, c in allc for k in checks_fired(c.notes))),
+        "witness_fired": [{"project": name, "key": c.key, "status": c.status, "checks": checks_fired(c.notes),
+                           "notes": list(c.notes), "entry": c.entry, "record": c.record}
+                          for name, c in allc if checks_fired(c.notes)],
         "flagged": [{"project": name, "key": c.key, "status": c.status, "why": c.why,
                      "title": (c.entry or {}).get("title", ""), "venue": venue_of(c),
                      "year": (c.entry or {}).get("year"), "fields": sorted({i.field for i in c.issues}),

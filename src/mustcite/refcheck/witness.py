@@ -79,3 +79,24 @@ def title_disputed(index: RefIndex, rec: Record, title: str, notes: list[str]) -
     else:
         notes.append(f"the record's sources disagree on its title ({len(alts) + 1} titles): not flagged")
     return True
+
+
+#: the note each check leaves when it keeps a field from being flagged (to count them)
+CHECK_NOTES = {
+    "authors: sources disagree": "disagree on the authors",
+    "authors: partial record": "a partial record?",
+    "authors: name cut short": "looks cut short",
+    "title: sources disagree": ("disagree on its title", "agrees with another source's title"),
+    "year: journal date": "journals date a paper",
+    "every version": "compared with every version",
+}
+
+
+def checks_fired(notes: list[str]) -> list[str]:
+    """The witness checks (:data:`CHECK_NOTES`) whose note is among ``notes``."""
+    out = []
+    for name, marks in CHECK_NOTES.items():
+        marks = (marks,) if isinstance(marks, str) else marks
+        if any(m in n for n in notes for m in marks):
+            out.append(name)
+    return out
