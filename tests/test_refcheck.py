@@ -28,17 +28,15 @@ SECOND_LISTS = ["neurips-2019", "icml-2019", "iclr-2020"]
 
 @pytest.fixture(scope="module")
 def work(tmp_path_factory):
+    import gzip
+    import json
+
     from helpers import DATA
 
     from mustcite.corpus.dedup import dedup
     from mustcite.corpus.importers import import_file
-    from mustcite.corpus.records import Paper, make_paper_id
+    from mustcite.corpus.records import Paper, make_paper_id, normalize_title
     from mustcite.corpus.store import SIDE_TRACKS_FILE, write_papers
-
-    import gzip
-    import json
-
-    from mustcite.corpus.records import normalize_title
 
     second = {}
     for f in SECOND_LISTS:
@@ -440,3 +438,35 @@ def test_a_reference_string_without_a_title_is_never_called_invented(work, recor
     got = check_entries([read_as_author, no_title], load_index(work))
     assert got[0].status == "verified" and got[0].record["title"] == r["title"]
     assert got[1].status == "unverifiable" and "no title" in got[1].why
+
+
+# ---- completeness measured; a record that cannot accuse alone -------------------------------------
+
+def test_not_found_only_where_every_possible_track_is_held(work, records, tmp_path):
+    """NeurIPS 2019 is read from two lists that agree (complete); a short paper may be a workshop
+    paper, which no list holds; ACL 2022 is read from one list, which measures nothing."""
+    title = "Hierarchical Diffusion Transformers for Zero-Shot Graph Reasoning Over Sparse Hypergraphs"
+    nips = "booktitle = {Advances in Neural Information Processing Systems}"
+    path = tmp_path / "tracks.bib"
+    path.write_text(bib("full", title, ["Jane Doe"], 2019, nips, ",\n  pages = {1024--1035}")
+                    + bib("short", title, ["Jane Doe"], 2019, "booktitle = {NeurIPS}", ",\n  pages = {5}")
+                    + bib("acl", title, ["Jane Doe"], 2022, "booktitle = {Proceedings of the 60th Annual Meeting of "
+                          "the Association for Computational Linguistics}"), encoding="utf-8")
+    got = {c.key: c for c in check_refs(path, work=work)}
+    assert got["full"].status == "not_found" and "two independent lists agree" in got["full"].why
+    assert got["short"].status == "unverifiable" and "workshop" in got["short"].why, got["short"].why
+    assert got["acl"].status == "unverifiable" and "one list" in got["acl"].why, got["acl"].why
+
+
+def test_a_partial_author_list_from_one_list_does_not_accuse(work, records, tmp_path):
+    """An ACL 2022 record (one list) whose names are all among the entry's: the source may have cut
+    the list, so an author it lacks is a note; a NeurIPS 2019 record that two lists hold accuses."""
+    a = next(r for r in records.values() if r["venue"] == "ACL" and len(r["authors"]) >= 2)
+    g = rec(records, "(Nearly) Efficient Algorithms for the Graph Matching")
+    path = tmp_path / "partial.bib"
+    path.write_text(bib("acl", a["title"], a["authors"] + ["Yoshua Bengio"], 2022, "booktitle = {ACL}")
+                    + bib("nips", g["title"], g["authors"] + ["Yoshua Bengio"], 2019, "booktitle = {NeurIPS}"),
+                    encoding="utf-8")
+    got = {c.key: c for c in check_refs(path, work=work)}
+    assert got["acl"].status == "verified" and any("partial record" in n for n in got["acl"].notes), got["acl"]
+    assert got["nips"].status == "mismatch" and [i.field for i in got["nips"].issues] == ["authors"]

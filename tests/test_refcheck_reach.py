@@ -278,3 +278,28 @@ def test_a_work_many_papers_cite_alike_vouches_for_an_entry(entry_kw, authors, n
 
     entry = Entry("ha2018world", title="World models", **entry_kw)
     assert attested(entry, _work(authors), _Works(n)) == expected
+
+
+@needs_data
+def test_an_entry_without_venue_is_compared_with_every_version(fx, tmp_path):
+    """The ICLR 2013 paper cited without a venue, with its MLJ 2014 version's year and author order:
+    that version matches, so nothing is wrong."""
+    iclr, mlj = fx["iclr"], fx["mlj"]
+    text = (f"@misc{{v,\n  title = {{{iclr['title']}}},\n  author = {{{' and '.join(mlj['authors'])}}},\n"
+            f"  year = {{2014}}\n}}\n")
+    got = check_bib(fx, tmp_path, text)["v"]
+    assert got.status == "verified", got.why
+    assert any("every version" in n and "MLJ 2014" in n for n in got.notes), got.notes
+
+
+@needs_data
+def test_a_records_doi_accuses_only_when_witnessed(fx, tmp_path):
+    """The CVPR 2021 record's DOI is from one source, no title witness confirms the venue-year's DOIs:
+    another number of the same series is not called wrong (a source's DOIs may point at neighbours)."""
+    cvpr = fx["cvpr"]
+    assert not fx["index"].dois_witnessed("CVPR", 2021)
+    series, number = cvpr["doi"].rsplit(".", 1)
+    other = f"{series}.{int(number) + 1:05d}"
+    got = check_bib(fx, tmp_path, bib("c", cvpr["title"], cvpr["authors"], 2021, "booktitle = {CVPR}",
+                                      f",\n  doi = {{{other}}}"))["c"]
+    assert got.status == "verified" and not got.issues, got.why

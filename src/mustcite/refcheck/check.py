@@ -264,7 +264,7 @@ def completeness(index: RefIndex, entry: Entry, claim: VenueClaim, year: int | N
     if index.doi_untracked(entry.doi):
         return False, (f"not in the main track of {where}, which is held completely; its DOI is of a series of "
                        f"another track, which is not held")
-    for kind, evidence in possible_tracks(claim.code, int(year), claim.text, entry.raw):
+    for kind, evidence in possible_tracks(claim.code, int(year), claim.text, entry.pages):
         ok, why = index.track_is_complete(claim.code, kind, int(year))
         if not ok:
             return False, (f"not in the main track of {where}, which is held completely; {why}: possibly a "
@@ -947,7 +947,8 @@ PREPRINT_GAP = 2
 
 def consensus_conflict(work: Record | None, claim: VenueClaim, year: int | None) -> str:
     """Where the papers citing a catalogue work place it, when that is not the venue the entry claims
-    ("" when it agrees or says nothing): another venue of the 15, another named venue (a journal), or
+    ("" when it agrees or says nothing): another venue of the 15, another venue named as a conference,
+    journal, transactions, symposium or proceedings, or
     an arXiv preprint :data:`PREPRINT_GAP` years or more before the claimed year (a workshop paper's
     preprint is of its year)."""
     if work is None or not work.venue or year is None:
@@ -956,7 +957,8 @@ def consensus_conflict(work: Record | None, claim: VenueClaim, year: int | None)
     where = f"{work.venue} {work.year or ''}".strip()
     if got.kind == "held" and got.code != claim.code:
         return where
-    if got.kind == "other" and (got.side or names_a_kind(work.venue)) and (got.side is None or got.side != claim.side):
+    named = got.side or re.search(r"\b(?:conference|journal|transactions|symposium|proceedings)\b", work.venue, re.I)
+    if got.kind == "other" and named and (got.side is None or got.side != claim.side):
         return where
     if got.kind == "arxiv" and work.year is not None and int(year) - int(work.year) >= PREPRINT_GAP:
         return f"an arXiv preprint of {work.year}"

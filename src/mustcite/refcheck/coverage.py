@@ -125,28 +125,25 @@ def measure(held: int, lists: Counter, both: int, official: int | None, neighbou
     return c
 
 
-def page_count(raw: str) -> int | None:
-    """The number of pages a BibTeX entry's ``pages`` field gives: a range's length, or a single number
-    read as a count (``pages={5}``); None when there is no such field."""
-    m = re.search(r"\bpages\s*=\s*[{\"]\s*([^}\"]*)", raw or "", re.I)
-    if not m:
-        return None
-    text = m.group(1).strip()
-    r = re.fullmatch(r"[a-zA-Z]*(\d+)\s*(?:-+|–|—|\\textendash\s*|\\textendash\{\}\s*)\s*[a-zA-Z]*(\d+)", text)
+def page_count(pages: str) -> int | None:
+    """The number of pages a BibTeX ``pages`` value gives: a range's length, or a single number read
+    as a count (``5``); None for none or another form (an article number ``e1234``)."""
+    text = (pages or "").strip()
+    r = re.fullmatch(r"(\d+)\s*(?:-+|–|—|\\textendash\s*(?:\{\})?)\s*(\d+)", text)
     if r:
         a, b = int(r.group(1)), int(r.group(2))
         return b - a + 1 if b >= a else None
     return int(text) if text.isdigit() else None
 
 
-def possible_tracks(venue: str, year: int, venue_text: str, raw: str) -> list[tuple[str, str]]:
+def possible_tracks(venue: str, year: int, venue_text: str, pages: str) -> list[tuple[str, str]]:
     """The tracks besides the main one that an entry naming ``venue`` ``year`` could belong to, each
     with the evidence: (track kind, why) (module doc)."""
     out = [(kind, "cited under the main name as often as not") for kind, first in TRACKS_UNDER_MAIN_NAME.get(venue, ())
            if year >= first]
-    pages = page_count(raw)
-    if pages is not None and pages <= SHORT_PAGES:
-        out.append(("workshop", f"{pages} page{'s' if pages != 1 else ''}: a short paper"))
+    n = page_count(pages)
+    if n is not None and n <= SHORT_PAGES:
+        out.append(("workshop", f"{n} page{'s' if n != 1 else ''}: a short paper"))
     pat = CO_LOCATED.get(venue)
     if pat is not None and (m := pat.search(venue_text or "")):
         out.append(("co-located", f"the venue names {m.group(0)!r}"))
