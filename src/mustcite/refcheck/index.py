@@ -387,7 +387,9 @@ class RefIndex:
         """Fill :attr:`doi_checks`: each corpus DOI against the titles of the catalogue works and
         side records carrying it (a work title of under :data:`MIN_WITNESS_WORDS` words is a
         parser's fragment, "Springer", and is no witness)."""
-        from .compare import title_similarity
+        from rapidfuzz import fuzz
+
+        from ..corpus.records import normalize_title
 
         checks: dict[tuple[str, int], list[int]] = defaultdict(lambda: [0, 0])
         work_rows = self.works.id_rows if self.works is not None else {}
@@ -401,7 +403,7 @@ class RefIndex:
             if not titles:
                 continue
             key = (self.venue[r], int(self.year[r]))
-            sims = [title_similarity(t, self.title[r]) for t in titles]
+            sims = [fuzz.ratio(normalize_title(t), normalize_title(self.title[r])) for t in titles]
             checks[key][0 if max(sims) >= 80 else 1] += 1
         self.doi_checks = {k: (a, b) for k, (a, b) in checks.items()}
 
