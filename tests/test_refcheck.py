@@ -35,26 +35,41 @@ def work(tmp_path_factory):
 
     from mustcite.corpus.dedup import dedup
     from mustcite.corpus.importers import import_file
-    from mustcite.corpus.records import Paper, make_paper_id, normalize_title
-    from mustcite.corpus.store import SIDE_TRACKS_FILE, write_papers
+    from mustcite.corpus.records import Paper, make_paper_id, normalize_title, surname_key
+    from mustcite.corpus.store import (
+        DISAGREEMENTS_FILE,
+        SIDE_TRACKS_FILE,
+        disagreements_table,
+        write_papers,
+        write_table,
+    )
 
     second = {}
     for f in SECOND_LISTS:
         with gzip.open(DATA / "anthology" / "records" / f"{f}.jsonl.gz", "rt", encoding="utf-8") as fh:
-            second.update({normalize_title(r["title"]): f"mlanthology:{r['id']}" for r in map(json.loads, fh)})
+            for r in map(json.loads, fh):
+                second[normalize_title(r["title"])] = r
     root = tmp_path_factory.mktemp("refcheck-work")
-    papers, side = [], []
+    papers, side, disputes = [], [], []
     for f in FILES:
         for r in import_file(DATA / "proceedings" / "paperlists" / f"{f}.jsonl.gz", DATA):
             if not r.skip and not r.main_track:
                 side.append(r)
             if r.skip or not r.main_track:
                 continue
-            ids = [f"paperlists:{r.source_id}"] + ([second[t]] if (t := normalize_title(r.title)) in second else [])
-            papers.append(Paper(make_paper_id(r.title, r.venue, r.year, r.source_id), r.title, r.venue, r.year,
-                                authors=list(r.authors), source="paperlists", source_id=r.source_id, url=r.url,
-                                pdf=r.pdf, track=r.track, source_ids=ids))
+            other = second.get(normalize_title(r.title))
+            ids = [f"paperlists:{r.source_id}"] + ([f"mlanthology:{other['id']}"] if other else [])
+            pid = make_paper_id(r.title, r.venue, r.year, r.source_id)
+            papers.append(Paper(pid, r.title, r.venue, r.year, authors=list(r.authors), source="paperlists",
+                                source_id=r.source_id, url=r.url, pdf=r.pdf, track=r.track, source_ids=ids))
+            if other and sorted(surname_key(a) for a in r.authors) != sorted(surname_key(a) for a in other["authors"]):
+                # where the two lists name other people, as the corpus build reports it
+                disputes.append({"paper_id": pid, "venue": r.venue, "year": r.year, "field": "authors",
+                                 "kind": "names", "kept": "; ".join(r.authors), "kept_source": "paperlists",
+                                 "values": {"paperlists": "; ".join(r.authors),
+                                            "mlanthology": "; ".join(other["authors"])}})
     write_papers(papers, root / "corpus" / "papers.parquet")
+    write_table(disagreements_table(disputes), root / "corpus" / DISAGREEMENTS_FILE)
     # the ancillary tracks (ACL 2022 Findings), kept apart as the corpus build keeps them
     write_papers(dedup(side).side_track, root / "corpus" / SIDE_TRACKS_FILE)
     os.environ.pop("MUSTCITE_CACHE", None)
@@ -470,3 +485,17 @@ def test_a_partial_author_list_from_one_list_does_not_accuse(work, records, tmp_
     got = {c.key: c for c in check_refs(path, work=work)}
     assert got["acl"].status == "verified" and any("partial record" in n for n in got["acl"].notes), got["acl"]
     assert got["nips"].status == "mismatch" and [i.field for i in got["nips"].issues] == ["authors"]
+
+
+def test_where_the_sources_disagree_on_the_authors_no_accusation(work, records, tmp_path):
+    """ICLR 2020's paper list names Johannes Gasteiger, ML Anthology Johannes Klicpera (the same
+    person, renamed): an entry with either list is fine, with a note; a name neither has is flagged."""
+    d = rec(records, "Directional Message Passing for Molecular Graphs")
+    assert d["authors"][0] == "Johannes Gasteiger"
+    old = ["Johannes Klicpera", *d["authors"][1:]]
+    path = tmp_path / "disputed.bib"
+    path.write_text(bib("old", d["title"], old, 2020, "booktitle = {ICLR}")
+                    + bib("added", d["title"], old + ["Yoshua Bengio"], 2020, "booktitle = {ICLR}"), encoding="utf-8")
+    got = {c.key: c for c in check_refs(path, work=work)}
+    assert got["old"].status == "verified" and any("disagree on the authors" in n for n in got["old"].notes)
+    assert got["added"].status == "mismatch" and "Yoshua Bengio" in got["added"].why

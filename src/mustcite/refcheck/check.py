@@ -8,7 +8,10 @@ Finding the record (in this order):
    that agrees best with the entry's venue, year and authors is taken; a title read from a
    reference string (``.bbl`` items, drafts) also gets the linker's repairs;
 2. else the entry's DOI / arXiv id / URL, when a corpus paper carries it;
-3. else, for a venue-year held completely (:func:`holds`), a title that joins two corpus titles
+3. else, for a venue-year held completely (:func:`holds`: every track an entry of its form could
+   belong to is measured complete, :func:`completeness` and :mod:`.coverage`), and a title no two
+   papers of the data cite (:func:`cited_title`: a title others cite is a real paper's), a title
+   that joins two corpus titles
    (the start of one and the end of another, each of at least two words, together all but at most
    one word of the entry's title) where the entry's first author or claimed venue-year is one of
    theirs;
@@ -48,14 +51,25 @@ not the published one: its authors need only agree with either list (:func:`auth
 year may precede publication (:func:`preprint_year`). Nothing wrong: ``outdated``, with the
 published version as ``record`` and its BibTeX, under the entry's key, as ``bibtex``.
 
+**Two witnesses before an accusation** (:mod:`.witness`): an author or title mismatch needs a
+record that is confirmed by a second list or consistent in itself; where the sources of a record
+disagree, where its name is cut short, or where its list may be partial, the entry gets a note
+instead. A record's DOI accuses only where its venue-year's DOIs are witnessed
+(:meth:`~.index.RefIndex.dois_witnessed`); a journal record's year one off is a note. **Every
+version**: an entry without a venue or a year is verified when one version of the work
+(:func:`versions_of`) agrees with it.
+
 The status:
 
 * ``verified``: a record is found and title, authors, year, venue and identifiers agree;
 * ``outdated``: an earlier version is cited where a published one exists, and nothing else is wrong;
 * ``mismatch``: a record is found and a field disagrees (one :class:`Issue` each, naming the field,
   the entry's value and the record's);
-* ``not_found``: no record, and the venue-year the entry names is one the corpus (or the side
-  records, for a venue outside the 15) holds completely (:mod:`.index`);
+* ``not_found``: no record, the venue-year the entry names is one the corpus (or the side records,
+  for a venue outside the 15) is measured to hold completely in every track the entry could belong
+  to (:mod:`.coverage`), and no two papers of the data cite its title (a title others cite is a real
+  paper: ``unverifiable``, or a venue mismatch where the citing papers place it at another venue,
+  :func:`consensus_conflict`);
 * ``unverifiable``: anything else: an arXiv preprint, a journal, book, workshop or Findings paper,
   a venue-year not held (completely), an entry without a venue or a year, an anonymous submission.
   Such an entry is never called wrong; a same-titled corpus paper or a catalogue work is attached as

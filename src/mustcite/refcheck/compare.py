@@ -3,7 +3,8 @@
 * authors (:func:`compare_authors`): an entry author who is no author of the record is *added*;
   a record author the entry lacks is *dropped* (unless the entry ends in "and others"/"et al.",
   a truncated list); the same people in another order are *swapped*, but only against a record
-  whose order is trustworthy (``order``: not a list its source alphabetised,
+  whose order is trustworthy; a record name whose family name is the start of the entry's is the
+  same person, cut short by its source (:func:`cut_names`) (``order``: not a list its source alphabetised,
   :meth:`~.index.RefIndex.order_trusted`). A record list that cannot be trusted is not compared
   (:func:`trusted_authors`: none, one name against an entry of three or more, or stray characters
   in a name); a name a record repeats counts once (:func:`record_names`).
@@ -18,7 +19,9 @@
   entry's year, :func:`id_scope_year`), or an ACL Anthology / NeurIPS / PMLR id other than the
   record's own (not an OpenReview id: a paper has several forums, submission, venue, workshop); a DOI
   of a registrant no record or cited work has DOIs of (invented), or of the series of the record's
-  own DOI with another number (another paper of the same proceedings).
+  own DOI with another number (another paper of the same proceedings). A corpus record's DOI, and
+  another paper's, accuse only where their venue-year's DOIs are witnessed by titles
+  (:meth:`~.index.RefIndex.dois_witnessed`).
 """
 
 from __future__ import annotations

@@ -20,7 +20,9 @@ time of ``papers.parquet`` and ``works.parquet``: a rebuilt corpus or catalogue 
 so a stale index is never read. Loading it takes well under a second; nothing here imports torch
 or loads the recommender.
 
-**Which venue-years are held completely** (:func:`complete_venue_years`): a venue-year is complete
+**Which venue-years are held completely** is measured (:mod:`.coverage`: an official count, the
+proceedings' own list, or two lists that agree; one list measures nothing) and must also pass the
+neighbour test of :func:`complete_venue_years`: a venue-year passes it
 when the corpus has at least :data:`MIN_COMPLETE` papers of it and at least
 :data:`NEIGHBOUR_SHARE` of the papers of the largest of the :data:`NEIGHBOUR_YEARS` years before it
 and of the year after (a full list never holds under half of a recent year's, nor of the next one:
