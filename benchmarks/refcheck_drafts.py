@@ -179,6 +179,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="the projects of one split of benchmarks/splits/drafts_split.json (default: all)")
     ap.add_argument("--out", type=Path, default=None,
                     help="default: benchmarks/results/refcheck_drafts.json, refcheck_drafts_<split>.json for a split")
+    ap.add_argument("--citations", type=Path, default=None,
+                    help="reference lists of other papers (<data>/citations_cs768/papers.jsonl.xz) as evidence")
     ap.add_argument("--drafts", type=Path, default=None, help="the drafts folder (default: <data>/drafts)")
     args = ap.parse_args(argv)
     work = Workspace.resolve(args.work).root
@@ -191,13 +193,13 @@ def main(argv: list[str] | None = None) -> int:
     if args.out is None:
         args.out = OUT if args.split == "all" else OUT.with_name(f"refcheck_drafts_{args.split}.json")
     t0 = time.perf_counter()
-    index = load_index(work)
+    index = load_index(work, citations=args.citations)
     index_s = time.perf_counter() - t0
     results: dict[str, tuple[list, list[str]]] = {}
     for p in tqdm(projects, desc=f"check-refs {args.label}", unit="project"):
         results[p["name"]] = check_project(p, drafts, index, work)
     run = summarise(results, work, time.perf_counter() - t0)
-    run.update(drafts=str(drafts), index_s=round(index_s, 2), split=args.split)
+    run.update(drafts=str(drafts), index_s=round(index_s, 2), split=args.split, citations=str(args.citations or ""))
 
     doc = json.loads(args.out.read_text(encoding="utf-8")) if args.out.is_file() else {}
     doc["rules"] = __doc__

@@ -101,6 +101,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--work", type=Path, default=None)
     ap.add_argument("--data", type=Path, default=None, help="the HALLMARK folder (default: <data>/hallmark)")
     ap.add_argument("--out", type=Path, default=Path("/tmp/refcheck_hallmark.json"))
+    ap.add_argument("--citations", type=Path, default=None,
+                    help="reference lists of other papers (<data>/citations_cs768/papers.jsonl.xz) as evidence")
     ap.add_argument("--show", default="", help="print the entries of these kinds (comma-separated; VALID too)")
     args = ap.parse_args(argv)
     folder = args.data or find_data_dir() / "hallmark"
@@ -108,7 +110,7 @@ def main(argv: list[str] | None = None) -> int:
         items = [json.loads(line) for line in fh if line.strip()]
 
     t0 = time.perf_counter()
-    index = load_index(Workspace.resolve(args.work).root)
+    index = load_index(Workspace.resolve(args.work).root, citations=args.citations)
     text = "".join(bib_text(it["bibtex_key"], it["bibtex_type"], it["fields"]) for it in items)
     entries, messages = entries_from_bib(text, "hallmark.bib")
     checks = {c.key: c for c in check_entries(entries, index)}
@@ -130,7 +132,8 @@ def main(argv: list[str] | None = None) -> int:
     overall = scores(rows)
     dis = [r for r in rows if disputed(r)]
     kept = [r for r in rows if not disputed(r)]
-    doc = {"data": str(folder), "seconds": round(seconds, 1), "reader_messages": messages, "overall": overall,
+    doc = {"data": str(folder), "citations": str(args.citations or ""), "seconds": round(seconds, 1),
+           "reader_messages": messages, "overall": overall,
            "without_disputed_valid": scores(kept), "baseline": BASELINE, "targets": TARGETS,
            "per_kind": {k: scores(v) for k, v in sorted(by_kind.items())},
            "witness_checks": {lab: dict(Counter(k for r in rows if r["label"] == lab for k in r["checks"]))

@@ -37,6 +37,10 @@ def check_refs_cmd(
                                                         "unverifiable entries never fail"),
     out: Path = typer.Option(None, "--out", help="write the report to this file (default: standard output); "
                                                  "never one of the input files"),
+    citations: Path = typer.Option(None, "--citations", help="reference lists of other papers (a papers.jsonl[.xz] "
+                                   "of .bbl files, as citations_cs768 of the data; default $MUSTCITE_CITATIONS): an "
+                                   "entry no record holds that 3 papers cite the same way is verified; read once, "
+                                   "then cached"),
 ) -> None:
     """Check every entry of a bibliography against the corpus: title, authors (order and count), year,
     venue and identifiers. Statuses: verified; outdated (an arXiv preprint or a workshop version is
@@ -65,7 +69,7 @@ def check_refs_cmd(
     # every file is read (and refused when it cannot be, or holds too many entries) before the
     # index is loaded and any entry is checked
     read = [read_entries(file) for file in files]
-    index = load_index()
+    index = load_index(citations=citations)
     checks = []
     for entries, messages in read:
         checks.extend(check_entries(entries, index))

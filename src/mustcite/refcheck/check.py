@@ -301,10 +301,12 @@ def cited_title(index: RefIndex, entry: Entry) -> int:
     """How many papers of the data cite a work of the entry's title (0 when under
     :data:`MIN_TITLE_WITNESSES`): other authors citing that title show a paper of it exists."""
     work = catalogue_work(index, entry) if entry.title else None
-    if work is None or title_similarity(clean_title(entry.title), work.title) < FUZZY_SAME:
-        return 0
-    row = index.work_row(work.paper_id)
-    n = index.work_citing(row) if row is not None else 0
+    n = 0
+    if work is not None and title_similarity(clean_title(entry.title), work.title) >= FUZZY_SAME:
+        row = index.work_row(work.paper_id)
+        n = index.work_citing(row) if row is not None else 0
+    if index.consensus is not None and entry.title:
+        n = max(n, index.consensus.cited(clean_title(entry.title)))
     return n if n >= MIN_TITLE_WITNESSES else 0
 
 
@@ -945,6 +947,11 @@ def _not_found(out: RefCheck, entry: Entry, claim: VenueClaim, year: int | None,
         out.why = (f"cited with this title, first author and year by {n} papers of the data (the catalogue of "
                    f"cited works); no proceedings or journal record holds it, so its venue is not checked")
         out.record = work.to_json()
+    elif (n := cited_so(index, entry)):
+        out.status = "verified"
+        out.why = (f"cited so (title, first author, year) by {n} papers' reference lists; no proceedings or "
+                   f"journal record holds it, so its venue is not checked")
+        out.record = work.to_json() if work is not None else None
     else:
         out.status = "unverifiable"
         out.why = _unverifiable_why(entry, claim, year, index)
@@ -1005,6 +1012,15 @@ def attested(entry: Entry, work: Record, index: RefIndex) -> int:
             return 0
         return n if n >= MIN_ATTESTED else 0
     return n if n >= MIN_ATTESTED_NO_AUTHORS else 0
+
+
+def cited_so(index: RefIndex, entry: Entry) -> int:
+    """How many papers' reference lists (:mod:`.consensus`) cite the entry as it is written: title,
+    first author's family name, a year within one (0: fewer than :data:`MIN_ATTESTED`, or no lists)."""
+    if index.consensus is None or not entry.title or not entry.authors or entry.year is None:
+        return 0
+    n = index.consensus.cited_so(clean_title(entry.title), entry.authors[0], entry.year)
+    return n if n >= MIN_ATTESTED else 0
 
 
 def _unverifiable_why(entry: Entry, claim: VenueClaim, year: int | None, index: RefIndex) -> str:

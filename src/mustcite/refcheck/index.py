@@ -199,6 +199,8 @@ class RefIndex:
     n_lists: list[int] = field(default_factory=list)
     #: paper_id -> field -> [(source, value)]: where the sources of a corpus paper disagree
     disputes: dict[str, dict[str, list[tuple[str, str]]]] = field(default_factory=dict)
+    #: the consensus of citing papers (:mod:`.consensus`), when reference lists are given to :func:`load_index`
+    consensus: Any = None
     #: (venue, year) -> (DOIs confirmed, DOIs contradicted) by a title witness (:meth:`dois_witnessed`)
     doi_checks: dict[tuple[str, int], tuple[int, int]] = field(default_factory=dict)
     _row_of: dict[str, int] = field(default_factory=dict, repr=False)
@@ -623,9 +625,10 @@ def drop_stale_indexes(folder: Path, keep: int = KEEP_INDEXES) -> list[Path]:
 
 
 def load_index(work: str | Path | Workspace | None = None, *, papers: str | Path | None = None,
-               works: str | Path | None = None, cache: bool = True) -> RefIndex:
+               works: str | Path | None = None, cache: bool = True, citations: str | Path | None = None) -> RefIndex:
     """The index of ``<work>/corpus/papers.parquet`` (+ ``works.parquet`` when there), from the
-    on-disk cache when it is current, else built and cached; kept per process."""
+    on-disk cache when it is current, else built and cached; kept per process. ``citations`` (else
+    ``$MUSTCITE_CITATIONS``): reference lists of other papers (:mod:`.consensus`), read once and cached."""
     ws = work if isinstance(work, Workspace) else Workspace.resolve(work)
     papers = Path(papers) if papers else ws.root / "corpus" / "papers.parquet"
     if works is None:
@@ -662,4 +665,12 @@ def load_index(work: str | Path | Workspace | None = None, *, papers: str | Path
                     tmp.unlink()
     apply_coverage(idx)
     _LOADED[mem_key] = idx
+    citations = citations or os.environ.get("MUSTCITE_CITATIONS")
+    if citations:
+        from .consensus import load as load_consensus
+
+        path = Path(citations)
+        if not path.is_file():
+            raise DataMissingError(f"no reference lists at {path}", hint="pass a papers.jsonl(.xz) of .bbl files")
+        idx.consensus = load_consensus(path, ws.cache if cache else None)
     return idx
