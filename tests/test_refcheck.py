@@ -499,3 +499,35 @@ def test_where_the_sources_disagree_on_the_authors_no_accusation(work, records, 
     got = {c.key: c for c in check_refs(path, work=work)}
     assert got["old"].status == "verified" and any("disagree on the authors" in n for n in got["old"].notes)
     assert got["added"].status == "mismatch" and "Yoshua Bengio" in got["added"].why
+
+
+@pytest.mark.data("citations_cs768/papers.jsonl.xz")
+def test_an_entry_cited_so_by_other_papers_is_verified(work, tmp_path):
+    """Three real reference lists that cite Adam (cut from citations_cs768): the arXiv entry no record
+    holds is verified as cited so by 3 papers; with another first author it is not."""
+    import lzma
+
+    from helpers import DATA
+
+    from mustcite.refcheck import check_entries
+    from mustcite.refcheck.entries import entries_from_bib
+
+    picked = []
+    with lzma.open(DATA / "citations_cs768" / "papers.jsonl.xz", "rt", encoding="utf-8") as fh:
+        for line in fh:
+            if "adam: a method for stochastic optimization" in line.lower() and "Kingma" in line:
+                picked.append(line)
+                if len(picked) == 3:
+                    break
+    lists = tmp_path / "three.jsonl.xz"
+    with lzma.open(lists, "wt", encoding="utf-8") as fh:
+        fh.writelines(picked)
+    index = load_index(work, cache=False, citations=lists)
+    text = ("@article{adam, title={Adam: A Method for Stochastic Optimization}, author={Kingma, Diederik P. and Ba, "
+            "Jimmy}, journal={arXiv preprint arXiv:1412.6980}, year={2014}}\n"
+            "@article{other, title={Adam: A Method for Stochastic Optimization}, author={Smith, John}, "
+            "journal={arXiv preprint arXiv:1412.6980}, year={2014}}\n")
+    got = {c.key: c for c in check_entries(entries_from_bib(text, "x.bib")[0], index)}
+    assert index.consensus.papers == 3
+    assert got["adam"].status == "verified" and "by 3 papers' reference lists" in got["adam"].why, got["adam"].why
+    assert got["other"].status == "unverifiable"
