@@ -46,8 +46,9 @@ def check_refs_cmd(
     venue and identifiers. Statuses: verified; outdated (an arXiv preprint or a workshop version is
     cited where a published version exists, nothing else wrong: the report gives the published
     version and its BibTeX); mismatch (a record is found and a field is wrong: each issue names the
-    field, the entry's value and the record's); not_found (the venue-year is one the corpus holds
-    completely and no record matches: very likely invented or misattributed); unverifiable (an arXiv
+    field, the entry's value and the record's); not_found (the venue-year is one the corpus is
+    measured to hold completely, in every track the entry could belong to, and no record matches:
+    very likely invented or misattributed); unverifiable (an arXiv
     preprint, a journal, workshop or venue-year the corpus does not hold, a proceedings volume:
     cannot verify offline); unreadable (a block that could not be read: a brace error, a field over
     64 KiB, a title over 200 words; every --fail-on level fails on it). A file of more than 10,000
