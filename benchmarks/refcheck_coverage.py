@@ -37,7 +37,7 @@ PAGE_FILES = ("neurips-2019", "icml-2019", "cvpr-2021", "aistats-2020", "icml-20
 
 
 def page_shares(data: Path) -> dict:
-    from mustcite.refcheck.coverage import SHORT_PAGES
+    from mustcite.refcheck import SHORT_PAGES
 
     out = {}
     for f in PAGE_FILES:
@@ -60,7 +60,7 @@ def page_shares(data: Path) -> dict:
 
 
 def distrusted(index) -> dict:
-    from mustcite.refcheck.person_names import name_tokens
+    from mustcite.refcheck import name_tokens
 
     by_field: Counter = Counter()
     kinds: Counter = Counter()
@@ -94,8 +94,7 @@ def distrusted(index) -> dict:
 
 def main(argv: list[str] | None = None) -> int:
     from mustcite.config import Workspace, find_data_dir
-    from mustcite.refcheck import load_index
-    from mustcite.refcheck.coverage import TRACKS_UNDER_MAIN_NAME
+    from mustcite.refcheck import TRACKS_UNDER_MAIN_NAME, load_index
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--work", type=Path, default=None)

@@ -128,7 +128,7 @@ def git_state() -> dict:
 
 
 def summarise(results: dict[str, tuple[list, list[str]]], work: Path, seconds: float) -> dict:
-    from mustcite.refcheck.witness import checks_fired
+    from mustcite.refcheck import checks_fired
 
     allc = [(name, c) for name, (checks, _) in results.items() for c in checks]
     n = len(allc)

@@ -94,8 +94,7 @@ def disputed(r: dict) -> bool:
 
 def main(argv: list[str] | None = None) -> int:
     from mustcite.config import Workspace, find_data_dir
-    from mustcite.refcheck import check_entries, entries_from_bib, load_index
-    from mustcite.refcheck.witness import checks_fired
+    from mustcite.refcheck import check_entries, checks_fired, entries_from_bib, load_index
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--work", type=Path, default=None)
