@@ -2,10 +2,14 @@
 
 Run::
 
-    .venv/bin/python benchmarks/refcheck_drafts.py --label before   # writes benchmarks/results/refcheck_drafts.json
-    .venv/bin/python benchmarks/refcheck_drafts.py --label after    # adds a second run to the same file
+    .venv/bin/python benchmarks/refcheck_drafts.py --split dev --label before   # -> results/refcheck_drafts_dev.json
+    .venv/bin/python benchmarks/refcheck_drafts.py --split dev --label after    # adds a second run to the same file
 
-**Population.** The projects of ``<data>/drafts/manifest.json`` (``PROVENANCE.md`` there): every
+**Population.** The projects of ``<data>/drafts/manifest.json`` (``PROVENANCE.md`` there), or only
+those of one split of ``benchmarks/splits/drafts_split.json`` (``--split dev``: the 20 projects the
+rules are tuned on; ``--split test``: the 10 frozen ones, for the final measurement only; each split
+writes its own file, ``refcheck_drafts_<split>.json``, so that one split's outputs are never read
+while working on the other): every
 ``.bib`` the manifest names (``projects/<name>/<bib>``), the entries of one project de-duplicated by
 key (first occurrence kept, keys compared case-insensitively as BibTeX does). Nothing goes online.
 
@@ -14,8 +18,10 @@ the count of each status (whatever statuses the checker gives), ``answered_share
 status is not ``unverifiable``) with a Wilson 95 % interval, the counts per project, the
 unverifiable entries by reason class (from the ``why`` text and the venue the entry claims, see
 :func:`reason`), the 30 most frequent venue texts among them (lower-cased, braces dropped, arXiv ids
-masked) and every flagged entry (any status other than verified and unverifiable: mismatch,
-not_found, ...) with its project, key, status, why, title and venue, for classifying by hand.
+masked), the entries where a witness check kept a field from being flagged (``witness_checks``,
+``witness_fired``: :mod:`mustcite.refcheck.witness`) and every flagged entry (any status other
+than verified and unverifiable: mismatch, not_found, ...) with its project, key, status, why, title
+and venue, for classifying by hand.
 """
 
 from __future__ import annotations
@@ -34,6 +40,7 @@ from tqdm import tqdm
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "benchmarks" / "results" / "refcheck_drafts.json"
+SPLITS = ROOT / "benchmarks" / "splits" / "drafts_split.json"
 QUIET = ("verified", "unverifiable")          # every other status is a flag
 
 _JOURNAL = re.compile(r"\bjournal\b|\btransactions\b|\bletters\b|\breview\b|\bnature\b|\bscience\b|\bj\.|"
@@ -121,6 +128,8 @@ def git_state() -> dict:
 
 
 def summarise(results: dict[str, tuple[list, list[str]]], work: Path, seconds: float) -> dict:
+    from mustcite.refcheck import checks_fired
+
     allc = [(name, c) for name, (checks, _) in results.items() for c in checks]
     n = len(allc)
     statuses = Counter(c.status for _, c in allc)
@@ -135,10 +144,15 @@ def summarise(results: dict[str, tuple[list, list[str]]], work: Path, seconds: f
                                "messages": msgs} for name, (checks, msgs) in results.items()},
         "unverifiable_reasons": dict(Counter(reason(c) for c in unv).most_common()),
         "unverifiable_venues_top30": Counter(norm_venue(venue_of(c)) for c in unv).most_common(30),
+        "witness_checks": dict(Counter(k for _, c in allc for k in checks_fired(c.notes))),
+        "witness_fired": [{"project": name, "key": c.key, "status": c.status, "checks": checks_fired(c.notes),
+                           "notes": list(c.notes), "entry": c.entry, "record": c.record}
+                          for name, c in allc if checks_fired(c.notes)],
         "flagged": [{"project": name, "key": c.key, "status": c.status, "why": c.why,
                      "title": (c.entry or {}).get("title", ""), "venue": venue_of(c),
                      "year": (c.entry or {}).get("year"), "fields": sorted({i.field for i in c.issues}),
-                     "record": c.record, "source": c.source}
+                     "record": c.record, "source": c.source, "entry": c.entry,
+                     "issues": [i.to_json() for i in c.issues], "notes": list(c.notes)}
                     for name, c in allc if c.status not in QUIET],
     }
 
@@ -161,21 +175,31 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--work", type=Path, default=None, help="mustcite work folder (default: the package's)")
     ap.add_argument("--label", default="current", help="name of this run in the JSON (before, after, ...)")
-    ap.add_argument("--out", type=Path, default=OUT)
+    ap.add_argument("--split", choices=("all", "dev", "test"), default="all",
+                    help="the projects of one split of benchmarks/splits/drafts_split.json (default: all)")
+    ap.add_argument("--out", type=Path, default=None,
+                    help="default: benchmarks/results/refcheck_drafts.json, refcheck_drafts_<split>.json for a split")
+    ap.add_argument("--citations", type=Path, default=None,
+                    help="reference lists of other papers (<data>/citations_cs768/papers.jsonl.xz) as evidence")
     ap.add_argument("--drafts", type=Path, default=None, help="the drafts folder (default: <data>/drafts)")
     args = ap.parse_args(argv)
     work = Workspace.resolve(args.work).root
     drafts = args.drafts or find_data_dir() / "drafts"
 
     projects = json.loads((drafts / "manifest.json").read_text(encoding="utf-8"))
+    if args.split != "all":
+        names = set(json.loads(SPLITS.read_text(encoding="utf-8"))[args.split])
+        projects = [p for p in projects if p["name"] in names]
+    if args.out is None:
+        args.out = OUT if args.split == "all" else OUT.with_name(f"refcheck_drafts_{args.split}.json")
     t0 = time.perf_counter()
-    index = load_index(work)
+    index = load_index(work, citations=args.citations)
     index_s = time.perf_counter() - t0
     results: dict[str, tuple[list, list[str]]] = {}
     for p in tqdm(projects, desc=f"check-refs {args.label}", unit="project"):
         results[p["name"]] = check_project(p, drafts, index, work)
     run = summarise(results, work, time.perf_counter() - t0)
-    run.update(drafts=str(drafts), index_s=round(index_s, 2))
+    run.update(drafts=str(drafts), index_s=round(index_s, 2), split=args.split, citations=str(args.citations or ""))
 
     doc = json.loads(args.out.read_text(encoding="utf-8")) if args.out.is_file() else {}
     doc["rules"] = __doc__

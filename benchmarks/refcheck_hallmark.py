@@ -17,6 +17,10 @@ entries (as the published baselines count it: an unanswered entry is a miss) and
 entries only; answered share: entries not ``unverifiable``. The published baselines of the split
 (``PROVENANCE.md``; bibtex-updater, the co-designed reference, 0.946 / 0.179 / 0.908) are printed beside.
 
+**Witness checks.** ``witness_checks`` counts, per label, the entries where a check of
+:mod:`mustcite.refcheck.witness` kept a field from being flagged (its note); ``witness_fired``
+lists them, for checking by hand.
+
 **Disputed labels.** A VALID entry flagged where the entry itself shows the label may be wrong
 (:func:`disputed`: only its year, one from the record's; only its venue; only a DOI the corpus
 gives another paper of the same proceedings; an arXiv DOI on an entry of a complete venue-year that
@@ -90,12 +94,14 @@ def disputed(r: dict) -> bool:
 
 def main(argv: list[str] | None = None) -> int:
     from mustcite.config import Workspace, find_data_dir
-    from mustcite.refcheck import check_entries, entries_from_bib, load_index
+    from mustcite.refcheck import check_entries, checks_fired, entries_from_bib, load_index
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--work", type=Path, default=None)
     ap.add_argument("--data", type=Path, default=None, help="the HALLMARK folder (default: <data>/hallmark)")
     ap.add_argument("--out", type=Path, default=Path("/tmp/refcheck_hallmark.json"))
+    ap.add_argument("--citations", type=Path, default=None,
+                    help="reference lists of other papers (<data>/citations_cs768/papers.jsonl.xz) as evidence")
     ap.add_argument("--show", default="", help="print the entries of these kinds (comma-separated; VALID too)")
     args = ap.parse_args(argv)
     folder = args.data or find_data_dir() / "hallmark"
@@ -103,7 +109,7 @@ def main(argv: list[str] | None = None) -> int:
         items = [json.loads(line) for line in fh if line.strip()]
 
     t0 = time.perf_counter()
-    index = load_index(Workspace.resolve(args.work).root)
+    index = load_index(Workspace.resolve(args.work).root, citations=args.citations)
     text = "".join(bib_text(it["bibtex_key"], it["bibtex_type"], it["fields"]) for it in items)
     entries, messages = entries_from_bib(text, "hallmark.bib")
     checks = {c.key: c for c in check_entries(entries, index)}
@@ -117,16 +123,22 @@ def main(argv: list[str] | None = None) -> int:
                      "kind": it.get("hallucination_type") or ("valid" if it["label"] == "VALID" else "?"),
                      "status": status, "flagged": status in FLAGS, "why": c.why if c else "",
                      "issues": [i.to_json() for i in c.issues] if c else [], "fields": it["fields"],
-                     "record": c.record if c else None, "explanation": it.get("explanation", "")})
+                     "record": c.record if c else None, "explanation": it.get("explanation", ""),
+                     "notes": list(c.notes) if c else [], "checks": checks_fired(c.notes) if c else []})
     by_kind = defaultdict(list)
     for r in rows:
         by_kind[r["kind"]].append(r)
     overall = scores(rows)
     dis = [r for r in rows if disputed(r)]
     kept = [r for r in rows if not disputed(r)]
-    doc = {"data": str(folder), "seconds": round(seconds, 1), "reader_messages": messages, "overall": overall,
+    doc = {"data": str(folder), "citations": str(args.citations or ""), "seconds": round(seconds, 1),
+           "reader_messages": messages, "overall": overall,
            "without_disputed_valid": scores(kept), "baseline": BASELINE, "targets": TARGETS,
            "per_kind": {k: scores(v) for k, v in sorted(by_kind.items())},
+           "witness_checks": {lab: dict(Counter(k for r in rows if r["label"] == lab for k in r["checks"]))
+                              for lab in ("VALID", "HALLUCINATED")},
+           "witness_fired": [{k: r[k] for k in ("key", "label", "kind", "status", "checks", "notes", "fields",
+                                                "record")} for r in rows if r["checks"]],
            "disputed_valid": [{k: r[k] for k in ("key", "why", "fields", "record")} for r in dis],
            "flagged_valid": [{k: r[k] for k in ("key", "why", "fields", "record")} for r in rows
                              if r["label"] == "VALID" and r["flagged"]],

@@ -18,32 +18,58 @@ from mustcite.refcheck import check_refs, load_index
 from mustcite.refcheck.index import complete_venue_years, index_cache_path
 from mustcite.refcheck.venue import classify_venue
 
-pytestmark = pytest.mark.data("proceedings/paperlists/nips2019.jsonl.gz")
+pytestmark = pytest.mark.data("proceedings/paperlists/nips2019.jsonl.gz", "anthology/records/neurips-2019.jsonl.gz")
 
 FILES = ["nips2019", "icml2019", "iclr2020", "acl2022"]
+#: the second list of three of them (ML Anthology): a venue-year is measured complete only when two
+#: lists agree on it (ACL 2022 stays read from one list)
+SECOND_LISTS = ["neurips-2019", "icml-2019", "iclr-2020"]
 
 
 @pytest.fixture(scope="module")
 def work(tmp_path_factory):
+    import gzip
+    import json
+
     from helpers import DATA
 
     from mustcite.corpus.dedup import dedup
     from mustcite.corpus.importers import import_file
-    from mustcite.corpus.records import Paper, make_paper_id
-    from mustcite.corpus.store import SIDE_TRACKS_FILE, write_papers
+    from mustcite.corpus.records import Paper, make_paper_id, normalize_title, surname_key
+    from mustcite.corpus.store import (
+        DISAGREEMENTS_FILE,
+        SIDE_TRACKS_FILE,
+        disagreements_table,
+        write_papers,
+        write_table,
+    )
 
+    second = {}
+    for f in SECOND_LISTS:
+        with gzip.open(DATA / "anthology" / "records" / f"{f}.jsonl.gz", "rt", encoding="utf-8") as fh:
+            for r in map(json.loads, fh):
+                second[normalize_title(r["title"])] = r
     root = tmp_path_factory.mktemp("refcheck-work")
-    papers, side = [], []
+    papers, side, disputes = [], [], []
     for f in FILES:
         for r in import_file(DATA / "proceedings" / "paperlists" / f"{f}.jsonl.gz", DATA):
             if not r.skip and not r.main_track:
                 side.append(r)
             if r.skip or not r.main_track:
                 continue
-            papers.append(Paper(make_paper_id(r.title, r.venue, r.year, r.source_id), r.title, r.venue, r.year,
-                                authors=list(r.authors), source="paperlists", source_id=r.source_id, url=r.url,
-                                pdf=r.pdf, track=r.track))
+            other = second.get(normalize_title(r.title))
+            ids = [f"paperlists:{r.source_id}"] + ([f"mlanthology:{other['id']}"] if other else [])
+            pid = make_paper_id(r.title, r.venue, r.year, r.source_id)
+            papers.append(Paper(pid, r.title, r.venue, r.year, authors=list(r.authors), source="paperlists",
+                                source_id=r.source_id, url=r.url, pdf=r.pdf, track=r.track, source_ids=ids))
+            if other and sorted(surname_key(a) for a in r.authors) != sorted(surname_key(a) for a in other["authors"]):
+                # where the two lists name other people, as the corpus build reports it
+                disputes.append({"paper_id": pid, "venue": r.venue, "year": r.year, "field": "authors",
+                                 "kind": "names", "kept": "; ".join(r.authors), "kept_source": "paperlists",
+                                 "values": {"paperlists": "; ".join(r.authors),
+                                            "mlanthology": "; ".join(other["authors"])}})
     write_papers(papers, root / "corpus" / "papers.parquet")
+    write_table(disagreements_table(disputes), root / "corpus" / DISAGREEMENTS_FILE)
     # the ancillary tracks (ACL 2022 Findings), kept apart as the corpus build keeps them
     write_papers(dedup(side).side_track, root / "corpus" / SIDE_TRACKS_FILE)
     os.environ.pop("MUSTCITE_CACHE", None)
@@ -427,3 +453,81 @@ def test_a_reference_string_without_a_title_is_never_called_invented(work, recor
     got = check_entries([read_as_author, no_title], load_index(work))
     assert got[0].status == "verified" and got[0].record["title"] == r["title"]
     assert got[1].status == "unverifiable" and "no title" in got[1].why
+
+
+# ---- completeness measured; a record that cannot accuse alone -------------------------------------
+
+def test_not_found_only_where_every_possible_track_is_held(work, records, tmp_path):
+    """NeurIPS 2019 is read from two lists that agree (complete); a short paper may be a workshop
+    paper, which no list holds; ACL 2022 is read from one list, which measures nothing."""
+    title = "Hierarchical Diffusion Transformers for Zero-Shot Graph Reasoning Over Sparse Hypergraphs"
+    nips = "booktitle = {Advances in Neural Information Processing Systems}"
+    path = tmp_path / "tracks.bib"
+    path.write_text(bib("full", title, ["Jane Doe"], 2019, nips, ",\n  pages = {1024--1035}")
+                    + bib("short", title, ["Jane Doe"], 2019, "booktitle = {NeurIPS}", ",\n  pages = {5}")
+                    + bib("acl", title, ["Jane Doe"], 2022, "booktitle = {Proceedings of the 60th Annual Meeting of "
+                          "the Association for Computational Linguistics}"), encoding="utf-8")
+    got = {c.key: c for c in check_refs(path, work=work)}
+    assert got["full"].status == "not_found" and "two independent lists agree" in got["full"].why
+    assert got["short"].status == "unverifiable" and "workshop" in got["short"].why, got["short"].why
+    assert got["acl"].status == "unverifiable" and "one list" in got["acl"].why, got["acl"].why
+
+
+def test_a_partial_author_list_from_one_list_does_not_accuse(work, records, tmp_path):
+    """An ACL 2022 record (one list) whose names are all among the entry's: the source may have cut
+    the list, so an author it lacks is a note; a NeurIPS 2019 record that two lists hold accuses."""
+    a = next(r for r in records.values() if r["venue"] == "ACL" and len(r["authors"]) >= 2)
+    g = rec(records, "(Nearly) Efficient Algorithms for the Graph Matching")
+    path = tmp_path / "partial.bib"
+    path.write_text(bib("acl", a["title"], a["authors"] + ["Yoshua Bengio"], 2022, "booktitle = {ACL}")
+                    + bib("nips", g["title"], g["authors"] + ["Yoshua Bengio"], 2019, "booktitle = {NeurIPS}"),
+                    encoding="utf-8")
+    got = {c.key: c for c in check_refs(path, work=work)}
+    assert got["acl"].status == "verified" and any("partial record" in n for n in got["acl"].notes), got["acl"]
+    assert got["nips"].status == "mismatch" and [i.field for i in got["nips"].issues] == ["authors"]
+
+
+def test_where_the_sources_disagree_on_the_authors_no_accusation(work, records, tmp_path):
+    """ICLR 2020's paper list names Johannes Gasteiger, ML Anthology Johannes Klicpera (the same
+    person, renamed): an entry with either list is fine, with a note; a name neither has is flagged."""
+    d = rec(records, "Directional Message Passing for Molecular Graphs")
+    assert d["authors"][0] == "Johannes Gasteiger"
+    old = ["Johannes Klicpera", *d["authors"][1:]]
+    path = tmp_path / "disputed.bib"
+    path.write_text(bib("old", d["title"], old, 2020, "booktitle = {ICLR}")
+                    + bib("added", d["title"], old + ["Yoshua Bengio"], 2020, "booktitle = {ICLR}"), encoding="utf-8")
+    got = {c.key: c for c in check_refs(path, work=work)}
+    assert got["old"].status == "verified" and any("disagree on the authors" in n for n in got["old"].notes)
+    assert got["added"].status == "mismatch" and "Yoshua Bengio" in got["added"].why
+
+
+@pytest.mark.data("citations_cs768/papers.jsonl.xz")
+def test_an_entry_cited_so_by_other_papers_is_verified(work, tmp_path):
+    """Three real reference lists that cite Adam (cut from citations_cs768): the arXiv entry no record
+    holds is verified as cited so by 3 papers; with another first author it is not."""
+    import lzma
+
+    from helpers import DATA
+
+    from mustcite.refcheck import check_entries
+    from mustcite.refcheck.entries import entries_from_bib
+
+    picked = []
+    with lzma.open(DATA / "citations_cs768" / "papers.jsonl.xz", "rt", encoding="utf-8") as fh:
+        for line in fh:
+            if "adam: a method for stochastic optimization" in line.lower() and "Kingma" in line:
+                picked.append(line)
+                if len(picked) == 3:
+                    break
+    lists = tmp_path / "three.jsonl.xz"
+    with lzma.open(lists, "wt", encoding="utf-8") as fh:
+        fh.writelines(picked)
+    index = load_index(work, cache=False, citations=lists)
+    text = ("@article{adam, title={Adam: A Method for Stochastic Optimization}, author={Kingma, Diederik P. and Ba, "
+            "Jimmy}, journal={arXiv preprint arXiv:1412.6980}, year={2014}}\n"
+            "@article{other, title={Adam: A Method for Stochastic Optimization}, author={Smith, John}, "
+            "journal={arXiv preprint arXiv:1412.6980}, year={2014}}\n")
+    got = {c.key: c for c in check_entries(entries_from_bib(text, "x.bib")[0], index)}
+    assert index.consensus.papers == 3
+    assert got["adam"].status == "verified" and "by 3 papers' reference lists" in got["adam"].why, got["adam"].why
+    assert got["other"].status == "unverifiable"

@@ -128,3 +128,77 @@ def test_venue_names_looked_up():
     key = venue_key("Proceedings of the 3rd Conference on Reward Learning and Alignment")
     assert key == "reward learning alignment"
     assert names_a_kind("Conference on Reward Learning and Alignment") and not names_a_kind("NNetNav")
+
+
+# ---- completeness measured, tracks, witnesses (figures of the real data, entries met in real drafts) ----
+
+def test_completeness_is_measured_not_assumed():
+    from collections import Counter
+
+    from mustcite.refcheck.coverage import measure
+
+    # NeurIPS 2019: two lists (ML Anthology, the paper lists) agree: the capture-recapture estimate is what is held
+    nips = measure(1445, Counter({"mlanthology": 1428, "paperlists": 1427, "paper": 2}), 1420, None, True)
+    assert nips.complete and nips.basis == "two lists" and nips.measured == 1445
+    # ICML 2004: 117 papers from one list: nothing says it is whole (a real ICML 2004 paper is missing from it)
+    icml = measure(117, Counter({"mlanthology": 117}), 0, None, True)
+    assert not icml.complete and icml.measured is None and "one list" in icml.why_not()
+    # CVPR 2019: one list, but the proceedings' own count (the CVF index) says it is whole
+    assert measure(1294, Counter({"paperlists": 1294}), 0, 1294, True).basis == "official count"
+    # ACL 2023: the ACL Anthology's own list
+    assert measure(1075, Counter({"yhamidullah-acl-anthology": 1075}), 0, None, True).complete
+    # a second list of orals only (under half the papers) is no witness
+    assert not measure(860, Counter({"mlanthology": 860, "ICLR-Oral": 167}), 167, None, True).complete
+    # two lists that each miss papers: the estimate is above what they hold together
+    short = measure(1000, Counter({"a": 900, "b": 900}), 810, None, True)
+    assert short.measured == 1000 and short.complete
+    assert not measure(1000, Counter({"a": 900, "b": 900}), 700, None, True).complete     # estimate 1,157
+    assert not measure(1000, Counter({"a": 1000, "b": 990}), 990, None, False).complete   # a partial year
+
+
+@pytest.mark.parametrize("field,pages", [
+    ("pages={5}", 5), ("pages = {1--4}", 4), ('pages = "6000-6010"', 11), ("pages = 7", 7), ("pages = {e1234}", None),
+    ("volume = {5}", None),
+])
+def test_page_count(field, pages):
+    from mustcite.refcheck.coverage import page_count
+
+    text = f"@inproceedings{{x,\n  title = {{T}},\n  {field},\n  year = {{2019}}\n}}\n@misc{{y, pages={{99}}}}\n"
+    entry = entries_from_bib(text, "x.bib")[0][0]
+    assert page_count(entry.pages) == pages, entry.pages
+
+
+def test_tracks_an_entry_could_belong_to():
+    from mustcite.refcheck.coverage import possible_tracks
+
+    assert possible_tracks("NeurIPS", 2019, "NeurIPS", "5") == [("workshop", "5 pages: a short paper")]
+    assert [k for k, _ in possible_tracks("NeurIPS", 2023, "NeurIPS", "100--110")] == ["datasets-benchmarks"]
+    assert possible_tracks("NeurIPS", 2019, "Advances in Neural Information Processing Systems", "") == []
+    iaai = "Proceedings of the AAAI Conference on Artificial Intelligence (Innovative Applications of AI)"
+    assert [k for k, _ in possible_tracks("AAAI", 2021, iaai, "")] == ["co-located"]
+    assert [k for k, _ in possible_tracks("EMNLP", 2021, "EMNLP", "")] == ["findings"]
+
+
+def test_a_record_name_cut_short_is_the_same_person():
+    entry = Entry("e", authors=["Stephane Lafontaine", "Jane Smith"])
+    notes: list[str] = []
+    assert compare_authors(entry, rec(["Stephane Lafon", "Jane Smith"]), notes=notes) == []
+    assert notes and "cut short" in notes[0]
+    man = Entry("m", authors=["Dandelion Mané", "Rafal Jozefowicz"])
+    assert compare_authors(man, rec(["Dandelion Man", "Rafal Jozefowicz"])) == []
+    # another family name is another person; a two-letter start says nothing
+    assert compare_authors(Entry("x", authors=["Wei Liu", "A Two"]), rec(["Wei Li", "A Two"]))
+
+
+def test_where_citing_papers_place_a_work():
+    from mustcite.refcheck.check import consensus_conflict
+
+    nips = classify_venue("Advances in Neural Information Processing Systems")
+    www = Record("w", "GraphPrompt", [], "Proceedings of the ACM Web Conference 2023", 2023, "catalogue")
+    assert "Web Conference" in consensus_conflict(www, nips, 2023)
+    cpc = Record("w", "Representation Learning with Contrastive Predictive Coding", [], "arXiv preprint", 2018,
+                 "catalogue")
+    assert consensus_conflict(cpc, nips, 2021) == "an arXiv preprint of 2018"
+    assert consensus_conflict(cpc, nips, 2019) == ""          # a workshop paper's preprint is of its year
+    same = Record("w", "T", [], "NeurIPS", 2021, "catalogue")
+    assert consensus_conflict(same, nips, 2021) == ""

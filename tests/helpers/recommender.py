@@ -44,18 +44,31 @@ def pool() -> list[dict]:
                 continue
             seen.add(pid)
             rows.append({"paper_id": pid, "title": r.title, "abstract": r.abstract, "authors": r.authors,
-                         "venue": "NeurIPS", "year": r.year, "url": r.url, "pdf": r.pdf})
+                         "venue": "NeurIPS", "year": r.year, "url": r.url, "pdf": r.pdf,
+                         "list": f"{path.parent.name}:{r.source_id}"})
     return rows
 
 
 def write_corpus(work: Path) -> Path:
     """The pool as a work folder's corpus (``<work>/corpus/papers.parquet``), for the commands that
     read the corpus (check-refs, the language server); returns ``work``."""
-    from mustcite.corpus.records import Paper
+    from mustcite.corpus.importers import import_file
+    from mustcite.corpus.records import Paper, normalize_title
     from mustcite.corpus.store import write_papers
 
+    # each paper's lists: its own, and the paper lists' file of its year when that holds it too (check-refs
+    # calls a venue-year complete only where two lists agree on it)
+    second = {}
+    for year in sorted({r["year"] for r in pool()}):
+        path = DATA / "proceedings" / "paperlists" / f"nips{year}.jsonl.gz"
+        if path.is_file():
+            second.update({(year, normalize_title(x.title)): f"paperlists:{x.source_id}"
+                           for x in import_file(path, DATA) if not x.skip and x.title})
     write_papers([Paper(r["paper_id"], r["title"], "NeurIPS", r["year"], abstract=r["abstract"] or "",
-                        authors=list(r["authors"] or []), source="test", url=r["url"] or "") for r in pool()],
+                        authors=list(r["authors"] or []), source="test", url=r["url"] or "",
+                        source_ids=[r["list"], *([o] if (o := second.get((r["year"], normalize_title(r["title"]))))
+                                                 else [])])
+                  for r in pool()],
                  work / "corpus" / "papers.parquet")
     return work
 

@@ -38,13 +38,18 @@ def check_refs_cmd(
                                                         "unverifiable entries never fail"),
     out: Path = typer.Option(None, "--out", help="write the report to this file (default: standard output); "
                                                  "never one of the input files"),
+    citations: Path = typer.Option(None, "--citations", help="reference lists of other papers (a papers.jsonl[.xz] "
+                                   "of .bbl files, as citations_cs768 of the data; default $MUSTCITE_CITATIONS): an "
+                                   "entry no record holds that 3 papers cite the same way is verified; read once, "
+                                   "then cached"),
 ) -> None:
     """Check every entry of a bibliography against the corpus: title, authors (order and count), year,
     venue and identifiers. Statuses: verified; outdated (an arXiv preprint or a workshop version is
     cited where a published version exists, nothing else wrong: the report gives the published
     version and its BibTeX); mismatch (a record is found and a field is wrong: each issue names the
-    field, the entry's value and the record's); not_found (the venue-year is one the corpus holds
-    completely and no record matches: very likely invented or misattributed); unverifiable (an arXiv
+    field, the entry's value and the record's); not_found (the venue-year is one the corpus is
+    measured to hold completely, in every track the entry could belong to, and no record matches:
+    very likely invented or misattributed); unverifiable (an arXiv
     preprint, a journal, workshop or venue-year the corpus does not hold, a proceedings volume:
     cannot verify offline); unreadable (a block that could not be read: a brace error, a field over
     64 KiB, a title over 200 words; every --fail-on level fails on it). A file of more than 10,000
@@ -66,7 +71,7 @@ def check_refs_cmd(
     # every file is read (and refused when it cannot be, or holds too many entries) before the
     # index is loaded and any entry is checked
     read = [read_entries(file) for file in files]
-    index = load_index()
+    index = load_index(citations=citations)
     checks = []
     for entries, messages in read:
         checks.extend(check_entries(entries, index))

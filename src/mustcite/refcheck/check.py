@@ -8,7 +8,10 @@ Finding the record (in this order):
    that agrees best with the entry's venue, year and authors is taken; a title read from a
    reference string (``.bbl`` items, drafts) also gets the linker's repairs;
 2. else the entry's DOI / arXiv id / URL, when a corpus paper carries it;
-3. else, for a venue-year held completely (:func:`holds`), a title that joins two corpus titles
+3. else, for a venue-year held completely (:func:`holds`: every track an entry of its form could
+   belong to is measured complete, :func:`completeness` and :mod:`.coverage`), and a title no two
+   papers of the data cite (:func:`cited_title`: a title others cite is a real paper's), a title
+   that joins two corpus titles
    (the start of one and the end of another, each of at least two words, together all but at most
    one word of the entry's title) where the entry's first author or claimed venue-year is one of
    theirs;
@@ -48,14 +51,25 @@ not the published one: its authors need only agree with either list (:func:`auth
 year may precede publication (:func:`preprint_year`). Nothing wrong: ``outdated``, with the
 published version as ``record`` and its BibTeX, under the entry's key, as ``bibtex``.
 
+**Two witnesses before an accusation** (:mod:`.witness`): an author or title mismatch needs a
+record that is confirmed by a second list or consistent in itself; where the sources of a record
+disagree, where its name is cut short, or where its list may be partial, the entry gets a note
+instead. A record's DOI accuses only where its venue-year's DOIs are witnessed
+(:meth:`~.index.RefIndex.dois_witnessed`); a journal record's year one off is a note. **Every
+version**: an entry without a venue or a year is verified when one version of the work
+(:func:`versions_of`) agrees with it.
+
 The status:
 
 * ``verified``: a record is found and title, authors, year, venue and identifiers agree;
 * ``outdated``: an earlier version is cited where a published one exists, and nothing else is wrong;
 * ``mismatch``: a record is found and a field disagrees (one :class:`Issue` each, naming the field,
   the entry's value and the record's);
-* ``not_found``: no record, and the venue-year the entry names is one the corpus (or the side
-  records, for a venue outside the 15) holds completely (:mod:`.index`);
+* ``not_found``: no record, the venue-year the entry names is one the corpus (or the side records,
+  for a venue outside the 15) is measured to hold completely in every track the entry could belong
+  to (:mod:`.coverage`), and no two papers of the data cite its title (a title others cite is a real
+  paper: ``unverifiable``, or a venue mismatch where the citing papers place it at another venue,
+  :func:`consensus_conflict`);
 * ``unverifiable``: anything else: an arXiv preprint, a journal, book, workshop or Findings paper,
   a venue-year not held (completely), an entry without a venue or a year, an anonymous submission.
   Such an entry is never called wrong; a same-titled corpus paper or a catalogue work is attached as
@@ -84,12 +98,14 @@ from .compare import (
     title_difference,
     title_similarity,
 )
+from .coverage import possible_tracks
 from .entries import Entry, read_entries
-from .index import Record, RefIndex, load_index
+from .index import NOT_CLOSED, Record, RefIndex, load_index
 from .person_names import align, name_tokens
 from .published import kept_fields, record_bibtex
 from .results import Issue, RefCheck
 from .venue import SIDE_GROUPS, VenueClaim, classify_venue, names_a_kind, track_kind
+from .witness import title_disputed, weigh_authors
 
 #: a renamed version (step 4) needs this token-set similarity of titles to count as the same paper
 RENAMED_SIMILARITY = 80
@@ -203,8 +219,9 @@ def _candidates(index: RefIndex, words: list[str], k: int) -> list[int]:
 def joined_title(index: RefIndex, title: str, entry: Entry, claim: VenueClaim, year: int | None
                  ) -> tuple[int, int] | None:
     """(row A, row B) when the title is the start of A's and the end of B's (module doc, step 3)."""
-    if not holds(index, entry, claim, year):
-        return None          # a title the corpus lacks is only suspect where it holds the venue-year
+    if not holds(index, entry, claim, year) or cited_title(index, entry):
+        return None          # a title the corpus lacks is only suspect where it holds the venue-year,
+        #                      and no title other papers cite is a join
     norm = normalize_title(clean_title(title))
     words = norm.split()
     n = len(words)
@@ -245,11 +262,52 @@ def joined_title(index: RefIndex, title: str, entry: Entry, claim: VenueClaim, y
     return (best[1], best[2]) if best else None
 
 
+def completeness(index: RefIndex, entry: Entry, claim: VenueClaim, year: int | None) -> tuple[bool, str]:
+    """Whether the data holds, completely, every track of the venue-year the entry claims that a paper
+    of its form could belong to (:mod:`.coverage`), and why (the reason it does not, or the measure).
+    Not for an entry whose DOI is of a series none of the venue's papers is in (an AAAI special
+    track, a Findings DOI): a track the corpus lacks."""
+    if claim.kind != "held" or year is None:
+        return False, ""
+    where = f"{claim.code} {year}"
+    cov = index.venue_coverage(claim.code, year)
+    if cov is None:
+        return False, f"the corpus does not hold {where}"
+    if not cov.complete:
+        return False, f"the main track of {where} is not known to be held completely ({cov.why_not()})"
+    if index.doi_untracked(entry.doi):
+        return False, (f"not in the main track of {where}, which is held completely; its DOI is of a series of "
+                       f"another track, which is not held")
+    for kind, evidence in possible_tracks(claim.code, int(year), claim.text, entry.pages):
+        ok, why = index.track_is_complete(claim.code, kind, int(year))
+        if not ok:
+            return False, (f"not in the main track of {where}, which is held completely; {why}: possibly a "
+                           f"{kind} paper ({evidence})")
+    basis = {"two lists": "two independent lists agree", "official count": "the proceedings' own count",
+             "proceedings' own list": "the proceedings' own list"}.get(cov.basis, cov.basis)
+    return True, f"{cov.held} papers, measured complete: {basis}"
+
+
 def holds(index: RefIndex, entry: Entry, claim: VenueClaim, year: int | None) -> bool:
-    """Whether the corpus holds the venue-year the entry claims completely, for this entry: not when
-    its DOI is of a series none of the venue's papers is in (an AAAI special track, a Findings DOI):
-    a track the corpus lacks, where a paper it has not may well be."""
-    return claim.kind == "held" and index.is_complete(claim.code, year) and not index.doi_untracked(entry.doi)
+    """Whether a paper the data lacks at the venue-year the entry claims is suspect (:func:`completeness`)."""
+    return completeness(index, entry, claim, year)[0]
+
+
+#: a title the catalogue of cited works has, cited by this many papers, is a real paper's title
+MIN_TITLE_WITNESSES = 2
+
+
+def cited_title(index: RefIndex, entry: Entry) -> int:
+    """How many papers of the data cite a work of the entry's title (0 when under
+    :data:`MIN_TITLE_WITNESSES`): other authors citing that title show a paper of it exists."""
+    work = catalogue_work(index, entry) if entry.title else None
+    n = 0
+    if work is not None and title_similarity(clean_title(entry.title), work.title) >= FUZZY_SAME:
+        row = index.work_row(work.paper_id)
+        n = index.work_citing(row) if row is not None else 0
+    if index.consensus is not None and entry.title:
+        n = max(n, index.consensus.cited(clean_title(entry.title)))
+    return n if n >= MIN_TITLE_WITNESSES else 0
 
 
 def _anchor(index: RefIndex, row: int, entry: Entry, claim: VenueClaim, year: int | None) -> bool:
@@ -436,16 +494,30 @@ def _same_proceedings(out: RefCheck, index: RefIndex, rec: Record, entry: Entry,
 def _compared(out: RefCheck, index: RefIndex, rec: Record, entry: Entry, claim: VenueClaim, title: str,
               issues: list[Issue], notes: list[str]) -> RefCheck:
     """Verified or a mismatch, after comparing the year and the authors to the record."""
-    y = compare_year(entry, claim, rec, rec.year, venue=rec.venue)
+    y = _journal_year(compare_year(entry, claim, rec, rec.year, venue=rec.venue), rec, notes)
     if y is not None:
         issues.append(y)
     if entry.structured:
-        issues += compare_authors(entry, rec, order=index.order_trusted(rec))
+        issues += compare_authors(entry, rec, order=index.order_trusted(rec), notes=notes)
     return _verdict(out, rec, title, issues, notes)
 
 
+def _journal_year(issue: Issue | None, rec: Record, notes: list[str]) -> Issue | None:
+    """A year one off a journal record's is no error (a note): journals date a paper by its acceptance,
+    its publication or its volume, and sources pick different ones (TMLR on OpenReview and in ML
+    Anthology; JMLR, whose years are never closed lists either, :data:`~.index.NOT_CLOSED`)."""
+    journal = track_kind(rec.track) == "journal" if rec.source != "corpus" else rec.venue in NOT_CLOSED
+    if issue is None or not journal or not (str(issue.entry).isdigit() and str(issue.record).isdigit()):
+        return issue
+    if abs(int(issue.entry) - int(issue.record)) != 1:
+        return issue
+    notes.append(f"the record dates this journal paper {issue.record}, the entry {issue.entry}: journals date a "
+                 f"paper by acceptance, publication or volume")
+    return None
+
+
 def _verdict(out: RefCheck, rec: Record, title: str, issues: list[Issue], notes: list[str], *,
-             titled: bool = True) -> RefCheck:
+             titled: bool = True, index: RefIndex | None = None) -> RefCheck:
     """Verified or a mismatch by ``issues``, after comparing the title (with ``titled``; not for an
     earlier version, whose title may be another, nor for another version's record under its own
     title): one that differs by a content word (:func:`~.compare.title_difference`) is a title
@@ -453,6 +525,8 @@ def _verdict(out: RefCheck, rec: Record, title: str, issues: list[Issue], notes:
     if title and not any(i.field == "title" for i in issues) and normalize_title(title) != normalize_title(rec.title):
         renamed = any("renamed version" in n for n in notes)
         diff = title_difference(title, rec.title) if titled and not renamed else None
+        if diff and index is not None and title_disputed(index, rec, title, notes):
+            diff = None          # the record's sources disagree on the title (a note says so)
         if diff:
             issues.append(Issue("title", title, rec.title, f"the title differs from the record's: {diff}"))
         elif not notes:
@@ -725,20 +799,58 @@ def _check_entry(entry: Entry, index: RefIndex) -> RefCheck:
             out.notes = notes
             return out
         issues += v_issues
-        y = compare_year(entry, claim, rec, vyear, venue=rec.venue if v_issues else None)
+        y = _journal_year(compare_year(entry, claim, rec, vyear, venue=rec.venue if v_issues else None), rec, notes)
         if y is not None:
             issues.append(y)
     else:
-        y = compare_year(entry, claim, rec, None)
+        y = _journal_year(compare_year(entry, claim, rec, None), rec, notes)
         if y is not None:
             issues.append(y)
     if entry.structured:        # authors parsed from a reference string are too rough to compare
         if claim.kind == "held" and claim.code != rec.venue and not authors_agree(entry, rec):
-            issues += compare_authors(entry, rec, order=False)   # another version's list (JMLR of an ICLR paper)
+            issues += compare_authors(entry, rec, order=False, notes=notes)   # another version's list (JMLR of ICLR)
         elif claim.kind != "held" or claim.code == rec.venue:
-            issues += compare_authors(entry, rec, order=index.order_trusted(rec))
+            issues += compare_authors(entry, rec, order=index.order_trusted(rec), notes=notes)
+        issues = weigh_authors(index, entry, rec, issues, notes)
     issues += compare_identifiers(entry, rec, index)
-    return _verdict(out, rec, title, issues, notes)
+    if issues and (claim.kind == "none" or entry.year is None):
+        got = _another_version(out, index, rec, entry, claim, title, issues, notes)
+        if got is not None:
+            return got
+    return _verdict(out, rec, title, issues, notes, index=index)
+
+
+def versions_of(index: RefIndex, rec: Record, entry: Entry) -> list[Record]:
+    """Every other version of a corpus paper the data has: its other venues (``also_published``), the
+    linked versions (``versions.parquet``: conference, journal, workshop), and the catalogue's work of
+    the entry's title (an arXiv preprint, say)."""
+    out = [Record(rec.paper_id, rec.title, rec.authors, v, y, "corpus") for v, y in rec.also]
+    corpus, side = index.version_rows(rec.paper_id)
+    out += [index.record(r) for r in corpus] + [index.side_record(r) for r in side]
+    work = catalogue_work(index, entry)
+    if work is not None and work.authors:
+        out.append(work)
+    return out
+
+
+def _another_version(out: RefCheck, index: RefIndex, rec: Record, entry: Entry, claim: VenueClaim, title: str,
+                     issues: list[Issue], notes: list[str]) -> RefCheck | None:
+    """An entry without a venue or a year names no version: verified when one version of the work
+    (:func:`versions_of`) agrees with its year and authors (the journal version's four authors, the
+    arXiv year), else None (the issues against the record stand)."""
+    if any(i.field not in ("authors", "year") for i in issues):
+        return None
+    for v in versions_of(index, rec, entry):
+        got = [] if entry.year is None else [i for i in [compare_year(entry, claim, v, None)] if i is not None]
+        if entry.structured:
+            got += compare_authors(entry, v, order=False)
+        if not got:
+            where = (f"{v.venue} {v.year}".strip() if v.source != "catalogue"
+                     else f"the version other papers cite ({v.year})")
+            notes.append(f"the entry names no {'venue' if claim.kind == 'none' else 'year'}: compared with every "
+                         f"version of the work, it matches {where}")
+            return _verdict(out, rec, title, [], notes, index=index)
+    return None
 
 
 def _by_title_parts(out: RefCheck, index: RefIndex, title: str, entry: Entry, claim: VenueClaim,
@@ -754,7 +866,9 @@ def _by_title_parts(out: RefCheck, index: RefIndex, title: str, entry: Entry, cl
         return row
     if holds(index, entry, claim, year):
         hit = by_authors(index, entry, (claim.code,), year)
-        if hit is not None:
+        # another paper of the authors is no answer for a title other papers cite (a real paper the data lacks)
+        if hit is not None and (_is_renamed(index.titles.norms[hit[0]], hit[1], title)
+                                or not cited_title(index, entry)):
             _renamed(index.titles.norms[hit[0]], index.title[hit[0]], hit[1], title, entry, claim, year, issues, notes)
             return hit[0]
     if claim.kind == "other" and claim.side and index.side_is_complete(side_names(claim), year):
@@ -812,26 +926,68 @@ def _not_found(out: RefCheck, entry: Entry, claim: VenueClaim, year: int | None,
     work = catalogue_work(index, entry)
     if work is not None:
         notes.append(f"the catalogue of cited works knows this title ({work.venue or 'no venue'}, {work.year})")
-    held = holds(index, entry, claim, year)
+    held, measure = completeness(index, entry, claim, year)
     side = claim.kind == "other" and index.side_is_complete(side_names(claim), year)
-    if (held or side) and clean_title(entry.title or "").strip():
+    witnesses = cited_title(index, entry) if held or side else 0
+    if (held or side) and clean_title(entry.title or "").strip() and not witnesses:
         n = index.counts.get((claim.code, int(year)), 0) if held else index.side_count(side_names(claim), year)
         who = "the corpus holds" if held else "the side records hold"
         out.status = "not_found"
-        out.why = (f"{who} {_claimed(claim, year)} completely ({n} papers) and none of them is this "
-                   f"paper: very likely invented or misattributed")
+        out.why = (f"{who} {_claimed(claim, year)} completely ({measure if held else f'{n} papers'}) and none of "
+                   f"them is this paper: very likely invented or misattributed")
         out.record = None
+    elif (held or side) and witnesses and (conflict := consensus_conflict(work, claim, year)):
+        out.record = work.to_json()
+        return _venue_mismatch(out, _claimed(claim, year), work, f"no record of {_claimed(claim, year)} (held "
+                               f"completely) has this title; {witnesses} papers of the data cite it as {conflict}",
+                               notes)
+    elif witnesses:
+        out.status = "unverifiable"
+        out.why = (f"no record of {_claimed(claim, year)} has this title, but {witnesses} papers of the data cite "
+                   f"it: a real paper the data does not hold (another track or version?): cannot verify offline")
+        out.record = work.to_json() if work is not None else None
     elif work is not None and (n := attested(entry, work, index)):
         out.status = "verified"
         out.why = (f"cited with this title, first author and year by {n} papers of the data (the catalogue of "
                    f"cited works); no proceedings or journal record holds it, so its venue is not checked")
         out.record = work.to_json()
+    elif (n := cited_so(index, entry)):
+        out.status = "verified"
+        out.why = (f"cited so (title, first author, year) by {n} papers' reference lists; no proceedings or "
+                   f"journal record holds it, so its venue is not checked")
+        out.record = work.to_json() if work is not None else None
     else:
         out.status = "unverifiable"
         out.why = _unverifiable_why(entry, claim, year, index)
+        if claim.kind == "held" and measure and not held and entry.title:
+            out.why = f"{measure}: cannot verify offline"
         out.record = work.to_json() if work is not None else None
     out.notes = notes
     return out
+
+
+#: a preprint cited this many years before the claimed year was not a paper of that venue-year's workshops
+PREPRINT_GAP = 2
+
+
+def consensus_conflict(work: Record | None, claim: VenueClaim, year: int | None) -> str:
+    """Where the papers citing a catalogue work place it, when that is not the venue the entry claims
+    ("" when it agrees or says nothing): another venue of the 15, another venue named as a conference,
+    journal, transactions, symposium or proceedings, or
+    an arXiv preprint :data:`PREPRINT_GAP` years or more before the claimed year (a workshop paper's
+    preprint is of its year)."""
+    if work is None or not work.venue or year is None:
+        return ""
+    got = classify_venue(work.venue)
+    where = f"{work.venue} {work.year or ''}".strip()
+    if got.kind == "held" and got.code != claim.code:
+        return where
+    named = got.side or re.search(r"\b(?:conference|journal|transactions|symposium|proceedings)\b", work.venue, re.I)
+    if got.kind == "other" and named and (got.side is None or got.side != claim.side):
+        return where
+    if got.kind == "arxiv" and work.year is not None and int(year) - int(work.year) >= PREPRINT_GAP:
+        return f"an arXiv preprint of {work.year}"
+    return ""
 
 
 #: a work of the catalogue vouches for an entry outside every record when this many papers cite it ...
@@ -860,6 +1016,15 @@ def attested(entry: Entry, work: Record, index: RefIndex) -> int:
             return 0
         return n if n >= MIN_ATTESTED else 0
     return n if n >= MIN_ATTESTED_NO_AUTHORS else 0
+
+
+def cited_so(index: RefIndex, entry: Entry) -> int:
+    """How many papers' reference lists (:mod:`.consensus`) cite the entry as it is written: title,
+    first author's family name, a year within one (0: fewer than :data:`MIN_ATTESTED`, or no lists)."""
+    if index.consensus is None or not entry.title or not entry.authors or entry.year is None:
+        return 0
+    n = index.consensus.cited_so(clean_title(entry.title), entry.authors[0], entry.year)
+    return n if n >= MIN_ATTESTED else 0
 
 
 def _unverifiable_why(entry: Entry, claim: VenueClaim, year: int | None, index: RefIndex) -> str:

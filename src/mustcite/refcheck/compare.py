@@ -3,7 +3,8 @@
 * authors (:func:`compare_authors`): an entry author who is no author of the record is *added*;
   a record author the entry lacks is *dropped* (unless the entry ends in "and others"/"et al.",
   a truncated list); the same people in another order are *swapped*, but only against a record
-  whose order is trustworthy (``order``: not a list its source alphabetised,
+  whose order is trustworthy; a record name whose family name is the start of the entry's is the
+  same person, cut short by its source (:func:`cut_names`) (``order``: not a list its source alphabetised,
   :meth:`~.index.RefIndex.order_trusted`). A record list that cannot be trusted is not compared
   (:func:`trusted_authors`: none, one name against an entry of three or more, or stray characters
   in a name); a name a record repeats counts once (:func:`record_names`).
@@ -18,7 +19,9 @@
   entry's year, :func:`id_scope_year`), or an ACL Anthology / NeurIPS / PMLR id other than the
   record's own (not an OpenReview id: a paper has several forums, submission, venue, workshop); a DOI
   of a registrant no record or cited work has DOIs of (invented), or of the series of the record's
-  own DOI with another number (another paper of the same proceedings).
+  own DOI with another number (another paper of the same proceedings). A corpus record's DOI, and
+  another paper's, accuse only where their venue-year's DOIs are witnessed by titles
+  (:meth:`~.index.RefIndex.dois_witnessed`).
 """
 
 from __future__ import annotations
@@ -33,7 +36,7 @@ from ..corpus.records import normalize_title
 from ..extract.link import identifier_keys
 from .entries import Entry
 from .index import Record, RefIndex, doi_series
-from .person_names import align
+from .person_names import align, name_tokens
 from .results import Issue
 from .venue import VenueClaim
 
@@ -74,13 +77,45 @@ def record_names(record: Record) -> list[str]:
     return list(dict.fromkeys(record.authors))
 
 
-def compare_authors(entry: Entry, record: Record, *, order: bool = True) -> list[Issue]:
+#: a record's family name cut short is at least this long (shorter starts say nothing)
+MIN_CUT = 3
+
+
+def cut_names(entry: list[str], record: list[str], a) -> list[tuple[int, int]]:
+    """(entry index, record index) of the entry authors left unmatched whose family name starts with
+    the family name of an unmatched record author, who is that name cut short by the source ("Lafon"
+    for "Lafontaine", "Man" for "Mané"): the same person."""
+    out, used = [], set()
+    for i in a.extra:
+        te = name_tokens(entry[i])
+        for j in a.missing:
+            tr = name_tokens(record[j])
+            if j in used or not te or not tr:
+                continue
+            if len(tr[-1]) >= MIN_CUT and te[-1] != tr[-1] and te[-1].startswith(tr[-1]):
+                out.append((i, j))
+                used.add(j)
+                break
+    return out
+
+
+def compare_authors(entry: Entry, record: Record, *, order: bool = True, notes: list[str] | None = None
+                    ) -> list[Issue]:
     """Issues of the entry's author list against the record's (module doc); ``order``: the record's
-    order is trustworthy."""
+    order is trustworthy; a record name cut short (:func:`cut_names`) is the entry's, with a note in
+    ``notes``."""
     if not entry.authors or not trusted_authors(entry, record):
         return []
     names = record_names(record)
     a = align(entry.authors, names)
+    cut = cut_names(entry.authors, names, a)
+    if cut:
+        a.extra = [i for i in a.extra if i not in {i for i, _ in cut}]
+        a.missing = [j for j in a.missing if j not in {j for _, j in cut}]
+        a.matched = sorted(a.matched + cut)
+        if notes is not None:
+            notes.append("the record's name " + ", ".join(f"{names[j]!r}" for _, j in cut) + " looks cut short ("
+                         + ", ".join(f"{entry.authors[i]!r}" for i, _ in cut) + " in the entry): taken as the same")
     issues = []
     shown_e, shown_r = _names(entry.authors) + (" and others" if entry.others else ""), _names(names)
     if a.extra:
@@ -145,7 +180,8 @@ def compare_identifiers(entry: Entry, record: Record, index: RefIndex) -> list[I
         if record.source == "corpus":
             mine = normalize_title(record.title)
             rows = [r for r in index.id_rows(k, year) if index.titles.ids[r] != record.paper_id
-                    and index.titles.norms[r] != mine]
+                    and index.titles.norms[r] != mine
+                    and (kind != "doi" or index.dois_witnessed(index.venue[r], index.year[r]))]
             if rows:
                 other = index.record(rows[0])
                 issues.append(Issue(field, shown, ", ".join(sorted(own)) or None,
@@ -157,7 +193,9 @@ def compare_identifiers(entry: Entry, record: Record, index: RefIndex) -> list[I
                                     f"the record's {kind} id is not {k.split(':', 1)[1]}"))
                 continue
         if kind == "doi":
-            issue = _doi_issue(k[4:], shown, sorted(x[4:] for x in own if x.startswith("doi:")), index)
+            witnessed = record.source != "corpus" or index.dois_witnessed(record.venue, record.year)
+            issue = _doi_issue(k[4:], shown, sorted(x[4:] for x in own if x.startswith("doi:")), index,
+                               series=witnessed)
             if issue is not None:
                 issues.append(issue)
     # an ACL DOI names an Anthology id: the acl key above covers it; keep one issue per field
@@ -169,12 +207,15 @@ def compare_identifiers(entry: Entry, record: Record, index: RefIndex) -> list[I
     return out
 
 
-def _doi_issue(doi: str, shown: str, own: list[str], index: RefIndex) -> Issue | None:
+def _doi_issue(doi: str, shown: str, own: list[str], index: RefIndex, *, series: bool = True) -> Issue | None:
     """A DOI that cannot be the record's: of a registrant no record or cited work has a DOI of (an
-    invented DOI), or of the series of the record's own DOI (the same proceedings) with another number."""
+    invented DOI), or (with ``series``: the record's DOIs are witnessed) of the series of the record's
+    own DOI (the same proceedings) with another number."""
     if not index.doi_registrant_known(doi):
         return Issue("doi", shown, ", ".join(own) or None, f"no paper in the data has a DOI of registrant "
                      f"{doi.split('/', 1)[0]}: {doi} is not this paper's")
+    if not series:
+        return None
     same = [d for d in own if doi_series(d) is not None and doi_series(d) == doi_series(doi)]
     if same:
         return Issue("doi", shown, same[0], f"the record's DOI is {same[0]}, not {doi}")

@@ -47,6 +47,7 @@ class Entry:
     volume: int | None = None      # a volume number ("Advances in NeurIPS 36")
     kind: str = ""                 # the BibTeX entry type, lower case ("inproceedings"; "" when none)
     unreadable: str = ""           # why the block could not be read ("" when it was)
+    pages: str = ""                # the ``pages`` field as written ("" when none)
     notes: list[str] = field(default_factory=list)   # what the reader noticed (a repeated field)
     #: a .bib entry's fields as written (LaTeX kept), by lower-case name ({} for other inputs)
     fields: dict[str, str] = field(default_factory=dict, repr=False)
@@ -70,6 +71,30 @@ def _authors(names: list[str], others: bool) -> tuple[list[str], bool]:
         others = others or cut != n
         out += [x.strip() for x in re.split(r"\s+and\s+", cut) if x.strip()]
     return out, others
+
+
+_PAGES = re.compile(r"\bpages\s*=\s*(?:\{([^{}]*)\}|\"([^\"]*)\"|(\d+))", re.I)
+
+
+def pages_by_line(text: str) -> dict[int, str]:
+    """The ``pages`` field of each BibTeX block, by the line its head is on (1-based), as written."""
+    heads = [(m.start(), text.count("\n", 0, m.start()) + 1) for m in _BIB_HEAD.finditer(text)]
+    out = {}
+    for i, (start, line) in enumerate(heads):
+        end = heads[i + 1][0] if i + 1 < len(heads) else len(text)
+        m = _PAGES.search(text, start, end)
+        if m:
+            out[line] = next(g for g in m.groups() if g is not None).strip()
+    return out
+
+
+def _with_pages(entries: list[Entry], text: str) -> list[Entry]:
+    pages = pages_by_line(text)
+    for e in entries:
+        line = e.source.rsplit(":", 1)[-1]
+        if line.isdigit():
+            e.pages = pages.get(int(line), "")
+    return entries
 
 
 def _from_bib(e: BibEntry, structured: bool) -> Entry:
@@ -190,4 +215,4 @@ def entries_from_bib(text: str, name: str) -> tuple[list[Entry], list[str]]:
     parser's messages. Raises a MustciteError for a text of more than :data:`MAX_ENTRIES` entries."""
     check_entry_count(text, name)
     got, messages = parse_bib(text, name, keep_unreadable=True)
-    return [_from_bib(e, True) for e in got], messages
+    return _with_pages([_from_bib(e, True) for e in got], text), messages

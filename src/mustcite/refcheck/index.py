@@ -20,7 +20,9 @@ time of ``papers.parquet`` and ``works.parquet``: a rebuilt corpus or catalogue 
 so a stale index is never read. Loading it takes well under a second; nothing here imports torch
 or loads the recommender.
 
-**Which venue-years are held completely** (:func:`complete_venue_years`): a venue-year is complete
+**Which venue-years are held completely** is measured (:mod:`.coverage`: an official count, the
+proceedings' own list, or two lists that agree; one list measures nothing) and must also pass the
+neighbour test of :func:`complete_venue_years`: a venue-year passes it
 when the corpus has at least :data:`MIN_COMPLETE` papers of it and at least
 :data:`NEIGHBOUR_SHARE` of the papers of the largest of the :data:`NEIGHBOUR_YEARS` years before it
 and of the year after (a full list never holds under half of a recent year's, nor of the next one:
@@ -40,7 +42,7 @@ from __future__ import annotations
 import hashlib
 import os
 import pickle
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -51,12 +53,13 @@ import pyarrow.parquet as pq
 from ..config import Workspace
 from ..corpus.identifiers import year_scoped
 from ..corpus.records import surname_key
-from ..corpus.store import SIDE_TRACKS_FILE, VERSIONS_FILE
+from ..corpus.store import DISAGREEMENTS_FILE, SIDE_TRACKS_FILE, VERSIONS_FILE
 from ..errors import DataMissingError, MustciteError
 from ..extract.link import TitleIndex, identifier_keys
 from ..io import load_pickle
+from .coverage import OFFICIAL_COUNTS, Coverage, list_name, measure
 from .person_names import name_tokens
-from .venue import venue_key
+from .venue import track_kind, venue_key
 
 #: a venue-year with fewer corpus papers is never held completely
 MIN_COMPLETE = 20
@@ -72,8 +75,12 @@ MIN_REGISTRANTS = 20
 ARXIV_DOI = "10.48550"
 #: venues no year of which is a closed list (journals whose papers are dated by volume or publication)
 NOT_CLOSED = frozenset({"JMLR"})
+#: a venue-year's DOIs accuse only when this many are confirmed by a title witness (and none contradicted)
+MIN_DOI_WITNESSES = 3
+#: a witness title has at least this many words
+MIN_WITNESS_WORDS = 4
 #: bump when the pickled layout changes
-INDEX_VERSION = 7
+INDEX_VERSION = 9
 #: the tracks of a side venue that make up its proceedings or journal (completeness is read on these)
 MAIN_TRACKS = ("main", "journal")
 
@@ -180,6 +187,22 @@ class RefIndex:
     side_by_venue_year: dict[tuple[str, int], np.ndarray] = field(default_factory=dict)
     #: paper_id -> the paper_ids of its other versions (``versions.parquet``; corpus and side records)
     versions: dict[str, list[str]] = field(default_factory=dict)
+    #: the lists each venue-year was read from: (venue, year) -> ({list: papers}, papers in both of
+    #: the two largest); the same for each (side venue, track kind) and year
+    lists: dict[tuple[str, int], tuple[dict[str, int], int]] = field(default_factory=dict)
+    track_lists: dict[tuple[str, str, int], tuple[dict[str, int], int]] = field(default_factory=dict)
+    side_lists: dict = field(default_factory=dict)
+    #: the measured completeness of each venue-year (:mod:`.coverage`), and of each side track
+    coverage: dict[tuple[str, int], Coverage] = field(default_factory=dict)
+    track_coverage: dict[tuple[str, str, int], Coverage] = field(default_factory=dict)
+    #: how many lists hold each corpus paper (a second list is a second witness of its fields)
+    n_lists: list[int] = field(default_factory=list)
+    #: paper_id -> field -> [(source, value)]: where the sources of a corpus paper disagree
+    disputes: dict[str, dict[str, list[tuple[str, str]]]] = field(default_factory=dict)
+    #: the consensus of citing papers (:mod:`.consensus`), when reference lists are given to :func:`load_index`
+    consensus: Any = None
+    #: (venue, year) -> (DOIs confirmed, DOIs contradicted) by a title witness (:meth:`dois_witnessed`)
+    doi_checks: dict[tuple[str, int], tuple[int, int]] = field(default_factory=dict)
     _row_of: dict[str, int] = field(default_factory=dict, repr=False)
     _side_row: dict[str, int] = field(default_factory=dict, repr=False)
     _work_row: dict[str, int] = field(default_factory=dict, repr=False)
@@ -337,6 +360,61 @@ class RefIndex:
         """Whether the side records hold one of ``venues`` (its main track or journal) completely in ``year``."""
         return year is not None and any(((v, t), int(year)) in self.side_complete for v in venues for t in MAIN_TRACKS)
 
+    def venue_coverage(self, venue: str, year: int | None) -> Coverage | None:
+        """The measured completeness of a venue-year's main track (None: not in the data)."""
+        return self.coverage.get((venue, int(year))) if year is not None else None
+
+    def track_is_complete(self, venue: str, kind: str, year: int) -> tuple[bool, str]:
+        """Whether the side records hold the ``kind`` track (:func:`~.venue.track_kind`) of a venue-year
+        completely, and why not. A workshop track never is: there is no official list of a venue's
+        workshops to measure it against."""
+        if kind == "workshop":
+            return False, f"{venue} workshops are not held completely (no official list of them exists)"
+        if kind == "co-located":
+            return False, f"the co-located events printed in the {venue} proceedings are not held"
+        cov = self.track_coverage.get((venue, kind, int(year)))
+        if cov is None:
+            return False, f"the {kind} track of {venue} {year} is not held"
+        if not cov.complete:
+            return False, f"the {kind} track of {venue} {year} is not held completely ({cov.why_not()})"
+        return True, ""
+
+    def dois_witnessed(self, venue: str, year: int | None) -> bool:
+        """Whether the DOIs of a venue-year's records may accuse an entry: at least
+        :data:`MIN_DOI_WITNESSES` of them are carried, under the same title, by a work the papers of
+        the data cite or by another record, and none under another title (a source whose DOIs point
+        at neighbouring papers is caught so)."""
+        ok, bad = self.doi_checks.get((venue, int(year)), (0, 0)) if year is not None else (0, 0)
+        return ok >= MIN_DOI_WITNESSES and bad == 0
+
+    def check_dois(self) -> None:
+        """Fill :attr:`doi_checks`: each corpus DOI against the titles of the catalogue works and
+        side records carrying it (a work title of under :data:`MIN_WITNESS_WORDS` words is a
+        parser's fragment, "Springer", and is no witness)."""
+        from rapidfuzz import fuzz
+
+        from ..corpus.records import normalize_title
+
+        checks: dict[tuple[str, int], list[int]] = defaultdict(lambda: [0, 0])
+        work_rows = self.works.id_rows if self.works is not None else {}
+        side_rows = self.side.id_rows if self.side is not None else {}
+        for r, d in enumerate(self.doi):
+            if not d or self.year[r] is None:
+                continue
+            titles = [self.work_fields["title"][w] or "" for w in work_rows.get(f"doi:{d}", ())]
+            titles += [self.side_fields["title"][w] or "" for w in side_rows.get(f"doi:{d}", ())]
+            titles = [t for t in titles if len(t.split()) >= MIN_WITNESS_WORDS]
+            if not titles:
+                continue
+            key = (self.venue[r], int(self.year[r]))
+            sims = [fuzz.ratio(normalize_title(t), normalize_title(self.title[r])) for t in titles]
+            checks[key][0 if max(sims) >= 80 else 1] += 1
+        self.doi_checks = {k: (a, b) for k, (a, b) in checks.items()}
+
+    def witnesses(self, row: int) -> int:
+        """How many lists hold a corpus paper (1 when unknown)."""
+        return self.n_lists[row] if self.n_lists else 1
+
     def side_count(self, venues: tuple[str, ...], year: int) -> int:
         return sum(self.side_counts.get(((v, t), int(year)), 0) for v in venues for t in MAIN_TRACKS)
 
@@ -363,7 +441,7 @@ class RefIndex:
     def build(cls, papers: Path, works: Path | None = None, side: Path | None = None,
               versions: Path | None = None) -> RefIndex:
         col = _read(papers, ["paper_id", "title", "authors", "venue", "year", "url", "pdf", "also_published",
-                             "title_norm"], ["doi"], "corpus store")
+                             "title_norm"], ["doi", "source_ids", "source"], "corpus store")
         titles = TitleIndex.build(col["paper_id"], col["title"], col["year"], col["title_norm"])
         titles.add_identifiers(col["url"], col["pdf"], col["doi"])
         also = [_parse_also(a) for a in col["also_published"]]
@@ -379,6 +457,10 @@ class RefIndex:
                   [u or "" for u in col["url"]], dict(counts), complete_venue_years(counts),
                   by_venue_year={k: np.asarray(v, dtype=np.int32) for k, v in vy.items()},
                   doi=[d or "" for d in col["doi"]])
+        row_lists = [_lists_of(ids, src) for ids, src in zip(col["source_ids"], col["source"])]
+        idx.n_lists = [len(x) for x in row_lists]
+        idx.lists = _list_counts(((v, int(y)), ls) for v, y, ls in zip(col["venue"], col["year"], row_lists)
+                                 if y is not None)
         if works is not None and works.is_file():
             wf = _read(works, ["work_id", "title", "year", "authors", "venue", "identifiers", "kind", "n_citing"], [],
                        "the catalogue of cited works")
@@ -392,14 +474,21 @@ class RefIndex:
             idx.work_fields = {k: wf[k]
                                for k in ("title", "year", "authors", "venue", "identifiers", "kind", "n_citing")}
         if side is not None and side.is_file():
-            idx._add_side(_read(side, ["paper_id", "title", "authors", "venue", "year", "url", "track"], ["pdf", "doi"],
-                                "the side-track papers"))
+            idx._add_side(_read(side, ["paper_id", "title", "authors", "venue", "year", "url", "track"],
+                                ["pdf", "doi", "source_ids", "source"], "the side-track papers"))
         if versions is not None and versions.is_file():
             v = _read(versions, ["paper_id", "version_id"], [], "the version links")
             links: dict[str, list[str]] = defaultdict(list)
             for a, b in zip(v["paper_id"], v["version_id"]):
                 links[a].append(b)
             idx.versions = dict(links)
+        disputes = papers.parent / DISAGREEMENTS_FILE
+        if disputes.is_file():
+            d = _read(disputes, ["paper_id", "field", "values"], [], "the disagreements between sources")
+            got: dict[str, dict[str, list[tuple[str, str]]]] = defaultdict(dict)
+            for pid, fld, values in zip(d["paper_id"], d["field"], d["values"]):
+                got[pid][fld] = [(str(a), str(b)) for a, b in (values or ())]
+            idx.disputes = dict(got)
         idx.precompute()
         return idx
 
@@ -410,6 +499,7 @@ class RefIndex:
         of authors by family name stay lazy: built for all venue-years they would make the index a
         third larger, and only the venue-years that entries name are needed."""
         self._doi_sets()
+        self.check_dois()
         self.latest_year()
         self.venue_named("")
         for venue, year in self.by_venue_year:
@@ -429,7 +519,61 @@ class RefIndex:
                 vy[(v, int(y))].append(i)
         self.side_counts = dict(counts)
         self.side_complete = complete_venue_years(counts)
+        rl = [_lists_of(ids, src) for ids, src in zip(sf["source_ids"], sf["source"])]
+        self.track_lists = _list_counts(((v, track_kind(t or ""), int(y)), ls)
+                                        for v, t, y, ls in zip(sf["venue"], sf["track"], sf["year"], rl)
+                                        if v and y is not None)
+        self.side_lists = _list_counts((((v, t or ""), int(y)), ls) for v, t, y, ls in zip(sf["venue"], sf["track"],
+                                                                                          sf["year"], rl)
+                                       if v and y is not None)
         self.side_by_venue_year = {k: np.asarray(r, dtype=np.int32) for k, r in vy.items()}
+
+
+def _lists_of(source_ids: list[str] | None, source: str | None) -> frozenset[str]:
+    """The lists a record was read from (its ``source_ids``' sources, else its ``source``)."""
+    got = frozenset(list_name(s) for s in source_ids or ())
+    return got or (frozenset([source]) if source else frozenset())
+
+
+def _list_counts(items) -> dict:
+    """key -> ({list: records of the key in it}, records in both of its two largest lists) from
+    (key, lists of one record) pairs."""
+    per: dict = defaultdict(list)
+    for key, ls in items:
+        per[key].append(ls)
+    out = {}
+    for key, rows in per.items():
+        c = Counter(x for ls in rows for x in ls)
+        top = [k for k, _ in c.most_common(2)]
+        both = sum(1 for ls in rows if len(top) == 2 and top[0] in ls and top[1] in ls)
+        out[key] = (dict(c), both)
+    return out
+
+
+def measure_all(counts: dict, lists: dict, neighbours: set, official: dict | None = None) -> dict:
+    """key -> :class:`~.coverage.Coverage` for every key of ``counts`` (module doc of :mod:`.coverage`)."""
+    official = official or {}
+    out = {}
+    for key, n in counts.items():
+        got, both = lists.get(key, ({}, 0))
+        out[key] = measure(n, Counter(got), both, official.get(key), key in neighbours)
+    return out
+
+
+def apply_coverage(idx: RefIndex) -> None:
+    """Set the venue-years (and side venue-years and tracks) held completely: the neighbour test of
+    :func:`complete_venue_years` and the measure of :mod:`.coverage`."""
+    idx.coverage = measure_all(idx.counts, idx.lists, complete_venue_years(idx.counts), OFFICIAL_COUNTS)
+    idx.complete = {k for k, c in idx.coverage.items() if c.complete}
+    side_cov = measure_all(idx.side_counts, idx.side_lists, complete_venue_years(idx.side_counts))
+    idx.side_complete = {k for k, c in side_cov.items() if c.complete}
+    tracks: dict[tuple[tuple[str, str], int], int] = defaultdict(int)
+    for ((v, t), y), n in idx.side_counts.items():
+        tracks[((v, track_kind(t)), y)] += n
+    near = complete_venue_years(tracks)
+    idx.track_coverage = {(v, k, y): measure(n, Counter(idx.track_lists.get((v, k, y), ({}, 0))[0]),
+                                             idx.track_lists.get((v, k, y), ({}, 0))[1], None, ((v, k), y) in near)
+                          for ((v, k), y), n in tracks.items()}
 
 
 def _read(path: Path, columns: list[str], optional: list[str], what: str) -> dict[str, list]:
@@ -481,9 +625,10 @@ def drop_stale_indexes(folder: Path, keep: int = KEEP_INDEXES) -> list[Path]:
 
 
 def load_index(work: str | Path | Workspace | None = None, *, papers: str | Path | None = None,
-               works: str | Path | None = None, cache: bool = True) -> RefIndex:
+               works: str | Path | None = None, cache: bool = True, citations: str | Path | None = None) -> RefIndex:
     """The index of ``<work>/corpus/papers.parquet`` (+ ``works.parquet`` when there), from the
-    on-disk cache when it is current, else built and cached; kept per process."""
+    on-disk cache when it is current, else built and cached; kept per process. ``citations`` (else
+    ``$MUSTCITE_CITATIONS``): reference lists of other papers (:mod:`.consensus`), read once and cached."""
     ws = work if isinstance(work, Workspace) else Workspace.resolve(work)
     papers = Path(papers) if papers else ws.root / "corpus" / "papers.parquet"
     if works is None:
@@ -518,7 +663,14 @@ def load_index(work: str | Path | Workspace | None = None, *, papers: str | Path
             except OSError:
                 if tmp.exists():
                     tmp.unlink()
-    idx.complete = complete_venue_years(idx.counts)
-    idx.side_complete = complete_venue_years(idx.side_counts)
+    apply_coverage(idx)
     _LOADED[mem_key] = idx
+    citations = citations or os.environ.get("MUSTCITE_CITATIONS")
+    if citations:
+        from .consensus import load as load_consensus
+
+        path = Path(citations)
+        if not path.is_file():
+            raise DataMissingError(f"no reference lists at {path}", hint="pass a papers.jsonl(.xz) of .bbl files")
+        idx.consensus = load_consensus(path, ws.cache if cache else None)
     return idx

@@ -1,0 +1,121 @@
+"""The consensus of citing papers: how other papers' reference lists cite a work.
+
+``shared/data/citations_cs768/papers.jsonl.xz`` holds the ``.bbl`` files of 6,506 NeurIPS and ICML
+papers (313,618 ``\\bibitem`` s). Each is read with the project's ``.bbl`` reader
+(:func:`~mustcite.extract.bibtex.parse_bbl`); :class:`Consensus` keeps, per normalised title, the
+citing papers with the first author's family name and the year each gives.
+
+:meth:`Consensus.cited_so` answers how many independent papers cite a title as an entry does: same
+normalised title, same first-author family name, a year within one (a preprint and its published
+version). ``check-refs`` uses it where no proceedings or journal record holds a paper: an entry
+cited so by at least :data:`~.check.MIN_ATTESTED` papers is ``verified`` as "cited so by N papers".
+
+**What it proves:** the work exists and is written as other researchers write it (not an invented
+title, not a made-up first author or year). **What it does not:** that the venue is right (most of
+these items name arXiv or no venue), nor the full author list; a form every citer copied wrongly
+passes. Where a record of the paper exists, the record is what the entry is compared with, and a
+common wrong form is still wrong.
+
+The table is built once (a few minutes: every item is parsed) and pickled in the cache folder under
+a name made of the file's size and modification time.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import lzma
+import os
+import pickle
+from collections import defaultdict
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..corpus.records import normalize_title, surname_key
+from ..io import load_pickle
+
+#: bump when the pickled layout changes
+CONSENSUS_VERSION = 1
+#: titles shorter than this (normalised characters) are too generic to be a work's
+MIN_TITLE_CHARS = 12
+
+
+@dataclass
+class Consensus:
+    #: normalised title -> [(citing paper index, first author's family name, year or 0)]
+    cites: dict[str, list[tuple[int, str, int]]] = field(default_factory=dict)
+    papers: int = 0
+    items: int = 0
+
+    def cited_so(self, title: str, first_author: str, year: int | None) -> int:
+        """How many papers cite ``title`` with this first author's family name and a year within one."""
+        got = self.cites.get(normalize_title(title or ""))
+        if not got or not first_author or year is None:
+            return 0
+        fam = surname_key(first_author)
+        return len({p for p, s, y in got if s == fam and y and abs(y - int(year)) <= 1})
+
+    def cited(self, title: str) -> int:
+        """How many papers cite ``title`` at all."""
+        return len({p for p, _, _ in self.cites.get(normalize_title(title or ""), ())})
+
+
+def _read_paper(line: str) -> list[tuple[str, str, int]]:
+    from ..extract.bibtex import parse_bbl
+
+    p = json.loads(line)
+    out = []
+    for b in p.get("bbl") or ():
+        try:
+            entries, _ = parse_bbl(b.get("text") or "", b.get("file") or "x.bbl")
+        except Exception:  # a malformed .bbl: its items are not read
+            continue
+        for e in entries:
+            norm = normalize_title(e.title or "")
+            if len(norm) >= MIN_TITLE_CHARS:
+                out.append((norm, surname_key(e.authors[0]) if e.authors else "", int(e.year or 0)))
+    return out
+
+
+def build(path: Path, workers: int | None = None) -> Consensus:
+    with lzma.open(path, "rt", encoding="utf-8") as fh:
+        lines = [ln for ln in fh if ln.strip()]
+    cites: dict[str, list[tuple[int, str, int]]] = defaultdict(list)
+    items = 0
+    workers = workers or max(1, min(4, os.cpu_count() or 1))
+    with ProcessPoolExecutor(workers) as pool:
+        for i, got in enumerate(pool.map(_read_paper, lines, chunksize=32)):
+            for norm, fam, year in dict.fromkeys(got):          # a paper citing a work twice counts once
+                cites[norm].append((i, fam, year))
+                items += 1
+    return Consensus(dict(cites), len(lines), items)
+
+
+def _stamp(path: Path) -> str:
+    st = path.stat()
+    return f"{CONSENSUS_VERSION}|{path.resolve()}|{st.st_size}|{st.st_mtime_ns}"
+
+
+def load(path: Path, cache_dir: Path | None) -> Consensus:
+    """The :class:`Consensus` of a reference-list file, from the cache when current."""
+    cached = None
+    if cache_dir is not None:
+        cached = cache_dir / "refcheck" / f"consensus-{hashlib.sha1(_stamp(path).encode()).hexdigest()[:16]}.pickle"
+        if cached.is_file():
+            try:
+                return load_pickle(cached)
+            except Exception:  # a damaged cache file: rebuild it
+                pass
+    got = build(path)
+    if cached is not None:
+        cached.parent.mkdir(parents=True, exist_ok=True)
+        tmp = cached.with_name(f".{cached.name}.{os.getpid()}.tmp")
+        try:
+            with open(tmp, "wb") as fh:
+                pickle.dump(got, fh, protocol=pickle.HIGHEST_PROTOCOL)
+            os.replace(tmp, cached)
+        except OSError:
+            if tmp.exists():
+                tmp.unlink()
+    return got
