@@ -107,6 +107,8 @@ class AuditResult:
     findings: list[Finding] = field(default_factory=list)
     #: the confidence a finding needs to be shown (in ``missing``)
     threshold: float | None = None
+    #: every finding was shown (up to ``top``), whatever its confidence
+    show_all: bool = False
 
     @property
     def notes(self) -> list[str]:
@@ -455,4 +457,4 @@ def audit_draft(rec: Recommender, path: str | Path | Draft, *, top: int = 50, mi
                        Ranked(results_for(rec, ds, signals, have, prob) if have else [], ds.year),
                        {"status": paper.status, "method": paper.method, "messages": list(paper.messages)},
                        ds.year, notice, [asdict(c) for c in signals.coupled], _reference_rows(refs),
-                       findings, threshold)
+                       findings, threshold, show_all)
