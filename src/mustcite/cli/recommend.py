@@ -303,9 +303,10 @@ def audit_cmd(
     out: Path = typer.Option(None, "--out", help="write the report to this file (default: standard output)"),
     fail_on: str = typer.Option(None, "--fail-on", metavar="[TIER:]P",
                                 help="exit 1 when a missing paper's probability of TIER (type1 = a baseline, the "
-                                     "default; type2, type3, must_cite) reaches P, or when a placeholder ([?], "
-                                     "[ref], an empty \\cite{}) or a cited key with no bibliography entry has a "
-                                     "confidence of P or more (every one, shown or not), e.g. 0.5 or type2:0.6: a "
+                                     "default; type2, type3, must_cite) reaches P, or when a citation left to do (a "
+                                     "placeholder such as [?] or an empty \\cite{}, or a cited key with no "
+                                     "bibliography entry) has a confidence of P or more (every one, shown or not), "
+                                     "e.g. 0.5 or type2:0.6: a "
                                      "pre-submission check for CI"),
 ) -> None:
     """List the must-cite papers the draft's bibliography lacks, with evidence."""
