@@ -35,6 +35,7 @@ from ..errors import UsageError
 from ..extract.link import link_references
 from ..extract.works import name_key
 from ..numeric import logit
+from . import arguments as args
 from .bibliography_signals import BibliographySignals
 from .draft import Draft, read_draft
 from .features import Candidate
@@ -419,9 +420,14 @@ def audit_draft(rec: Recommender, path: str | Path | Draft, *, top: int = 50, mi
     with ``show_all``), at most ``top``, each also at or above ``min_score``. ``path`` may be a
     draft already read with :func:`.draft.read_draft` (a front end reads every input before it
     loads a model)."""
-    year = parse_year(year)
-    if min_score != min_score:
-        raise UsageError("min_score must be a number, not NaN")
+    if not isinstance(rec, Recommender):
+        raise UsageError(f"rec must be a Recommender (mustcite.load()), got {type(rec).__name__}", field="rec")
+    if not isinstance(path, Draft):
+        path = args.path(path, "path")
+    year, top = args.year(year), args.top(top, "rank")
+    args.flag(show_all, "show_all")
+    if isinstance(min_score, bool) or not isinstance(min_score, (int, float)) or min_score != min_score:
+        raise UsageError(f"min_score must be a number, got {min_score!r}"[:120], field="min_score")
     calibration = calibration or load_calibration()
     draft = path if isinstance(path, Draft) else read_draft(path)
     paper, (title, abstract) = draft.paper, draft.query_text
