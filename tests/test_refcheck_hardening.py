@@ -201,3 +201,70 @@ def test_accents_decode_as_the_converter_decodes_them_whole(value):
 def test_a_long_accented_field_is_decoded_without_spaces_added():
     assert B.decode_latex("{\\\"o}" * 13_000) == "ö" * 13_000          # 65,000 characters, no white space
     assert B.decode_latex("\\'{e}\\textit{x}" * 4_000) == "éx" * 4_000  # the converter, in pieces
+
+
+# ---- identifiers of another paper: the catalogue of cited works ------------------------------------
+
+#: works of the real catalogue of cited works (demo work folder, works.parquet), as written there
+WORKS = [
+    {"work_id": "w-95676f05f1479f5e", "title": "Gpt-4 technical report", "year": 2023, "authors": ["OpenAI"],
+     "venue": "arXiv preprint arXiv:2303", "identifiers": ["arxiv:2303.08774", "doi:10.48550/arxiv.2303.08774"],
+     "kind": "paper", "n_citing": 458},
+    {"work_id": "w-3150a0e32357be6f", "title": "Hierarchical text-conditional image generation with clip latents",
+     "year": 2022, "authors": ["Aditya Ramesh", "Prafulla Dhariwal", "Alex Nichol", "Casey Chu", "Mark Chen"],
+     "venue": "arXiv preprint arXiv:2204", "identifiers": ["arxiv:2204.06125", "doi:10.48550/arxiv.2204.06125"],
+     "kind": "paper", "n_citing": 278},
+    {"work_id": "w-junk", "title": "URL https://arxiv.org/pdf/1512.03385", "year": 2016, "authors": ["Kaiming He"],
+     "venue": "", "identifiers": ["arxiv:1512.03385"], "kind": "paper", "n_citing": 3},
+]
+GRAPH = "(Nearly) Efficient Algorithms for the Graph Matching"
+
+
+@pytest.fixture(scope="module")
+def catalogue_work(work, records, tmp_path_factory):  # noqa: F811
+    """The corpus of test_refcheck plus a catalogue: the real works above, and the arXiv version of
+    one corpus paper (its title with a subtitle dropped, its authors; the id is made up)."""
+    import shutil
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from mustcite.extract.works import WORKS_SCHEMA
+
+    root = tmp_path_factory.mktemp("catalogue-work")
+    shutil.copytree(work / "corpus", root / "corpus")
+    g = rec(records, GRAPH)
+    version = {"work_id": "w-version", "title": g["title"].split(":")[0], "year": 2019, "authors": g["authors"],
+               "venue": "arXiv", "identifiers": ["arxiv:1906.00001"], "kind": "paper", "n_citing": 2}
+    rows = [{f: r.get(f) for f in WORKS_SCHEMA.names} for r in WORKS + [version]]
+    pq.write_table(pa.Table.from_pylist(rows, schema=WORKS_SCHEMA), root / "corpus" / "works.parquet")
+    return root
+
+
+@corpus
+@pytest.mark.parametrize("ident,flagged", [
+    ("eprint = {2303.08774}, archivePrefix = {arXiv}", "arxiv:2303.08774 is the identifier of another paper: "
+                                                      "'Gpt-4 technical report' (2023)"),
+    ("url = {https://arxiv.org/abs/2204.06125}", "arxiv:2204.06125 is the identifier of another paper: "
+                                                 "'Hierarchical text-conditional image generation with clip latents'"),
+    ("doi = {10.48550/arXiv.2204.06125}", "is the identifier of another paper: 'Hierarchical text-conditional"),
+    ("eprint = {1906.00001}", None),               # the paper's own arXiv version: a shorter title, its authors
+    ("eprint = {1512.03385}", None),               # a catalogue title that is no title
+    ("eprint = {2501.00001}", None),               # an id nothing in the data knows
+])
+def test_an_identifier_of_another_catalogued_paper_is_a_mismatch(catalogue_work, records, tmp_path, capsys, ident,
+                                                                 flagged):
+    from mustcite.refcheck import index as I
+
+    I._LOADED.clear()
+    g = rec(records, GRAPH)
+    path = tmp_path / "refs.bib"
+    path.write_text(bib("k", g["title"], g["authors"], 2019, "booktitle = {NeurIPS}", extra=",\n  " + ident),
+                    encoding="utf-8")
+    code = run(catalogue_work, str(path), "--format", "json", "--fail-on", "mismatch")
+    (row,) = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
+    whys = [i["why"] for i in row.get("issues", [])]
+    if flagged is None:
+        assert (code, row["status"], whys) == (0, "verified", []), row
+    else:
+        assert code == 1 and row["status"] == "mismatch" and any(flagged in w for w in whys), row
