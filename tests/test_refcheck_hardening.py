@@ -252,8 +252,8 @@ def catalogue_work(work, records, tmp_path_factory):  # noqa: F811
     ("eprint = {1512.03385}", None),               # a catalogue title that is no title
     ("eprint = {2501.00001}", None),               # an id nothing in the data knows
 ])
-def test_an_identifier_of_another_catalogued_paper_is_a_mismatch(catalogue_work, records, tmp_path, capsys, ident,
-                                                                 flagged):
+def test_an_identifier_of_another_catalogued_paper_is_a_mismatch(catalogue_work, records, tmp_path, capsys,  # noqa: F811
+                                                                 ident, flagged):
     from mustcite.refcheck import index as I
 
     I._LOADED.clear()
@@ -268,3 +268,18 @@ def test_an_identifier_of_another_catalogued_paper_is_a_mismatch(catalogue_work,
         assert (code, row["status"], whys) == (0, "verified", []), row
     else:
         assert code == 1 and row["status"] == "mismatch" and any(flagged in w for w in whys), row
+
+
+def test_a_file_of_unreadable_entries_is_reported_without_the_index(tmp_path, capsys, monkeypatch):
+    from mustcite.refcheck import index as I
+
+    def no_index(*a, **k):
+        raise AssertionError("the index was loaded")
+
+    monkeypatch.setattr(I, "load_index", no_index)
+    path = tmp_path / "refs.bib"
+    path.write_text(MISSING_COMMA["before author"][0], encoding="utf-8")
+    assert run(tmp_path / "no-work", str(path), "--fail-on", "mismatch") == 1      # no corpus needed either
+    got = capsys.readouterr()
+    assert "unreadable" in got.out and "no comma after the field 'title'" in got.out
+    assert got.err.strip().endswith("check-refs failed: 1 entry mismatch or not_found or unreadable: k")
