@@ -5,8 +5,8 @@ Usage::
     python benchmarks/accent_decoding.py --label after [--out benchmarks/results/accent_decoding.json]
 
 A field of ``{\\"o}`` repeated to n characters (n = 8K, 16K, ... 512K) is decoded with
-:func:`mustcite.extract.bibtex.decode_latex` (what reading a ``.bib``/``.bbl`` field, the LaTeX
-reader and check-refs call). Each size is built outside the timing and timed as the best of
+:func:`mustcite.extract.decode_latex` (what reading a ``.bib``/``.bbl`` field, the LaTeX reader
+and check-refs call). Each size is built outside the timing and timed as the best of
 ``--repeats`` wall-clock runs (after a garbage collection); ``ratio`` is the time at n over the
 time at n/2 (2 when linear, 4 when quadratic). ``correct``: the decoded text is n/5 letters ``ö``
 and nothing else.
@@ -35,7 +35,7 @@ def field(n: int) -> str:
 
 
 def measure(repeats: int, max_seconds: float) -> list[dict]:
-    from mustcite.extract.bibtex import decode_latex
+    from mustcite.extract import decode_latex
 
     rows, prev = [], None
     for n in SIZES:
