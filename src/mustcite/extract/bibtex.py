@@ -135,7 +135,10 @@ def _accents(value: str) -> str:
     """``value`` with each accent command on one letter replaced by its letter, except right after
     another command (left to pylatexenc)."""
     def one(m: re.Match) -> str:
-        if _COMMAND_BEFORE.search(value, max(0, m.start() - 64), m.start()):
+        at = m.start()
+        # after a brace that is no command ("{\\"o}{\\"o}"), or at the start, no command can take it
+        if not (at == 0 or (value[at - 1] in "{}" and (at < 2 or value[at - 2] != "\\"))) \
+                and _COMMAND_BEFORE.search(value, max(0, at - 64), at):
             return m.group()
         return _accented(m.group())
     return _ACCENT.sub(one, value)

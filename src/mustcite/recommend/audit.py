@@ -426,8 +426,10 @@ def audit_draft(rec: Recommender, path: str | Path | Draft, *, top: int = 50, mi
         path = args.path(path, "path")
     year, top = args.year(year), args.top(top, "rank")
     args.flag(show_all, "show_all")
-    if isinstance(min_score, bool) or not isinstance(min_score, (int, float)) or min_score != min_score:
+    if isinstance(min_score, bool) or not isinstance(min_score, (int, float)):
         raise UsageError(f"min_score must be a number, got {min_score!r}"[:120], field="min_score")
+    if min_score != min_score:
+        raise UsageError("min_score must be a number, not NaN", field="min_score")
     calibration = calibration or load_calibration()
     draft = path if isinstance(path, Draft) else read_draft(path)
     paper, (title, abstract) = draft.paper, draft.query_text
