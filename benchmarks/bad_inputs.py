@@ -92,6 +92,8 @@ class Case:
     twin: tuple[str, str, str] | None = None   # oracle: (the twin input, the host path here, the one in the twin)
     lsp: Callable | None = None  # language server: probe(client) -> its message (see lsp_cases)
     lsp_mb: float | None = SERVER_MB   # the language server's RSS cap for the row (None: no cap)
+    work: str | None = None     # CLI: "slice" (the slice's model, also for a refusal), "refs" (the real corpus)
+    cli_mb: float | None = CLI_MB     # CLI: the peak RSS cap of a refusal (None: none, it loads the real index)
 
     @property
     def server(self) -> bool:
@@ -418,6 +420,82 @@ def build(t: Path, bounded: Path) -> list[Case]:
     return cases
 
 
+# --------------------------------------------------------------------------- hardening rows
+# (archives nested too deep, --fail-on on citations left to do, the --all header, and check-refs'
+# hostile bibliographies: a field line without its comma, biblatex records that never close, "et al."
+# names, over-long \bibitem labels, long accented fields, identifiers of another paper)
+
+_DDPM = ("@inproceedings{ho2020,\n  title = {Denoising Diffusion Probabilistic Models},\n"
+         "  author = {{AUTHORS}},\n  booktitle = {NeurIPS},\n  year = {2020}{EXTRA}\n}\n")
+
+
+def _ddpm(authors: str = "Ho, Jonathan and Jain, Ajay and Abbeel, Pieter", extra: str = "") -> str:
+    return _DDPM.replace("{AUTHORS}", authors).replace("{EXTRA}", extra)
+
+
+def hardening_cases(t: Path) -> list[Case]:
+    """The rows of the hardening block; inputs written into ``t/hardening``."""
+    h = t / "hardening"
+    h.mkdir(parents=True, exist_ok=True)
+    deep = _pack(h / "deep-1000.zip", {"main.tex": HEAD + END, "/".join(f"d{i}" for i in range(1000)) + "/part.tex":
+                                       "\\cite{x}"})
+    what = f"{deep.stat().st_size:,}-byte zip: main.tex and a member 1,000 folders deep"
+    says = r"part\.tex' lies 1,000 folders deep, more than the 32 allowed"
+    cases = [Case("hardening/archive-deep-1000/audit", what, argv=("audit", str(deep)), expect=says),
+             Case("hardening/archive-deep-1000/POST /api/audit", what, upload=str(deep), expect=says)]
+    todo = _pack(h / "todo", {"main.tex": HEAD.replace("\\begin{document}", "\\begin{document}\n")
+                              + "".join(f"Step {i} follows earlier work [?].\n" for i in range(9000)) + END,
+                              "refs.bib": BIB})
+    cases += [
+        Case("hardening/audit-9000-placeholders/--fail-on", "LaTeX folder: 9,000 '[?]' placeholders; "
+             "audit --fail-on must_cite:0.5", argv=("audit", str(todo), "--fail-on", "must_cite:0.5"), code=1,
+             work="slice", expect=r"audit failed: 9,?000 placeholder\(s\) with confidence >= 0\.5 \(main\.tex:\d+"),
+        Case("hardening/audit-all-header", "the same folder, audit --all --top 3: the header says what is shown",
+             argv=("audit", str(todo), "--all", "--top", "3"), ok=True,
+             expect=r"--all: every finding, whatever its confidence; the default threshold, confidence >= 0\.\d+"),
+    ]
+    bibs = {
+        "comma-before-author": "@article{k,\n  title = {A}\n  author = {B},\n  year = {2020}\n}\n",
+        "comma-before-year": "@article{k,\n  title = {A Title},\n  author = {Doe, Jane}\n  year = {2020},\n}\n",
+        "comma-braced-quoted": '@article{k,\n  title = {A Title}\n  author = "Doe, Jane",\n  year = 2020\n}\n',
+        "comma-quoted-braced": '@article{k,\n  title = "A Title"\n  author = {Doe, Jane},\n  year = 2020\n}\n',
+        "comma-after-number": "@article{k,\n  title = {A Title},\n  year = 2020\n  author = {Doe, Jane},\n}\n",
+    }
+    for name, text in bibs.items():
+        f = h / f"{name}.bib"
+        f.write_text(text, encoding="utf-8")
+        cases.append(Case(f"hardening/check-refs/{name}", f"check-refs --fail-on mismatch: {name.replace('-', ' ')} "
+                          "(the next field swallowed): unreadable at its line", argv=("check-refs", str(f),
+                          "--fail-on", "mismatch"), code=1, work="refs", expect=r"1 entry .*unreadable: k$"))
+    (h / "biblatex.bbl").write_text("\\entry{k}{article}{}\n  \\field{year}{2021}\n  \\field{title}{Unclosed {T\n"
+                                    "  \\field{journal}{J}\n\\endentry\n", encoding="utf-8")
+    (h / "long-label.bbl").write_text("\\begin{thebibliography}{1}\n\\bibitem[" + "Ili{\\'c}" * 300 + "]{k}\n"
+                                      "A. B.\n\\newblock Title.\n\\newblock 2020.\n\\end{thebibliography}\n",
+                                      encoding="utf-8")
+    (h / "et-al.bib").write_text(_ddpm("Ho, Jonathan et al."), encoding="utf-8")
+    (h / "accent-64k.bib").write_text(_ddpm(extra=",\n  note = {" + '{\\"o}' * 13_000 + "}"), encoding="utf-8")
+    (h / "arxiv-of-another.bib").write_text(_ddpm(extra=",\n  url = {https://arxiv.org/abs/2204.06125}"),
+                                            encoding="utf-8")
+    cases += [
+        Case("hardening/check-refs/biblatex-unclosed-field", "check-refs --fail-on mismatch: a biblatex \\entry whose "
+             "title never closes", argv=("check-refs", str(h / "biblatex.bbl"), "--fail-on", "mismatch"), code=1,
+             work="refs", expect=r"1 entry .*unreadable: k$"),
+        Case("hardening/check-refs/bibitem-long-label", "check-refs --fail-on mismatch: a balanced 2,400-character "
+             "\\bibitem label", argv=("check-refs", str(h / "long-label.bbl"), "--fail-on", "mismatch"), code=1,
+             work="refs", expect=r"1 entry .*unreadable"),
+        Case("hardening/check-refs/et-al", "check-refs: DDPM with author = {Ho, Jonathan et al.}",
+             argv=("check-refs", str(h / "et-al.bib"), "--format", "json"), ok=True, work="refs",
+             expect=r'"status": "verified"'),
+        Case("hardening/check-refs/accent-64k", "check-refs: DDPM with a 65,000-character note of {\\\"o}",
+             argv=("check-refs", str(h / "accent-64k.bib"), "--format", "json"), ok=True, work="refs",
+             expect=r'"status": "verified"'),
+        Case("hardening/check-refs/arxiv-of-another", "check-refs --fail-on mismatch: DDPM with the arXiv URL of "
+             "DALL-E 2 (2204.06125)", argv=("check-refs", str(h / "arxiv-of-another.bib"), "--fail-on", "mismatch"),
+             code=1, work="refs", cli_mb=None, expect=r"1 entry .*: ho2020$"),
+    ]
+    return cases
+
+
 def build_undated(t: Path, cited: list[dict], query: dict) -> None:
     """The inputs built on the slice: a LaTeX project citing two pool papers, one .bib entry without
     a year (as tests/test_extract_latex.py), and a queries file with a byte order mark."""
@@ -486,6 +564,8 @@ def summary(obj, out: str = "", err: str = "") -> str:
                 parts.append(f"references {m[1]}, linked {m[2]}")
             elif ln.startswith("  - "):
                 parts.append("note: " + ln[4:])
+            elif ln.startswith("findings: ") and "--all:" in ln:     # what --all shows, in the header
+                parts.append(ln)
         parts = parts or [next((ln.strip() for ln in (out + "\n" + err).splitlines() if ln.strip()), "")]
     parts += [ln.strip() for ln in err.splitlines() if ln.startswith("note:")]
     # the audit's first note, "extraction flagged: the audit may miss ...", as two words after the counts
@@ -516,8 +596,9 @@ def judge(case: Case, r: dict) -> list[str]:
     else:
         want = {True: "0", False: str(case.code or "1/2"), None: "0/1/2"}[case.ok]
         good = got in ({0} if case.ok else {case.code} if case.code else {1, 2} | ({0} if case.ok is None else set()))
-        if case.ok is not True and r["peak_rss_mb"] is not None and r["peak_rss_mb"] >= CLI_MB:
-            misses.append(f"{r['peak_rss_mb']:.0f} MB >= {CLI_MB} MB")
+        if case.ok is not True and case.cli_mb is not None and r["peak_rss_mb"] is not None \
+                and r["peak_rss_mb"] >= case.cli_mb:
+            misses.append(f"{r['peak_rss_mb']:.0f} MB >= {case.cli_mb:.0f} MB")
         if case.ok is False and not r["message"].startswith("error:"):
             misses.append("no 'error:' line")
     if not good:
@@ -534,10 +615,25 @@ def judge(case: Case, r: dict) -> list[str]:
 
 # --------------------------------------------------------------------------- running
 
+def refs_work(t: Path) -> Path:
+    """A work folder linking the real corpus, its check-refs look-up index built once (untimed) into
+    it, never into ``mustcite-work``."""
+    work = t / "refs-work"
+    if not work.is_dir():
+        work.mkdir(parents=True)
+        (work / "corpus").symlink_to(REAL_WORK / "corpus")
+        warm = t / "warm.bib"
+        warm.write_text("@article{warm, title={A}, year={2020}}\n", encoding="utf-8")
+        subprocess.run([CLI, "--work", str(work), "check-refs", str(warm)], capture_output=True, timeout=900)
+    return work
+
+
 def run_cli(case: Case, t: Path, slice_work: Path | None) -> dict:
     """A CLI row: with the slice's model when it must succeed; a refusal of ``recommend``/``audit`` with the
     real work folder (loading its model first could not pass), any other with an empty one."""
-    work = slice_work if case.ok else REAL_WORK if case.argv[0] in ("recommend", "audit") else t / "empty-work"
+    work = (slice_work if case.ok and case.work != "refs" or case.work == "slice"
+            else refs_work(t) if case.work == "refs"
+            else REAL_WORK if case.argv[0] in ("recommend", "audit") else t / "empty-work")
     m = measure([CLI, "--work", str(work), *case.argv], timeout=60)
     text = m["stdout"] + m["stderr"]
     message = (summary(_json(m["stdout"]), m["stdout"], m["stderr"]) if m["exit_code"] == 0
@@ -974,12 +1070,12 @@ def _main(tmp: Path, only: list[str] | None) -> int:
         cases = output_cases(t, tmp / "slice-work")
     else:
         cases = (matrix_cases(B.build(tmp / "in"), tmp / "out") + bounded_cases(tmp / "bounded")
-                 + build(t, tmp / "bounded") + lsp_cases(tmp / "lsp"))
+                 + build(t, tmp / "bounded") + lsp_cases(tmp / "lsp") + hardening_cases(t))
         cases += output_cases(t, tmp / "slice-work")     # the slice's work folder (train_slice) holds its corpus
     cases = [c for c in cases if not only or any(o in c.name for o in only)]
     print(f"{len(cases)} rows; inputs built in {time.perf_counter() - t0:.0f} s", file=sys.stderr)
     slice_work = None
-    if any(c.ok and not c.server for c in cases):
+    if any((c.ok and c.work != "refs" or c.work == "slice") and not c.server for c in cases):
         t1 = time.perf_counter()
         print("training the test slice's recommender ...", file=sys.stderr)
         slice_work, papers = train_slice(tmp)

@@ -233,3 +233,37 @@ def test_a_model_that_fails_to_load_is_named(tmp_path):
         assert r.status_code == 503 and r.json()["state"] == "failed"
         assert "config.json" in r.json()["error"] and "malformed JSON" in r.json()["error"]
         assert c.post("/api/recommend", json={"title": "x"}).json()["state"] == "failed"
+
+
+@pytest.mark.data
+def test_archive_nested_too_deep_is_422_naming_the_member(client):
+    import io
+    import zipfile
+
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as zf:
+        zf.writestr("main.tex", b"\\documentclass{article}\\begin{document}Hi.\\end{document}")
+        zf.writestr("/".join(f"d{i}" for i in range(1000)) + "/part.tex", b"x")
+    r = client.post("/api/audit", files={"file": ("deep.zip", buf.getvalue(), "application/zip")})
+    assert r.status_code == 422 and r.headers["content-type"].startswith("application/json"), r.text
+    msg = r.json()["error"]
+    assert msg.startswith("deep.zip: ") and "part.tex" in msg and "1,000 folders deep" in msg, msg
+    assert "/tmp" not in msg and "mustcite-" not in msg, msg
+
+
+def test_recursion_in_a_reader_is_a_json_422_not_a_plain_500():
+    from fastapi import FastAPI
+    from fastapi.testclient import TestClient
+
+    from mustcite.api.handlers import add_error_handlers
+
+    app = FastAPI()
+    add_error_handlers(app)
+
+    @app.get("/deep")
+    def deep():
+        return json.loads("[" * 100_000 + "]" * 100_000)
+
+    with TestClient(app, raise_server_exceptions=False) as c:
+        r = c.get("/deep")
+    assert r.status_code == 422 and "nested too deeply" in r.json()["error"], r.text

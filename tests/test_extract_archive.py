@@ -173,3 +173,58 @@ def test_corrupt_archives(sandbox, tmp_path):
         (tmp_path / "z.tar").write_bytes(b"plain text, no archive")
         unpack(tmp_path / "z.tar", dest)
     assert list(tmpdir.iterdir()) == []
+
+
+def _deep(n: int) -> str:
+    return "/".join(f"d{i}" for i in range(n)) + "/part.tex"
+
+
+@pytest.mark.parametrize("make", ["zip", "tgz"])
+def test_members_nested_too_deep_are_refused_naming_the_member(sandbox, make):
+    tmp_path, tmpdir = sandbox
+    def build(p: Path, members: list) -> Path:
+        return _zip(p.with_suffix(".zip"), members) if make == "zip" else _tar(p.with_suffix(".tgz"), members)
+
+    deep = build(tmp_path / "deep", [("main.tex", MAIN), (_deep(1000), b"\\cite{x}")])
+    with pytest.raises(MustciteError) as exc:
+        extract_latex(deep)
+    msg = str(exc.value)
+    assert "1,000 folders deep" in msg and "32 allowed" in msg and "part.tex" in msg and "d0/d1/" in msg, msg
+    assert exc.value.path == str(deep) and len(msg) < 400
+    assert list(tmpdir.iterdir()) == []
+    # at the bound: unpacked, one folder level at a time
+    ok = build(tmp_path / "ok", [("main.tex", MAIN), (_deep(32), b"x")])
+    with unpacked(ok) as up:
+        assert Path(_deep(32)) in up.files and (up.root / _deep(32)).read_bytes() == b"x"
+    # a folder entry alone (nothing to write) past the bound is refused as well
+    folder = "/".join(f"d{i}" for i in range(34)) + "/"
+    if make == "zip":
+        dirs = _zip(tmp_path / "dirs.zip", [("main.tex", MAIN), (folder, b"")])
+    else:
+        entry = tarfile.TarInfo(folder)
+        entry.type = tarfile.DIRTYPE
+        dirs = _tar(tmp_path / "dirs.tgz", [("main.tex", MAIN), entry])
+    with pytest.raises(MustciteError, match="33 folders deep"):
+        extract_latex(dirs)
+    assert list(tmpdir.iterdir()) == []
+
+
+def test_deep_zip_from_the_command_line_names_the_member(sandbox, capsys):
+    from mustcite.cli.main import main
+
+    tmp_path, _ = sandbox
+    deep = _zip(tmp_path / "deep.zip", [("main.tex", MAIN), (_deep(1000), b"x")])
+    assert main(["audit", str(deep)]) == 1
+    err = capsys.readouterr().err
+    assert "part.tex" in err and "folders deep" in err and "Traceback" not in err and "brackets" not in err, err
+
+
+@pytest.mark.parametrize("name", ["x" * 300 + ".tex", "/".join(["y" * 250] * 20) + "/a.tex"])
+def test_names_too_long_for_the_file_system_are_skipped_with_a_message(sandbox, name):
+    tmp_path, tmpdir = sandbox
+    for archive in (_zip(tmp_path / "n.zip", [("main.tex", MAIN), (name, b"x")]),
+                    _tar(tmp_path / "n.tgz", [("main.tex", MAIN), (name, b"x")])):
+        paper = extract_latex(archive)
+        msgs = [m for m in paper.messages if "cannot be written" in m]
+        assert len(msgs) == 1 and "\u2026" in msgs[0] and str(tmpdir) not in msgs[0], paper.messages
+    assert list(tmpdir.iterdir()) == []

@@ -65,8 +65,9 @@ CONSTRUCTS = {
     "bib_author_spaces": (lambda n: {"main.tex": HEAD + "\\cite{k2020}\\bibliography{refs}" + END,
                                      "refs.bib": BIB + "@article{k2020, year=2020, author={A" + " " * (10 * n)
                                      + "B}}"}, "bib"),
+    # (a field that never closes: the record cannot be read, so a2020 has no entry)
     "bbl_unclosed_field": (lambda n: {"main.tex": HEAD + END, "main.bbl": "\\entry{a2020}{article}{}"
-                                      + "\\field{title}{" * n + "\\endentry"}, "bbl"),
+                                      + "\\field{title}{" * n + "\\endentry"}, None),
     "bbl_unended_entry": (lambda n: {"main.tex": HEAD + END,
                                      "main.bbl": "\\endentry" + "\\entry{a2020}{article}{}" * n}, None),
     "bbl_bibitems": (lambda n: {"main.tex": HEAD + END, "main.bbl": "\\bibitem{k} A. B. Title. 2020.\n" * n}, None),

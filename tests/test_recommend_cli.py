@@ -324,3 +324,51 @@ def test_bibtex_keys_never_collide_with_the_drafts():
     assert bibtex_key(r) == "vaswani2017attention"
     assert unique_keys([r, twin], {"Vaswani2017Attention"}) == ["vaswani2017attentiona", "vaswani2017attentionb"]
     assert unique_keys([r], set()) == ["vaswani2017attention"]
+
+
+@pytest.mark.data
+def test_fail_on_also_fails_on_placeholders_and_undefined_keys(capsys, work, tmp_path):
+    q = _query()
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    todo = "".join(f"Step {i} follows earlier work [?].\n" for i in range(300))
+    (proj / "main.tex").write_text(
+        "\\documentclass{article}\n\\title{" + q["title"] + "}\n\\begin{document}\n\\maketitle\n"
+        "\\begin{abstract}\n" + q["abstract"] + "\n\\end{abstract}\n\\section{Introduction}\n"
+        "We build on prior work \\cite{known2020}.\n" + todo + "As shown in \\cite{nowhere2021}.\n"
+        "\\bibliography{refs}\n\\end{document}\n", encoding="utf-8")
+    (proj / "refs.bib").write_text("@article{known2020, title={A Known Paper}, author={Doe, Jane}, year={2020}}\n",
+                                   encoding="utf-8")
+    code, out, _ = run(capsys, work, "audit", str(proj), "--format", "json", "--top", "1")
+    res = json.loads(out)
+    todo_conf = [f["confidence"] for f in res["findings"] if f["finding"] in ("placeholder", "undefined_key")]
+    assert code == 0 and len(todo_conf) == 301
+    papers = max((r["tiers"]["must_cite"] for r in res["missing"] if r.get("paper_id")), default=0.0)
+    low = min(todo_conf)
+    assert low > papers           # the gate below fails on the placeholders alone, not on a missing paper
+    code, out, err = run(capsys, work, "audit", str(proj), "--top", "1", "--fail-on", f"must_cite:{low - 1e-4:.6f}")
+    assert code == 1 and "300 placeholder(s) with confidence >=" in err, err
+    assert "(main.tex:10; main.tex:11; main.tex:12 ...)" in err and "missing paper" not in err
+    assert "1 undefined key(s) with confidence >=" in err and "(nowhere2021 at main.tex:310)" in err
+    assert "findings: 1 shown of" in out          # the report still prints, only the first finding shown
+    code, _, err = run(capsys, work, "audit", str(proj), "--top", "1", "--fail-on", "must_cite:1")
+    assert code == 0 and "audit failed" not in err
+
+
+def test_all_header_says_every_finding_is_shown_and_names_the_default_threshold():
+    from mustcite.recommend.audit import AuditResult
+    from mustcite.recommend.findings import Finding, Location
+    from mustcite.recommend.formats import audit_markdown, audit_table
+    from mustcite.recommend.results import Ranked, Recommendation
+
+    found = [Finding("placeholder", "a citation is still to be added here: '[?]'", {}, Location("main.tex", n),
+                     key="[?]", confidence=c) for n, c in ((3, 0.9), (5, 0.3), (9, 0.1))]
+    shown = Ranked([Recommendation("", "[?]", None, None, f.confidence, "", {}, kind=f.kind, finding=f.kind,
+                                   confidence=f.confidence, message=f.message, location=f.location.to_dict())
+                    for f in found], 2024)
+    res = AuditResult("main.tex", "T", "", 0, 0, shown, findings=found, threshold=0.42, show_all=True)
+    line = "3 shown of 3 (--all: every finding, whatever its confidence; the default threshold, confidence >= 0.42, " \
+           "shows 1)"
+    assert f"findings: {line}" in audit_table(res) and f"## Findings ({line})" in audit_markdown(res)
+    res.show_all, res.missing = False, Ranked(shown[:1], 2024)
+    assert "findings: 1 shown of 3 (confidence >= 0.42: the probability" in audit_table(res)

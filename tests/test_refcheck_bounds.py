@@ -389,11 +389,29 @@ def test_decode_latex_reads_pieces_of_bounded_size(monkeypatch):
         B.decode_latex(text)
         return sum(k * k for k in calls)
 
-    for unit in ("{A} word ", "{a ", "$x$ ", "\\textbf{"):
+    for unit in ("{A} -- word ", "{a & ", "$x$ ", "\\textbf{"):       # text the converter must read
         n = 5 * B.LATEX_PIECE
         small, large = unit * (n // len(unit)), unit * (2 * n // len(unit))
         assert work_of(large) / work_of(small) < 3, unit
         assert max(calls) <= 4 * B.LATEX_PIECE + len(unit)
+
+
+def test_accents_braces_and_ties_never_reach_the_converter_whole(monkeypatch):
+    """Accent commands on one letter go to the converter one at a time (once per spelling); what is
+    left, braces and "~", needs no converter: the converter never sees the long text."""
+    real, calls = B._converter(), []
+
+    class Counting:
+        def latex_to_text(self, text):
+            calls.append(len(text))
+            return real.latex_to_text(text)
+
+    monkeypatch.setattr(B, "_converter", lambda: Counting())
+    B._accented.cache_clear()
+    text = '{\\"o}~\\\'{e} {A} \\v{s}\\" u' * 20_000
+    assert B.decode_latex(text) == "ö é A šü" * 20_000
+    assert sorted(calls) == [3, 4, 5, 5]        # \"o, \" u, \'{e}, \v{s}: once each
+    B._accented.cache_clear()
 
 
 @corpus

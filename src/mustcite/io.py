@@ -27,8 +27,10 @@ import json
 import lzma
 import os
 import pickle
+import re
 import shutil
 import tempfile
+import time
 import zlib
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -523,6 +525,54 @@ def atomic_write_text(path: str | Path, text: str) -> None:
 
 def atomic_write_json(path: str | Path, obj: Any, *, indent: int | None = 1) -> None:
     atomic_write_text(path, json.dumps(obj, ensure_ascii=False, indent=indent) + "\n")
+
+
+#: a temporary file or folder older than this is stale whatever its pid says (a write of an index
+#: takes seconds; a pid that old is another process's now)
+STALE_TEMP_SECONDS = 6 * 3600
+
+
+def process_running(pid: int) -> bool:
+    """Whether a process ``pid`` runs (as any user)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:               # running, as another user
+        return True
+    return True
+
+
+def remove_stale_temps(folder: str | Path, name: re.Pattern[str], *, max_age: float = STALE_TEMP_SECONDS,
+                       now: float | None = None) -> list[Path]:
+    """Remove the temporary files and folders in ``folder`` that an interrupted write left (a process
+    killed before its rename): those whose name matches ``name`` (whole; its group ``pid`` the
+    writer's process id) and whose writer no longer runs, or which are older than ``max_age``
+    seconds. One whose writer still runs is left alone (a write in progress). Returns those removed;
+    one that cannot be removed (another process's, a read-only folder) is kept silently."""
+    folder, now = Path(folder), time.time() if now is None else now
+    gone = []
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return gone
+    for e in entries:
+        m = name.fullmatch(e.name)
+        if m is None:
+            continue
+        try:
+            age = now - e.stat(follow_symlinks=False).st_mtime
+            pid = int(m.group("pid"))
+            if age <= max_age and process_running(pid):
+                continue
+            if e.is_dir(follow_symlinks=False):
+                shutil.rmtree(e.path)
+            else:
+                os.unlink(e.path)
+            gone.append(Path(e.path))
+        except (OSError, ValueError):
+            continue
+    return gone
 
 
 def build_dir_once(dest: str | Path, build: Callable[[Path], None], done: Callable[[Path], bool]) -> Path:

@@ -66,6 +66,9 @@ def audit_body(rec, name: str, data: bytes, top: int, year: int | None, show_all
         except MustciteError as exc:
             message = exc.message.replace(str(path), name).replace(tmp, "")
             raise MustciteError(f"{name}: {message}", field="file", hint=exc.hint) from None
+        except RecursionError:      # a reader recursing on thousands of nested brackets or folders
+            raise MustciteError(f"{name}: the draft is nested too deeply to read (thousands of nested brackets "
+                                "or folders)", field="file") from None
     return {"draft": name, "title": res.title, "year": res.year, "references": res.references,
             "linked": res.linked, "missing": _results(res.missing), "cited": _results(res.cited),
             "notice": res.notice, "notes": [n.replace(tmp, "") for n in res.notes],

@@ -14,7 +14,8 @@ from .guards import error_response
 
 def add_error_handlers(app: FastAPI) -> None:
     """The API's one error shape (``{"error": ...}``) for invalid input, MustciteError, a model not
-    ready, a full queue, HTTP errors and non-UTF-8 bodies (the recommender API and the rater app)."""
+    ready, a full queue, HTTP errors, input nested too deeply to read and non-UTF-8 bodies (the
+    recommender API and the rater app)."""
 
     @app.exception_handler(RequestValidationError)
     async def _invalid(request: Request, exc: RequestValidationError):
@@ -48,6 +49,12 @@ def add_error_handlers(app: FastAPI) -> None:
         if exc.status_code == 400 and "parsing the body" in msg:
             msg = "could not parse the request body (is it UTF-8 JSON / a valid multipart form?)"
         return error_response(exc.status_code, msg, getattr(exc, "headers", None))   # e.g. 405's Allow
+
+    @app.exception_handler(RecursionError)
+    async def _too_deep(request: Request, exc: RecursionError):
+        # a reader that recursed on thousands of nested brackets or folders: the input's fault, said plainly
+        return error_response(422, "the upload is nested too deeply to read (thousands of nested brackets or "
+                                   "folders)")
 
     @app.exception_handler(UnicodeDecodeError)
     async def _unicode(request: Request, exc: UnicodeDecodeError):

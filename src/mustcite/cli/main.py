@@ -88,8 +88,9 @@ def _run(argv: list[str] | None) -> int:
     except MustciteError as exc:
         print(f"error: {shown(exc)}", file=sys.stderr)
         return exc.exit_code
-    except RecursionError:     # json.loads and friends on thousands of nested brackets
-        print("error: an input file is nested too deeply to read (thousands of nested brackets)", file=sys.stderr)
+    except RecursionError:     # a reader recursing on thousands of nested brackets or folders
+        print("error: an input is nested too deeply to read (thousands of nested brackets or folders)",
+              file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)

@@ -304,7 +304,10 @@ def audit_cmd(
     out: Path = typer.Option(None, "--out", help="write the report to this file (default: standard output)"),
     fail_on: str = typer.Option(None, "--fail-on", metavar="[TIER:]P",
                                 help="exit 1 when a missing paper's probability of TIER (type1 = a baseline, the "
-                                     "default; type2, type3, must_cite) reaches P, e.g. 0.5 or type2:0.6: a "
+                                     "default; type2, type3, must_cite) reaches P, or when a citation left to do (a "
+                                     "placeholder such as [?] or an empty \\cite{}, or a cited key with no "
+                                     "bibliography entry) has a confidence of P or more (every one, shown or not), "
+                                     "e.g. 0.5 or type2:0.6: a "
                                      "pre-submission check for CI"),
 ) -> None:
     """List the must-cite papers the draft's bibliography lacks, with evidence."""
@@ -335,10 +338,9 @@ def audit_cmd(
     if res.notice:
         print(f"note: {shown_line(res.notice)}", file=sys.stderr)
     if gate:
-        bad = formats.likely_missing(res, gate[1], gate[0])
-        if bad:
-            raise MustciteError(f"audit failed: {len(bad)} missing paper(s) with P({gate[0]}) >= {gate[1]}: "
-                                + "; ".join(r.title[:70] for r in bad[:5]))
+        failed = formats.gate_failure(res, gate[0], gate[1])
+        if failed:
+            raise MustciteError(failed)
 
 
 def serve_cmd(

@@ -71,7 +71,9 @@ def check_refs_cmd(
     # every file is read (and refused when it cannot be, or holds too many entries) before the
     # index is loaded and any entry is checked
     read = [read_entries(file) for file in files]
-    index = load_index(citations=citations)
+    # an entry that cannot be read is reported without the index: none needs it, none is loaded
+    index = load_index(citations=citations) if any(not e.unreadable for entries, _ in read for e in entries) \
+        else None
     checks = []
     for entries, messages in read:
         checks.extend(check_entries(entries, index))

@@ -17,6 +17,10 @@ _LAZY = {
     "extract_pdf": "pdf",
     "parse_tei": "tei",
     "split_sentences": "sentences",
+    # bibliography files (.bib, .bbl): their entries, and LaTeX field text decoded
+    "decode_latex": "bibtex",
+    "parse_bbl": "bibtex",
+    "parse_bib": "bibtex",
     # the runner behind ``mustcite extract``
     "LABELS_SUBDIR": "runner",
     "META_SUFFIX": "runner",

@@ -7,8 +7,9 @@ Only the files a LaTeX reading needs (``.tex``, ``.bib``, ``.bbl`` and friends,
 Every member name is checked before anything is written: absolute paths, drive letters, ``..``
 components and NUL characters reject the archive (path traversal, "zip slip"); symbolic and hard
 links, devices and FIFOs are skipped with a message. Caps (:class:`ArchiveLimits`): member count,
-per-member size and total uncompressed size, checked on the sizes the archive declares *and* on the
-bytes actually decompressed (a lying header stops at the cap: zip bombs). Files are created with
+folder depth of a member (folders are created one level at a time, never recursively), per-member
+size and total uncompressed size, checked on the sizes the archive declares *and* on the bytes
+actually decompressed (a lying header stops at the cap: zip bombs). Files are created with
 ``O_EXCL`` and ``O_NOFOLLOW`` under a resolved destination, so nothing is written outside it.
 
 A tar archive (compressed or not) is read once, as a stream (:func:`mustcite.tarstream.iter_tar`): the decompressed
@@ -50,6 +51,7 @@ class ArchiveLimits:
     max_members: int = 5000                  # members of any kind
     max_member_bytes: int = 32 * 2**20       # one extracted member, uncompressed
     max_total_bytes: int = 256 * 2**20       # declared sizes of all members, and bytes extracted
+    max_depth: int = 32                      # folders above a member (a/b/c.tex: 2)
     #: decompressed bytes of a whole compressed tar stream (headers, skipped members and all);
     #: None: the declared total plus room for every member's headers (:meth:`stream_bytes`)
     max_stream_bytes: int | None = None
@@ -96,6 +98,22 @@ def safe_member_name(name: str, archive: str | Path) -> PurePosixPath | None:
 BUILD_NAMES = ("latexmkrc", ".latexmkrc", "Makefile", "makefile", "GNUmakefile")
 
 
+def shown_member(name: str, limit: int = 120) -> str:
+    """A member name for a message: whole when short, else its start and its end around an ellipsis."""
+    if len(name) <= limit:
+        return name
+    half = (limit - 1) // 2
+    return f"{name[:half]}\u2026{name[-half:]}"
+
+
+def check_depth(rel: PurePosixPath, name: str, archive: str | Path, limits: ArchiveLimits) -> None:
+    """MustciteError, naming the member, when ``rel`` lies deeper than ``limits.max_depth`` folders."""
+    depth = len(rel.parts) - 1
+    if depth > limits.max_depth:
+        raise MustciteError(f"archive member {shown_member(name)!r} lies {depth:,} folders deep, more than the "
+                            f"{limits.max_depth} allowed; refusing the archive", path=archive)
+
+
 def _wanted(rel: PurePosixPath) -> bool:
     if any(p.startswith("__MACOSX") for p in rel.parts):
         return False
@@ -109,21 +127,35 @@ class _Writer:
         self.root, self.archive, self.limits, self.out = root.resolve(), archive, limits, out
         self.total = 0
 
+    def _folder(self, rel: PurePosixPath) -> Path:
+        """The member's folder, created one level at a time (a loop, not ``mkdir(parents=True)``'s
+        recursion); each level must be a real folder under the root, never a link."""
+        folder = self.root
+        for part in rel.parts[:-1]:
+            folder = folder / part
+            try:
+                os.mkdir(folder, 0o700)
+            except FileExistsError:
+                if not stat.S_ISDIR(os.lstat(folder).st_mode):
+                    raise MustciteError(f"archive member {shown_member(str(rel))!r} needs folder {part!r}, which is "
+                                        "a file in the archive; refusing the archive", path=self.archive) from None
+        return folder
+
     def write(self, rel: PurePosixPath, src: IO[bytes], declared: int) -> None:
         lim = self.limits
         if declared > lim.max_member_bytes:
             raise MustciteError(f"archive member {str(rel)!r} declares {declared:,} bytes, over the "
                                 f"{lim.max_member_bytes:,}-byte cap per file; refusing the archive", path=self.archive)
-        dest = (self.root / Path(*rel.parts))
-        parent = dest.parent.resolve()
-        if parent != self.root and self.root not in parent.parents:
-            raise MustciteError(f"archive member {str(rel)!r} resolves outside the temporary folder; "
-                                "refusing the archive", path=self.archive)
-        parent.mkdir(parents=True, exist_ok=True)
         try:
-            fd = os.open(parent / dest.name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
+            parent = self._folder(rel)
+            fd = os.open(parent / rel.name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
         except FileExistsError:
-            self.out.messages.append(f"{self.archive.name}: member {str(rel)!r} appears twice; the first copy is used")
+            self.out.messages.append(f"{self.archive.name}: member {shown_member(str(rel))!r} appears twice; "
+                                     "the first copy is used")
+            return
+        except OSError as exc:          # a name too long for the file system, and the like
+            self.out.messages.append(f"{self.archive.name}: member {shown_member(str(rel))!r} cannot be written "
+                                     f"({exc.strerror or type(exc).__name__}); skipped")
             return
         n = 0
         with os.fdopen(fd, "wb") as fh:
@@ -164,6 +196,10 @@ def _unzip(archive: Path, root: Path, limits: ArchiveLimits, out: Unpacked) -> N
         if declared > limits.max_total_bytes:
             raise MustciteError(f"the archive declares {declared:,} bytes uncompressed, over the "
                                 f"{limits.max_total_bytes:,}-byte cap (a zip bomb?); refusing it", path=archive)
+        for info in infos:                  # every name checked before anything is written
+            rel = safe_member_name(info.filename, archive)
+            if rel is not None:
+                check_depth(rel, info.filename, archive, limits)
         for info in infos:
             _count(out, archive, limits)
             rel = safe_member_name(info.filename, archive)
@@ -196,6 +232,8 @@ def _untar(archive: Path, root: Path, limits: ArchiveLimits, out: Unpacked) -> N
                 raise MustciteError(f"the archive declares more than {limits.max_total_bytes:,} bytes uncompressed "
                                     "(a tar bomb?); refusing it", path=archive)
             rel = safe_member_name(m.name, archive)
+            if rel is not None:
+                check_depth(rel, m.name, archive, limits)
             if rel is None or m.isdir():
                 continue
             if m.issym() or m.islnk():

@@ -72,51 +72,108 @@ LATEX_PIECE = 20_000      # pylatexenc is quadratic in a long run of text: longe
 _SPACE = re.compile(r"\s")
 
 
+_COMMAND_START = re.compile(r"(?<!\\)\\(?=[A-Za-z])")      # where a command's name starts
+
+
+def _cut_at(latex: str, start: int, k: int, stop: int, at: re.Pattern) -> int | None:
+    """The first place from ``k`` (before ``stop``) where ``at`` matches outside braces and
+    ``$...$`` (counted from ``start``), else the first where it matches at all, else None."""
+    depth = (latex.count("{", start, k) - latex.count("\\{", start, k)
+             - latex.count("}", start, k) + latex.count("\\}", start, k))
+    dollars = latex.count("$", start, k) - latex.count("\\$", start, k)
+    first, prev = None, k
+    while True:
+        w = at.search(latex, prev, stop)
+        if w is None:
+            return first
+        i = w.start()
+        depth += (latex.count("{", prev, i) - latex.count("\\{", prev, i)
+                  - latex.count("}", prev, i) + latex.count("\\}", prev, i))
+        dollars += latex.count("$", prev, i) - latex.count("\\$", prev, i)
+        first = i if first is None else first
+        if depth <= 0 and dollars % 2 == 0:
+            return i
+        prev = i + 1
+
+
 def latex_pieces(latex: str, size: int = LATEX_PIECE) -> list[str]:
     """``latex`` cut into pieces of about ``size`` characters (one piece when shorter), each cut at
     white space outside braces and ``$...$`` where one comes within ``4 * size`` characters (else at
-    the first white space, else anywhere); linear in the text. pylatexenc copies the text it has
-    read so far for each token of a run of plain text, so one long piece costs quadratic time."""
+    the first white space; without white space, before a command the same way; else anywhere);
+    linear in the text. pylatexenc copies the text it has read so far for each token of a run of
+    plain text, so one long piece costs quadratic time."""
     pieces, start, n = [], 0, len(latex)
     while n - start > size:
-        k = start + size
-        depth = (latex.count("{", start, k) - latex.count("\\{", start, k)
-                 - latex.count("}", start, k) + latex.count("\\}", start, k))
-        dollars = latex.count("$", start, k) - latex.count("\\$", start, k)
-        cut, first, prev = None, None, k
-        while True:
-            w = _SPACE.search(latex, prev, min(n, start + 4 * size))
-            if w is None:
-                break
-            i = w.start()
-            depth += (latex.count("{", prev, i) - latex.count("\\{", prev, i)
-                      - latex.count("}", prev, i) + latex.count("\\}", prev, i))
-            dollars += latex.count("$", prev, i) - latex.count("\\$", prev, i)
-            first = i if first is None else first
-            if depth <= 0 and dollars % 2 == 0:
-                cut = i
-                break
-            prev = i + 1
-        cut = cut if cut is not None else first if first is not None else k
+        k, stop = start + size, min(n, start + 4 * size)
+        cut = _cut_at(latex, start, k, stop, _SPACE)
+        if cut is None:
+            cut = _cut_at(latex, start, k, stop, _COMMAND_START)
+        cut = k if cut is None or cut <= start else cut
         pieces.append(latex[start:cut])
         start = cut
     pieces.append(latex[start:])
     return pieces
 
 
+# an accent command on one letter: \"o, \" o, \"{o}, \'\i, \v s, \v{s} (the command's backslash not
+# itself escaped); each is decoded alone, as pylatexenc decodes it, once per distinct spelling
+_LETTER = r"(?:[A-Za-z]|\\[ij](?![A-Za-z]))"
+_ACCENT = re.compile(r"(?<!\\)\\(?:[\"'`^~=.][ \t]*(?:" + _LETTER + r"|\{" + _LETTER + r"\})"
+                     r"|[uvHckrdb](?:[ \t]+" + _LETTER + r"|[ \t]*\{" + _LETTER + r"\}))")
+# what pylatexenc changes in text without commands: dashes, quotes, comments, "&", "?`", "!`"
+_PLAIN_UNSAFE = re.compile(r"[\\$%&`#]|--|''|[?!]`")
+
+
+# a command just before: it may take the accent as its argument, or its name would run into the letter
+_COMMAND_BEFORE = re.compile(r"\\(?:[A-Za-z]+|[^A-Za-z\s])(?:\s|%[^\n]*\n)*$")
+
+
+@lru_cache(maxsize=4096)
+def _accented(command: str) -> str:
+    return _converter().latex_to_text(command)
+
+
+def _accents(value: str) -> str:
+    """``value`` with each accent command on one letter replaced by its letter, except right after
+    another command (left to pylatexenc)."""
+    def one(m: re.Match) -> str:
+        at = m.start()
+        # after a brace that is no command ("{\\"o}{\\"o}"), or at the start, no command can take it
+        if not (at == 0 or (value[at - 1] in "{}" and (at < 2 or value[at - 2] != "\\"))) \
+                and _COMMAND_BEFORE.search(value, max(0, at - 64), at):
+            return m.group()
+        return _accented(m.group())
+    return _ACCENT.sub(one, value)
+
+
 def decode_latex(value: str) -> str:
-    """LaTeX field text -> plain Unicode (accents, ``\\&``, braces); white space collapsed."""
+    """LaTeX field text -> plain Unicode (accents, ``\\&``, braces); white space collapsed.
+
+    Accent commands on one letter (most of a name's or title's LaTeX) are replaced first, each as
+    pylatexenc reads it alone, in one linear pass; text left with only braces and ``~`` then needs
+    no LaTeX reader at all (its braces go, ``~`` is a space); anything else goes to pylatexenc."""
     value = value or ""
     if "\\" in value or "{" in value or "~" in value or "$" in value:
-        try:
-            value = " ".join(_converter().latex_to_text(p) for p in latex_pieces(value))
-        except Exception:  # pylatexenc is tolerant, but never let a field break a reading
-            value = re.sub(r"\\[a-zA-Z]+\*?|[{}]", "", value)
+        if "\\" in value:
+            value = _accents(value)
+        if _PLAIN_UNSAFE.search(value) is None:
+            value = value.replace("{", "").replace("}", "").replace("~", " ")
+        else:
+            try:
+                # a piece cut at white space is joined with a space, one cut inside a word without one
+                value = "".join((" " if p[:1].isspace() else "") + _converter().latex_to_text(p)
+                                for p in latex_pieces(value))
+            except Exception:  # pylatexenc is tolerant, but never let a field break a reading
+                value = re.sub(r"\\[a-zA-Z]+\*?|[{}]", "", value)
     return re.sub(r"\s+", " ", value).strip()
 
 
 # "and" between names; tried at the start of a white-space run only, so a long run costs linear time
 _AUTHOR_TOKENS = re.compile(r"(\{|\}|(?<!\s)\s+and\s+)")
+
+
+# a name that ends the list with "et al." (any dots, spacing or case): "Smith, J. et al.", "J. Smith, et al"
+_ET_AL = re.compile(r"(?:^|[\s,;]+)et(?:\.\s*|\s+)al(?:ii|ia)?\.?$", re.I)
 
 
 def split_authors(value: str) -> tuple[list[str], bool]:
@@ -142,6 +199,12 @@ def split_authors(value: str) -> tuple[list[str], bool]:
         if p.lower() in ("others", "et al.", "et al"):
             others = True
             continue
+        cut = _ET_AL.search(p)
+        if cut:                               # "Smith, J. et al.", "J. Smith et al": a list cut short
+            others = True
+            p = p[:cut.start()].strip(" ,;")
+            if not p:
+                continue
         bits = [b.strip() for b in p.split(",")]
         if len(bits) == 3:                    # "von Last, Jr, First"
             p = f"{bits[2]} {bits[0]} {bits[1]}"
@@ -317,6 +380,49 @@ class _Values:
         return "".join(out)[:MAX_FIELD_CHARS + 1]
 
 
+# what follows a value's first part when the comma before the next field is missing: "title = {A}
+# author = {B}" reads, to bibtexparser, as a title of "{A}\n author = {B}"; BibTeX stops on it
+_SWALLOWED = re.compile(r"\s*(?P<field>[A-Za-z][\w:.+-]*)\s*=")
+_BARE = re.compile(r"[^\s{}\"#,=]+")
+
+
+def _first_part_end(value: str) -> int | None:
+    """Where the first part of a value as written ends (a braced group, a quoted string or a bare
+    word): None when it does not end inside ``value``."""
+    if value.startswith("{"):
+        depth = 0
+        for m in _BRACE_MARKS.finditer(value):
+            depth += 1 if m.group() == "{" else -1
+            if depth == 0:
+                return m.end()
+        return None
+    if value.startswith('"'):
+        depth = 0
+        for m in re.finditer(r'(?<!\\)[{}"]', value[1:]):
+            c = m.group()
+            depth += 1 if c == "{" else -1 if c == "}" else 0
+            if c == '"' and depth == 0:
+                return m.end() + 1
+        return None
+    m = _BARE.match(value)
+    return m.end() if m else None
+
+
+def missing_comma(fields: list[tuple[str, str]]) -> tuple[str, str, int] | None:
+    """The first field whose value as written swallowed the next field because the comma between
+    them is missing: (the field, the one swallowed, the offset in the value where the comma is
+    missing); None when every value is whole."""
+    for name, value in fields:
+        v = value.lstrip()
+        end = _first_part_end(v)
+        if end is None or end >= len(v):
+            continue
+        m = _SWALLOWED.match(v, end)
+        if m and v[end:m.start("field")].strip() == "":
+            return name, m.group("field"), len(value) - len(v) + end
+    return None
+
+
 def _block_head(raw: str) -> tuple[str, str]:
     """(type, key) of a block as its head ``@type{key,`` writes them ("" where it does not)."""
     m = _HEAD.match((raw or "").lstrip())
@@ -369,6 +475,20 @@ def skipped_message(e: BibEntry) -> str:
     return f"{e.source}: {what} skipped ({head!r}): {why}"
 
 
+def _comma_why(entry, line: int) -> str:
+    """Why a parsed entry cannot be read because a comma between two fields is missing ("" when none is)."""
+    found = missing_comma([(f.key, f.value if isinstance(f.value, str) else str(f.value)) for f in entry.fields])
+    if found is None:
+        return ""
+    field_name, swallowed, at = found
+    value = next(f.value for f in entry.fields if f.key == field_name)
+    raw = entry.raw or ""
+    start = raw.find(value)
+    where = line + raw.count("\n", 0, start + at) if start >= 0 else line
+    return (f"{_MALFORMED}: no comma after the field '{field_name}' (line {where}), before '{swallowed} =': "
+            "BibTeX stops on it")
+
+
 def parse_bib(text: str, name: str, *, keep_unreadable: bool = False) -> tuple[list[BibEntry], list[str]]:
     """Entries of one ``.bib`` file's text in input order, and messages (with line) for blocks it
     skipped; with ``keep_unreadable``, the blocks it could not read are entries marked
@@ -407,7 +527,7 @@ def parse_bib(text: str, name: str, *, keep_unreadable: bool = False) -> tuple[l
             note = (f"the entry repeats the field{'s' if len(b.duplicate_keys) > 1 else ''} "
                     f"{', '.join(sorted(b.duplicate_keys))}; the first value is used, as BibTeX does")
             messages.append(f"{name}:{line}: {e.key}: {note}")
-            read.append((line, e.entry_type.lower(), e.key, fields, "", [note], e.raw))
+            read.append((line, e.entry_type.lower(), e.key, fields, _comma_why(e, line), [note], e.raw))
         elif isinstance(b, ParsingFailedBlock):
             reason = (getattr(b.error, "abort_reason", None) or str(b.error)).strip() or type(b.error).__name__
             kind, key = _block_head(b.raw)
@@ -417,7 +537,7 @@ def parse_bib(text: str, name: str, *, keep_unreadable: bool = False) -> tuple[l
             fields = {}
             for f in b.fields:
                 fields.setdefault(f.key.lower(), f.value)
-            read.append((line, b.entry_type.lower(), b.key, fields, "", [], b.raw))
+            read.append((line, b.entry_type.lower(), b.key, fields, _comma_why(b, line), [], b.raw))
     # values, then crossref parents (by key, any case; the first of a key)
     for i, (line, kind, key, raw_fields, why, notes, raw) in enumerate(read):
         while redefined and redefined[0][0] <= i:
@@ -461,7 +581,7 @@ def parse_bib(text: str, name: str, *, keep_unreadable: bool = False) -> tuple[l
 # keys and labels are bounded: an unclosed "{" or "[" must not make every later item scan to the end
 # (a key ends on its line; a label ends before the next \bibitem, a blank line or MAX_LABEL characters)
 _BIBITEM_HEAD = re.compile(r"\\bibitem(?![a-zA-Z])\s*")
-_BIBITEM_KEY = re.compile(r"\s*\{(?P<key>[^}\n]{0,1000})\}")
+_BIBITEM_KEY = re.compile(r"\s*\{(?P<key>[^}\n]{0,1000})\}")      # MAX_KEY characters at most
 _LABEL_TOKEN = re.compile(r"\\.|[{}\]]|\n[ \t]*\n", re.S)   # an escape, a brace, "]" or a blank line
 MAX_LABEL = 2000
 
@@ -476,32 +596,58 @@ class _Item:
     key: str
 
 
-def _bibitem_head(text: str, start: int, stop: int) -> _Item | None:
+_UNREADABLE_HEAD = "a \\bibitem whose key cannot be read (an unclosed brace or bracket?)"
+MAX_KEY = 1000
+_LONG_KEY = re.compile(r"\s*\{(?P<key>[^}\n]*)\}")
+
+
+def _label_end(text: str, i: int, end: int) -> int | None:
+    """Where the ``[label]`` opening at ``text[i]`` closes (after its ``]``), read before ``end``: None
+    when it does not close there; -1 when it cannot be a label (a stray ``}``, a blank line)."""
+    depth = 0
+    for t in _LABEL_TOKEN.finditer(text, i + 1, end):
+        c = t.group()
+        if c == "{":
+            depth += 1
+        elif c == "}":
+            depth -= 1
+            if depth < 0:
+                return -1
+        elif c == "]" and depth == 0:
+            return t.end()
+        elif c[0] == "\n":                 # a blank line ends a LaTeX argument: never a label
+            return -1
+    return None
+
+
+def _bibitem_head(text: str, start: int, stop: int) -> _Item | str:
     """The ``\\bibitem`` head at ``text[start]``, read before ``stop`` (the next ``\\bibitem``): an
     optional ``[label]`` whose braces nest to any depth and whose escapes (``\\'``, ``\\{``, ``\\]``)
-    are single characters, as TeX reads it, then ``{key}``. None when it cannot be read (an unclosed
-    brace or bracket, a stray ``}``, no key)."""
+    are single characters, as TeX reads it, then ``{key}``. When it cannot be read, why: an unclosed
+    brace or bracket, a stray ``}``, no key, or a label or key over its cap (:data:`MAX_LABEL`,
+    :data:`MAX_KEY` characters)."""
     i = _BIBITEM_HEAD.match(text, start).end()
     label = ""
     if i < stop and text[i] == "[":
-        depth, end = 0, min(stop, i + 1 + MAX_LABEL)
-        for t in _LABEL_TOKEN.finditer(text, i + 1, end):
-            c = t.group()
-            if c == "{":
-                depth += 1
-            elif c == "}":
-                depth -= 1
-                if depth < 0:
-                    return None
-            elif c == "]" and depth == 0:
-                label, i = text[i + 1:t.start()], t.end()
-                break
-            elif c[0] == "\n":                 # a blank line ends a LaTeX argument: never a label
-                return None
-        else:
-            return None
+        close = _label_end(text, i, min(stop, i + 1 + MAX_LABEL))
+        if close is None and i + 1 + MAX_LABEL < stop:
+            later = _label_end(text, i, stop)           # read on to the next item: linear in all
+            if later is not None and later > 0:
+                return (f"a \\bibitem whose label is {later - i - 2:,} characters long, over the cap of "
+                        f"{MAX_LABEL:,} characters")
+        if close is None or close < 0:
+            return _UNREADABLE_HEAD
+        label, i = text[i + 1:close - 1], close
     m = _BIBITEM_KEY.match(text, i, stop)
-    return _Item(start, m.end(), label, m.group("key")) if m else None
+    if m is None:
+        long_key = _LONG_KEY.match(text, i, stop)
+        if long_key:
+            return (f"a \\bibitem whose key is {len(long_key.group('key')):,} characters long, over the cap of "
+                    f"{MAX_KEY:,} characters")
+        return _UNREADABLE_HEAD
+    return _Item(start, m.end(), label, m.group("key"))
+
+
 _BIBLATEX_HEAD = re.compile(r"\\entry\{(?P<key>[^}]{0,1000})\}\{(?P<type>[^}]{0,100})\}\{[^}]{0,1000}\}")
 _VERB_HEAD = re.compile(r"\\verb\{(\w+)\}\s*\\verb\s?")
 _NAME_HEAD = re.compile(r"\\name\{(author|editor)\}\{\d+\}\{[^}]{0,1000}\}\{")
@@ -561,22 +707,43 @@ def _braced(text: str, start: int) -> tuple[str, int] | None:
     return None
 
 
-def _biblatex_fields(body: str) -> dict[str, str]:
+@dataclass(frozen=True)
+class _Unclosed:
+    """A biblatex field whose value never closes: its name and where it starts in the entry's body."""
+
+    field: str
+    at: int
+    what: str = "an unclosed brace"
+
+
+def _biblatex_fields(body: str) -> tuple[dict[str, str], _Unclosed | None]:
+    """The fields of a biblatex ``\\entry``'s body, and the first field whose value never closes (a
+    ``{`` with no ``}``, a ``\\verb`` with no ``\\endverb``), if one does not: biber never writes one,
+    so the entry cannot be read."""
     f: dict[str, str] = {}
     braces = _Braces(body)
+    unclosed: list[_Unclosed] = []
     for m in re.finditer(r"\\(?:field|range)\{(\w+)\}", body):
+        got = braces.braced(m.end())
+        if got is None and body.startswith("{", m.end()):
+            unclosed.append(_Unclosed(m.group(1).lower(), m.start()))
         if m.group(1).lower() in f:
             continue
-        got = braces.braced(m.end())
         if got:
             f[m.group(1).lower()] = got[0]
+    verbs = 0
     for m, value in _blocks(body, _VERB_HEAD, "\\endverb"):
+        verbs += 1
         f.setdefault(m.group(1).lower(), value.strip())
+    heads = list(_VERB_HEAD.finditer(body))
+    if len(heads) > verbs:
+        unclosed.append(_Unclosed(heads[verbs].group(1).lower(), heads[verbs].start(), "a \\verb without \\endverb"))
     for m in _NAME_HEAD.finditer(body):
-        if m.group(1) in f:
-            continue
         got = braces.braced(m.end() - 1)
         if not got:
+            unclosed.append(_Unclosed(m.group(1), m.start()))
+            continue
+        if m.group(1) in f:
             continue
         names, people, close = [], got[0], -1
         for nm in re.finditer(r"family=\{((?:[^{}]|\{[^{}]*\})*)\}", people):
@@ -590,7 +757,7 @@ def _biblatex_fields(body: str) -> dict[str, str]:
         f[m.group(1)] = " and ".join(names)
     if "moreauthor" in body and "author" in f:
         f["author"] += " and others"
-    return f
+    return f, min(unclosed, key=lambda u: u.at, default=None)
 
 
 # a line-break point natbib styles put in a .bbl ("91\penalty0 (5):\penalty0 794"): prints nothing
@@ -651,7 +818,13 @@ def parse_bbl(text: str, name: str, *, keep_unreadable: bool = False) -> tuple[l
         for m, body in _blocks(text, _BIBLATEX_HEAD, "\\endentry"):
             source, key = f"{name}:{line_of(m.start())}", m.group("key").strip()
             end = m.end() + len(body)
-            fields = _biblatex_fields(body)
+            fields, unclosed = _biblatex_fields(body)
+            if unclosed is not None:
+                field_line = line + text.count("\n", m.start(), m.end() + unclosed.at)
+                unreadable(key, source, f"the field '{unclosed.field}' (line {field_line}) never closes before "
+                           "\\endentry "
+                           f"({unclosed.what})", m.group("type").lower())
+                continue
             why = _over_cap(fields)
             if why:
                 unreadable(key, source, why, m.group("type").lower())
@@ -667,8 +840,8 @@ def parse_bbl(text: str, name: str, *, keep_unreadable: bool = False) -> tuple[l
     for start, end in zip(heads, heads[1:] + [len(text)]):
         ln = line_of(start)
         m = _bibitem_head(text, start, end)
-        if m is None:
-            unreadable("?", f"{name}:{ln}", "a \\bibitem whose key cannot be read (an unclosed brace or bracket?)")
+        if isinstance(m, str):
+            unreadable("?", f"{name}:{ln}", m)
             continue
         body = text[m.end:end]
         body = re.split(r"\\end\{thebibliography\}", body)[0]

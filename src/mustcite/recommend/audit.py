@@ -37,6 +37,7 @@ from ..extract.latex import main_file_line
 from ..extract.link import link_references
 from ..extract.works import name_key
 from ..numeric import logit
+from . import arguments as args
 from .bibliography_signals import BibliographySignals
 from .draft import Draft, read_draft
 from .features import Candidate
@@ -111,6 +112,8 @@ class AuditResult:
     findings: list[Finding] = field(default_factory=list)
     #: the confidence a finding needs to be shown (in ``missing``)
     threshold: float | None = None
+    #: every finding was shown (up to ``top``), whatever its confidence
+    show_all: bool = False
 
     @property
     def notes(self) -> list[str]:
@@ -447,9 +450,16 @@ def audit_draft(rec: Recommender, path: str | Path | Draft, *, top: int = 50, mi
     with ``show_all``), at most ``top``, each also at or above ``min_score``. ``path`` may be a
     draft already read with :func:`.draft.read_draft` (a front end reads every input before it
     loads a model)."""
-    year = parse_year(year)
+    if not isinstance(rec, Recommender):
+        raise UsageError(f"rec must be a Recommender (mustcite.load()), got {type(rec).__name__}", field="rec")
+    if not isinstance(path, Draft):
+        path = args.path(path, "path")
+    year, top = args.year(year), args.top(top, "rank")
+    args.flag(show_all, "show_all")
+    if isinstance(min_score, bool) or not isinstance(min_score, (int, float)):
+        raise UsageError(f"min_score must be a number, got {min_score!r}"[:120], field="min_score")
     if min_score != min_score:
-        raise UsageError("min_score must be a number, not NaN")
+        raise UsageError("min_score must be a number, not NaN", field="min_score")
     calibration = calibration or load_calibration()
     draft = path if isinstance(path, Draft) else read_draft(path)
     paper, (title, abstract) = draft.paper, draft.query_text
@@ -492,4 +502,4 @@ def audit_draft(rec: Recommender, path: str | Path | Draft, *, top: int = 50, mi
                        Ranked(results_for(rec, ds, signals, have, prob) if have else [], ds.year),
                        extraction,
                        ds.year, notice, [asdict(c) for c in signals.coupled], _reference_rows(refs),
-                       findings, threshold)
+                       findings, threshold, show_all)

@@ -188,6 +188,10 @@ def _shown_line(audit) -> str:
     total = len(getattr(audit, "findings", ()) or ())
     if threshold is None:
         return f"{len(audit.missing)} shown"
+    if getattr(audit, "show_all", False):
+        above = sum(f.confidence >= threshold for f in audit.findings)
+        return (f"{len(audit.missing)} shown of {total} (--all: every finding, whatever its confidence; the default "
+                f"threshold, confidence >= {threshold:.2f}, shows {above})")
     return (f"{len(audit.missing)} shown of {total} (confidence >= {threshold:.2f}: the probability that a careful "
             f"reviewer calls it a genuine omission; --all shows every one)")
 
@@ -298,3 +302,30 @@ def parse_gate(spec: str) -> tuple[str, float]:
 def likely_missing(audit, threshold: float, tier: str = "type1") -> list:
     """The missing papers whose P(``tier``) reaches ``threshold`` (for a CI check)."""
     return [r for r in audit.missing if r.tiers.get(tier, 0.0) >= threshold]
+
+
+#: findings about no paper that ``--fail-on`` also fails on: a citation left to do, a key with no entry
+GATE_KINDS = ("placeholder", "undefined_key")
+
+
+def unfinished_citations(audit, threshold: float) -> list:
+    """The placeholders and undefined keys whose confidence reaches ``threshold``: every such finding
+    of the audit, shown or not (for a CI check)."""
+    return [f for f in audit.findings if f.kind in GATE_KINDS and f.confidence >= threshold]
+
+
+def gate_failure(audit, tier: str, threshold: float) -> str | None:
+    """Why ``--fail-on TIER:THRESHOLD`` fails the audit, or None when it passes."""
+    papers, todo = likely_missing(audit, threshold, tier), unfinished_citations(audit, threshold)
+    parts = []
+    if papers:
+        parts.append(f"{len(papers)} missing paper(s) with P({tier}) >= {threshold}: "
+                     + "; ".join(r.title[:70] for r in papers[:5]))
+    for kind in GATE_KINDS:
+        these = [f for f in todo if f.kind == kind]
+        if these:
+            where = "; ".join((f"{f.key} at " if kind == "undefined_key" and f.key else "")
+                              + (f.location.where() or "the draft") for f in these[:3])
+            parts.append(f"{len(these)} {kind.replace('_', ' ')}(s) with confidence >= {threshold} "
+                         f"({where}{' ...' if len(these) > 3 else ''})")
+    return "audit failed: " + "; and ".join(parts) if parts else None

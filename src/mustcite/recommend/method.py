@@ -35,6 +35,7 @@ from ..errors import DataMissingError, MustciteError, UsageError
 from ..labels.papers import TIER_NAMES, TIERS, LabelledPaper
 from ..retrieval.base import Doc, doc_text
 from ..retrieval.cross_encoder import CrossEncoderReranker
+from . import arguments as args
 from . import model_store
 from .candidates import CandidateGenerator
 from .config import ABLATABLE, RecommenderConfig
@@ -57,6 +58,15 @@ __all__ = ["ABLATABLE", "FORMAT_VERSION", "MAX_TEXT", "MIN_YEAR", "TIER_MIN", "R
 def _part(name: str, doc: str) -> property:
     """A read-only view of the candidate generator's ``name``."""
     return property(lambda self: getattr(self.candidates, name), doc=doc)
+
+
+def _checked_queries(queries: Any) -> list[Any]:
+    """``queries`` as a list, each one read once (:func:`.query.parse_query`: a bad one raises
+    naming its field) before any model part is used."""
+    queries = args.sequence(queries, "queries")
+    for i, q in enumerate(queries):
+        parse_query(q, i)
+    return queries
 
 
 class Recommender:
@@ -112,6 +122,13 @@ class Recommender:
     def build(cls, pool: list[dict[str, Any]], labelled: list[LabelledPaper],
               config: RecommenderConfig | None = None, *, cache_dir: str | Path | None = None) -> Recommender:
         """Index the pool and the labelled papers (no trained models yet)."""
+        pool, labelled = args.sequence(pool, "pool"), args.sequence(labelled, "labelled")
+        if not all(isinstance(p, dict) for p in pool):
+            raise UsageError("pool must be a list of dicts (paper_id, title, ...)", field="pool")
+        if not all(isinstance(p, LabelledPaper) for p in labelled):
+            raise UsageError("labelled must be a list of LabelledPaper", field="labelled")
+        args.instance(config, "config", RecommenderConfig, optional=True)
+        args.path(cache_dir, "cache_dir", optional=True)
         if not pool:
             raise DataMissingError("the candidate pool is empty")
         config = config or RecommenderConfig()
@@ -129,7 +146,7 @@ class Recommender:
     @staticmethod
     def effective_year(year: int | None) -> int:
         """The year a query is served for: its own, else today's calendar year."""
-        return effective_year(year)
+        return effective_year(args.year(year))
 
     # ------------------------------------------------------------------ features and training
     def features(self, q: Doc, year: int, cands: list[Candidate],
@@ -142,6 +159,10 @@ class Recommender:
     def fit(self, train: list[LabelledPaper] | None = None, *, batch: int = 64, negatives: float = 1.0) -> TierModels:
         """Train the per-tier models on ``train`` (default: every labelled paper), leave-one-out;
         ``negatives``: the share of negative rows they are fit on (:meth:`.tiers.TierModels.fit`)."""
+        if train is not None and not all(isinstance(p, LabelledPaper) for p in args.sequence(train, "train")):
+            raise UsageError("train must be a list of LabelledPaper", field="train")
+        args.whole_number(batch, "batch", 1, 100_000)
+        args.fraction(negatives, "negatives", open_low=True)
         train = self.labelled if train is None else train
         X, labels, groups = self.training_matrix(train, batch=batch)
         self.info["train_queries"] = len(train)
@@ -220,10 +241,10 @@ class Recommender:
         query of year ``Y`` (its ``"year"``, else today's) gets only papers of ``Y`` or earlier; each
         query's list is a :class:`Ranked` whose ``year`` says which year that was.
         """
-        if top < 1:
-            raise UsageError("top must be at least 1")
-        if rank_by is not None and rank_by not in TIERS:
-            raise UsageError(f"rank_by must be one of {', '.join(TIERS)}")
+        queries = _checked_queries(queries)
+        top = args.top(top, "rank")
+        args.flag(evidence, "evidence"), args.flag(exclude_self, "exclude_self")
+        args.choice(rank_by, "rank_by", TIERS)
         # the ranking tier is scored for every candidate, the other tiers only for the results shown
         # (the same numbers: each row is scored on its own; a third of the time on a CPU)
         ranking = rank_by or self.tiers.main
@@ -270,6 +291,9 @@ class Recommender:
                  exclude_self: bool = False) -> dict[str, dict[str, list[str]]]:
         """``{tier: {query id: [paper_id, ...]}}``, each ranked by that tier's probability (for
         evaluating every ground truth with its matching score, from one scoring pass)."""
+        queries, top = _checked_queries(queries), args.top(top, "rank")
+        tiers = tuple(args.choice(t, "tiers", TIERS, optional=False) for t in args.sequence(tiers, "tiers"))
+        args.flag(exclude_self, "exclude_self")
         parsed, cands, feats, probs_all = self.score(queries, exclude_self)
         out: dict[str, dict[str, list[str]]] = {t: {} for t in tiers}
         start = 0
@@ -287,17 +311,23 @@ class Recommender:
     def recommend(self, title: str, abstract: str = "", top: int = 20, *, year: int | None = None,
                   ) -> Ranked:
         """Ranked recommendations for one query of ``year`` (default: today's); only papers of
-        that year or earlier are used. The list's ``year`` says which year that was."""
+        that year or earlier are used. The list's ``year`` says which year that was. ``top`` (1 to
+        1000), ``year`` and the texts are checked first: a wrong one raises
+        :class:`~mustcite.errors.UsageError` naming it."""
+        args.text(title, "title"), args.text(abstract, "abstract")
+        top, year = args.top(top, "recommend"), args.year(year)
         return self.recommend_many([{"id": "q", "title": title, "abstract": abstract, "year": year}], top)["q"]
 
     # ------------------------------------------------------------------ persistence
     def save(self, folder: str | Path) -> Path:
         """Write the model into ``folder`` (:func:`.model_store.save`)."""
+        folder = args.path(folder, "folder")
         return model_store.save(self.parts(), folder)
 
     def save_learned(self, folder: str | Path) -> Path:
         """Write what training changes (tier models, cross-encoder, settings) into the model
         ``folder`` saved before (:func:`.model_store.save_learned`)."""
+        folder = args.path(folder, "folder")
         return model_store.save_learned(self.parts(), folder)
 
     @classmethod
@@ -305,6 +335,8 @@ class Recommender:
              cache_queries: bool = False) -> Recommender:
         """A saved recommender (:func:`.model_store.load`). ``cache_queries``: keep query embeddings in
         the embedding cache (for repeated benchmark runs); by default every query is encoded afresh."""
+        folder, cache_dir = args.path(folder, "folder"), args.path(cache_dir, "cache_dir", optional=True)
+        args.flag(cache_queries, "cache_queries")
         return cls(model_store.load(folder, cache_dir=cache_dir, cache_queries=cache_queries))
 
     def read_into_memory(self) -> None:

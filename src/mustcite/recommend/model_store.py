@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import pickle
+import re
 import shutil
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, fields, replace
@@ -26,7 +27,7 @@ import pyarrow.parquet as pq
 
 from ..corpus.pool import POOL_COLUMNS, WORK_COLUMNS
 from ..errors import DataMissingError, MustciteError
-from ..io import atomic_write_json, iter_jsonl, load_pickle, read_json, write_jsonl
+from ..io import atomic_write_json, iter_jsonl, load_pickle, read_json, remove_stale_temps, write_jsonl
 from ..labels.papers import LabelledPaper
 from ..retrieval.bm25 import BM25Retriever
 from ..retrieval.cross_encoder import CrossEncoderReranker
@@ -45,6 +46,8 @@ CROSS_DIR = "cross_encoder"
 #: the folder of indexes built from the saved parts (:func:`_write_indexes`), and its layout version
 #: (raise it whenever what an index file holds changes: a folder of another version is rebuilt)
 INDEX_DIR = "indexes"
+#: the temporary folder :func:`_write_indexes` renames into place (``.indexes-<pid>``)
+_TEMP_INDEXES = re.compile(rf"\.{INDEX_DIR}-(?P<pid>\d+)")
 INDEX_VERSION = 8
 
 T = TypeVar("T")
@@ -150,6 +153,7 @@ def _load_parts(folder: Path, meta: dict[str, Any], cache_dir, cache_queries: bo
     # saved before `disable` existed: none; keys of older formats (query_year) are dropped
     known = {f.name for f in fields(RecommenderConfig)}
     config = RecommenderConfig(**{"disable": (), **{k: v for k, v in meta["config"].items() if k in known}})
+    remove_stale_temps(folder, _TEMP_INDEXES)    # left by a load killed while it wrote the indexes
     saved = _saved_indexes(folder)
     pool = _from_saved(saved, lambda d: PoolTable.open(d / "pool.arrow"),
                        lambda: PoolTable.from_records(_read_parquet(folder / "pool.parquet")))

@@ -65,10 +65,12 @@ def parse_query(q: Any, i: int = 0) -> tuple[Doc, int | None]:
     if isinstance(q, Doc):
         return q, None
     if not isinstance(q, dict):
-        raise UsageError("a query is a dict with 'title' and 'abstract'")
+        raise UsageError(f"query {i + 1} is a {type(q).__name__}: a query is a dict with 'title' and 'abstract'",
+                         field="queries")
     title, abstract = q.get("title"), q.get("abstract") or ""
-    if not isinstance(title, str) or not isinstance(abstract, str):
-        raise MustciteError("query 'title' and 'abstract' must be strings", field="title")
+    for name, value in (("title", title), ("abstract", abstract)):
+        if not isinstance(value, str):
+            raise MustciteError(f"query {name} must be a string, got {type(value).__name__}", field=name)
     if not (title.strip() or abstract.strip()):
         raise MustciteError("query has neither a title nor an abstract", field="title")
     check_text_length(title, abstract)

@@ -3,15 +3,13 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from ..errors import MustciteError, UsageError
+from . import arguments as args
 from .audit import audit_draft
 from .draft import Draft
 from .method import Recommender
-from .query import parse_year
 
 if TYPE_CHECKING:
     from .audit import AuditResult
@@ -20,36 +18,7 @@ if TYPE_CHECKING:
 _LOADED: dict[Path, Recommender] = {}
 
 #: the largest ``top`` each function takes (as the command line does)
-MAX_TOP = {"recommend": 1000, "audit": 500}
-
-
-def _top(value: Any, largest: int) -> int:
-    """``top`` checked: a whole number from 1 to ``largest`` (UsageError naming it otherwise)."""
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise UsageError(f"top must be a whole number such as 20, got {value!r}", field="top")
-    if not 1 <= value <= largest:
-        raise UsageError(f"top must be between 1 and {largest}, got {value}", field="top")
-    return value
-
-
-def _year(value: Any) -> int | None:
-    """``year`` checked as the command line and the REST API check it (UsageError naming it)."""
-    try:
-        return parse_year(value)
-    except MustciteError as exc:
-        raise UsageError(exc.message, field="year") from None
-
-
-def _path(value: Any, name: str, *, optional: bool = False) -> Path | None:
-    """A path argument: a non-empty ``str`` or ``os.PathLike`` (UsageError naming ``name`` otherwise;
-    ``optional``: None or "" is None, the default)."""
-    if optional and (value is None or value == ""):
-        return None
-    if isinstance(value, os.PathLike):
-        value = os.fspath(value)
-    if not isinstance(value, str) or not value.strip() or "\x00" in value:
-        raise UsageError(f"{name} must be a path (str or pathlib.Path), got {value!r}"[:300], field=name)
-    return Path(value)
+MAX_TOP = {"recommend": args.MAX_TOP["recommend"], "audit": args.MAX_TOP["audit"]}
 
 
 def load(model: str | Path | None = None) -> Recommender:
@@ -63,7 +32,7 @@ def load(model: str | Path | None = None) -> Recommender:
     """
     from .train import default_model  # training's modules load only when asked for
 
-    folder = (_path(model, "model", optional=True) or default_model(None)).resolve()
+    folder = (args.path(model, "model", optional=True) or default_model(None)).resolve()
     if folder not in _LOADED:
         _LOADED[folder] = Recommender.load(folder)
     return _LOADED[folder]
@@ -85,10 +54,8 @@ def must_cite(title: str, abstract: str = "", *, year: int | None = None, top: i
     >>> results[0].tier_name in ("baseline or dataset", "core", "used throughout", "must-cite", "cited")
     True
     """
-    for name, value in (("title", title), ("abstract", abstract)):
-        if not isinstance(value, str):
-            raise UsageError(f"{name} must be a string, got {type(value).__name__}", field=name)
-    top, year = _top(top, MAX_TOP["recommend"]), _year(year)
+    args.text(title, "title"), args.text(abstract, "abstract")
+    top, year = args.top(top, "recommend"), args.year(year)
     return load(model).recommend(title, abstract, top=top, year=year)
 
 
@@ -107,6 +74,6 @@ def audit(path: str | Path, *, year: int | None = None, top: int = 50,
     True
     """
     if not isinstance(path, Draft):
-        path = _path(path, "path")
-    top, year = _top(top, MAX_TOP["audit"]), _year(year)
+        path = args.path(path, "path")
+    top, year = args.top(top, "audit"), args.year(year)
     return audit_draft(load(model), path, top=top, year=year)

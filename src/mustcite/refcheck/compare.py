@@ -32,7 +32,7 @@ from collections import Counter
 from rapidfuzz import fuzz
 from rapidfuzz.distance import OSA
 
-from ..corpus.records import normalize_title
+from ..corpus.records import normalize_title, surname_key
 from ..extract.link import identifier_keys
 from .entries import Entry
 from .index import Record, RefIndex, doi_series
@@ -192,6 +192,12 @@ def compare_identifiers(entry: Entry, record: Record, index: RefIndex) -> list[I
                 issues.append(Issue(field, shown, ", ".join(sorted(x for x in own if x.startswith(kind))),
                                     f"the record's {kind} id is not {k.split(':', 1)[1]}"))
                 continue
+        other = catalogue_work_of(k, record, index)
+        if other is not None:
+            issues.append(Issue(field, shown, ", ".join(sorted(own)) or None,
+                                f"{k} is the identifier of another paper: {other.title!r}"
+                                + (f" ({other.year})" if other.year else "")))
+            continue
         if kind == "doi":
             witnessed = record.source != "corpus" or index.dois_witnessed(record.venue, record.year)
             issue = _doi_issue(k[4:], shown, sorted(x[4:] for x in own if x.startswith("doi:")), index,
@@ -275,6 +281,39 @@ def title_difference(entry: str, record: str) -> str | None:
     if extra:
         return f"{' '.join(repr(w) for w in extra)} added"
     return f"{' '.join(repr(w) for w in lacking)} missing"
+
+
+#: identifiers that name one paper whatever the year (a NeurIPS hash is scoped by its year)
+CATALOGUE_ID_KINDS = ("arxiv", "doi", "openreview", "acl")
+_WORDS = re.compile(r"[^\W\d_]{2,}")
+#: a catalogue title read from a reference that gave none ("URL https://arxiv.org/pdf/1512.03385")
+_NOT_A_TITLE = re.compile(r"https?:|www\.|\burl\b|arxiv\s*:?\s*\d{4}\.\d", re.I)
+#: a catalogue work's title shares at most this much (rapidfuzz token set ratio, 0-100) with a
+#: record's that it is clearly another paper's; without authors to compare, the lower bound
+OTHER_TITLE, OTHER_TITLE_ALONE = 50, 35
+
+
+def catalogue_work_of(key: str, record: Record, index: RefIndex) -> Record | None:
+    """The catalogue work (of ``works.parquet``) that identifier ``key`` names, when it is clearly
+    another paper than ``record``: its title shares little with the record's (a renamed version
+    keeps most of its words) and no author of either list is the other's (each of the first five,
+    by surname), or, where one side lists no authors, its title shares even less. None when the
+    catalogue does not know ``key`` or the work may be a version of ``record``."""
+    works = index.works
+    rows = works.id_rows.get(key) if works is not None and key.split(":", 1)[0] in CATALOGUE_ID_KINDS else None
+    if not rows:
+        return None
+    other = index.work(rows[0])
+    kinds = index.work_fields.get("kind")
+    if other.paper_id == record.paper_id or not record.title or (kinds is not None and kinds[rows[0]] != "paper") \
+            or len(_WORDS.findall(other.title)) < 3 or _NOT_A_TITLE.search(other.title):
+        return None
+    overlap = fuzz.token_set_ratio(normalize_title(other.title), normalize_title(record.title))
+    if record.authors and other.authors:
+        theirs = {surname_key(a) for a in other.authors[:5]} - {""}
+        ours = {surname_key(a) for a in record.authors[:5]} - {""}
+        return other if overlap < OTHER_TITLE and theirs and ours and not theirs & ours else None
+    return other if overlap < OTHER_TITLE_ALONE else None
 
 
 def title_similarity(a: str, b: str) -> float:

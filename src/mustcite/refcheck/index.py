@@ -42,6 +42,7 @@ from __future__ import annotations
 import hashlib
 import os
 import pickle
+import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -56,7 +57,7 @@ from ..corpus.records import surname_key
 from ..corpus.store import DISAGREEMENTS_FILE, SIDE_TRACKS_FILE, VERSIONS_FILE
 from ..errors import DataMissingError, MustciteError
 from ..extract.link import TitleIndex, identifier_keys
-from ..io import load_pickle
+from ..io import load_pickle, remove_stale_temps
 from .coverage import OFFICIAL_COUNTS, Coverage, list_name, measure
 from .person_names import name_tokens
 from .venue import track_kind, venue_key
@@ -624,6 +625,10 @@ def drop_stale_indexes(folder: Path, keep: int = KEEP_INDEXES) -> list[Path]:
     return gone
 
 
+#: the temporary file an index is written to before its rename (``.index-<key>.pickle.<pid>.tmp``)
+_TEMP_INDEX = re.compile(r"\.index-[^/]+\.pickle\.(?P<pid>\d+)\.tmp")
+
+
 def load_index(work: str | Path | Workspace | None = None, *, papers: str | Path | None = None,
                works: str | Path | None = None, cache: bool = True, citations: str | Path | None = None) -> RefIndex:
     """The index of ``<work>/corpus/papers.parquet`` (+ ``works.parquet`` when there), from the
@@ -644,6 +649,8 @@ def load_index(work: str | Path | Workspace | None = None, *, papers: str | Path
     got = _LOADED.get(mem_key)
     if got is not None:
         return got
+    if path is not None:        # the temporary files of builds killed before their rename
+        remove_stale_temps(path.parent, _TEMP_INDEX)
     idx = None
     if path is not None and path.is_file():
         try:
