@@ -483,9 +483,7 @@ def build_output_inputs(folder: Path, work: Path) -> dict[str, Path]:
     them in its title, a sentence and an undefined ``\\cite`` key) and ``special_bib`` (every
     :data:`OUTPUT_LIST` paper whose title holds one of :data:`SPECIALS`, cited as an arXiv preprint
     with a DOI, a note and pages); and ``work``'s corpus: the main-track papers of :data:`OUTPUT_LIST`."""
-    from mustcite.corpus.importers import import_file
-    from mustcite.corpus.records import Paper, make_paper_id
-    from mustcite.corpus.store import write_papers
+    from mustcite.corpus import Paper, import_file, make_paper_id, write_papers
 
     c = CONTROLS
     folder.mkdir(parents=True, exist_ok=True)

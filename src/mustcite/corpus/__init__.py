@@ -14,7 +14,7 @@ from .build import BuildReport, ListedPapers, build_corpus, import_all
 from .importers import import_collected, import_file
 from .records import VENUES, Paper, make_paper_id, normalize_title, title_short_name
 from .stats import CorpusStats, corpus_stats
-from .store import CorpusStore, iter_papers, load_papers, papers_path
+from .store import CorpusStore, iter_papers, load_papers, papers_path, write_papers
 
 #: public name -> the submodule that defines it, imported on first use
 _LAZY = {
@@ -23,6 +23,6 @@ _LAZY = {
 
 __all__ = ["VENUES", "BuildReport", "CorpusStats", "CorpusStore", "ListedPapers", "Paper", "build_corpus",
            "corpus_stats", "import_all", "import_collected", "import_file", "iter_papers", "load_papers",
-           "make_paper_id", "normalize_title", "papers_path", "title_short_name", *_LAZY]
+           "make_paper_id", "normalize_title", "papers_path", "title_short_name", "write_papers", *_LAZY]
 
 __getattr__, __dir__ = lazy_exports(__name__, _LAZY)
