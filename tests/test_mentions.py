@@ -256,3 +256,22 @@ def test_fit_scores_held_out_papers_only(tmp_path):
     back = MentionModel.load(tmp_path / "m")
     assert np.allclose(back.predict(X[3000:]), p)
 
+
+
+@pytest.mark.data("neurips/fulltext_2024")
+def test_scorer_gives_a_new_text_the_features_the_held_out_papers_were_scored_with(fixture_table, tmp_path):
+    from mustcite.recommend.mention_model import MentionScorer, feature_rows, train_mention_models
+
+    tmp, _ = fixture_table
+    table = tmp / "mentions" / TABLE_FILE
+    train_mention_models(table, tmp_path / "models", labels=("cited_sentence",))
+    con = duckdb.connect()
+    con.register("oof", out_of_fold_stats(con, table))
+    X, meta = feature_rows(con, table, "oof")
+    held = meta["split"] == "held_out"
+    rows = [r for r in pq.read_table(table).to_pylist() if r["split"] == "held_out"]
+    scorer = MentionScorer(tmp_path / "models", label="cited_sentence")
+    mine = scorer.features(rows)
+    assert sorted(map(tuple, np.round(mine, 5))) == sorted(map(tuple, np.round(X[held], 5)))
+    p = scorer.score(rows)
+    assert p.shape == (len(rows),) and ((p >= 0) & (p <= 1)).all()

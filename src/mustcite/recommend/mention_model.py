@@ -55,7 +55,7 @@ FEATURES = (*_FLAGS, *_COUNTS, "from_title", "prev_our", "log_form_papers", "log
 MODEL_FILE = "model.joblib"
 CARD_FILE = "card.json"
 #: rows of train papers the model is fit on at most (a seeded sample of whole papers beyond it)
-MAX_FIT_ROWS = 1_500_000
+MAX_FIT_ROWS = 500_000
 
 
 def feature_rows(con, table: str | Path, stats: str) -> tuple[np.ndarray, dict[str, np.ndarray]]:
@@ -185,8 +185,9 @@ def fit_mention_model(X: np.ndarray, meta: dict[str, np.ndarray], *, label: str 
     if not train.any() or not held.any():
         raise DataMissingError("the mention table needs train and held-out papers")
     rows = _fit_rows(meta["paper"], train, seed, max_rows)
-    model = HistGradientBoostingClassifier(max_iter=300, learning_rate=0.08, max_leaf_nodes=31,
-                                           min_samples_leaf=100, l2_regularization=1.0, early_stopping=True,
+    few = int(min(y[rows].sum(), len(rows) - y[rows].sum())) < 20      # too few of a class to stop early on
+    model = HistGradientBoostingClassifier(max_iter=200, learning_rate=0.1, max_leaf_nodes=31,
+                                           min_samples_leaf=100, l2_regularization=1.0, early_stopping=not few,
                                            validation_fraction=0.1, n_iter_no_change=20, random_state=seed)
     model.fit(X[rows], y[rows])
     base = float(y[train].mean())
@@ -241,3 +242,75 @@ def train_mention_models(table: str | Path, out: str | Path, *, labels: tuple[st
         model.save(out / label)
         models[label] = model
     return models
+
+
+class MentionScorer:
+    """The confidence of new mentions (a draft's), from a model folder of :func:`train_mention_models`:
+    rows shaped like the mention table's (:func:`~mustcite.extract.works.occurrences.paper_occurrences`
+    of the draft) get the features the model was fit on, the statistics being those of all train
+    papers (smoothed as the held-out papers' were)."""
+
+    def __init__(self, folder: str | Path, label: str = "cited_sentence"):
+        import pyarrow.parquet as pq
+
+        from ..extract.works.linkprob import PRIOR_PAPERS
+
+        folder = Path(folder)
+        self.model = MentionModel.load(folder / label)
+        for name in (FORMS_FILE, FORM_TARGETS_FILE):
+            if not (folder / name).is_file():
+                raise DataMissingError("no link probabilities beside the mention model", path=folder / name,
+                                       hint="run `mustcite works fit-mentions` first")
+        forms = pq.read_table(folder / FORMS_FILE).to_pylist()
+        targets = pq.read_table(folder / FORM_TARGETS_FILE).to_pylist()
+        self.forms = {f["key"]: f for f in forms}
+        self.targets = {(t["key"], t["target"]): t for t in targets}
+        n = sum(f["papers"] for f in forms) or 1
+        self.prior = {"cp": sum(f["cited_papers"] for f in forms) / n,
+                      "cs": sum(f["cited_sentence_papers"] for f in forms) / n,
+                      "ln": sum(f["linked_papers"] for f in forms) / n}
+        linked = sum(f["linked_papers"] for f in forms)
+        self.prior["com"] = sum(t["linked_to_target"] for t in targets) / linked if linked else 0.0
+        self.strength = PRIOR_PAPERS
+
+    def stats(self, key: str, target: str) -> dict[str, float]:
+        """The link probability, cite shares and commonness of a (form, work), smoothed."""
+        f = self.forms.get(key) or {"papers": 0, "cited_papers": 0, "cited_sentence_papers": 0, "linked_papers": 0}
+        t = self.targets.get((key, target)) or {"cited_papers": 0, "cited_sentence_papers": 0, "linked_to_target": 0}
+        a, p, n = self.strength, self.prior, f["papers"]
+        return {"form_papers": n,
+                "link_probability": (f["cited_papers"] + a * p["cp"]) / (n + a),
+                "link_probability_sentence": (f["cited_sentence_papers"] + a * p["cs"]) / (n + a),
+                "linked_share": (f["linked_papers"] + a * p["ln"]) / (n + a),
+                "cite_share": (t["cited_papers"] + a * p["cp"]) / (n + a),
+                "cite_share_sentence": (t["cited_sentence_papers"] + a * p["cs"]) / (n + a),
+                "commonness": (t["linked_to_target"] + a * p["com"]) / (f["linked_papers"] + a)}
+
+    def features(self, rows: list[dict[str, Any]]) -> np.ndarray:
+        """The feature matrix (:data:`FEATURES`) of mention rows of one text."""
+        from collections import Counter, defaultdict
+
+        uses = Counter((r["key"], r["target"]) for r in rows)
+        sections: dict[tuple[str, str], set[str]] = defaultdict(set)
+        for r in rows:
+            sections[(r["key"], r["target"])].add(r["section"])
+        out = np.zeros((len(rows), len(FEATURES)), dtype=np.float32)
+        col = {f: i for i, f in enumerate(FEATURES)}
+        for i, r in enumerate(rows):
+            k = (r["key"], r["target"])
+            st = self.stats(*k)
+            vals = {**{f: float(bool(r[f])) for f in _FLAGS}, **{c: float(r[c]) for c in _COUNTS},
+                    "from_title": float(r["name_source"] == "title"),
+                    "prev_our": float(str(r["prev_word"]).lower() in ("our", "we", "ours")),
+                    "log_form_papers": float(np.log1p(st["form_papers"])), "log_uses_in_paper": float(np.log(uses[k])),
+                    "sections_in_paper": float(len(sections[k])), **{s: float(st[s]) for s in _STATS},
+                    f"section_{r['section_class']}": 1.0, f"unit_{r['unit']}": 1.0,
+                    f"kind_{str(r['target_kind']).replace(' ', '_')}": 1.0}
+            for f, v in vals.items():
+                if f in col:
+                    out[i, col[f]] = v
+        return out
+
+    def score(self, rows: list[dict[str, Any]]) -> np.ndarray:
+        """P(the field cites the work at this mention) per row."""
+        return self.model.predict(self.features(rows)) if rows else np.zeros(0)

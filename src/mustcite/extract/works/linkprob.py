@@ -60,9 +60,10 @@ def form_stats(con: duckdb.DuckDBPyConnection, uses: str) -> pa.Table:
     return arrow_table(con, f"""
         with per_paper as (select paper, key, bool_or(cited_paper) as cp, bool_or(cited_sentence) as cs,
                                   bool_or(linked) as ln from {uses} group by all)
-        select key, count(*) as papers, sum(cp::int) as cited_papers, sum(cs::int) as cited_sentence_papers,
-               sum(ln::int) as linked_papers, sum(cp::int) / count(*) as link_probability,
-               sum(cs::int) / count(*) as link_probability_sentence
+        select key, count(*)::bigint as papers, sum(cp::int)::bigint as cited_papers,
+               sum(cs::int)::bigint as cited_sentence_papers, sum(ln::int)::bigint as linked_papers,
+               sum(cp::int)::double / count(*) as link_probability,
+               sum(cs::int)::double / count(*) as link_probability_sentence
         from per_paper group by key order by papers desc""")
 
 
@@ -71,10 +72,11 @@ def target_stats(con: duckdb.DuckDBPyConnection, uses: str) -> pa.Table:
     return arrow_table(con, f"""
         with f as (select key, count(distinct paper) as papers, count(distinct paper) filter (where linked) as linked
                    from {uses} group by key)
-        select u.key, u.target, f.papers, sum(u.cited_paper::int) as cited_papers,
-               sum(u.cited_adjacent::int) as linked_to_target, f.linked as linked_papers,
-               sum(u.cited_paper::int) / f.papers as cite_share,
-               case when f.linked > 0 then sum(u.cited_adjacent::int) / f.linked else null end as commonness
+        select u.key, u.target, f.papers, sum(u.cited_paper::int)::bigint as cited_papers,
+               sum(u.cited_sentence::int)::bigint as cited_sentence_papers,
+               sum(u.cited_adjacent::int)::bigint as linked_to_target, f.linked as linked_papers,
+               sum(u.cited_paper::int)::double / f.papers as cite_share,
+               case when f.linked > 0 then sum(u.cited_adjacent::int)::double / f.linked else null end as commonness
         from {uses} u join f using (key) group by u.key, u.target, f.papers, f.linked""")
 
 

@@ -9,7 +9,8 @@ names), and:
 2. builds the :class:`~.occurrences.NameLexicon` from the **train papers only**: the names they give
    the references they cite (:func:`~.names.aggregate_names`: at least two papers, three for a name
    of capitalised words only, and 30% of the papers using the name), plus the name a title starts
-   with ("SqueezeLLM: ...") for the corpus papers and works two or more train papers cite, unless more
+   with ("SqueezeLLM: ...", written with a capital or a digit) for every corpus paper (as the audit's
+   name index reads the pool's titles) and for the works two or more train papers cite, unless more
    than :data:`MAX_TITLE_TARGETS` of them share it. Versions of one work (the corpus's version
    links, the same normalised title) form one family;
 3. maps :func:`~.occurrences.paper_occurrences` over the papers (process pool, progress bar) and
@@ -44,7 +45,7 @@ from .names import aggregate_names, name_key, paper_names, surname
 from .occurrences import Candidate, NameLexicon, PaperInput, PaperOccurrences, paper_occurrences
 
 #: bump when the rows change: a table of another version is rebuilt
-TABLE_VERSION = 1
+TABLE_VERSION = 2
 TABLE_FILE = "mentions.parquet"
 SUMMARY_FILE = "mentions.json"
 LEXICON_FILE = "lexicon.pkl"
@@ -148,10 +149,11 @@ def build_lexicon(lists: list[PaperRefList], train: set[str], years: dict[str, i
         if p.paper in train:
             citing.update({r for r in resolved[p.paper].values() if r})
     ids = {r for rs in resolved.values() for r in rs.values() if r}
-    corpus = _corpus_rows(corpus_dir, {i for i in ids if not i.startswith("w-")})
+    corpus, pool_titled = _corpus_rows(corpus_dir, {i for i in ids if not i.startswith("w-")})
     info: dict[str, tuple[str, list[str], str]] = {}          # id -> (title, authors, kind)
     for pid, (title, authors) in corpus.items():
         info[pid] = (title, authors, "paper")
+    ids = ids | pool_titled
     for wid, w in works.works.items():
         if wid in ids:
             info[wid] = (w.get("title") or "", list(w.get("authors") or []), w.get("kind") or "paper")
@@ -168,8 +170,7 @@ def build_lexicon(lists: list[PaperRefList], train: set[str], years: dict[str, i
     if versions.is_file():
         t = pq.read_table(versions, columns=["paper_id", "version_id"])
         for a, b in zip(t.column(0).to_pylist(), t.column(1).to_pylist()):
-            if a in ids or b in ids:
-                fam.union(a, b)
+            fam.union(a, b)
     family = {i: fam.find(i) for i in ids if fam.find(i) != i}
 
     def cand(target: str, name: str, source: str, support: int) -> Candidate:
@@ -181,8 +182,8 @@ def build_lexicon(lists: list[PaperRefList], train: set[str], years: dict[str, i
     for n in mined:
         entries[n.key].append(cand(n.target, n.name, "mined", n.support))
     titled: dict[str, list[str]] = defaultdict(list)
-    for i, c in citing.items():
-        if c >= MIN_TITLE_CITING and i in info:
+    for i in sorted(pool_titled | {w for w, c in citing.items() if c >= MIN_TITLE_CITING}):
+        if i in info:
             short = title_short_name(info[i][0])
             k = name_key(short)
             form = info[i][0].split(":", 1)[0].strip()
@@ -201,17 +202,27 @@ def build_lexicon(lists: list[PaperRefList], train: set[str], years: dict[str, i
     return NameLexicon(dict(entries), family)
 
 
-def _corpus_rows(corpus_dir: Path, ids: set[str]) -> dict[str, tuple[str, list[str]]]:
+def _corpus_rows(corpus_dir: Path, ids: set[str]) -> tuple[dict[str, tuple[str, list[str]]], set[str]]:
+    """Title and authors of the corpus papers (and side records) in ``ids`` and of every corpus
+    paper whose title starts with a name written with a capital or a digit ("SqueezeLLM: ..."), and
+    the ids of the latter."""
     out: dict[str, tuple[str, list[str]]] = {}
+    titled: set[str] = set()
     for name in ("papers.parquet", "side_tracks.parquet"):
         path = corpus_dir / name
         if not path.is_file():
             continue
         t = pq.read_table(path, columns=["paper_id", "title", "authors"])
         for pid, title, authors in zip(*(t.column(c).to_pylist() for c in ("paper_id", "title", "authors"))):
-            if pid in ids:
+            named = name == "papers.parquet" and ":" in (title or "") and bool(title_short_name(title))
+            if named:
+                form = title.split(":", 1)[0]
+                named = any(ch.isupper() or ch.isdigit() for ch in form)
+            if pid in ids or named:
                 out[pid] = (title or "", list(authors or []))
-    return out
+            if named:
+                titled.add(pid)
+    return out, titled
 
 
 # ---------------------------------------------------------------------------------- the build
