@@ -143,6 +143,7 @@ def main() -> None:
                   "share_rows_cited_sentence": summary["share_cited_sentence"],
                   "share_rows_cited_paper": summary["share_cited_paper"], "checked": counts},
         "timing": {"table_build_s": round(build_s, 1), "table_cached": s.cached,
+                   "table_built_in_s": summary["elapsed_s"],
                    "statistics_and_features_s": round(stats_s, 1)},
         "link_probability": {
             "definition": "share of the train papers writing the form that cite a work it names (any version) "
