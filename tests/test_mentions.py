@@ -275,3 +275,17 @@ def test_scorer_gives_a_new_text_the_features_the_held_out_papers_were_scored_wi
     assert sorted(map(tuple, np.round(mine, 5))) == sorted(map(tuple, np.round(X[held], 5)))
     p = scorer.score(rows)
     assert p.shape == (len(rows),) and ((p >= 0) & (p <= 1)).all()
+
+
+def test_command_exit_codes(tmp_path):
+    from mustcite.cli.main import main
+
+    assert main(["--work", str(tmp_path / "w"), "works", "mentions", str(tmp_path / "nope")]) == 2
+    (tmp_path / "extract").mkdir()
+    # an extraction folder without a catalogue of cited works beside it: bad data, named
+    assert main(["--work", str(tmp_path / "w"), "works", "mentions", str(tmp_path / "extract"),
+                 "--corpus", str(tmp_path / "corpus")]) == 1
+    assert main(["--work", str(tmp_path / "w"), "works", "fit-mentions", str(tmp_path / "none.parquet")]) == 1
+    bad = tmp_path / "bad.parquet"
+    bad.write_text("not parquet")                                       # a generated bad input
+    assert main(["--work", str(tmp_path / "w"), "works", "fit-mentions", str(bad)]) == 1

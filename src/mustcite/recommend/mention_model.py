@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import DataMissingError
+from ..errors import DataMissingError, MustciteError
 from ..io import atomic_write_json, read_json
 
 #: the labels a model can learn
@@ -227,8 +227,12 @@ def train_mention_models(table: str | Path, out: str | Path, *, labels: tuple[st
         raise DataMissingError("no mention table", path=table, hint="run `mustcite works mentions` first")
     out.mkdir(parents=True, exist_ok=True)
     con = duckdb.connect()
-    con.execute("set threads to 2")
-    uses = paper_uses(con, table, split="train")
+    con.execute("set threads to 2").fetchall()
+    try:
+        uses = paper_uses(con, table, split="train")
+    except duckdb.Error as exc:
+        raise MustciteError(f"not a mention table: {str(exc).splitlines()[0]}", path=table,
+                            hint="rebuild it with `mustcite works mentions`") from None
     con.register("train_uses", uses)
     pq.write_table(form_stats(con, "train_uses"), out / FORMS_FILE)
     pq.write_table(target_stats(con, "train_uses"), out / FORM_TARGETS_FILE)
