@@ -168,6 +168,17 @@ def main() -> None:
             "fit_rows": model.card["fit_rows"], "fit_s": round(time.perf_counter() - t2, 1),
             "cite_share_alone": {**scores(y, lp, base), "reliability": reliability(y, lp)},
         }
+        if label == "cited_paper":
+            # per (held-out paper, work): the highest confidence of its rows against whether the paper
+            # cites the work at all, as the audit decides once per named work
+            pairs: dict[tuple[str, str], list[float]] = {}
+            for paper, target, pi, yi in zip(meta["paper"][held], meta["target"][held], p, y):
+                pairs.setdefault((paper, target), [0.0, yi])[0] = max(pairs.get((paper, target), [0.0])[0], pi)
+            pp = np.array([v[0] for v in pairs.values()])
+            py = np.array([v[1] for v in pairs.values()])
+            out["models"][label]["per_paper_and_work"] = {**scores(py, pp, float(py.mean())),
+                                                          "base_rate_note": "the held-out pairs' own share",
+                                                          "reliability": reliability(py, pp)}
         bins[f"{label}: held-out papers (Brier {model.card['held_out']['brier']:.3f}, "
              f"base rate {model.card['held_out']['brier_base_rate']:.3f})"] = model.card["held_out"]["reliability"]
     out["timing"]["peak_rss_mb"] = round(max(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
