@@ -63,3 +63,67 @@ def build_cmd(
                f"{n['works']:,} works (\"CIFAR-10 [23]\", \"HDTF [35]\")")
     typer.echo(f"written: {(out or ws.root / 'corpus')}/works.parquet, work_citations.parquet, names.parquet, "
                "works.json")
+
+
+@works_app.command("mentions")
+def mentions_cmd(
+    folder: Path = typer.Argument(None, help="a linked extraction folder (default: <work>/extract)"),
+    corpus: Path = typer.Option(None, "--corpus", help="the folder of the catalogue of cited works and the corpus "
+                                                       "(default: <work>/corpus)"),
+    out: Path = typer.Option(None, "--out", "-o", help="where the table goes (default: <work>/mentions)"),
+    split: Path = typer.Option(None, "--split", help="a split file of held-out papers (default: the seeded split "
+                                                     "of the papers' years)"),
+    workers: int = typer.Option(None, "--workers", "-w", min=1, help="worker processes (default: CPU count)"),
+    force: bool = typer.Option(False, "--force", help="rebuild even when the inputs are unchanged"),
+    engine: str = engine_option(),
+    address: str = address_option(),
+    as_json: bool = typer.Option(False, "--json", help="print the figures as JSON"),
+) -> None:
+    """Find every occurrence, in the full texts, of every name the train papers give a cited work,
+    with its form, place, neighbours and whether the paper cites the work there; write
+    mentions.parquet and mentions.json."""
+    from ..extract.works.mention_table import build_mention_table
+
+    eng = make_engine(engine, address, workers=workers)
+    ws = workspace()
+    folder = folder or ws.root / "extract"
+    if not folder.is_dir():
+        raise UsageError(f"{folder} is not a folder (an extraction folder of `mustcite extract --out`)")
+    out = out or ws.root / "mentions"
+    s = build_mention_table(folder, corpus or ws.root / "corpus", out, split_file=split, workers=workers,
+                            progress=not as_json, engine=eng, force=force)
+    if as_json:
+        typer.echo(json.dumps(s.to_dict(), indent=1))
+        return
+    typer.echo(f"{s.mentions:,} mentions ({s.rows:,} rows with their candidate works) of {s.surface_forms:,} forms "
+               f"in {s.papers_ok:,} of {s.papers:,} papers{' (up to date)' if s.cached else ''}; cited in the "
+               f"sentence: {s.share_cited_sentence:.1%}, anywhere: {s.share_cited_paper:.1%}")
+    typer.echo(f"written: {out}/mentions.parquet, mentions.json")
+
+
+@works_app.command("fit-mentions")
+def fit_mentions_cmd(
+    table: Path = typer.Argument(None, help="a mention table (default: <work>/mentions/mentions.parquet)"),
+    out: Path = typer.Option(None, "--out", "-o", help="the model folder (default: <work>/models/mentions)"),
+    seed: int = typer.Option(0, "--seed", help="the seed of the fit"),
+    as_json: bool = typer.Option(False, "--json", help="print the held-out scores as JSON"),
+) -> None:
+    """Count link probability and commonness over the train papers and fit the confidence that the
+    field cites a named work at the mention (and anywhere); score it on the held-out papers."""
+    from ..io import read_json
+    from ..recommend.mention_model import train_mention_models
+
+    ws = workspace()
+    table = table or ws.root / "mentions" / "mentions.parquet"
+    out = out or ws.root / "models" / "mentions"
+    summary = read_json(table.parent / "mentions.json", missing_ok=True) or {}
+    models = train_mention_models(table, out, seed=seed,
+                                  inputs={"table": str(table), "inputs_key": summary.get("inputs_key")})
+    held = {label: m.card["held_out"] for label, m in models.items()}
+    if as_json:
+        typer.echo(json.dumps(held, indent=1))
+        return
+    for label, h in held.items():
+        typer.echo(f"{label}: held-out Brier {h['brier']:.4f} (base rate {h['brier_base_rate']:.4f}), "
+                   f"AUC {h['auc']}, {h['rows']:,} rows")
+    typer.echo(f"written: {out}/")

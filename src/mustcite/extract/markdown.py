@@ -43,6 +43,9 @@ class Paragraph:
     section: str
     text: str
     after_references: bool = False   # below the (first) reference list
+    #: ``text`` for body prose; for the lines :func:`parse_document` keeps apart with ``keep_skipped``:
+    #: ``table``, ``caption``, ``math``, ``footnote``, ``checklist`` or ``front`` (the author block)
+    kind: str = "text"
 
 
 @dataclass
@@ -59,6 +62,9 @@ class Document:
     failed_page_lines: list[int] = field(default_factory=list)
     #: first and last non-blank line of the (first) reference list; (-1, -1) when there is none
     references_span: tuple[int, int] = (-1, -1)
+    #: the lines left out of ``paragraphs`` (tables, captions, display math, footnotes, the checklist,
+    #: the author block), each with its kind; filled only by ``parse_document(text, keep_skipped=True)``
+    skipped: list[Paragraph] = field(default_factory=list)
 
     @property
     def failed_pages(self) -> int:
@@ -78,9 +84,26 @@ class Document:
                    for f in self.failed_page_lines)
 
 
-def parse_document(text: str) -> Document:
-    """Split Nougat Markdown into title, abstract, labelled body paragraphs and reference lines."""
+def _skip_kind(line: str) -> str:
+    """What a line left out of the body is: ``table``, ``caption``, ``math`` or ``footnote``."""
+    if line.startswith(("|", "\\begin", "\\end")) or (line.count("&") >= 2 and "\\\\" in line):
+        return "table"
+    if line.startswith(("\\[", "$$")):
+        return "math"
+    if line.startswith(("Footnote", "\\(")):
+        return "footnote"
+    return "caption"
+
+
+def parse_document(text: str, *, keep_skipped: bool = False) -> Document:
+    """Split Nougat Markdown into title, abstract, labelled body paragraphs and reference lines
+    (``keep_skipped``: also keep the lines left out of the body in ``Document.skipped``)."""
     doc = Document()
+
+    def skip(section: str, line: str, kind: str) -> None:
+        if keep_skipped:
+            doc.skipped.append(Paragraph(section, line, after_refs, kind))
+
     lines = text.split("\n")
     label = ""                     # "" = front matter (title, authors) until abstract/first section
     after_refs = False
@@ -94,6 +117,7 @@ def parse_document(text: str) -> Document:
             continue
         pos += 1
         if line.count("&") >= 2 and "\\\\" in line:
+            skip(label, line, "table")
             continue                 # a table row
         if line.startswith("[MISSING_PAGE"):
             doc.missing_pages += 1
@@ -135,10 +159,12 @@ def parse_document(text: str) -> Document:
                 doc.references_span = (doc.references_span[0], pos)
                 continue
             if _SKIP_LINE.match(line):
+                skip(label, line, _skip_kind(line))
                 continue
             in_refs = False          # prose after the list without a heading: appendix material
             label = APPENDIX
         if _SKIP_LINE.match(line) or label == CHECKLIST:
+            skip(label, line, "checklist" if label == CHECKLIST else _skip_kind(line))
             continue                # captions, tables, math, footnotes; the paper checklist
         if label == "":
             if not doc.title and not line.startswith("*"):
@@ -153,6 +179,7 @@ def parse_document(text: str) -> Document:
             elif len(line) >= 400 and line.count(". ") >= 2:
                 label = ABSTRACT    # prose before any heading: an abstract Nougat left unmarked
             else:
+                skip(label, line, "front")
                 continue            # author block
         if not after_refs and (plain := _plain_heading(line)) is not None:
             new = _plain_heading_label(plain, label, numbered, li)

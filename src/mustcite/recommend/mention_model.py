@@ -1,0 +1,320 @@
+"""A learned confidence for names: does the field cite the work a name stands for, at this mention?
+
+Learned from the mention table (:mod:`mustcite.extract.works.mention_table`): every occurrence, in
+the NeurIPS full texts, of a name citing papers give a work, labelled by whether the paper cites the
+work (or a version of it) in the sentence that writes the name (``cited_sentence``; the variant
+``cited_paper``: anywhere in its reference list).
+
+The features (:data:`FEATURES`) are what a draft shows whether or not it cites the work: the
+name's form (all capitals, inner capitals, digits, a version or size after it, part of a hyphenated
+word, possessive, spelled out in the sentence as "true positive rate (TPR)", in math), where it
+stands (section, table, caption, checklist, author block), its neighbours (other names in the
+sentence, a head noun such as "dataset" after it, "et al." after it), whether a citation marker
+right at it or in its clause cites *another* work, what the name stands for (a corpus paper or a
+dataset/software work, a name from citing papers or from a title, how many works share it, whether
+it is an author's surname), how often the paper writes it, and the name's link probability, cite
+share and commonness counted over the train papers out of fold
+(:func:`~mustcite.extract.works.linkprob.out_of_fold_stats`). Whether a marker cites the work itself
+is the label, never a feature.
+
+:func:`fit_mention_model` fits scikit-learn's ``HistGradientBoostingClassifier`` on the train papers'
+rows only and scores the held-out papers (Brier score against the base rate's, ROC AUC, a
+reliability table of 10 bins); :class:`MentionModel` is what the audit loads (``model.joblib`` and
+``card.json`` in one folder).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..errors import DataMissingError, MustciteError
+from ..io import atomic_write_json, read_json
+
+#: the labels a model can learn
+LABELS = ("cited_sentence", "cited_paper")
+SECTION_CLASSES = ("title", "abstract", "intro", "related", "method", "experiments", "conclusion", "impact",
+                   "appendix", "back_matter", "checklist", "front", "other")
+UNITS = ("text", "title", "table", "caption", "footnote", "checklist", "front")
+TARGET_KINDS = ("paper", "dataset", "software", "book", "web page")
+_FLAGS = ("all_caps", "has_digit", "inner_caps", "capitalised", "lower", "possessive", "hyphen_part",
+          "version_suffix", "size_suffix", "in_parens", "spelled_out", "in_math", "sentence_start", "next_head",
+          "next_et_al", "in_front_matter", "author_surname", "other_adjacent", "other_clause",
+          "adjacent_title_has_name")
+_COUNTS = ("words", "names_in_sentence", "names_close", "candidates")
+_STATS = ("link_probability", "link_probability_sentence", "linked_share", "cite_share", "cite_share_sentence",
+          "commonness")
+FEATURES = (*_FLAGS, *_COUNTS, "from_title", "prev_our", "log_form_papers", "log_uses_in_paper",
+            "sections_in_paper", *_STATS,
+            *(f"section_{c}" for c in SECTION_CLASSES), *(f"unit_{u}" for u in UNITS),
+            *(f"kind_{k.replace(' ', '_')}" for k in TARGET_KINDS))
+MODEL_FILE = "model.joblib"
+CARD_FILE = "card.json"
+#: rows of train papers the model is fit on at most (a seeded sample of whole papers beyond it)
+MAX_FIT_ROWS = 500_000
+
+
+def feature_rows(con, table: str | Path, stats: str) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """The feature matrix (columns :data:`FEATURES`) of every row of a mention table joined with its
+    out-of-fold statistics (``stats``: the name of a table of
+    :func:`~mustcite.extract.works.linkprob.out_of_fold_stats` rows), with the columns that are no
+    features (paper, split, key, target, labels) alongside."""
+    sect = ", ".join(f"(m.section_class = '{c}')::float as section_{c}" for c in SECTION_CLASSES)
+    unit = ", ".join(f"(m.unit = '{u}')::float as unit_{u}" for u in UNITS)
+    kind = ", ".join(f"(m.target_kind = '{k}')::float as kind_{k.replace(' ', '_')}" for k in TARGET_KINDS)
+    flags = ", ".join(f"m.{f}::float as {f}" for f in _FLAGS)
+    counts = ", ".join(f"m.{c}::float as {c}" for c in _COUNTS)
+    stat_cols = ", ".join(f"coalesce(s.{c}, 0)::float as {c}" for c in _STATS)
+    from ..extract.works.linkprob import arrow_table
+
+    rel = arrow_table(con, f"""
+        with m as (select *, count(*) over (partition by paper, key, target) as uses,
+                          count(distinct section) over (partition by paper, key, target) as sections
+                   from read_parquet('{table}'))
+        select m.paper, m.split, m.key, m.target, m.year, m.cited_sentence, m.cited_paper, m.cited_adjacent,
+               m.unit, m.section_class, m.surface,
+               {flags}, {counts}, (m.name_source = 'title')::float as from_title,
+               (lower(m.prev_word) in ('our', 'we', 'ours'))::float as prev_our,
+               ln(1 + coalesce(s.form_papers, 0))::float as log_form_papers, ln(m.uses)::float as log_uses_in_paper,
+               m.sections::float as sections_in_paper, {stat_cols}, {sect}, {unit}, {kind}
+        from m left join {stats} s on s.paper = m.paper and s.key = m.key and s.target = m.target
+        order by m.paper, m.key, m.target""")
+    X = np.column_stack([rel.column(f).to_numpy(zero_copy_only=False) for f in FEATURES]).astype(np.float32)
+    meta = {c: rel.column(c).to_numpy(zero_copy_only=False)
+            for c in ("paper", "split", "key", "target", "year", "cited_sentence", "cited_paper", "cited_adjacent",
+                      "unit", "section_class", "surface")}
+    return X, meta
+
+
+def reliability(y: np.ndarray, p: np.ndarray, bins: int = 10) -> list[dict[str, Any]]:
+    """Equal-width bins of the predicted probability: rows, mean prediction, observed share."""
+    edges = np.linspace(0, 1, bins + 1)
+    idx = np.clip(np.digitize(p, edges[1:-1]), 0, bins - 1)
+    out = []
+    for b in range(bins):
+        sel = idx == b
+        n = int(sel.sum())
+        out.append({"bin": f"{edges[b]:.1f}-{edges[b + 1]:.1f}", "rows": n,
+                    "mean_predicted": round(float(p[sel].mean()), 4) if n else None,
+                    "observed": round(float(y[sel].mean()), 4) if n else None})
+    return out
+
+
+def scores(y: np.ndarray, p: np.ndarray, base: float) -> dict[str, Any]:
+    """Brier score, the Brier score of the constant ``base`` (the train base rate), ROC AUC, log loss."""
+    from sklearn.metrics import log_loss, roc_auc_score
+
+    return {"rows": int(len(y)), "positives": int(y.sum()), "share_positive": round(float(y.mean()), 4),
+            "brier": round(float(np.mean((p - y) ** 2)), 4),
+            "brier_base_rate": round(float(np.mean((base - y) ** 2)), 4),
+            "auc": round(float(roc_auc_score(y, p)), 4) if 0 < y.sum() < len(y) else None,
+            "log_loss": round(float(log_loss(y, np.clip(p, 1e-6, 1 - 1e-6), labels=[0, 1])), 4)}
+
+
+@dataclass
+class MentionModel:
+    """A fitted model with its card (features, label, what it was fit on, held-out scores)."""
+
+    model: Any
+    card: dict[str, Any]
+
+    def predict(self, X: np.ndarray) -> np.ndarray:
+        """P(the label) per row of a feature matrix of :data:`FEATURES`."""
+        if X.shape[1] != len(self.card["features"]):
+            raise ValueError(f"{X.shape[1]} features given, the model takes {len(self.card['features'])}")
+        return self.model.predict_proba(X)[:, 1]
+
+    def save(self, folder: str | Path) -> None:
+        import joblib
+
+        folder = Path(folder)
+        folder.mkdir(parents=True, exist_ok=True)
+        joblib.dump(self.model, folder / MODEL_FILE)
+        atomic_write_json(folder / CARD_FILE, self.card)
+
+    @classmethod
+    def load(cls, folder: str | Path) -> MentionModel:
+        import joblib
+
+        folder = Path(folder)
+        if not (folder / MODEL_FILE).is_file() or not (folder / CARD_FILE).is_file():
+            raise DataMissingError("no mention model", path=folder / MODEL_FILE,
+                                   hint="run `mustcite works fit-mentions` first")
+        card = read_json(folder / CARD_FILE)
+        if list(card.get("features") or []) != list(FEATURES):
+            raise DataMissingError("the mention model was fit on other features", path=folder / CARD_FILE,
+                                   hint="refit it with `mustcite works fit-mentions`")
+        return cls(joblib.load(folder / MODEL_FILE), card)
+
+
+def _fit_rows(papers: np.ndarray, train: np.ndarray, seed: int, max_rows: int) -> np.ndarray:
+    """The train rows to fit on: all, or whole papers drawn with ``seed`` up to ``max_rows`` rows."""
+    idx = np.flatnonzero(train)
+    if len(idx) <= max_rows:
+        return idx
+    rng = np.random.default_rng(seed)
+    ids = np.unique(papers[idx])
+    rng.shuffle(ids)
+    counts = dict(zip(*np.unique(papers[idx], return_counts=True)))
+    keep, total = set(), 0
+    for p in ids:
+        if total + counts[p] > max_rows:
+            continue
+        keep.add(p)
+        total += counts[p]
+    return idx[np.isin(papers[idx], list(keep))]
+
+
+def fit_mention_model(X: np.ndarray, meta: dict[str, np.ndarray], *, label: str = "cited_sentence", seed: int = 0,
+                      max_rows: int = MAX_FIT_ROWS, inputs: dict[str, Any] | None = None,
+                      ) -> tuple[MentionModel, np.ndarray]:
+    """Fit on the train papers' rows, score the held-out papers'; the model and the held-out
+    predictions (aligned with the held-out rows, in table order)."""
+    from sklearn.ensemble import HistGradientBoostingClassifier
+
+    if label not in LABELS:
+        raise ValueError(f"unknown label {label!r}; expected one of {LABELS}")
+    t0 = time.perf_counter()
+    y = meta[label].astype(np.int8)
+    train = meta["split"] == "train"
+    held = meta["split"] == "held_out"
+    if not train.any() or not held.any():
+        raise DataMissingError("the mention table needs train and held-out papers")
+    rows = _fit_rows(meta["paper"], train, seed, max_rows)
+    few = int(min(y[rows].sum(), len(rows) - y[rows].sum())) < 20      # too few of a class to stop early on
+    model = HistGradientBoostingClassifier(max_iter=200, learning_rate=0.1, max_leaf_nodes=31,
+                                           min_samples_leaf=100, l2_regularization=1.0, early_stopping=not few,
+                                           validation_fraction=0.1, n_iter_no_change=20, random_state=seed)
+    model.fit(X[rows], y[rows])
+    base = float(y[train].mean())
+    p_held = model.predict_proba(X[held])[:, 1]
+    p_train = model.predict_proba(X[rows])[:, 1]
+    y_held = y[held].astype(float)
+    card = {
+        "label": label, "features": list(FEATURES), "model": "HistGradientBoostingClassifier",
+        "params": {k: v for k, v in model.get_params().items() if isinstance(v, (int, float, str, bool, type(None)))},
+        "iterations": int(model.n_iter_), "seed": seed, "train_base_rate": round(base, 4),
+        "train_papers": int(len(np.unique(meta["paper"][train]))), "fit_rows": int(len(rows)),
+        "held_out_papers": int(len(np.unique(meta["paper"][held]))),
+        "train_fit": scores(y[rows].astype(float), p_train, base),
+        "held_out": {**scores(y_held, p_held, base), "reliability": reliability(y_held, p_held)},
+        "inputs": inputs or {}, "fit_s": round(time.perf_counter() - t0, 1),
+    }
+    return MentionModel(model, card), p_held
+
+
+FORMS_FILE = "forms.parquet"
+FORM_TARGETS_FILE = "form_targets.parquet"
+
+
+def train_mention_models(table: str | Path, out: str | Path, *, labels: tuple[str, ...] = LABELS, seed: int = 0,
+                         max_rows: int = MAX_FIT_ROWS, inputs: dict[str, Any] | None = None,
+                         ) -> dict[str, MentionModel]:
+    """From a mention table: the link probability and commonness of every form over all train
+    papers (``out/forms.parquet``, ``out/form_targets.parquet``), and one model per label, fit on the
+    train papers with out-of-fold statistics and scored on the held-out papers (``out/<label>/``)."""
+    import duckdb
+    import pyarrow.parquet as pq
+
+    from ..extract.works.linkprob import form_stats, out_of_fold_stats, paper_uses, target_stats
+
+    table, out = Path(table), Path(out)
+    if not table.is_file():
+        raise DataMissingError("no mention table", path=table, hint="run `mustcite works mentions` first")
+    out.mkdir(parents=True, exist_ok=True)
+    con = duckdb.connect()
+    con.execute("set threads to 2").fetchall()
+    try:
+        uses = paper_uses(con, table, split="train")
+    except duckdb.Error as exc:
+        raise MustciteError(f"not a mention table: {str(exc).splitlines()[0]}", path=table,
+                            hint="rebuild it with `mustcite works mentions`") from None
+    con.register("train_uses", uses)
+    pq.write_table(form_stats(con, "train_uses"), out / FORMS_FILE)
+    pq.write_table(target_stats(con, "train_uses"), out / FORM_TARGETS_FILE)
+    stats = out_of_fold_stats(con, table)
+    con.register("oof_stats", stats)
+    X, meta = feature_rows(con, table, "oof_stats")
+    con.close()
+    models = {}
+    for label in labels:
+        model, _ = fit_mention_model(X, meta, label=label, seed=seed, max_rows=max_rows, inputs=inputs)
+        model.save(out / label)
+        models[label] = model
+    return models
+
+
+class MentionScorer:
+    """The confidence of new mentions (a draft's), from a model folder of :func:`train_mention_models`:
+    rows shaped like the mention table's (:func:`~mustcite.extract.works.occurrences.paper_occurrences`
+    of the draft) get the features the model was fit on, the statistics being those of all train
+    papers (smoothed as the held-out papers' were)."""
+
+    def __init__(self, folder: str | Path, label: str = "cited_sentence"):
+        import pyarrow.parquet as pq
+
+        from ..extract.works.linkprob import PRIOR_PAPERS
+
+        folder = Path(folder)
+        self.model = MentionModel.load(folder / label)
+        for name in (FORMS_FILE, FORM_TARGETS_FILE):
+            if not (folder / name).is_file():
+                raise DataMissingError("no link probabilities beside the mention model", path=folder / name,
+                                       hint="run `mustcite works fit-mentions` first")
+        forms = pq.read_table(folder / FORMS_FILE).to_pylist()
+        targets = pq.read_table(folder / FORM_TARGETS_FILE).to_pylist()
+        self.forms = {f["key"]: f for f in forms}
+        self.targets = {(t["key"], t["target"]): t for t in targets}
+        n = sum(f["papers"] for f in forms) or 1
+        self.prior = {"cp": sum(f["cited_papers"] for f in forms) / n,
+                      "cs": sum(f["cited_sentence_papers"] for f in forms) / n,
+                      "ln": sum(f["linked_papers"] for f in forms) / n}
+        linked = sum(f["linked_papers"] for f in forms)
+        self.prior["com"] = sum(t["linked_to_target"] for t in targets) / linked if linked else 0.0
+        self.strength = PRIOR_PAPERS
+
+    def stats(self, key: str, target: str) -> dict[str, float]:
+        """The link probability, cite shares and commonness of a (form, work), smoothed."""
+        f = self.forms.get(key) or {"papers": 0, "cited_papers": 0, "cited_sentence_papers": 0, "linked_papers": 0}
+        t = self.targets.get((key, target)) or {"cited_papers": 0, "cited_sentence_papers": 0, "linked_to_target": 0}
+        a, p, n = self.strength, self.prior, f["papers"]
+        return {"form_papers": n,
+                "link_probability": (f["cited_papers"] + a * p["cp"]) / (n + a),
+                "link_probability_sentence": (f["cited_sentence_papers"] + a * p["cs"]) / (n + a),
+                "linked_share": (f["linked_papers"] + a * p["ln"]) / (n + a),
+                "cite_share": (t["cited_papers"] + a * p["cp"]) / (n + a),
+                "cite_share_sentence": (t["cited_sentence_papers"] + a * p["cs"]) / (n + a),
+                "commonness": (t["linked_to_target"] + a * p["com"]) / (f["linked_papers"] + a)}
+
+    def features(self, rows: list[dict[str, Any]]) -> np.ndarray:
+        """The feature matrix (:data:`FEATURES`) of mention rows of one text."""
+        from collections import Counter, defaultdict
+
+        uses = Counter((r["key"], r["target"]) for r in rows)
+        sections: dict[tuple[str, str], set[str]] = defaultdict(set)
+        for r in rows:
+            sections[(r["key"], r["target"])].add(r["section"])
+        out = np.zeros((len(rows), len(FEATURES)), dtype=np.float32)
+        col = {f: i for i, f in enumerate(FEATURES)}
+        for i, r in enumerate(rows):
+            k = (r["key"], r["target"])
+            st = self.stats(*k)
+            vals = {**{f: float(bool(r[f])) for f in _FLAGS}, **{c: float(r[c]) for c in _COUNTS},
+                    "from_title": float(r["name_source"] == "title"),
+                    "prev_our": float(str(r["prev_word"]).lower() in ("our", "we", "ours")),
+                    "log_form_papers": float(np.log1p(st["form_papers"])), "log_uses_in_paper": float(np.log(uses[k])),
+                    "sections_in_paper": float(len(sections[k])), **{s: float(st[s]) for s in _STATS},
+                    f"section_{r['section_class']}": 1.0, f"unit_{r['unit']}": 1.0,
+                    f"kind_{str(r['target_kind']).replace(' ', '_')}": 1.0}
+            for f, v in vals.items():
+                if f in col:
+                    out[i, col[f]] = v
+        return out
+
+    def score(self, rows: list[dict[str, Any]]) -> np.ndarray:
+        """P(the field cites the work at this mention) per row."""
+        return self.model.predict(self.features(rows)) if rows else np.zeros(0)
