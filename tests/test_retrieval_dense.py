@@ -62,3 +62,12 @@ def test_cache_dedups_and_keeps_order(tmp_path):
     assert cache.encoded_last == 1 and v2[:, 0].tolist() == [3, 4]
     reopened = EmbeddingCache(tmp_path, "fake-000000000000")
     assert len(reopened) == 4 and "a" in reopened and text_key("a") in reopened._index
+
+
+def test_opening_a_cache_maps_no_shard_until_a_vector_is_read(tmp_path):
+    cache = EmbeddingCache(tmp_path, "fake-000000000000")
+    cache.embed(["a", "bb"], lambda b: np.array([[len(t), 1.0] for t in b], dtype=np.float32), progress=False)
+    reopened = EmbeddingCache(tmp_path, "fake-000000000000")
+    assert reopened._arrays == {}                   # its keys were read, no shard stays mapped
+    assert reopened.get([text_key("bb")])[:, 0].tolist() == [2.0]
+    assert list(reopened._arrays) == [0]            # mapped when a vector is read

@@ -105,7 +105,10 @@ class EmbeddingCache:
         self._index.clear()
         self._arrays.clear()
         for s in self._shards():
-            keys = self._array(s)["key"]
+            # the keys are copied out of a mapping dropped right after: reading them touches every
+            # page of the shard (keys and vectors are interleaved), which would otherwise stay resident
+            # (about 15 MB a shard) for a process that needs a few of its vectors, or none
+            keys = np.array(np.load(self.dir / f"shard-{s:05d}.npy", mmap_mode="r")["key"])
             for row, k in enumerate(keys):
                 self._index.setdefault(k.tobytes().hex(), (s, row))
 
