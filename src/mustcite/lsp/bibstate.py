@@ -1,0 +1,153 @@
+"""One ``.bib`` document's entries kept across edits: an edit re-reads and re-checks only the
+entries whose text it changed.
+
+The text is cut into blocks (:func:`.documents.bib_blocks`, pieces read before are not read again).
+Each entry is read alone (:func:`mustcite.refcheck.entries.entries_from_bib` on its own text, after
+the ``@string`` definitions before it and its ``crossref`` parents, so it reads as in the whole
+file) and kept under that text: an entry whose text, strings and parents are unchanged keeps what
+it was read as, its check and its diagnostics (relative to its ``@``); only their places in the
+document are computed again, in one pass (:class:`.documents.Lines` is built once per text).
+What a text no longer holds is dropped at each update, so the memory kept is that of the
+document's current entries.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from lsprotocol import types
+
+from ..errors import MustciteError
+from . import diagnostics as diag
+from .documents import BibBlock, Pieces, field_of, lines_of
+
+#: a crossref field anywhere in an entry's text (then its parents are read with it)
+_CROSSREF = re.compile(r"crossref\s*=", re.I)
+#: crossref parents followed at most (as the reader does)
+MAX_PARENTS = 4
+
+
+@dataclass
+class _Read:
+    entry: Any                    # the Entry read (None: the text holds none)
+    check: Any = None             # its RefCheck, once checked
+    specs: list | None = None     # its diagnostics relative to its "@", once checked
+
+
+@dataclass
+class BibState:
+    """What is known of one ``.bib`` document. :meth:`update` gives the diagnostics of a text."""
+
+    name: str                                         # the file's name, for each entry's source
+    max_entry_chars: int
+    pieces: Pieces = field(default_factory=lambda: Pieces())
+    reads: dict[tuple[str, str], _Read] = field(default_factory=dict)
+    #: the checks by key, in file order (the first entry of a key, as BibTeX uses it)
+    by_key: dict[str, Any] = field(default_factory=dict)
+    #: entries read and checked at the last update (for tests and benchmarks)
+    last_read: int = 0
+    last_checked: int = 0
+
+    def update(self, text: str, check_entries: Callable[[list], list]) -> list[types.Diagnostic]:
+        """The diagnostics of ``text`` (the document now); ``check_entries(entries)`` checks the
+        entries not checked before."""
+        from ..refcheck.check import unreadable_check
+        from ..refcheck.entries import MAX_ENTRIES
+        from ..refcheck.results import RefCheck
+
+        blocks = self.pieces.blocks(text)
+        lines = lines_of(text)
+        entries = [b for b in blocks if b.entry]
+        if len(entries) > MAX_ENTRIES:
+            over = entries[MAX_ENTRIES]
+            self.reads, self.by_key = {}, {}
+            return [types.Diagnostic(
+                range=lines.range(over.start, over.start + 1), severity=types.DiagnosticSeverity.Error,
+                source=diag.SOURCE, code="unreadable",
+                message=f"more than {MAX_ENTRIES:,} entries (the cap of one file): not checked; split the bibliography")]
+        strings, context = [], ""
+        by_lower: dict[str, BibBlock] = {}
+        for b in entries:
+            by_lower.setdefault(b.key.lower(), b)
+        reads: dict[tuple[str, str], _Read] = {}
+        placed: list[tuple[BibBlock, tuple[str, str]]] = []
+        registered: set[str] = set()
+        fresh = 0
+        for b in blocks:
+            raw = text[b.start:b.end]
+            if b.kind.startswith("string"):
+                strings.append(raw)
+                context = "\n".join(strings)          # the strings every later entry reads with
+                continue
+            if not b.entry:
+                continue
+            parents = self._parents(text, b, by_lower) if _CROSSREF.search(raw) else []
+            key = (raw, "\n".join([context, *parents]) if parents else context)
+            got = reads.get(key) or self.reads.get(key)
+            if got is None:
+                fresh += 1
+                got = _Read(self._read(raw, key[1], len(parents)))
+                if got.entry is None and len(raw) > self.max_entry_chars:
+                    got.check = RefCheck(b.key, "unverifiable", why=f"the entry is {len(raw):,} characters long, "
+                                         f"over the {self.max_entry_chars:,} the editor checks; "
+                                         "run mustcite check-refs")
+            reads[key] = got
+            e = got.entry
+            # a later entry of a key already read is not used (bibtexparser keeps the first)
+            if e is not None and not e.unreadable.startswith("malformed"):
+                if e.key in registered:
+                    continue
+                registered.add(e.key)
+            placed.append((b, key))
+        todo = [(k, r) for k, r in reads.items() if r.check is None and r.entry is not None and not r.entry.unreadable]
+        if todo:
+            for (_, r), c in zip(todo, check_entries([r.entry for _, r in todo])):
+                r.check = c
+        out: list[types.Diagnostic] = []
+        by_key: dict[str, Any] = {}
+        for b, key in placed:
+            r = reads[key]
+            if r.check is None:
+                if r.entry is None:
+                    continue
+                r.check = unreadable_check(r.entry)
+            if r.specs is None:
+                r.specs = diag.entry_specs(key[0], BibBlock(0, b.end - b.start, b.kind, b.key, b.closed), r.check)
+            r.check.source = f"{self.name}:{lines.position(b.start).line + 1}"   # where the entry is now
+            by_key.setdefault(r.check.key, r.check)
+            out.extend(diag.placed(r.specs, b.start, lines))
+        self.reads, self.by_key = reads, by_key
+        self.last_read, self.last_checked = fresh, len(todo)
+        return out
+
+    def _read(self, raw: str, context: str, parents: int) -> Any:
+        """The entry the block text ``raw`` reads as, after ``context`` (the strings and the
+        ``parents`` crossref parents before it); None for a text over the editor's cap (not read)
+        or holding no entry."""
+        from ..refcheck.entries import entries_from_bib
+
+        if len(raw) > self.max_entry_chars:
+            return None
+        try:
+            got, _ = entries_from_bib(context + "\n" + raw if context else raw, self.name)
+        except MustciteError:
+            return None
+        return got[-1] if len(got) > parents else None
+
+    def _parents(self, text: str, block: BibBlock, by_lower: dict[str, BibBlock]) -> list[str]:
+        """The texts of the ``crossref`` parents of ``block``, :data:`MAX_PARENTS` up, nearest last."""
+        out: list[str] = []
+        seen = {block.key.lower()}
+        b = block
+        for _ in range(MAX_PARENTS):
+            f = field_of(text, b, "crossref")
+            ref = text[f.start:f.end].strip().lower() if f is not None else ""
+            if not ref or ref in seen or ref not in by_lower:
+                break
+            seen.add(ref)
+            b = by_lower[ref]
+            out.insert(0, text[b.start:b.end])
+        return out
