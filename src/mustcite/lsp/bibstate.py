@@ -34,7 +34,9 @@ MAX_PARENTS = 4
 class _Read:
     entry: Any                    # the Entry read (None: the text holds none)
     check: Any = None             # its RefCheck, once checked
-    specs: list | None = None     # its diagnostics relative to its "@", once checked
+    specs: list | None = None     # its diagnostics relative to its "@", once checked (diagnostics.relative)
+    at: tuple[int, int] | None = None        # the line and column its diagnostics were last placed at
+    diagnostics: list | None = None          # those diagnostics (the same objects while it stays there)
 
 
 @dataclass
@@ -44,7 +46,9 @@ class BibState:
     name: str                                         # the file's name, for each entry's source
     max_entry_chars: int
     pieces: Pieces = field(default_factory=lambda: Pieces())
-    reads: dict[tuple[str, str], _Read] = field(default_factory=dict)
+    reads: dict[tuple[str, int, str], _Read] = field(default_factory=dict)
+    string_defs: dict[str, tuple[str, str] | None] = field(default_factory=dict)
+    xrefs: dict[str, bool] = field(default_factory=dict)       # entry text -> whether it has a crossref
     #: the checks by key, in file order (the first entry of a key, as BibTeX uses it)
     by_key: dict[str, Any] = field(default_factory=dict)
     #: entries read and checked at the last update (for tests and benchmarks)
@@ -67,29 +71,38 @@ class BibState:
             return [types.Diagnostic(
                 range=lines.range(over.start, over.start + 1), severity=types.DiagnosticSeverity.Error,
                 source=diag.SOURCE, code="unreadable",
-                message=f"more than {MAX_ENTRIES:,} entries (the cap of one file): not checked; split the bibliography")]
-        strings, context = [], ""
+                message=f"more than {MAX_ENTRIES:,} entries (the cap of one file): not checked; "
+                        "split the bibliography")]
+        context, defs = 0, {}                    # the strings before an entry: a digest of their texts, their values
+        string_defs: dict[str, tuple[str, str] | None] = {}
         by_lower: dict[str, BibBlock] = {}
         for b in entries:
             by_lower.setdefault(b.key.lower(), b)
-        reads: dict[tuple[str, str], _Read] = {}
+        reads: dict[tuple[str, int, str], _Read] = {}
+        xrefs: dict[str, bool] = {}
         placed: list[tuple[BibBlock, tuple[str, str]]] = []
         registered: set[str] = set()
         fresh = 0
         for b in blocks:
             raw = text[b.start:b.end]
             if b.kind.startswith("string"):
-                strings.append(raw)
-                context = "\n".join(strings)          # the strings every later entry reads with
+                got = string_defs[raw] = string_defs.get(raw) or self.string_defs.get(raw) or _string(raw)
+                context = hash((context, raw))
+                if got is not None:
+                    defs = {**defs, got[0]: got[1]}   # a name defined again holds its new value after it
                 continue
             if not b.entry:
                 continue
-            parents = self._parents(text, b, by_lower) if _CROSSREF.search(raw) else []
-            key = (raw, "\n".join([context, *parents]) if parents else context)
+            xref = self.xrefs.get(raw)
+            if xref is None:
+                xref = _CROSSREF.search(raw) is not None
+            xrefs[raw] = xref
+            parents = self._parents(text, b, by_lower) if xref else []
+            key = (raw, context, "\n".join(parents))
             got = reads.get(key) or self.reads.get(key)
             if got is None:
                 fresh += 1
-                got = _Read(self._read(raw, key[1], len(parents)))
+                got = _Read(self._read(raw, key[2], len(parents), defs))
                 if got.entry is None and len(raw) > self.max_entry_chars:
                     got.check = RefCheck(b.key, "unverifiable", why=f"the entry is {len(raw):,} characters long, "
                                          f"over the {self.max_entry_chars:,} the editor checks; "
@@ -115,24 +128,30 @@ class BibState:
                     continue
                 r.check = unreadable_check(r.entry)
             if r.specs is None:
-                r.specs = diag.entry_specs(key[0], BibBlock(0, b.end - b.start, b.kind, b.key, b.closed), r.check)
-            r.check.source = f"{self.name}:{lines.position(b.start).line + 1}"   # where the entry is now
+                rel = BibBlock(0, b.end - b.start, b.kind, b.key, b.closed)
+                r.specs = diag.relative(diag.entry_specs(key[0], rel, r.check), key[0])
+            at = lines.line_column(b.start)
+            if r.at != at:                                       # the entry moved (or is new)
+                r.at, r.diagnostics = at, diag.placed_at(r.specs, *at)
+                r.check.source = f"{self.name}:{at[0] + 1}"
+                if r.entry is not None:
+                    r.entry.source = r.check.source
             by_key.setdefault(r.check.key, r.check)
-            out.extend(diag.placed(r.specs, b.start, lines))
-        self.reads, self.by_key = reads, by_key
+            out.extend(r.diagnostics)
+        self.reads, self.by_key, self.string_defs, self.xrefs = reads, by_key, string_defs, xrefs
         self.last_read, self.last_checked = fresh, len(todo)
         return out
 
-    def _read(self, raw: str, context: str, parents: int) -> Any:
-        """The entry the block text ``raw`` reads as, after ``context`` (the strings and the
-        ``parents`` crossref parents before it); None for a text over the editor's cap (not read)
-        or holding no entry."""
+    def _read(self, raw: str, context: str, parents: int, strings: dict[str, str]) -> Any:
+        """The entry the block text ``raw`` reads as, after ``context`` (the texts of its
+        ``parents`` crossref parents) and with the ``@string`` values ``strings``; None for a
+        text over the editor's cap (not read) or holding no entry."""
         from ..refcheck.entries import entries_from_bib
 
         if len(raw) > self.max_entry_chars:
             return None
         try:
-            got, _ = entries_from_bib(context + "\n" + raw if context else raw, self.name)
+            got, _ = entries_from_bib(context + "\n" + raw if context else raw, self.name, strings)
         except MustciteError:
             return None
         return got[-1] if len(got) > parents else None
@@ -151,3 +170,16 @@ class BibState:
             b = by_lower[ref]
             out.insert(0, text[b.start:b.end])
         return out
+
+
+def _string(raw: str) -> tuple[str, str] | None:
+    """(lower-case name, value as written) of the ``@string`` block ``raw``; None when it holds none."""
+    import bibtexparser
+    from bibtexparser.model import String
+
+    try:
+        lib = bibtexparser.parse_string(raw, parse_stack=[])
+    except Exception:  # the parser should not raise; a bad block defines nothing
+        return None
+    got = next((b for b in lib.blocks if isinstance(b, String)), None)
+    return (got.key.lower(), got.value) if got is not None else None

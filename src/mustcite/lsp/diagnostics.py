@@ -119,6 +119,28 @@ def placed(specs: list[Spec], start: int, lines: Lines) -> list[types.Diagnostic
                              source=SOURCE, code=s.code, message=s.message, data=s.data) for s in specs]
 
 
+def relative(specs: list[Spec], raw: str) -> list[tuple[Spec, int, int, int, int]]:
+    """``specs`` of the entry whose text is ``raw``, each with its start's and end's line and
+    UTF-16 column in ``raw`` (:func:`placed_at` puts them where the entry is)."""
+    lines = Lines(raw)
+    out = []
+    for s in specs:
+        a, b = lines.position(s.start), lines.position(s.end)
+        out.append((s, a.line, a.character, b.line, b.character))
+    return out
+
+
+def placed_at(specs: list[tuple[Spec, int, int, int, int]], line: int, column: int) -> list[types.Diagnostic]:
+    """The diagnostics :func:`relative` gives, for the entry whose ``@`` is at ``line`` and
+    ``column`` (UTF-16) of its document: a position on the entry's first line moves with its
+    column, the others only with its line."""
+    def at(dl: int, dc: int) -> types.Position:
+        return types.Position(line=line + dl, character=column + dc if dl == 0 else dc)
+    return [types.Diagnostic(range=types.Range(start=at(sl, sc), end=at(el, ec)), severity=s.severity,
+                             source=SOURCE, code=s.code, message=s.message, data=s.data)
+            for s, sl, sc, el, ec in specs]
+
+
 def entry_diagnostics(text: str, check, block: BibBlock | None = None) -> list[types.Diagnostic]:
     """The diagnostics of one checked entry of a ``.bib`` file whose text is ``text``: the entry
     ``block``, else the one whose head is on the line of ``check.source``."""

@@ -10,6 +10,9 @@ import re
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 from functools import lru_cache
+from itertools import accumulate
+from operator import add
+from typing import NamedTuple
 
 from lsprotocol import types
 
@@ -26,15 +29,21 @@ class Lines:
 
     def __init__(self, text: str):
         self.text = text
-        self.starts = [0] + [m.end() for m in re.finditer("\n", text)]
+        parts = text.split("\n")
+        self.starts = [0, *map(add, accumulate(map(len, parts[:-1])), range(1, len(parts)))]
         self.astral = [m.start() for m in _ASTRAL.finditer(text)] if not text.isascii() else []
 
-    def position(self, offset: int) -> types.Position:
+    def line_column(self, offset: int) -> tuple[int, int]:
+        """(line, UTF-16 column) of ``offset``, both from 0."""
         offset = max(0, min(offset, len(self.text)))
         line = bisect_right(self.starts, offset) - 1
         start = self.starts[line]
         wide = bisect_left(self.astral, offset) - bisect_left(self.astral, start) if self.astral else 0
-        return types.Position(line=line, character=offset - start + wide)
+        return line, offset - start + wide
+
+    def position(self, offset: int) -> types.Position:
+        line, column = self.line_column(offset)
+        return types.Position(line=line, character=column)
 
     def range(self, start: int, end: int) -> types.Range:
         return types.Range(start=self.position(start), end=self.position(end))
@@ -86,9 +95,6 @@ def bibliographies(text: str) -> list[Bibliography]:
 
 #: a block's head as bibtexparser's splitter finds it: ``@type`` before ``{`` or ``(``
 _BLOCK_START = re.compile(r"@\w*[ \t]*(?=[{(])")
-#: a block head that starts a line (white space before it only): a block always starts there, even
-#: inside an entry left unclosed (the parser gives that one up)
-_LINE_START = re.compile(r"^[^\S\n]*@\w*[ \t]*(?=[{(])", re.M)
 _BRACE = re.compile(r"(?<!\\)[{}]")
 _PAREN_MARKS = re.compile(r"(?<!\\)[{})]")
 _KEY = re.compile(r"[ \t\r\n]*([^,\s{}()=\"#%]*)")
@@ -96,8 +102,7 @@ _KEY = re.compile(r"[ \t\r\n]*([^,\s{}()=\"#%]*)")
 NOT_ENTRIES = ("string", "comment", "preamble")
 
 
-@dataclass(frozen=True)
-class BibBlock:
+class BibBlock(NamedTuple):
     """One ``@type{...}`` block of a ``.bib`` text: from its ``@`` to just after its closing
     delimiter (an unclosed one ends where the next block starts)."""
 
@@ -162,9 +167,15 @@ def bib_blocks(text: str, cache: dict[str, list[BibBlock]] | None = None) -> lis
     read alone; with ``cache`` (piece text -> its blocks, updated here), a piece read before is not
     read again, so an edit costs the pieces it touches plus a pass over the text."""
     out: list[BibBlock] = []
-    cuts = [m.end() - len(m.group().lstrip()) for m in _LINE_START.finditer(text)]
-    if not cuts or cuts[0] != 0:
-        cuts.insert(0, 0)
+    cuts = [0]
+    for m in _BLOCK_START.finditer(text):
+        # a head that starts a line (white space before it only): a block always starts there,
+        # even inside an entry left unclosed (the parser gives that one up)
+        i = m.start() - 1
+        while i >= 0 and text[i] in " \t\r\f\v":
+            i -= 1
+        if (i < 0 or text[i] == "\n") and m.start() > 0:
+            cuts.append(i + 1)
     cuts.append(len(text))
     for lo, hi in zip(cuts, cuts[1:]):
         piece = text[lo:hi]

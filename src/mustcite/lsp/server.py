@@ -44,6 +44,7 @@ from typing import Any
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
+from pygls.protocol import default_converter
 from pygls.uris import from_fs_path, to_fs_path
 
 from ..errors import MustciteError
@@ -131,6 +132,9 @@ class CitationServer(LanguageServer):
         self._audits = ThreadPoolExecutor(1, thread_name_prefix="mustcite-audit")
         #: per .bib document: its entries as read and checked (an entry is read again only when it changes)
         self._bibs: dict[str, BibState] = {}
+        #: per document: its diagnostics last published, by id, with their JSON (:meth:`publish`)
+        self._wire: dict[str, dict[int, tuple[types.Diagnostic, Any]]] = {}
+        self._converter = default_converter()
         #: per document: its pieces as the quick fixes last read them (on the message loop)
         self._fix_pieces: dict[str, Pieces] = {}
         #: per .bib document: its checks by key, in file order
@@ -281,8 +285,20 @@ class CitationServer(LanguageServer):
         return diag.cite_diagnostics(cites(text), checks, [b.rpartition("/")[2] for b in bibs], complete=complete)
 
     def publish(self, uri: str) -> None:
+        """Send the diagnostics of ``uri``. Each is turned into JSON once: a diagnostic that stays
+        (an entry that did not move) is sent from its JSON of the last time."""
         items = self._bib_diags.get(uri, []) + self._tex_diags.get(uri, []) + self._audit_diags.get(uri, [])
-        self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=items))
+        before, now = self._wire.get(uri, {}), {}
+        out = []
+        for d in items:
+            got = before.get(id(d))
+            if got is None or got[0] is not d:
+                got = (d, self._converter.unstructure(d, types.Diagnostic))
+            now[id(d)] = got
+            out.append(got[1])
+        self._wire[uri] = now
+        self.protocol._send_data({"jsonrpc": "2.0", "method": types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS,
+                                  "params": {"uri": uri, "diagnostics": out}})
 
     def checks_of(self, uri: str, turn: int) -> list[tuple[dict, str, list[types.Diagnostic]]] | None:
         """The diagnostics a change of ``uri`` brings, as ``(store, uri, diagnostics)``; None when
