@@ -77,12 +77,22 @@ def real_bib(size: int, texts: list[str]) -> str:
     return "".join(out)
 
 
-def one_line_bib(entries: int = 4000, junk_mb: float = 13.0) -> str:
-    """A one-line ``.bib``: ``entries`` small entries, ``junk_mb`` MB of prose between them."""
+def one_line_bib(texts: list[str], entries: int = 4000, junk_mb: float = 13.0) -> str:
+    """A one-line ``.bib``: ``entries`` real entries (``texts``' entries, copied with unique keys as
+    needed, each on one line and its year one later than written, so that every entry the corpus
+    finds is a year mismatch), with ``junk_mb`` MB of prose between them."""
+    parts = [p for p in re.split(r"(?m)^(?=@)", real_bib(2**30 // 256, texts))
+             if p.startswith("@") and not p[1:].lower().startswith(("string", "comment", "preamble"))]
     gap = int(junk_mb * 2**20 / entries)
     filler = ("Notes that are no entry, with commas, braces {like these} and (parentheses). " * (gap // 70 + 1))[:gap]
-    return "".join(f"@article{{k{i}, title = {{A study of item {i}}}, author = {{Doe, Jane}}, "
-                   f"year = {{{2000 + i % 24}}}}} " + filler for i in range(entries))
+    out = []
+    for i in range(entries):
+        p = re.sub(r"\s+", " ", parts[i % len(parts)].strip())
+        copy = i // len(parts)
+        if copy:
+            p = _HEAD.sub(lambda m, c=copy: f"{m.group(1)}{m.group(3)}-l{c}{m.group(4)}", p, count=1)
+        out.append(_YEAR.sub(lambda m: m.group(1) + str(int(m.group(2)) + 1), p, count=1) + " " + filler)
+    return "".join(out)
 
 
 def edits(text: str, n: int) -> list[str]:
@@ -162,7 +172,7 @@ def main(argv: list[str] | None = None) -> int:
     texts = dev_bibs()
     files = {"1mb": real_bib(2**20, texts), "60kb": real_bib(60 * 2**10, texts)}
     if not args.no_one_line:
-        files["one-line-4000-entries-13mb"] = one_line_bib()
+        files["one-line-4000-entries-13mb"] = one_line_bib(texts)
     trees = [(label, Path(src).resolve()) for label, _, src in (t.partition("=") for t in args.compare or [])] \
         or [("current", None)]
     tmp = Path(tempfile.mkdtemp(prefix="mustcite-lsp-edit-"))

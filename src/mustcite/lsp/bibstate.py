@@ -22,7 +22,7 @@ from lsprotocol import types
 
 from ..errors import MustciteError
 from . import diagnostics as diag
-from .documents import BibBlock, Pieces, field_of, lines_of
+from .documents import NOT_ENTRIES, BibBlock, LineCursor, Pieces, field_of, lines_of
 
 #: a crossref field anywhere in an entry's text (then its parents are read with it)
 _CROSSREF = re.compile(r"crossref\s*=", re.I)
@@ -63,10 +63,9 @@ class BibState:
         from ..refcheck.results import RefCheck
 
         blocks = self.pieces.blocks(text)
-        lines = lines_of(text)
-        entries = [b for b in blocks if b.entry]
-        if len(entries) > MAX_ENTRIES:
-            over = entries[MAX_ENTRIES]
+        if len(blocks) > MAX_ENTRIES and sum(b.entry for b in blocks) > MAX_ENTRIES:
+            over = [b for b in blocks if b.entry][MAX_ENTRIES]
+            lines = lines_of(text)
             self.reads, self.by_key = {}, {}
             return [types.Diagnostic(
                 range=lines.range(over.start, over.start + 1), severity=types.DiagnosticSeverity.Error,
@@ -75,34 +74,38 @@ class BibState:
                         "split the bibliography")]
         context, defs = 0, {}                    # the strings before an entry: a digest of their texts, their values
         string_defs: dict[str, tuple[str, str] | None] = {}
-        by_lower: dict[str, BibBlock] = {}
-        for b in entries:
-            by_lower.setdefault(b.key.lower(), b)
+        by_lower: dict[str, BibBlock] = {}                # entries by key, any case (for crossref parents)
         reads: dict[tuple[str, int, str], _Read] = {}
         xrefs: dict[str, bool] = {}
-        placed: list[tuple[BibBlock, tuple[str, str]]] = []
+        placed: list[tuple[BibBlock, _Read]] = []
         registered: set[str] = set()
-        fresh = 0
+        fresh: list[_Read] = []
         for b in blocks:
             raw = text[b.start:b.end]
-            if b.kind.startswith("string"):
+            if b.kind.startswith(NOT_ENTRIES):
+                if not b.kind.startswith("string"):
+                    continue
                 got = string_defs[raw] = string_defs.get(raw) or self.string_defs.get(raw) or _string(raw)
                 context = hash((context, raw))
                 if got is not None:
                     defs = {**defs, got[0]: got[1]}   # a name defined again holds its new value after it
                 continue
-            if not b.entry:
-                continue
             xref = self.xrefs.get(raw)
             if xref is None:
                 xref = _CROSSREF.search(raw) is not None
             xrefs[raw] = xref
-            parents = self._parents(text, b, by_lower) if xref else []
-            key = (raw, context, "\n".join(parents))
+            parents = []
+            if xref:
+                if not by_lower:
+                    for e in blocks:
+                        if e.entry:
+                            by_lower.setdefault(e.key.lower(), e)
+                parents = self._parents(text, b, by_lower)
+            key = (raw, context, "\n".join(parents)) if parents else (raw, context, "")
             got = reads.get(key) or self.reads.get(key)
             if got is None:
-                fresh += 1
                 got = _Read(self._read(raw, key[2], len(parents), defs))
+                fresh.append(got)
                 if got.entry is None and len(raw) > self.max_entry_chars:
                     got.check = RefCheck(b.key, "unverifiable", why=f"the entry is {len(raw):,} characters long, "
                                          f"over the {self.max_entry_chars:,} the editor checks; "
@@ -114,22 +117,23 @@ class BibState:
                 if e.key in registered:
                     continue
                 registered.add(e.key)
-            placed.append((b, key))
-        todo = [(k, r) for k, r in reads.items() if r.check is None and r.entry is not None and not r.entry.unreadable]
+            placed.append((b, got))
+        todo = [r for r in fresh if r.check is None and r.entry is not None and not r.entry.unreadable]
         if todo:
-            for (_, r), c in zip(todo, check_entries([r.entry for _, r in todo])):
+            for r, c in zip(todo, check_entries([r.entry for r in todo])):
                 r.check = c
         out: list[types.Diagnostic] = []
         by_key: dict[str, Any] = {}
-        for b, key in placed:
-            r = reads[key]
+        lines = LineCursor(text)                 # the entries in order: one pass over the text
+        for b, r in placed:
             if r.check is None:
                 if r.entry is None:
                     continue
                 r.check = unreadable_check(r.entry)
             if r.specs is None:
                 rel = BibBlock(0, b.end - b.start, b.kind, b.key, b.closed)
-                r.specs = diag.relative(diag.entry_specs(key[0], rel, r.check), key[0])
+                raw = text[b.start:b.end]
+                r.specs = diag.relative(diag.entry_specs(raw, rel, r.check), raw)
             at = lines.line_column(b.start)
             if r.at != at:                                       # the entry moved (or is new)
                 r.at, r.diagnostics = at, diag.placed_at(r.specs, *at)
@@ -139,7 +143,7 @@ class BibState:
             by_key.setdefault(r.check.key, r.check)
             out.extend(r.diagnostics)
         self.reads, self.by_key, self.string_defs, self.xrefs = reads, by_key, string_defs, xrefs
-        self.last_read, self.last_checked = fresh, len(todo)
+        self.last_read, self.last_checked = len(fresh), len(todo)
         return out
 
     def _read(self, raw: str, context: str, parents: int, strings: dict[str, str]) -> Any:

@@ -62,6 +62,30 @@ class Lines:
 _ASTRAL = re.compile("[\U00010000-\U0010FFFF]")
 
 
+class LineCursor:
+    """(line, UTF-16 column) of offsets of ``text`` asked for in increasing order, each found from
+    the one before: newlines are counted once over the whole text, in C (no list of line starts).
+    The characters that take two UTF-16 units are looked for only in a text that has some."""
+
+    def __init__(self, text: str):
+        self.text = text
+        self.offset = self.line = self.line_start = 0
+        wide = not text.isascii() and len(text.encode("utf-16-le")) != 2 * len(text)
+        self.astral = [m.start() for m in _ASTRAL.finditer(text)] if wide else []
+
+    def line_column(self, offset: int) -> tuple[int, int]:
+        text = self.text
+        if offset < self.offset:
+            self.offset = self.line = self.line_start = 0
+        n = text.count("\n", self.offset, offset)
+        if n:
+            self.line += n
+            self.line_start = text.rfind("\n", self.offset, offset) + 1
+        self.offset = offset
+        wide = bisect_left(self.astral, offset) - bisect_left(self.astral, self.line_start) if self.astral else 0
+        return self.line, offset - self.line_start + wide
+
+
 @lru_cache(maxsize=4)
 def lines_of(text: str) -> Lines:
     """The :class:`Lines` of ``text``, kept for the few latest texts: every diagnostic of one
@@ -161,30 +185,32 @@ def _close(text: str, open_at: int) -> int | None:
     return None
 
 
-def bib_blocks(text: str, cache: dict[str, list[BibBlock]] | None = None) -> list[BibBlock]:
+#: a block head that starts a line after the first (white space before it only): a block always
+#: starts there, even inside an entry left unclosed (the parser gives that one up)
+_LINE_HEAD = re.compile(r"\n[^\S\n]*@\w*[ \t]*(?=[{(])")
+
+
+def bib_blocks(text: str, cache: dict[str, list[BibBlock]] | None = None,
+               keep: dict[str, list[BibBlock]] | None = None) -> list[BibBlock]:
     """Every block of a ``.bib`` text in order, found as bibtexparser's splitter finds them. The
     text is cut at each head that starts a line (one regular-expression pass) and each piece is
-    read alone; with ``cache`` (piece text -> its blocks, updated here), a piece read before is not
-    read again, so an edit costs the pieces it touches plus a pass over the text."""
+    read alone; with ``cache`` (piece text -> its blocks, offsets in the piece), a piece read
+    before is not read again, so an edit costs the pieces it touches plus a pass over the text.
+    ``keep`` receives every piece of this text (the cache for the next one)."""
     out: list[BibBlock] = []
-    cuts = [0]
-    for m in _BLOCK_START.finditer(text):
-        # a head that starts a line (white space before it only): a block always starts there,
-        # even inside an entry left unclosed (the parser gives that one up)
-        i = m.start() - 1
-        while i >= 0 and text[i] in " \t\r\f\v":
-            i -= 1
-        if (i < 0 or text[i] == "\n") and m.start() > 0:
-            cuts.append(i + 1)
-    cuts.append(len(text))
+    cuts = [0, *(m.start() + 1 for m in _LINE_HEAD.finditer(text)), len(text)]
+    cache = {} if cache is None else cache
+    keep = {} if keep is None else keep
     for lo, hi in zip(cuts, cuts[1:]):
         piece = text[lo:hi]
-        got = cache.get(piece) if cache is not None else None
+        got = cache.get(piece) or keep.get(piece)
         if got is None:
             got = _chunk_blocks(piece)
-            if cache is not None:
-                cache[piece] = got
-        out.extend(BibBlock(lo + b.start, lo + b.end, b.kind, b.key, b.closed) for b in got)
+        keep[piece] = got
+        if lo:
+            out.extend([BibBlock(lo + b.start, lo + b.end, b.kind, b.key, b.closed) for b in got])
+        else:
+            out.extend(got)
     return out
 
 
@@ -197,30 +223,11 @@ class Pieces:
 
     def blocks(self, text: str) -> list[BibBlock]:
         before, self.now = self.now, {}
-        return bib_blocks(text, _Carry(before, self.now))
+        return bib_blocks(text, before, self.now)
 
     def find(self, text: str, key: str) -> BibBlock | None:
         """:func:`find_entry` through these pieces."""
         return next((b for b in self.blocks(text) if b.entry and b.key == key), None)
-
-
-class _Carry(dict):
-    """The pieces of one pass: looked up among the last text's, each one met kept for the next."""
-
-    def __init__(self, before: dict, now: dict):
-        super().__init__()
-        self.before, self.now = before, now
-
-    def get(self, piece, default=None):
-        got = self.now.get(piece)
-        if got is None:
-            got = self.before.get(piece)
-            if got is not None:
-                self.now[piece] = got
-        return got if got is not None else default
-
-    def __setitem__(self, piece, blocks) -> None:
-        self.now[piece] = blocks
 
 
 @dataclass(frozen=True)
