@@ -102,14 +102,28 @@ def latex_pieces(latex: str, size: int = LATEX_PIECE) -> list[str]:
     return pieces
 
 
+#: decoded values of up to this many characters are kept (a venue or an author list recurs across entries)
+DECODED_CACHE_CHARS = 2000
+
+
 def decode_latex(value: str) -> str:
     """LaTeX field text -> plain Unicode (accents, ``\\&``, braces); white space collapsed."""
     value = value or ""
     if "\\" in value or "{" in value or "~" in value or "$" in value:
-        try:
-            value = " ".join(_converter().latex_to_text(p) for p in latex_pieces(value))
-        except Exception:  # pylatexenc is tolerant, but never let a field break a reading
-            value = re.sub(r"\\[a-zA-Z]+\*?|[{}]", "", value)
+        return _decoded(value) if len(value) <= DECODED_CACHE_CHARS else _decode(value)
+    return re.sub(r"\s+", " ", value).strip()
+
+
+@lru_cache(maxsize=8192)
+def _decoded(value: str) -> str:
+    return _decode(value)
+
+
+def _decode(value: str) -> str:
+    try:
+        value = " ".join(_converter().latex_to_text(p) for p in latex_pieces(value))
+    except Exception:  # pylatexenc is tolerant, but never let a field break a reading
+        value = re.sub(r"\\[a-zA-Z]+\*?|[{}]", "", value)
     return re.sub(r"\s+", " ", value).strip()
 
 

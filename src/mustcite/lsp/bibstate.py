@@ -28,6 +28,8 @@ from .documents import NOT_ENTRIES, BibBlock, LineCursor, Pieces, field_of, line
 _CROSSREF = re.compile(r"crossref\s*=", re.I)
 #: crossref parents followed at most (as the reader does)
 MAX_PARENTS = 4
+#: entries read by one parse
+BATCH = 500
 
 
 @dataclass
@@ -79,7 +81,8 @@ class BibState:
         xrefs: dict[str, bool] = {}
         placed: list[tuple[BibBlock, _Read]] = []
         registered: set[str] = set()
-        fresh: list[_Read] = []
+        fresh: list = []                  # (read, text, block, parents' text, parents, strings) to read
+        seq: list[tuple[BibBlock, _Read]] = []
         for b in blocks:
             raw = text[b.start:b.end]
             if b.kind.startswith(NOT_ENTRIES):
@@ -104,13 +107,16 @@ class BibState:
             key = (raw, context, "\n".join(parents)) if parents else (raw, context, "")
             got = reads.get(key) or self.reads.get(key)
             if got is None:
-                got = _Read(self._read(raw, key[2], len(parents), defs))
-                fresh.append(got)
-                if got.entry is None and len(raw) > self.max_entry_chars:
-                    got.check = RefCheck(b.key, "unverifiable", why=f"the entry is {len(raw):,} characters long, "
-                                         f"over the {self.max_entry_chars:,} the editor checks; "
-                                         "run mustcite check-refs")
+                got = _Read(None)
+                fresh.append((got, raw, b, key[2], len(parents), defs))
             reads[key] = got
+            seq.append((b, got))
+        self._read_all(fresh)
+        for got, raw, b, *_ in fresh:
+            if got.entry is None and len(raw) > self.max_entry_chars:
+                got.check = RefCheck(b.key, "unverifiable", why=f"the entry is {len(raw):,} characters long, "
+                                     f"over the {self.max_entry_chars:,} the editor checks; run mustcite check-refs")
+        for b, got in seq:
             e = got.entry
             # a later entry of a key already read is not used (bibtexparser keeps the first)
             if e is not None and not e.unreadable.startswith("malformed"):
@@ -118,6 +124,7 @@ class BibState:
                     continue
                 registered.add(e.key)
             placed.append((b, got))
+        fresh = [f[0] for f in fresh]
         todo = [r for r in fresh if r.check is None and r.entry is not None and not r.entry.unreadable]
         if todo:
             for r, c in zip(todo, check_entries([r.entry for r in todo])):
@@ -145,6 +152,38 @@ class BibState:
         self.reads, self.by_key, self.string_defs, self.xrefs = reads, by_key, string_defs, xrefs
         self.last_read, self.last_checked = len(fresh), len(todo)
         return out
+
+    def _read_all(self, fresh: list) -> None:
+        """Read the entries ``fresh`` (:meth:`update`): those without crossref parents in batches
+        of one parse each (an entry per block, told apart by the line it starts on), the others
+        one by one."""
+        from ..refcheck.entries import entries_from_bib
+
+        batches: dict[int, list] = {}
+        for f in fresh:
+            got, raw, _, context, parents, strings = f
+            if parents or len(raw) > self.max_entry_chars:
+                got.entry = self._read(raw, context, parents, strings)
+            else:
+                batches.setdefault(id(strings), []).append(f)
+        for group in batches.values():
+            for i in range(0, len(group), BATCH):
+                part = group[i:i + BATCH]
+                starts, line = {}, 1
+                for j, f in enumerate(part):
+                    starts[f"{self.name}:{line}"] = j
+                    line += f[1].count("\n") + 1
+                try:
+                    entries, _ = entries_from_bib("\n".join(f[1] for f in part), self.name, part[0][5])
+                except MustciteError:
+                    entries = []
+                for e in entries:
+                    j = starts.pop(e.source, None)
+                    if j is not None:
+                        part[j][0].entry = e
+                for j in starts.values():              # no entry read at its line: read it alone
+                    got, raw, _, context, parents, strings = part[j]
+                    got.entry = self._read(raw, context, parents, strings)
 
     def _read(self, raw: str, context: str, parents: int, strings: dict[str, str]) -> Any:
         """The entry the block text ``raw`` reads as, after ``context`` (the texts of its
