@@ -19,7 +19,7 @@ from pygls.uris import from_fs_path
 
 from mustcite.lsp import diagnostics as diag
 from mustcite.lsp.bibstate import BibState
-from mustcite.lsp.documents import Lines, bib_blocks, entry_fields, field_of, find_entry
+from mustcite.lsp.documents import LineCursor, Lines, bib_blocks, entry_fields, field_of, find_entry
 from mustcite.refcheck.results import Issue, RefCheck
 
 LAUNCH = r"""
@@ -245,3 +245,39 @@ def test_a_one_line_file_puts_each_diagnostic_on_its_own_entry():
     # an edit of one entry reads and checks that entry only
     state.update(text.replace("{T 7}", "{T seven}"), _checks)
     assert state.last_read == 1 and state.last_checked == 1
+
+
+def test_line_cursor_agrees_with_lines():
+    text = "a\U0001F600b\n\u00e9c @x\r\n\n\U0001F600\U0001F600 @y{z}\nend"
+    lines, cursor = Lines(text), LineCursor(text)
+    offsets = list(range(len(text) + 1))
+    assert [cursor.line_column(i) for i in offsets] == [lines.line_column(i) for i in offsets]
+    assert LineCursor(text).line_column(len(text) - 1) == lines.line_column(len(text) - 1)
+
+
+@pytest.mark.data("drafts/projects")
+@pytest.mark.parametrize("project, name", [("mechanism-membership-inference", "references.bib"),
+                                           ("truth-bias-reasoning", "references_full.bib"),
+                                           ("kfac-pinns", "references.bib")])
+def test_entries_read_one_by_one_are_the_whole_file_reading(data_dir, project, name):
+    """On real bibliographies (dev projects): the entries the editor reads block by block, in
+    batches and after an edit, are those the whole file reads as, key by key."""
+    from mustcite.refcheck.entries import entries_from_bib
+
+    text = (data_dir / "drafts/projects" / project / name).read_text(encoding="utf-8")
+
+    def sig(e):
+        return (e.key, e.title, tuple(e.authors), e.others, e.year, e.venue, e.doi, e.arxiv, e.url, e.kind,
+                e.unreadable[:20], e.volume, e.source)
+
+    whole, _ = entries_from_bib(text, name)
+    seen = []
+    state = BibState(name, 10**9)
+    state.update(text, lambda es: seen.extend(es) or [RefCheck(e.key, "verified") for e in es])
+    assert [sig(c) for c in whole] == [sig(e) for e in seen if e.key in state.by_key]
+    assert list(state.by_key) == [e.key for e in whole]
+    # an edit that moves every entry two lines down reads none again, and each says where it now is
+    state.update("%\n%\n" + text, lambda es: [RefCheck(e.key, "verified") for e in es])
+    assert state.last_read == 0
+    assert [c.source for c in state.by_key.values()] == [
+        f"{name}:{int(e.source.rpartition(':')[2]) + 2}" for e in whole]
