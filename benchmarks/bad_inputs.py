@@ -735,7 +735,9 @@ _HO = ("@inproceedings{{ho2020denoising,\n  title = {{Denoising Diffusion Probab
        "  author = {{Ho, Jonathan and Jain, Ajay and Abbeel, Pieter}},\n{note}"
        "  booktitle = {{Advances in Neural Information Processing Systems}},\n  year = {{2019}}\n}}\n")
 _VASWANI = ("@inproceedings{vaswani2017attention, title = {Attention is All you Need}, author = {Vaswani, Ashish and "
-            "Shazeer, Noam}, booktitle = {Advances in Neural Information Processing Systems}, year = {2018}}")
+            "Shazeer, Noam and Parmar, Niki and Uszkoreit, Jakob and Jones, Llion and Gomez, Aidan N. and Kaiser, "
+            "{\\L}ukasz and Polosukhin, Illia}, booktitle = {Advances in Neural Information Processing Systems}, "
+            "year = {2018}}")
 
 
 def _change(c, uri: str, text: str, version: int, timeout: float = SECONDS) -> list[dict]:
@@ -809,25 +811,29 @@ def _lsp_fix_cases(ws: Path) -> list[Case]:
                        f"year = {{{2000 + i % 24}}}}} " + filler[:13 * MB // 4000] for i in range(4000))
         return _diagnostics(c, from_fs_path(str(ws / "one-line.bib")), text, timeout=60)
 
-    def edit_1mb(c) -> str:
-        sys.path.insert(0, str(Path(__file__).resolve().parent))
-        from lsp_edit_latency import dev_bibs, edits, real_bib
+    big: dict[str, str] = {}
 
-        text = real_bib(MB, dev_bibs())
+    def open_1mb(c) -> str:
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+        from lsp_edit_latency import dev_bibs, real_bib
+
+        big["text"] = real_bib(MB, dev_bibs())
+        return _diagnostics(c, from_fs_path(str(ws / "1mb.bib")), big["text"], timeout=60)
+
+    def edit_1mb(c) -> str:
+        from lsp_edit_latency import cpu_ms, edits
+
+        if "text" not in big:                   # the row before opens it; run alone, this one does
+            open_1mb(c)
         uri = from_fs_path(str(ws / "1mb.bib"))
-        start = len(c.seen)
-        t0 = time.perf_counter()
-        c.open(uri, text)
-        c.diagnostics(uri, 60, start)
-        opened = time.perf_counter() - t0
-        times = []
-        for version, new in enumerate(edits(text, 5), start=2):
+        times, cpu0 = [], cpu_ms(c.proc.pid)
+        for version, new in enumerate(edits(big["text"], 5), start=2):
             t0 = time.perf_counter()
             _change(c, uri, new, version)
             times.append(1000 * (time.perf_counter() - t0))
-        ms = statistics.median(times)
-        return (f"edit re-checked in {ms:.0f} ms (median of 5; {'within' if ms < 50 else 'over'} the 50 ms target); "
-                f"opened in {opened:.1f} s")
+        cpu = (cpu_ms(c.proc.pid) - cpu0) / 5
+        return (f"edit re-checked in {statistics.median(times):.0f} ms wall (median of 5), {cpu:.0f} ms server CPU "
+                f"(mean; {'within' if cpu < 50 else 'over'} the 50 ms target)")
 
     return [
         Case("lsp/file/stale-fix.bib", "language server: a year fix asked for with the diagnostic of before two "
@@ -841,9 +847,10 @@ def _lsp_fix_cases(ws: Path) -> list[Case]:
                                        r"vaswani2017attention mismatch-year in vaswani2017attention's text '2018'$"),
         Case("lsp/file/one-line-4000-entries-13mb.bib", "language server: a one-line .bib of 4,000 entries with "
              "13 MB of text outside them", lsp=one_line_13mb, expect=r"^4000 diagnostics", lsp_mb=None),
-        Case("lsp/file/1mb-edit.bib", "language server: a 1 MB .bib of real entries (the dev projects' "
-             "bibliographies) opened, then one entry's year edited 5 times", lsp=edit_1mb,
-             expect="within the 50 ms target", lsp_mb=None),
+        Case("lsp/file/1mb.bib", "language server: a 1 MB .bib of real entries (the dev projects' bibliographies) "
+             "opened", lsp=open_1mb, expect=r"^\d+ diagnostics \(", lsp_mb=None),
+        Case("lsp/file/1mb-edit.bib", "language server: that 1 MB .bib, one entry's year edited 5 times",
+             lsp=edit_1mb, expect="within the 50 ms target"),
     ]
 
 

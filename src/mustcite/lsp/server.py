@@ -132,6 +132,8 @@ class CitationServer(LanguageServer):
         self._audits = ThreadPoolExecutor(1, thread_name_prefix="mustcite-audit")
         #: per .bib document: its entries as read and checked (an entry is read again only when it changes)
         self._bibs: dict[str, BibState] = {}
+        #: per LaTeX source: its text and the .bib names its bibliography commands give
+        self._bib_names: dict[str, tuple[str, list[str]]] = {}
         #: per document: its diagnostics last published, by id, with their JSON (:meth:`publish`)
         self._wire: dict[str, dict[int, tuple[types.Diagnostic, Any]]] = {}
         self._converter = default_converter()
@@ -234,12 +236,20 @@ class CitationServer(LanguageServer):
         if root is None:
             return [], False
         here = file_path(tex_uri).parent
-        names = [n for b in bibliographies(text) for n in b.names]
+        names = self.bib_names(tex_uri, text)
         if not names:
             return [from_fs_path(str(p.resolve())) for p in walk_files(root, ".bib", 20)], True
         paths = [(here / n).resolve() for n in names]
         inside = [p for p in paths if any(r in p.parents for r in self.roots())]
         return [from_fs_path(str(p)) for p in inside], len(inside) == len(paths)
+
+    def bib_names(self, tex_uri: str, text: str) -> list[str]:
+        """The ``.bib`` names the bibliography commands of the LaTeX source ``text`` give, found
+        once per text of ``tex_uri`` (each ``.bib`` edit asks it of every open LaTeX source)."""
+        got = self._bib_names.get(tex_uri)
+        if got is None or got[0] is not text and got[0] != text:
+            got = self._bib_names[tex_uri] = (text, [n for b in bibliographies(text) for n in b.names])
+        return got[1]
 
     def resolves_edits(self) -> bool:
         """Whether the client resolves a code action's edit when it is chosen (then the edit is
@@ -442,6 +452,7 @@ def build_server(options: Options | None = None) -> CitationServer:
         uri = params.text_document.uri
         ls._tex_diags.pop(uri, None)
         ls._fix_pieces.pop(uri, None)
+        ls._bib_names.pop(uri, None)
 
     @server.feature(types.TEXT_DOCUMENT_CODE_ACTION,
                     types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix], resolve_provider=True))
