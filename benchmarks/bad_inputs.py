@@ -14,8 +14,12 @@ The rows (``--only`` runs those whose name contains one of the given strings):
   bytes by :class:`bad_input_fixtures.Client` (as ``tests/test_lsp_hardening.py``): malformed and oversized frames, huge
   documents, a ``refs.bib`` linked to a FIFO, to ``/dev/zero`` or out of the workspace, loose and
   ``untitled:`` documents, a quick fix with a forged target, UTF-16 and NUL-bearing ``.bib``
-  files, and the exit codes. Its work folder links the real corpus (the look-up index is built
-  into the run's temporary folder, never into ``mustcite-work``) and is warmed first.
+  files, the exit codes, and (:func:`_lsp_fix_cases`) a quick fix asked for with the diagnostic of
+  an older text, a year written inside a ``note``, two entries on one line, a one-line ``.bib`` of
+  4,000 entries and 13 MB of text between them, and a 1 MB ``.bib`` of real entries opened then
+  edited (the edit judged by the server's CPU time, which other jobs do not inflate). Its work
+  folder links the real corpus (the look-up index is built into the run's temporary folder, never
+  into ``mustcite-work``) and is warmed first.
 
 How a row is run. CLI: ``mustcite --work W ...`` under ``/usr/bin/time -v`` (the command's peak RSS
 and wall time). A ``recommend``/``audit`` input that must be refused runs with W = the real work
