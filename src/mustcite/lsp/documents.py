@@ -1,7 +1,10 @@
 """Positions in the files an editor holds open: where a citation key, a bibliography command, a BibTeX
 entry and one of its fields are, as LSP ranges (lines from 0, columns in UTF-16 code units).
 
-Everything here is a pure function of a document's text.
+Everything here is a function of a document's text (:class:`Pieces` keeps the blocks of a text's
+pieces for the next text). A ``.bib`` text is cut into its blocks as bibtexparser's splitter cuts
+it (:func:`bib_blocks`, linear), and an entry's fields are read from its own ``@`` at brace depth
+1 (:func:`entry_fields`), never by a pattern searched from the start of a line.
 """
 
 from __future__ import annotations

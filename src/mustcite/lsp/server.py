@@ -3,8 +3,10 @@
 What it does, per file the editor opens, changes or saves:
 
 * a ``.bib`` file: every entry is checked against the corpus and the catalogue of cited works
-  (:func:`mustcite.refcheck.check.check_entries`); only entries whose text changed are checked
-  again. Diagnostics as :mod:`.diagnostics` describes them.
+  (:func:`mustcite.refcheck.check.check_entries`); only entries whose text changed are read and
+  checked again (:mod:`.bibstate`). Diagnostics as :mod:`.diagnostics` describes them; a quick
+  fix's edit is computed from the document's text when it is asked for or resolved, and sent
+  with the document's version.
 * a ``.tex`` file: its citation keys against the project's bibliographies (the ``.bib`` files its
   ``\\bibliography``/``\\addbibresource`` commands name, read from the editor when open, else from
   disk); a change re-reads that file only.
