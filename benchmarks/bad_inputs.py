@@ -946,15 +946,16 @@ def table(rows: list[dict]) -> str:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--only", nargs="*", help="run the rows whose name contains one of these (prints, writes nothing)")
+    ap.add_argument("--out", type=Path, default=None, help="with --only: write those rows' JSON there")
     a = ap.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="mustcite-bad-inputs-"))
     try:
-        return _main(tmp, a.only)
+        return _main(tmp, a.only, a.out)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def _main(tmp: Path, only: list[str] | None) -> int:
+def _main(tmp: Path, only: list[str] | None, out: Path | None = None) -> int:
     lsp_only = bool(only) and all(o.startswith("lsp") for o in only)
     if lsp_only and not (REAL_WORK / "corpus" / "papers.parquet").is_file():
         print("mustcite-work/corpus/papers.parquet absent", file=sys.stderr)
@@ -1039,6 +1040,9 @@ def _main(tmp: Path, only: list[str] | None) -> int:
                       for r in rows if not r["meets"]],
            "python": sys.version.split()[0], "rows": rows}
     print(json.dumps({k: doc[k] for k in ("rows_total", "meet_targets", "runtime_s", "server", "misses")}, indent=1))
+    if only and out is not None:
+        doc["only"] = only
+        out.write_text(json.dumps(doc, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     if not only:
         RESULTS.mkdir(parents=True, exist_ok=True)
         (RESULTS / "bad_inputs.json").write_text(json.dumps(doc, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
