@@ -281,3 +281,23 @@ def test_entries_read_one_by_one_are_the_whole_file_reading(data_dir, project, n
     assert state.last_read == 0
     assert [c.source for c in state.by_key.values()] == [
         f"{name}:{int(e.source.rpartition(':')[2]) + 2}" for e in whole]
+
+
+def test_string_expansion_is_capped_for_the_whole_file_read_in_parts():
+    """The cap on what ``@string`` expansion adds to a file holds when the editor reads it in
+    batches: the same entries are unreadable as in the reading of the whole file."""
+    from mustcite.extract.bibtex import MAX_EXPANDED_CHARS
+    from mustcite.refcheck.entries import entries_from_bib
+
+    n = MAX_EXPANDED_CHARS // 50_000 + 40
+    text = f'@string{{big = "{"x" * 50_000}"}}\n' + "".join(
+        f"@misc{{k{i}, title = {{Title {i}}}, note = big, year = 2020}}\n" for i in range(n))
+    whole, _ = entries_from_bib(text, "refs.bib")
+    refused = [e.key for e in whole if e.unreadable]
+    assert refused and len(refused) < n
+    seen = []
+    BibState("refs.bib", 10**6).update(text, lambda es: seen.extend(es) or [RefCheck(e.key, "verified") for e in es])
+    assert [e.key for e in seen if e.unreadable] == []          # unreadable entries are not checked
+    state = BibState("refs.bib", 10**6)
+    diags = state.update(text, _checks)
+    assert sorted(d.message.split(":")[0] for d in diags if d.code == "unreadable") == sorted(refused)

@@ -381,13 +381,16 @@ def skipped_message(e: BibEntry) -> str:
     return f"{e.source}: {what} skipped ({head!r}): {why}"
 
 
-def parse_bib(text: str, name: str, *, keep_unreadable: bool = False, strings: dict[str, str] | None = None
-              ) -> tuple[list[BibEntry], list[str]]:
+def parse_bib(text: str, name: str, *, keep_unreadable: bool = False, strings: dict[str, str] | None = None,
+              expanded: list[int] | None = None) -> tuple[list[BibEntry], list[str]]:
     """Entries of one ``.bib`` file's text in input order, and messages (with line) for blocks it
     skipped; with ``keep_unreadable``, the blocks it could not read are entries marked
     :attr:`BibEntry.unreadable` (with the parser's reason) instead of messages. ``strings``: the
     ``@string`` definitions in force before the text (lower-case name -> value as written; the
-    text's own come after them). See the module doc for values, ``crossref`` and the caps."""
+    text's own come after them); ``expanded``: a one-item list of the characters ``@string``
+    expansion has added so far to the file this text is part of (updated here: the cap
+    :data:`MAX_EXPANDED_CHARS` holds for the whole file when it is read in parts). See the module
+    doc for values, ``crossref`` and the caps."""
     # slow to import (~15 ms): loaded with the first .bib file, not when the language server starts
     import bibtexparser
     from bibtexparser.model import DuplicateBlockKeyBlock, DuplicateFieldKeyBlock, Entry, ParsingFailedBlock, String
@@ -402,6 +405,7 @@ def parse_bib(text: str, name: str, *, keep_unreadable: bool = False, strings: d
     finally:
         log.setLevel(level)
     values = _Values({**(strings or {}), **{s.key.lower(): s.value for s in lib.blocks if isinstance(s, String)}})
+    values.expanded = expanded[0] if expanded else 0
     messages: list[str] = []
     read: list[tuple] = []           # (line, kind, key, fields as written, why unreadable, notes, raw)
     # a later @string of a name redefines it for the entries after it, as in BibTeX (the CVPR author
@@ -467,6 +471,8 @@ def parse_bib(text: str, name: str, *, keep_unreadable: bool = False, strings: d
         e = entry_from_fields(key, fields, source, kind)
         e.notes = list(notes)
         entries.append(e)
+    if expanded:
+        expanded[0] = values.expanded
     return entries, messages
 
 

@@ -56,6 +56,8 @@ class BibState:
     #: entries read and checked at the last update (for tests and benchmarks)
     last_read: int = 0
     last_checked: int = 0
+    #: characters @string expansion added to the entries read at the last update (one cap for them all)
+    expanded: list[int] = field(default_factory=lambda: [0])
 
     def update(self, text: str, check_entries: Callable[[list], list]) -> list[types.Diagnostic]:
         """The diagnostics of ``text`` (the document now); ``check_entries(entries)`` checks the
@@ -159,6 +161,7 @@ class BibState:
         one by one."""
         from ..refcheck.entries import entries_from_bib
 
+        self.expanded = [0]                   # @string expansion: one cap for the entries read now
         batches: dict[int, list] = {}
         for f in fresh:
             got, raw, _, context, parents, strings = f
@@ -174,7 +177,8 @@ class BibState:
                     starts[f"{self.name}:{line}"] = j
                     line += f[1].count("\n") + 1
                 try:
-                    entries, _ = entries_from_bib("\n".join(f[1] for f in part), self.name, part[0][5])
+                    entries, _ = entries_from_bib("\n".join(f[1] for f in part), self.name, part[0][5],
+                                                  self.expanded)
                 except MustciteError:
                     entries = []
                 for e in entries:
@@ -194,7 +198,8 @@ class BibState:
         if len(raw) > self.max_entry_chars:
             return None
         try:
-            got, _ = entries_from_bib(context + "\n" + raw if context else raw, self.name, strings)
+            got, _ = entries_from_bib(context + "\n" + raw if context else raw, self.name, strings,
+                                      self.expanded)
         except MustciteError:
             return None
         return got[-1] if len(got) > parents else None
