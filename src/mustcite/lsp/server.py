@@ -136,6 +136,7 @@ class CitationServer(LanguageServer):
         self._bibs: dict[str, BibState] = {}
         #: per LaTeX source: its text and the .bib names its bibliography commands give
         self._bib_names: dict[str, tuple[str, list[str]]] = {}
+        self._cites: dict[str, tuple[str, list]] = {}            # per LaTeX source: its text and its keys
         #: per document: its diagnostics last published, by id, with their JSON (:meth:`publish`)
         self._wire: dict[str, dict[int, tuple[types.Diagnostic, Any]]] = {}
         self._converter = default_converter()
@@ -294,7 +295,16 @@ class CitationServer(LanguageServer):
             complete = self.ensure_bib(b) and complete
             for key, c in self.bib_checks.get(b, {}).items():
                 checks.setdefault(key, c)
-        return diag.cite_diagnostics(cites(text), checks, [b.rpartition("/")[2] for b in bibs], complete=complete)
+        return diag.cite_diagnostics(self.cites_of(uri, text), checks, [b.rpartition("/")[2] for b in bibs],
+                                     complete=complete)
+
+    def cites_of(self, tex_uri: str, text: str) -> list:
+        """The citation keys of the LaTeX source ``text`` with their ranges, found once per text of
+        ``tex_uri`` (each edit of a ``.bib`` it cites checks its keys again)."""
+        got = self._cites.get(tex_uri)
+        if got is None or got[0] is not text and got[0] != text:
+            got = self._cites[tex_uri] = (text, cites(text))
+        return got[1]
 
     def publish(self, uri: str) -> None:
         """Send the diagnostics of ``uri``. Each is turned into JSON once: a diagnostic that stays
@@ -455,6 +465,7 @@ def build_server(options: Options | None = None) -> CitationServer:
         ls._tex_diags.pop(uri, None)
         ls._fix_pieces.pop(uri, None)
         ls._bib_names.pop(uri, None)
+        ls._cites.pop(uri, None)
 
     @server.feature(types.TEXT_DOCUMENT_CODE_ACTION,
                     types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix], resolve_provider=True))
