@@ -14,8 +14,12 @@ The rows (``--only`` runs those whose name contains one of the given strings):
   bytes by :class:`bad_input_fixtures.Client` (as ``tests/test_lsp_hardening.py``): malformed and oversized frames, huge
   documents, a ``refs.bib`` linked to a FIFO, to ``/dev/zero`` or out of the workspace, loose and
   ``untitled:`` documents, a quick fix with a forged target, UTF-16 and NUL-bearing ``.bib``
-  files, and the exit codes. Its work folder links the real corpus (the look-up index is built
-  into the run's temporary folder, never into ``mustcite-work``) and is warmed first.
+  files, the exit codes, and (:func:`_lsp_fix_cases`) a quick fix asked for with the diagnostic of
+  an older text, a year written inside a ``note``, two entries on one line, a one-line ``.bib`` of
+  4,000 entries and 13 MB of text between them, and a 1 MB ``.bib`` of real entries opened then
+  edited (the edit judged by the server's CPU time, which other jobs do not inflate). Its work
+  folder links the real corpus (the look-up index is built into the run's temporary folder, never
+  into ``mustcite-work``) and is warmed first.
 
 How a row is run. CLI: ``mustcite --work W ...`` under ``/usr/bin/time -v`` (the command's peak RSS
 and wall time). A ``recommend``/``audit`` input that must be refused runs with W = the real work
@@ -899,7 +903,132 @@ def lsp_cases(t: Path) -> list[Case]:
         Case("lsp/file/1mb-accented-field.bib", "language server: a .bib with a 1 MB accented field",
              lsp=lambda c: _diagnostics(c, uri(ws / "accented.bib"), accented), expect="unverifiable 1"),
     ]
+    cases += _lsp_fix_cases(ws)
     return cases
+
+
+# real entries with a wrong year (the corpus has Ho et al. at NeurIPS 2020, Vaswani et al. at NeurIPS 2017)
+_HO = ("@inproceedings{{ho2020denoising,\n  title = {{Denoising Diffusion Probabilistic Models}},\n"
+       "  author = {{Ho, Jonathan and Jain, Ajay and Abbeel, Pieter}},\n{note}"
+       "  booktitle = {{Advances in Neural Information Processing Systems}},\n  year = {{2019}}\n}}\n")
+_VASWANI = ("@inproceedings{vaswani2017attention, title = {Attention is All you Need}, author = {Vaswani, Ashish and "
+            "Shazeer, Noam and Parmar, Niki and Uszkoreit, Jakob and Jones, Llion and Gomez, Aidan N. and Kaiser, "
+            "{\\L}ukasz and Polosukhin, Illia}, booktitle = {Advances in Neural Information Processing Systems}, "
+            "year = {2018}}")
+
+
+def _change(c, uri: str, text: str, version: int, timeout: float = SECONDS) -> list[dict]:
+    """Send the whole new ``text`` of ``uri`` as its ``version``; the diagnostics of that text."""
+    start = len(c.seen)
+    c.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": version},
+                                        "contentChanges": [{"text": text}]})
+    return c.diagnostics(uri, timeout, start)
+
+
+def _code_actions(c, uri: str, diags: list[dict]) -> list[dict]:
+    got = c.response(c.request("textDocument/codeAction", {"textDocument": {"uri": uri}, "range": diags[0]["range"],
+                                                          "context": {"diagnostics": diags}}), SECONDS)
+    return got.get("result") or []
+
+
+def _text_at(text: str, r: dict) -> str:
+    lines = text.split("\n")
+    (a, b) = (r["start"], r["end"])
+    return lines[a["line"]][a["character"]:b["character"]] if a["line"] == b["line"] else "(several lines)"
+
+
+def _lsp_fix_cases(ws: Path) -> list[Case]:
+    """Quick fixes on texts the editor changed, entries sharing a line, and big ``.bib`` files."""
+    from pygls.uris import from_fs_path
+
+    def stale_fix(c) -> str:
+        uri, text = from_fs_path(str(ws / "stale.bib")), _HO.format(note="")
+        start = len(c.seen)
+        c.open(uri, text)
+        year = [d for d in c.diagnostics(uri, SECONDS, start) if d["code"] == "mismatch-year"]
+        moved = "% added above\n% the entry\n\n" + text              # the editor still holds the old diagnostic
+        _change(c, uri, moved, 2)
+        actions = _code_actions(c, uri, year)
+        parts = [f"{len(actions)} code actions"]
+        for a in actions:
+            (ch,) = a["edit"]["documentChanges"]
+            (e,) = ch["edits"]
+            parts.append(f"version {ch['textDocument']['version']}: line {e['range']['start']['line'] + 1} "
+                         f"{_text_at(moved, e['range'])!r} -> {e['newText']!r}")
+        _change(c, uri, moved.replace("{2019}", "{2021}"), 3)        # the year set by hand meanwhile
+        parts.append(f"after the year changed: {len(_code_actions(c, uri, year))} code actions")
+        return "; ".join(parts)
+
+    def year_in_note(c) -> str:
+        uri = from_fs_path(str(ws / "note.bib"))
+        text = _HO.format(note="  note = {year = {2019} in the preprint},\n")
+        start = len(c.seen)
+        c.open(uri, text)
+        out = []
+        for d in c.diagnostics(uri, SECONDS, start):
+            line = d["range"]["start"]["line"] + 1
+            out.append(f"{d['code']} at line {line} {_text_at(text, d['range'])!r}")
+        return "; ".join(out) or "0 diagnostics"
+
+    def two_on_a_line(c) -> str:
+        uri = from_fs_path(str(ws / "oneline.bib"))
+        text = _HO.format(note="").replace("\n", " ") + " " + _VASWANI + "\n"
+        start = len(c.seen)
+        c.open(uri, text)
+        out = []
+        for d in c.diagnostics(uri, SECONDS, start):
+            col = d["range"]["start"]["character"]
+            own = "ho2020denoising" if col < text.index("@inproceedings{vaswani") else "vaswani2017attention"
+            out.append(f"{d['message'].split(':')[0]} {d['code']} in {own}'s text {_text_at(text, d['range'])!r}")
+        return "; ".join(out)
+
+    def one_line_13mb(c) -> str:
+        filler = "Notes that are no entry, with commas, braces {like these} and (parentheses). " * 50
+        text = "".join(f"@article{{k{i}, title = {{A study of item {i}}}, author = {{Doe, Jane}}, "
+                       f"year = {{{2000 + i % 24}}}}} " + filler[:13 * MB // 4000] for i in range(4000))
+        return _diagnostics(c, from_fs_path(str(ws / "one-line.bib")), text, timeout=60)
+
+    big: dict[str, str] = {}
+
+    def open_1mb(c) -> str:
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+        from lsp_edit_latency import dev_bibs, real_bib
+
+        big["text"] = real_bib(MB, dev_bibs())
+        return _diagnostics(c, from_fs_path(str(ws / "1mb.bib")), big["text"], timeout=60)
+
+    def edit_1mb(c) -> str:
+        from lsp_edit_latency import cpu_ms, edits
+
+        if "text" not in big:                   # the row before opens it; run alone, this one does
+            open_1mb(c)
+        uri = from_fs_path(str(ws / "1mb.bib"))
+        times, cpu0 = [], cpu_ms(c.proc.pid)
+        for version, new in enumerate(edits(big["text"], 5), start=2):
+            t0 = time.perf_counter()
+            _change(c, uri, new, version)
+            times.append(1000 * (time.perf_counter() - t0))
+        cpu = (cpu_ms(c.proc.pid) - cpu0) / 5
+        return (f"edit re-checked in {statistics.median(times):.0f} ms wall (median of 5), {cpu:.0f} ms server CPU "
+                f"(mean; {'within' if cpu < 50 else 'over'} the 50 ms target)")
+
+    return [
+        Case("lsp/file/stale-fix.bib", "language server: a year fix asked for with the diagnostic of before two "
+             "lines were added above the entry, then once the year was set by hand",
+             lsp=stale_fix, expect=r"^1 code actions; version 2: line 8 '2019' -> '2020'; after the year changed: "
+                                   r"0 code actions$"),
+        Case("lsp/file/year-in-note.bib", "language server: a wrong year, and 'year = {2019}' written in a note "
+             "before it", lsp=year_in_note, expect=r"^mismatch-year at line 6 '2019'$"),
+        Case("lsp/file/two-entries-on-a-line.bib", "language server: two entries with wrong years on one line",
+             lsp=two_on_a_line, expect=r"^ho2020denoising mismatch-year in ho2020denoising's text '2019'; "
+                                       r"vaswani2017attention mismatch-year in vaswani2017attention's text '2018'$"),
+        Case("lsp/file/one-line-4000-entries-13mb.bib", "language server: a one-line .bib of 4,000 entries with "
+             "13 MB of text outside them", lsp=one_line_13mb, expect=r"^4000 diagnostics", lsp_mb=None),
+        Case("lsp/file/1mb.bib", "language server: a 1 MB .bib of real entries (the dev projects' bibliographies) "
+             "opened", lsp=open_1mb, expect=r"^\d+ diagnostics \(", lsp_mb=None),
+        Case("lsp/file/1mb-edit.bib", "language server: that 1 MB .bib, one entry's year edited 5 times",
+             lsp=edit_1mb, expect="within the 50 ms target"),
+    ]
 
 
 def _own_server(c) -> str:
@@ -1045,15 +1174,16 @@ def table(rows: list[dict]) -> str:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--only", nargs="*", help="run the rows whose name contains one of these (prints, writes nothing)")
+    ap.add_argument("--out", type=Path, default=None, help="with --only: write those rows' JSON there")
     a = ap.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="mustcite-bad-inputs-"))
     try:
-        return _main(tmp, a.only)
+        return _main(tmp, a.only, a.out)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def _main(tmp: Path, only: list[str] | None) -> int:
+def _main(tmp: Path, only: list[str] | None, out: Path | None = None) -> int:
     lsp_only = bool(only) and all(o.startswith("lsp") for o in only)
     output_only = bool(only) and all(o.startswith("output") for o in only)   # the slice's model only
     if lsp_only and not (REAL_WORK / "corpus" / "papers.parquet").is_file():
@@ -1142,6 +1272,9 @@ def _main(tmp: Path, only: list[str] | None) -> int:
                       for r in rows if not r["meets"]],
            "python": sys.version.split()[0], "rows": rows}
     print(json.dumps({k: doc[k] for k in ("rows_total", "meet_targets", "runtime_s", "server", "misses")}, indent=1))
+    if only and out is not None:
+        doc["only"] = only
+        out.write_text(json.dumps(doc, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     if not only:
         RESULTS.mkdir(parents=True, exist_ok=True)
         (RESULTS / "bad_inputs.json").write_text(json.dumps(doc, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")

@@ -180,28 +180,42 @@ async def test_language_server_session_on_a_real_latex_project(project):
         assert all("\\bibliography" in tex_lines[d.range.start.line] for d in missing)
         assert all(d.message.startswith("Not cited: ") and "(confidence " in d.message for d in missing)
 
-        # quick fix 1: the year becomes the record's
+        # quick fix 1: the year becomes the record's. The client resolves a fix's edit when it is
+        # chosen: the edit is computed then, from the text of that moment, and carries its version
         actions = await client.text_document_code_action_async(types.CodeActionParams(
             text_document=types.TextDocumentIdentifier(uri=bib_uri), range=year[0].range,
             context=types.CodeActionContext(diagnostics=year)))
-        assert len(actions) == 1 and "Set year" in actions[0].title
-        text = _apply(bib_path.read_text(), actions[0].edit.changes[bib_uri])
+        assert len(actions) == 1 and "Set year" in actions[0].title and actions[0].edit is None
+        # lines are added above the entry before the fix is chosen: it still edits the year only
+        moved = "% shared bibliography\n% keep sorted\n\n" + bib_path.read_text()
         seen = client.diagnostics.count[bib_uri]
-        _change(client, bib_path, text, 2)
+        _change(client, bib_path, moved, 2)
+        await _until(client, bib_uri, lambda d: True, after=seen)
+        resolved = await client.code_action_resolve_async(actions[0])
+        (change,) = resolved.edit.document_changes
+        assert change.text_document.uri == bib_uri and change.text_document.version == 2
+        text = _apply(moved, change.edits)
+        assert text == moved.replace(f"year = {{{project['kept'][0]['year'] + 1}}}",
+                                     f"year = {{{project['kept'][0]['year']}}}", 1)
+        seen = client.diagnostics.count[bib_uri]
+        _change(client, bib_path, text, 3)
         diags = await _until(client, bib_uri, lambda d: not any(x.code == "mismatch-year" for x in d), after=seen)
         assert f"year = {{{project['kept'][0]['year']}}}" in bib_path.read_text()
+        # the same fix resolved again: the year no longer holds the flagged value, so nothing is edited
+        assert (await client.code_action_resolve_async(actions[0])).edit is None
 
         # quick fix 2: add the first missing paper's BibTeX to refs.bib
         actions = await client.text_document_code_action_async(types.CodeActionParams(
             text_document=types.TextDocumentIdentifier(uri=tex_uri), range=missing[0].range,
             context=types.CodeActionContext(diagnostics=missing[:1])))
         assert len(actions) == 1 and actions[0].title.startswith("Add the BibTeX of")
-        edits = actions[0].edit.changes[bib_uri]
+        (change,) = (await client.code_action_resolve_async(actions[0])).edit.document_changes
+        assert change.text_document.uri == bib_uri and change.text_document.version == 3
         before = bib_path.read_text()
-        text = _apply(before, edits)
+        text = _apply(before, change.edits)
         assert text.startswith(before) and text.count("@") == before.count("@") + 1
         seen = client.diagnostics.count[bib_uri]
-        _change(client, bib_path, text, 3)
+        _change(client, bib_path, text, 4)
         # the diagnostics of the check of this text (the first published since the change)
         diags = await _until(client, bib_uri, lambda d: not any(x.code == "mismatch-year" for x in d), after=seen)
         added_key = text[len(before):].split("{", 1)[1].split(",", 1)[0]

@@ -235,8 +235,9 @@ def test_a_quick_fix_never_reads_a_file_outside_the_workspace(tmp_path, client):
     assert actions(from_fs_path(str(tmp_path / "secret.bib"))) in (None, [])
     assert actions("file:///etc/passwd") in (None, [])
     (got,) = actions(from_fs_path(str(root / "refs.bib")))
-    edit = got["edit"]["changes"][from_fs_path(str(root / "refs.bib"))][0]
-    assert edit["range"]["start"]["line"] == 1
+    (change,) = got["edit"]["documentChanges"]
+    assert change["textDocument"] == {"uri": from_fs_path(str(root / "refs.bib")), "version": None}   # on disk
+    assert change["edits"][0]["range"]["start"]["line"] == 1
     assert c.finish(timeout=5) == 0
 
 

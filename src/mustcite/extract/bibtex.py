@@ -144,6 +144,8 @@ def _accents(value: str) -> str:
             return m.group()
         return _accented(m.group())
     return _ACCENT.sub(one, value)
+#: decoded values of up to this many characters are kept (a venue or an author list recurs across entries)
+DECODED_CACHE_CHARS = 2000
 
 
 def decode_latex(value: str) -> str:
@@ -154,17 +156,27 @@ def decode_latex(value: str) -> str:
     no LaTeX reader at all (its braces go, ``~`` is a space); anything else goes to pylatexenc."""
     value = value or ""
     if "\\" in value or "{" in value or "~" in value or "$" in value:
-        if "\\" in value:
-            value = _accents(value)
-        if _PLAIN_UNSAFE.search(value) is None:
-            value = value.replace("{", "").replace("}", "").replace("~", " ")
-        else:
-            try:
-                # a piece cut at white space is joined with a space, one cut inside a word without one
-                value = "".join((" " if p[:1].isspace() else "") + _converter().latex_to_text(p)
-                                for p in latex_pieces(value))
-            except Exception:  # pylatexenc is tolerant, but never let a field break a reading
-                value = re.sub(r"\\[a-zA-Z]+\*?|[{}]", "", value)
+        return _decoded(value) if len(value) <= DECODED_CACHE_CHARS else _decode(value)
+    return re.sub(r"\s+", " ", value).strip()
+
+
+@lru_cache(maxsize=8192)
+def _decoded(value: str) -> str:
+    return _decode(value)
+
+
+def _decode(value: str) -> str:
+    if "\\" in value:
+        value = _accents(value)
+    if _PLAIN_UNSAFE.search(value) is None:
+        value = value.replace("{", "").replace("}", "").replace("~", " ")
+    else:
+        try:
+            # a piece cut at white space is joined with a space, one cut inside a word without one
+            value = "".join((" " if p[:1].isspace() else "") + _converter().latex_to_text(p)
+                            for p in latex_pieces(value))
+        except Exception:  # pylatexenc is tolerant, but never let a field break a reading
+            value = re.sub(r"\\[a-zA-Z]+\*?|[{}]", "", value)
     return re.sub(r"\s+", " ", value).strip()
 
 
@@ -489,11 +501,16 @@ def _comma_why(entry, line: int) -> str:
             "BibTeX stops on it")
 
 
-def parse_bib(text: str, name: str, *, keep_unreadable: bool = False) -> tuple[list[BibEntry], list[str]]:
+def parse_bib(text: str, name: str, *, keep_unreadable: bool = False, strings: dict[str, str] | None = None,
+              expanded: list[int] | None = None) -> tuple[list[BibEntry], list[str]]:
     """Entries of one ``.bib`` file's text in input order, and messages (with line) for blocks it
     skipped; with ``keep_unreadable``, the blocks it could not read are entries marked
-    :attr:`BibEntry.unreadable` (with the parser's reason) instead of messages. See the module doc
-    for values, ``crossref`` and the caps."""
+    :attr:`BibEntry.unreadable` (with the parser's reason) instead of messages. ``strings``: the
+    ``@string`` definitions in force before the text (lower-case name -> value as written; the
+    text's own come after them); ``expanded``: a one-item list of the characters ``@string``
+    expansion has added so far to the file this text is part of (updated here: the cap
+    :data:`MAX_EXPANDED_CHARS` holds for the whole file when it is read in parts). See the module
+    doc for values, ``crossref`` and the caps."""
     # slow to import (~15 ms): loaded with the first .bib file, not when the language server starts
     import bibtexparser
     from bibtexparser.model import DuplicateBlockKeyBlock, DuplicateFieldKeyBlock, Entry, ParsingFailedBlock, String
@@ -507,7 +524,8 @@ def parse_bib(text: str, name: str, *, keep_unreadable: bool = False) -> tuple[l
         return [], [f"{name}: cannot parse the BibTeX file ({type(exc).__name__}: {exc})"]
     finally:
         log.setLevel(level)
-    values = _Values({s.key.lower(): s.value for s in lib.blocks if isinstance(s, String)})
+    values = _Values({**(strings or {}), **{s.key.lower(): s.value for s in lib.blocks if isinstance(s, String)}})
+    values.expanded = expanded[0] if expanded else 0
     messages: list[str] = []
     read: list[tuple] = []           # (line, kind, key, fields as written, why unreadable, notes, raw)
     # a later @string of a name redefines it for the entries after it, as in BibTeX (the CVPR author
@@ -573,6 +591,8 @@ def parse_bib(text: str, name: str, *, keep_unreadable: bool = False) -> tuple[l
         e = entry_from_fields(key, fields, source, kind)
         e.notes = list(notes)
         entries.append(e)
+    if expanded:
+        expanded[0] = values.expanded
     return entries, messages
 
 

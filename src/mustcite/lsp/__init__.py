@@ -1,6 +1,7 @@
 """The language server (``mustcite lsp``): reference checks and the audit inside the editor.
 
-:mod:`.documents` finds keys, bibliography commands and BibTeX fields in a document's text;
+:mod:`.documents` finds keys, bibliography commands, BibTeX blocks and their fields in a document's text;
+:mod:`.bibstate` keeps a ``.bib`` document's entries as read and checked across edits;
 :mod:`.diagnostics` turns checks and audit results into diagnostics and quick fixes;
 :mod:`.server` is the pygls server that keeps them current as files are opened, edited and saved.
 """

@@ -10,17 +10,35 @@
 * the audit: one information diagnostic per missing must-cite paper at the bibliography command,
   with its reasons; its fix adds the paper's BibTeX to the ``.bib`` file the command names.
 
-A fix travels in the diagnostic's ``data`` (:func:`code_actions` reads it back).
+A fix travels in the diagnostic's ``data`` (:func:`code_actions` reads it back): the entry's key,
+the field and the value flagged, never a position. Its edit is computed from the document's text
+when the fix is asked for (or resolved), in the entry of that key and the field found in it, and
+sent with the document's version, so an editor refuses it once the text has changed; a fix whose
+field no longer holds the flagged value is not offered.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from lsprotocol import types
 
 from ..recommend.formats import bibtex, booktitle
-from .documents import Bibliography, Cite, appended_entry, entry_head_range, field_value, lines_of
+from .documents import (
+    BibBlock,
+    Bibliography,
+    Cite,
+    Lines,
+    appended_entry,
+    block_at_line,
+    entry_fields,
+    field_of,
+    find_entry,
+    head_span,
+    lines_of,
+)
 
 SOURCE = "mustcite"
 
@@ -47,54 +65,89 @@ def record_value(field: str, record: dict[str, Any]) -> str | None:
     return None
 
 
-def _composed(text: str, span: tuple[int, int]) -> bool:
-    """Whether the field value at ``span`` (:func:`field_value`) is a ``@string`` name or one part
-    of a ``#`` concatenation: its text is not the value read, so no fix rewrites it."""
-    lo, hi = span
-    enclosed = lo > 0 and text[lo - 1] in "{\""
-    if not enclosed and not text[lo:hi].strip().isdigit():
-        return True
-    before = text[max(0, lo - 201):lo - enclosed].rstrip()
-    after = text[hi + enclosed:hi + 201].lstrip()
-    return before.endswith("#") or after.startswith("#")
+@dataclass(frozen=True)
+class Spec:
+    """A diagnostic of one entry with offsets relative to the entry's ``@``: what an entry's check
+    says wherever the entry now is (:func:`placed` puts it in the document)."""
+
+    start: int
+    end: int
+    severity: types.DiagnosticSeverity
+    code: str
+    message: str
+    data: dict | None = None
 
 
-def entry_diagnostics(text: str, check) -> list[types.Diagnostic]:
-    """The diagnostics of one checked entry (a :class:`~mustcite.refcheck.results.RefCheck`) of a
-    ``.bib`` file whose text is ``text``."""
-    line = _line(check.source)
-    head = entry_head_range(text, line)
-    lines = lines_of(text)
-    if check.status == "not_found":
-        return [types.Diagnostic(range=head, severity=types.DiagnosticSeverity.Error, source=SOURCE,
-                                 code="not_found", message=f"{check.key}: not found. {check.why}".strip())]
-    if check.status == "unreadable":
-        return [types.Diagnostic(range=head, severity=types.DiagnosticSeverity.Error, source=SOURCE,
-                                 code="unreadable", message=f"{check.key}: cannot be read. {check.why}".strip())]
-    if check.status == "unverifiable":
-        return [types.Diagnostic(range=head, severity=types.DiagnosticSeverity.Hint, source=SOURCE,
-                                 code="unverifiable",
-                                 message=f"{check.key}: cannot verify offline. {check.why}".strip())]
-    if check.status == "outdated":
-        return [types.Diagnostic(range=head, severity=types.DiagnosticSeverity.Hint, source=SOURCE,
-                                 code="outdated", message=f"{check.key}: {check.why}".strip())]
+def entry_specs(text: str, block: BibBlock, check) -> list[Spec]:
+    """The diagnostics of the checked entry ``block`` of ``text`` (a
+    :class:`~mustcite.refcheck.results.RefCheck`), relative to the entry's ``@``: a status on the
+    entry's head, a mismatch on the value of the field found in the entry itself (its head, when
+    the entry lacks the field)."""
+    lo, hi = head_span(text, block)
+    head = (0, hi - lo)
+    one = {"not_found": (types.DiagnosticSeverity.Error, f"{check.key}: not found. {check.why}"),
+           "unreadable": (types.DiagnosticSeverity.Error, f"{check.key}: cannot be read. {check.why}"),
+           "unverifiable": (types.DiagnosticSeverity.Hint, f"{check.key}: cannot verify offline. {check.why}"),
+           "outdated": (types.DiagnosticSeverity.Hint, f"{check.key}: {check.why}")}
+    if check.status in one:
+        severity, message = one[check.status]
+        return [Spec(*head, severity, check.status, message.strip())]
     if check.status != "mismatch":
         return []
+    fields = entry_fields(text, block) if block.entry else []
     out = []
     for issue in check.issues:
         where, data = head, None
         for name in BIB_FIELDS.get(issue.field, ()):
-            span = field_value(text, line, name)
-            if span is None:
+            f = next((f for f in fields if f.name == name), None)
+            if f is None:
                 continue
-            where = lines.range(*span)
+            where = (f.start - block.start, f.end - block.start)
             value = record_value(issue.field, check.record or {})
-            if value is not None and not _composed(text, span):
-                data = {"fix": "set-field", "field": name, "value": value, "key": check.key}
+            old = text[f.start:f.end]
+            if value is not None and not f.composed and value != old:
+                data = {"fix": "set-field", "field": name, "value": value, "key": block.key, "old": old}
             break
-        out.append(types.Diagnostic(range=where, severity=types.DiagnosticSeverity.Warning, source=SOURCE,
-                                    code=f"mismatch-{issue.field}", message=f"{check.key}: {issue.why}", data=data))
+        out.append(Spec(*where, types.DiagnosticSeverity.Warning, f"mismatch-{issue.field}",
+                        f"{check.key}: {issue.why}", data))
     return out
+
+
+def placed(specs: list[Spec], start: int, lines: Lines) -> list[types.Diagnostic]:
+    """The diagnostics ``specs`` of the entry whose ``@`` is at ``start`` of the text of ``lines``."""
+    return [types.Diagnostic(range=lines.range(start + s.start, start + s.end), severity=s.severity,
+                             source=SOURCE, code=s.code, message=s.message, data=s.data) for s in specs]
+
+
+def relative(specs: list[Spec], raw: str) -> list[tuple[Spec, int, int, int, int]]:
+    """``specs`` of the entry whose text is ``raw``, each with its start's and end's line and
+    UTF-16 column in ``raw`` (:func:`placed_at` puts them where the entry is)."""
+    lines = Lines(raw)
+    out = []
+    for s in specs:
+        a, b = lines.position(s.start), lines.position(s.end)
+        out.append((s, a.line, a.character, b.line, b.character))
+    return out
+
+
+def placed_at(specs: list[tuple[Spec, int, int, int, int]], line: int, column: int) -> list[types.Diagnostic]:
+    """The diagnostics :func:`relative` gives, for the entry whose ``@`` is at ``line`` and
+    ``column`` (UTF-16) of its document: a position on the entry's first line moves with its
+    column, the others only with its line."""
+    def at(dl: int, dc: int) -> types.Position:
+        return types.Position(line=line + dl, character=column + dc if dl == 0 else dc)
+    return [types.Diagnostic(range=types.Range(start=at(sl, sc), end=at(el, ec)), severity=s.severity,
+                             source=SOURCE, code=s.code, message=s.message, data=s.data)
+            for s, sl, sc, el, ec in specs]
+
+
+def entry_diagnostics(text: str, check, block: BibBlock | None = None) -> list[types.Diagnostic]:
+    """The diagnostics of one checked entry of a ``.bib`` file whose text is ``text``: the entry
+    ``block``, else the one whose head is on the line of ``check.source``."""
+    block = block or block_at_line(text, _line(check.source))
+    if block is None:
+        return []
+    return placed(entry_specs(text, block, check), block.start, lines_of(text))
 
 
 def cite_diagnostics(cites: list[Cite], checks: dict[str, Any], bib_names: list[str], *,
@@ -143,29 +196,97 @@ def missing_diagnostics(bib: Bibliography, missing: list, bib_uri: str | None) -
     return out
 
 
-def code_actions(uri: str, text_of, diagnostics: list[types.Diagnostic]) -> list[types.CodeAction]:
-    """The quick fixes of ``diagnostics`` of the document ``uri``; ``text_of(uri)`` gives a
-    document's current text (open in the editor, else on disk), None for one the server may not
-    read: a fix's target comes from the client, so one outside the workspace gets no fix."""
+#: a document's current text and version (None: not open in the editor, read from disk), or
+#: None when the server may not read it
+Document = Callable[[str], "tuple[str, int | None] | None"]
+
+
+def set_field_span(text: str, data: dict, find: Callable[[str, str], BibBlock | None] = find_entry
+                   ) -> tuple[int, int] | None:
+    """Where a set-field fix (``data``: key, field, the value flagged ``old``) writes in ``text``,
+    the document as it is now: the value of the field found in the entry of that key (the first of
+    the key and of the field, as BibTeX reads them); None when the entry or the field is gone, is
+    written with ``#`` or a ``@string`` name, or no longer holds the flagged value."""
+    block = find(text, data["key"])
+    f = field_of(text, block, data["field"]) if block is not None else None
+    if f is None or f.composed or text[f.start:f.end] != data["old"]:
+        return None
+    return f.start, f.end
+
+
+def _edit(uri: str, version: int | None, edit: types.TextEdit) -> types.WorkspaceEdit:
+    """``edit`` of the document ``uri`` as it is at ``version`` (the editor refuses it once the
+    document has changed; None: the file on disk)."""
+    return types.WorkspaceEdit(document_changes=[types.TextDocumentEdit(
+        text_document=types.OptionalVersionedTextDocumentIdentifier(uri=uri, version=version), edits=[edit])])
+
+
+def _valid(data: Any) -> dict | None:
+    if not isinstance(data, dict):
+        return None
+    if data.get("fix") == "set-field" and all(isinstance(data.get(k), str) for k in ("field", "key", "value", "old")):
+        return data
+    if data.get("fix") == "add-entry" and isinstance(data.get("uri"), str) and isinstance(data.get("bibtex"), str):
+        return data
+    return None
+
+
+def fix_edit(uri: str, data: dict, document: Document, find=find_entry) -> types.WorkspaceEdit | None:
+    """The edit of the fix ``data`` (of a diagnostic of ``uri``), computed from the current text of
+    the document it changes and sent with that text's version; None when the fix no longer
+    applies or its target may not be read."""
+    if data["fix"] == "set-field":
+        got = document(uri)
+        if got is None:
+            return None
+        text, version = got
+        span = set_field_span(text, data, find)
+        if span is None:
+            return None
+        return _edit(uri, version, types.TextEdit(range=lines_of(text).range(*span), new_text=data["value"]))
+    target = data["uri"]
+    got = document(target) if target.endswith(".bib") else None
+    if got is None:
+        return None
+    text, version = got
+    return _edit(target, version, appended_entry(text, data["bibtex"]))
+
+
+def _title(data: dict) -> str:
+    if data["fix"] == "set-field":
+        return f"Set {data['field']} of {data['key']} to the corpus record's: {data['value']}"
+    return f"Add the BibTeX of \"{data.get('title') or 'the paper'}\" to {data['uri'].rpartition('/')[2]}"
+
+
+def code_actions(uri: str, document: Document, diagnostics: list[types.Diagnostic], *, lazy: bool = False,
+                 find=find_entry) -> list[types.CodeAction]:
+    """The quick fixes of ``diagnostics`` of the document ``uri``; ``document(uri)`` gives a
+    document's current text and version (:data:`Document`): a fix's target comes from the client,
+    so one outside the workspace gets no fix. Each edit is computed from the current text, never
+    from the diagnostic's range: a fix whose target no longer holds the flagged value is not
+    offered. ``lazy`` (a client that resolves a code action's edit): no edit yet, the client asks
+    for it when the fix is chosen (:func:`resolve_action`)."""
     out = []
     for d in diagnostics:
-        data = d.data if isinstance(d.data, dict) else None
-        if not data or d.source != SOURCE:
+        data = _valid(d.data) if d.source == SOURCE else None
+        if data is None:
             continue
-        if data.get("fix") == "set-field":
-            if not all(isinstance(data.get(k), str) for k in ("field", "key", "value")):
-                continue
-            edit = types.TextEdit(range=d.range, new_text=data["value"])
-            title = f"Set {data['field']} of {data['key']} to the corpus record's: {data['value']}"
-            out.append(types.CodeAction(title=title, kind=types.CodeActionKind.QuickFix, diagnostics=[d],
-                                        edit=types.WorkspaceEdit(changes={uri: [edit]})))
-        elif data.get("fix") == "add-entry":
-            target = data.get("uri")
-            text = text_of(target) if isinstance(target, str) and target.endswith(".bib") else None
-            if text is None or not isinstance(data.get("bibtex"), str):
-                continue
-            edit = appended_entry(text, data["bibtex"])
-            title = f"Add the BibTeX of \"{data.get('title') or 'the paper'}\" to {target.rpartition('/')[2]}"
-            out.append(types.CodeAction(title=title, kind=types.CodeActionKind.QuickFix, diagnostics=[d],
-                                        edit=types.WorkspaceEdit(changes={target: [edit]})))
+        edit = fix_edit(uri, data, document, find)
+        if edit is None:
+            continue
+        action = types.CodeAction(title=_title(data), kind=types.CodeActionKind.QuickFix, diagnostics=[d])
+        if lazy:
+            action.data = {**data, "document": uri}
+        else:
+            action.edit = edit
+        out.append(action)
     return out
+
+
+def resolve_action(action: types.CodeAction, document: Document, find=find_entry) -> types.CodeAction:
+    """``action`` (from :func:`code_actions` with ``lazy``) with its edit, computed from the text of
+    the document now; without one (nothing is changed) when the fix no longer applies."""
+    data = _valid(action.data)
+    uri = action.data.get("document") if isinstance(action.data, dict) else None
+    action.edit = fix_edit(uri, data, document, find) if data is not None and isinstance(uri, str) else None
+    return action

@@ -52,6 +52,20 @@ _NEXT_HEADER = re.compile(rb"content-length[ \t]*:[ \t]*\d+[ \t]*\r?\n", re.I)
 _BLOCK = 1 << 16
 
 
+def _next_header(buf: bytearray, start: int) -> re.Match | None:
+    """The first whole ``Content-Length`` line of ``buf`` from ``start`` (any case): the name is
+    looked for in a lower-cased copy by a plain substring search, each place it is found then
+    matched in full (a case-insensitive regular expression walks a megabyte body far slower)."""
+    low = buf[start:].lower()
+    i = low.find(b"content-length")
+    while i >= 0:
+        m = _NEXT_HEADER.match(buf, start + i)
+        if m:
+            return m
+        i = low.find(b"content-length", i + 1)
+    return None
+
+
 def parse_header(head: bytes) -> tuple[int | None, str | None]:
     """``(content length, None)`` of a header block, or ``(None, why it is unusable)``."""
     length = None
@@ -125,7 +139,7 @@ class FrameReader:
         when it is short, ``(None, None)`` at the end of the input."""
         scanned = start
         while True:
-            hit = _NEXT_HEADER.search(self.buf, max(start, scanned - 64))
+            hit = _next_header(self.buf, max(start, scanned - 64))
             if hit and hit.start() < start + length:
                 return None, hit.start()
             if len(self.buf) >= start + length:

@@ -3,8 +3,10 @@
 What it does, per file the editor opens, changes or saves:
 
 * a ``.bib`` file: every entry is checked against the corpus and the catalogue of cited works
-  (:func:`mustcite.refcheck.check.check_entries`); only entries whose text changed are checked
-  again. Diagnostics as :mod:`.diagnostics` describes them.
+  (:func:`mustcite.refcheck.check.check_entries`); only entries whose text changed are read and
+  checked again (:mod:`.bibstate`). Diagnostics as :mod:`.diagnostics` describes them; a quick
+  fix's edit is computed from the document's text when it is asked for or resolved, and sent
+  with the document's version.
 * a ``.tex`` file: its citation keys against the project's bibliographies (the ``.bib`` files its
   ``\\bibliography``/``\\addbibresource`` commands name, read from the editor when open, else from
   disk); a change re-reads that file only.
@@ -45,6 +47,7 @@ from typing import Any
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
+from pygls.protocol import default_converter
 from pygls.uris import from_fs_path, to_fs_path
 
 from ..errors import MustciteError
@@ -52,7 +55,8 @@ from ..io import decode_text
 from ..shown import shown
 from ..version import __version__
 from . import diagnostics as diag
-from .documents import bibliographies, cites
+from .bibstate import BibState
+from .documents import Pieces, bibliographies, cites
 from .framing import serve
 
 log = logging.getLogger(__name__)
@@ -63,6 +67,7 @@ def _shown_message(d: types.Diagnostic) -> types.Diagnostic:
     d = copy.copy(d)
     d.message = shown(d.message)
     return d
+
 
 LATEX_SUFFIXES = (".tex", ".ltx", ".latex")
 #: Largest file the server reads from disk (bytes).
@@ -137,8 +142,16 @@ class CitationServer(LanguageServer):
         self._index_lock, self._model_lock = threading.Lock(), threading.Lock()
         self._work = ThreadPoolExecutor(1, thread_name_prefix="mustcite-check")
         self._audits = ThreadPoolExecutor(1, thread_name_prefix="mustcite-audit")
-        #: per .bib document: entry text -> its check (an entry is checked again only when it changes)
-        self._checked: dict[str, dict[str, Any]] = {}
+        #: per .bib document: its entries as read and checked (an entry is read again only when it changes)
+        self._bibs: dict[str, BibState] = {}
+        #: per LaTeX source: its text and the .bib names its bibliography commands give
+        self._bib_names: dict[str, tuple[str, list[str]]] = {}
+        self._cites: dict[str, tuple[str, list]] = {}            # per LaTeX source: its text and its keys
+        #: per document: its diagnostics last published, by id, with their JSON (:meth:`publish`)
+        self._wire: dict[str, dict[int, tuple[types.Diagnostic, Any]]] = {}
+        self._converter = default_converter()
+        #: per document: its pieces as the quick fixes last read them (on the message loop)
+        self._fix_pieces: dict[str, Pieces] = {}
         #: per .bib document: its checks by key, in file order
         self.bib_checks: dict[str, dict[str, Any]] = {}
         self._bib_diags: dict[str, list[types.Diagnostic]] = {}
@@ -201,6 +214,19 @@ class CitationServer(LanguageServer):
             self.log(f"mustcite: {e}" if isinstance(e, MustciteError) else f"mustcite: {path}: cannot read: {e}")
             return None
 
+    def document(self, uri: str) -> tuple[str, int | None] | None:
+        """The current text of ``uri`` and its version: the editor's when open, else the file's
+        (version None) as :meth:`read_text` reads it; None when it may not be read."""
+        doc = self.workspace.text_documents.get(uri)
+        if doc is not None:
+            return doc.source, doc.version
+        text = self.read_text(uri)
+        return (text, None) if text is not None else None
+
+    def find_entry(self, uri: str):
+        """:func:`.documents.find_entry` for the fixes of ``uri``, its pieces kept between requests."""
+        return self._fix_pieces.setdefault(uri, Pieces()).find
+
     def kind(self, uri: str) -> str | None:
         """"bib", "tex" or None: by the file name, else (``untitled:``) by the editor's language."""
         if uri.endswith(".bib"):
@@ -223,49 +249,43 @@ class CitationServer(LanguageServer):
         if root is None:
             return [], False
         here = file_path(tex_uri).parent
-        names = [n for b in bibliographies(text) for n in b.names]
+        names = self.bib_names(tex_uri, text)
         if not names:
             return [from_fs_path(str(p.resolve())) for p in walk_files(root, ".bib", 20)], True
         paths = [(here / n).resolve() for n in names]
         inside = [p for p in paths if any(r in p.parents for r in self.roots())]
         return [from_fs_path(str(p)) for p in inside], len(inside) == len(paths)
 
+    def bib_names(self, tex_uri: str, text: str) -> list[str]:
+        """The ``.bib`` names the bibliography commands of the LaTeX source ``text`` give, found
+        once per text of ``tex_uri`` (each ``.bib`` edit asks it of every open LaTeX source)."""
+        got = self._bib_names.get(tex_uri)
+        if got is None or got[0] is not text and got[0] != text:
+            got = self._bib_names[tex_uri] = (text, [n for b in bibliographies(text) for n in b.names])
+        return got[1]
+
+    def resolves_edits(self) -> bool:
+        """Whether the client resolves a code action's edit when it is chosen (then the edit is
+        computed from the text of that moment)."""
+        caps = self.client_capabilities
+        cap = caps.text_document.code_action if caps and caps.text_document else None
+        support = cap.resolve_support if cap is not None else None
+        return bool(support and "edit" in (support.properties or ()))
+
     # ---- checks --------------------------------------------------------------------------------------
     def check_bib(self, uri: str, text: str) -> list[types.Diagnostic]:
-        """Check the entries of a ``.bib`` text (only those not checked before) and return its diagnostics."""
+        """The diagnostics of a ``.bib`` text; only the entries whose text changed since the last
+        check of ``uri`` are read and checked again (:class:`.bibstate.BibState`)."""
         # the checker is imported at the first check, not at start-up: the editor waits for the
         # answer to ``initialize`` before it shows anything, and the import takes a quarter second
-        # the reference checks (~15 ms) load with the first .bib file, not at the server's start-up
-        from ..refcheck.check import check_entries, unreadable_check
-        from ..refcheck.entries import entries_from_bib
-        from ..refcheck.results import RefCheck
+        from ..refcheck.check import check_entries
 
-        name = Path(to_fs_path(uri) or "refs.bib").name
-        try:
-            entries, _ = entries_from_bib(text, name)
-        except MustciteError:
-            entries = []
-        cache = self._checked.setdefault(uri, {})
-        for e in entries:
-            if len(e.raw) > MAX_ENTRY_CHARS and e.raw not in cache:
-                cache[e.raw] = RefCheck(e.key, "unverifiable", why=f"the entry is {len(e.raw):,} characters long, "
-                                        f"over the {MAX_ENTRY_CHARS:,} the editor checks; run mustcite check-refs")
-        todo = [e for e in entries if e.raw not in cache and not e.unreadable]
-        if todo:
-            for e, c in zip(todo, check_entries(todo, self.index())):
-                cache[e.raw] = c
-        current, by_key, out = {}, {}, []
-        for e in entries:
-            if e.raw in cache:
-                c = cache[e.raw]
-                current[e.raw] = c
-            else:                        # a block that could not be read: an error at its line, never cached
-                c = unreadable_check(e)
-            c.source = e.source           # where the entry is now (lines move as the file is edited)
-            by_key.setdefault(e.key, c)
-            out.extend(diag.entry_diagnostics(text, c))
-        self._checked[uri] = current
-        self.bib_checks[uri] = by_key
+        state = self._bibs.get(uri)
+        if state is None:
+            name = Path(to_fs_path(uri) or "refs.bib").name
+            state = self._bibs[uri] = BibState(name, MAX_ENTRY_CHARS)
+        out = state.update(text, lambda entries: check_entries(entries, self.index()))
+        self.bib_checks[uri] = state.by_key
         return out
 
     def ensure_bib(self, uri: str) -> bool:
@@ -285,13 +305,33 @@ class CitationServer(LanguageServer):
             complete = self.ensure_bib(b) and complete
             for key, c in self.bib_checks.get(b, {}).items():
                 checks.setdefault(key, c)
-        return diag.cite_diagnostics(cites(text), checks, [b.rpartition("/")[2] for b in bibs], complete=complete)
+        return diag.cite_diagnostics(self.cites_of(uri, text), checks, [b.rpartition("/")[2] for b in bibs],
+                                     complete=complete)
+
+    def cites_of(self, tex_uri: str, text: str) -> list:
+        """The citation keys of the LaTeX source ``text`` with their ranges, found once per text of
+        ``tex_uri`` (each edit of a ``.bib`` it cites checks its keys again)."""
+        got = self._cites.get(tex_uri)
+        if got is None or got[0] is not text and got[0] != text:
+            got = self._cites[tex_uri] = (text, cites(text))
+        return got[1]
 
     def publish(self, uri: str) -> None:
+        """Send the diagnostics of ``uri``. Each is turned into JSON once: a diagnostic that stays
+        (an entry that did not move) is sent from its JSON of the last time."""
         items = self._bib_diags.get(uri, []) + self._tex_diags.get(uri, []) + self._audit_diags.get(uri, [])
-        # a message holds titles, keys and quotes as read: terminal and bidirectional controls escaped
-        items = [_shown_message(d) for d in items]
-        self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=items))
+        before, now = self._wire.get(uri, {}), {}
+        out = []
+        for d in items:
+            got = before.get(id(d))
+            if got is None or got[0] is not d:
+                # a message holds titles, keys and quotes as read: terminal and bidirectional controls escaped
+                got = (d, self._converter.unstructure(_shown_message(d), types.Diagnostic))
+            now[id(d)] = got
+            out.append(got[1])
+        self._wire[uri] = now
+        self.protocol._send_data({"jsonrpc": "2.0", "method": types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS,
+                                  "params": {"uri": uri, "diagnostics": out}})
 
     def checks_of(self, uri: str, turn: int) -> list[tuple[dict, str, list[types.Diagnostic]]] | None:
         """The diagnostics a change of ``uri`` brings, as ``(store, uri, diagnostics)``; None when
@@ -435,11 +475,21 @@ def build_server(options: Options | None = None) -> CitationServer:
     def did_close(ls: CitationServer, params: types.DidCloseTextDocumentParams) -> None:
         uri = params.text_document.uri
         ls._tex_diags.pop(uri, None)
+        ls._fix_pieces.pop(uri, None)
+        ls._bib_names.pop(uri, None)
+        ls._cites.pop(uri, None)
 
     @server.feature(types.TEXT_DOCUMENT_CODE_ACTION,
-                    types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix]))
+                    types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix], resolve_provider=True))
     def code_action(ls: CitationServer, params: types.CodeActionParams) -> list[types.CodeAction]:
-        return diag.code_actions(params.text_document.uri, ls.read_text, params.context.diagnostics)
+        uri = params.text_document.uri
+        return diag.code_actions(uri, ls.document, params.context.diagnostics, lazy=ls.resolves_edits(),
+                                 find=ls.find_entry(uri))
+
+    @server.feature(types.CODE_ACTION_RESOLVE)
+    def code_action_resolve(ls: CitationServer, action: types.CodeAction) -> types.CodeAction:
+        uri = action.data.get("document") if isinstance(action.data, dict) else None
+        return diag.resolve_action(action, ls.document, find=ls.find_entry(uri if isinstance(uri, str) else ""))
 
     @server.command("mustcite.timings")
     def timings(ls: CitationServer, *args) -> dict[str, float]:

@@ -209,10 +209,14 @@ def _draft_entries(path: Path) -> tuple[list[Entry], list[str]]:
     return entries, list(paper.messages)
 
 
-def entries_from_bib(text: str, name: str) -> tuple[list[Entry], list[str]]:
+def entries_from_bib(text: str, name: str, strings: dict[str, str] | None = None,
+                     expanded: list[int] | None = None) -> tuple[list[Entry], list[str]]:
     """The entries of BibTeX ``text`` (an editor's buffer; ``name`` for each entry's ``source``)
     in input order, the blocks that could not be read among them (marked ``unreadable``), and the
-    parser's messages. Raises a MustciteError for a text of more than :data:`MAX_ENTRIES` entries."""
+    parser's messages; ``strings``, ``expanded``: the ``@string`` definitions in force before the
+    text and the expansion so far of the file it is part of
+    (:func:`~mustcite.extract.bibtex.parse_bib`). Raises a MustciteError for a text of more than
+    :data:`MAX_ENTRIES` entries."""
     check_entry_count(text, name)
-    got, messages = parse_bib(text, name, keep_unreadable=True)
+    got, messages = parse_bib(text, name, keep_unreadable=True, strings=strings, expanded=expanded)
     return _with_pages([_from_bib(e, True) for e in got], text), messages
