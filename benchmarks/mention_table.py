@@ -28,18 +28,18 @@ import duckdb
 import numpy as np
 import pyarrow.parquet as pq
 
-from mustcite.extract.works.linkprob import arrow_table, form_stats, out_of_fold_stats, paper_uses, target_stats
-from mustcite.extract.works.mention_table import SUMMARY_FILE, TABLE_FILE, build_mention_table
-from mustcite.recommend.mention_model import (
-    FEATURES,
-    FORM_TARGETS_FILE,
-    FORMS_FILE,
-    LABELS,
-    feature_rows,
-    fit_mention_model,
-    reliability,
-    scores,
-)
+from mustcite.extract import MENTIONS_FILE as TABLE_FILE
+from mustcite.extract import MENTIONS_SUMMARY_FILE as SUMMARY_FILE
+from mustcite.extract import build_mention_table, form_stats, out_of_fold_stats, paper_uses, target_stats
+from mustcite.extract import mention_arrow_table as arrow_table
+from mustcite.recommend import MENTION_FEATURES as FEATURES
+from mustcite.recommend import MENTION_FORM_TARGETS_FILE as FORM_TARGETS_FILE
+from mustcite.recommend import MENTION_FORMS_FILE as FORMS_FILE
+from mustcite.recommend import MENTION_LABELS as LABELS
+from mustcite.recommend import fit_mention_model
+from mustcite.recommend import mention_feature_rows as feature_rows
+from mustcite.recommend import mention_reliability as reliability
+from mustcite.recommend import mention_scores as scores
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"

@@ -32,6 +32,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import lazy_libs
 from ..errors import DataMissingError, MustciteError
 from ..io import atomic_write_json, read_json
 
@@ -106,7 +107,8 @@ def reliability(y: np.ndarray, p: np.ndarray, bins: int = 10) -> list[dict[str, 
 
 def scores(y: np.ndarray, p: np.ndarray, base: float) -> dict[str, Any]:
     """Brier score, the Brier score of the constant ``base`` (the train base rate), ROC AUC, log loss."""
-    from sklearn.metrics import log_loss, roc_auc_score
+    metrics = lazy_libs.sklearn_metrics("mention model scores")
+    log_loss, roc_auc_score = metrics.log_loss, metrics.roc_auc_score
 
     return {"rows": int(len(y)), "positives": int(y.sum()), "share_positive": round(float(y.mean()), 4),
             "brier": round(float(np.mean((p - y) ** 2)), 4),
@@ -174,7 +176,7 @@ def fit_mention_model(X: np.ndarray, meta: dict[str, np.ndarray], *, label: str 
                       ) -> tuple[MentionModel, np.ndarray]:
     """Fit on the train papers' rows, score the held-out papers'; the model and the held-out
     predictions (aligned with the held-out rows, in table order)."""
-    from sklearn.ensemble import HistGradientBoostingClassifier
+    HistGradientBoostingClassifier = lazy_libs.sklearn_ensemble("the mention model").HistGradientBoostingClassifier
 
     if label not in LABELS:
         raise ValueError(f"unknown label {label!r}; expected one of {LABELS}")
