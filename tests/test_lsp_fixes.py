@@ -301,3 +301,14 @@ def test_string_expansion_is_capped_for_the_whole_file_read_in_parts():
     state = BibState("refs.bib", 10**6)
     diags = state.update(text, _checks)
     assert sorted(d.message.split(":")[0] for d in diags if d.code == "unreadable") == sorted(refused)
+
+
+def test_a_fix_writes_the_record_escaped_and_its_title_shows_no_control_characters():
+    from mustcite.lsp.diagnostics import _title, record_value
+
+    # a real NeurIPS 2019 title with a percent sign (E2-Train)
+    title = "E2-Train: Training State-of-the-art CNNs with Over 80% Energy Savings"
+    assert record_value("title", {"title": title}).endswith(r"Over 80\% Energy Savings")
+    assert record_value("year", {"year": 2019}) == "2019"
+    shown = _title({"fix": "set-field", "field": "title", "key": "k\x1b]0;pwned\x07", "value": "T\u202e"})
+    assert "\x1b" not in shown and "\u202e" not in shown and "\\x1b" in shown

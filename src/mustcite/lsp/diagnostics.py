@@ -25,7 +25,9 @@ from typing import Any
 
 from lsprotocol import types
 
+from ..bibwrite import latex_text
 from ..recommend.formats import bibtex, booktitle
+from ..shown import shown_line
 from .documents import (
     BibBlock,
     Bibliography,
@@ -54,14 +56,15 @@ def _line(source: str) -> int:
 
 def record_value(field: str, record: dict[str, Any]) -> str | None:
     """The value a fix writes for ``field`` (a checked field), from the record the check found."""
+    # written between the field's braces: LaTeX's special characters escaped, braces kept paired
     if field == "title":
-        return record.get("title") or None
+        return latex_text(record["title"]) if record.get("title") else None
     if field == "authors":
-        return " and ".join(record.get("authors") or ()) or None
+        return latex_text(" and ".join(record.get("authors") or ())) or None
     if field == "year":
         return str(record["year"]) if record.get("year") else None
     if field == "venue":
-        return booktitle(record["venue"]) if record.get("venue") else None
+        return latex_text(booktitle(record["venue"])) if record.get("venue") else None
     return None
 
 
@@ -253,9 +256,10 @@ def fix_edit(uri: str, data: dict, document: Document, find=find_entry) -> types
 
 
 def _title(data: dict) -> str:
+    # keys, values and titles as read: terminal and bidirectional controls escaped
     if data["fix"] == "set-field":
-        return f"Set {data['field']} of {data['key']} to the corpus record's: {data['value']}"
-    return f"Add the BibTeX of \"{data.get('title') or 'the paper'}\" to {data['uri'].rpartition('/')[2]}"
+        return shown_line(f"Set {data['field']} of {data['key']} to the corpus record's: {data['value']}")
+    return shown_line(f"Add the BibTeX of \"{data.get('title') or 'the paper'}\" to {data['uri'].rpartition('/')[2]}")
 
 
 def code_actions(uri: str, document: Document, diagnostics: list[types.Diagnostic], *, lazy: bool = False,
