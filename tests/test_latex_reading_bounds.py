@@ -111,3 +111,14 @@ def test_a_name_from_a_macro_is_located_at_its_use_not_its_definition():
     assert first_use(sources, "data") == ("sec.tex", 2)
     plain = {"main.tex": "CLIP first.\n\\newcommand{\\c}{CLIP}\n\\c\n"}
     assert F.locate(plain, "CLIP") == ("main.tex", 1)               # written out before any use
+
+
+def test_unclosed_verbatim_environments_are_searched_to_the_end_once():
+    from mustcite.extract.latex.verbatim import blank_verbatim
+
+    text = "\\begin{comment} x\n" * 2000 + "\\begin{verbatim}\\cite{a}\\end{verbatim} \\verb|\\cite{b}| \\cite{c}"
+    out = blank_verbatim(text)
+    assert len(out) == len(text) and out.count("\n") == text.count("\n")
+    # the unclosed comments stay as written; the closed block and the inline code after them are blanked
+    assert out.count("\\begin{comment} x") == 2000 and "\\cite{a}" not in out and "\\cite{b}" not in out
+    assert "\\cite{c}" in out

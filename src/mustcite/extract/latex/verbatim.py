@@ -74,6 +74,7 @@ def blank_verbatim(text: str) -> str:
     if "\\verb" not in text and "\\begin" not in text and "inline" not in text:
         return text
     out, pos, at = [], 0, 0
+    unclosed: set[str] = set()      # environments with no \end after some point: none after any later one
     while True:
         m = _TOKENS.search(text, at)
         if m is None:
@@ -84,8 +85,9 @@ def blank_verbatim(text: str) -> str:
             at = len(text) if nl < 0 else nl
             continue
         if m.group(2):                                  # \begin{verbatim} ... \end{verbatim}
-            e = _end_of(m.group(2)).search(text, m.end())
-            if e is None:
+            e = None if m.group(2) in unclosed else _end_of(m.group(2)).search(text, m.end())
+            if e is None:                               # searched to the end once, never again
+                unclosed.add(m.group(2))
                 at = m.end()
                 continue
             out += [text[pos:m.end()], _blank(text[m.end():e.start()])]
