@@ -19,6 +19,7 @@ import pyarrow.parquet as pq
 
 from ..config import Workspace
 from ..errors import DataMissingError, UsageError
+from ..io import process_running
 from .records import VENUES, Paper, normalize_title
 
 __all__ = ["BUILD_FILE", "DISAGREEMENTS_FILE", "PAPERS_FILE", "SIDE_TRACKS_FILE", "VERSIONS_FILE", "CorpusStore",
@@ -93,7 +94,7 @@ def _temp_file(path: Path) -> str:
     path.parent.mkdir(parents=True, exist_ok=True)
     for old in path.parent.glob(f".{path.name}.*.tmp"):
         pid = old.name[len(path.name) + 2:-len(".tmp")].partition(".")[0]
-        if pid.isdigit() and int(pid) != os.getpid() and _running(int(pid)):
+        if pid.isdigit() and int(pid) != os.getpid() and process_running(int(pid)):
             continue              # a write in progress in another process
         try:
             old.unlink()
@@ -102,16 +103,6 @@ def _temp_file(path: Path) -> str:
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.{os.getpid()}.", suffix=".tmp")
     os.close(fd)
     return tmp
-
-
-def _running(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:               # running, as another user
-        return True
-    return True
 
 
 def write_table(table: pa.Table, path: Path) -> None:
