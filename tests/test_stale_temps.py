@@ -102,3 +102,16 @@ def test_the_model_folder_index_temporaries_of_dead_loads_are_matched(tmp_path, 
     (tmp_path / "indexes").mkdir()
     assert remove_stale_temps(tmp_path, _TEMP_INDEXES) == [dead]
     assert live.is_dir() and (tmp_path / "indexes").is_dir()
+
+
+def test_a_pickle_cache_is_written_whole_or_not_at_all(tmp_path):
+    import os
+
+    from mustcite.io import load_pickle, write_pickle_cache
+
+    assert write_pickle_cache(tmp_path / "c" / "x.pickle", {"a": [1, 2]})
+    assert load_pickle(tmp_path / "c" / "x.pickle") == {"a": [1, 2]}
+    blocked = tmp_path / "file"
+    blocked.write_text("")                              # a file where the cache's folder should be
+    assert not write_pickle_cache(blocked / "x.pickle", 1)
+    assert sorted(os.listdir(tmp_path / "c")) == ["x.pickle"]   # no temporary file left behind

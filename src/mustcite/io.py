@@ -669,6 +669,24 @@ def sha256_file(path: str | Path, *, gunzip: bool = False) -> str:
     return h.hexdigest()
 
 
+def write_pickle_cache(path: str | Path, obj: Any) -> bool:
+    """Pickle ``obj`` to the cache file ``path`` through a temporary file beside it
+    (``.<name>.<pid>.tmp``, which :func:`remove_stale_temps` can find after a killed run), renamed
+    into place; whether it was written (a full or read-only disk only loses the cache)."""
+    path = Path(path)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(tmp, "wb") as fh:
+            pickle.dump(obj, fh, protocol=pickle.HIGHEST_PROTOCOL)
+        os.replace(tmp, path)
+        return True
+    except OSError:
+        if tmp.exists():
+            tmp.unlink()
+        return False
+
+
 def load_pickle(path: str | Path) -> Any:
     """The object pickled in ``path`` (one of our own caches or model files), read with the cyclic
     garbage collector paused: unpickling an index of millions of small objects otherwise runs the

@@ -324,7 +324,7 @@ def _concat_parts(value: str) -> list[str]:
     return parts
 
 
-def _braced_whole(value: str) -> bool:
+def braced_whole(value: str) -> bool:
     """Whether the ``{`` opening ``value`` is the one closed by its last character."""
     depth = 0
     for m in _BRACE_MARKS.finditer(value):
@@ -376,7 +376,7 @@ class _Values:
         out, size = [], 0
         for part in _concat_parts(raw) if "#" in raw else [raw]:
             part = part.strip()
-            if len(part) >= 2 and part[0] == "{" and part[-1] == "}" and _braced_whole(part):
+            if len(part) >= 2 and part[0] == "{" and part[-1] == "}" and braced_whole(part):
                 text = part[1:-1]
             elif len(part) >= 2 and part[0] == '"' and part[-1] == '"':
                 text = part[1:-1]

@@ -19,6 +19,7 @@ from typing import NamedTuple
 
 from lsprotocol import types
 
+from ..extract.bibtex import braced_whole
 from ..extract.latex.bibliography import bibliography_commands
 from ..extract.latex.citations import citation_keys
 from ..extract.latex.includes import blank_comments
@@ -264,7 +265,7 @@ def entry_fields(text: str, block: BibBlock) -> list[BibField]:
         s = value_at + len(raw) - len(raw.lstrip())
         e = value_at + len(raw.rstrip())
         v = text[s:e]
-        if not joined and len(v) >= 2 and ((v[0] == "{" and v[-1] == "}" and _whole(v))
+        if not joined and len(v) >= 2 and ((v[0] == "{" and v[-1] == "}" and braced_whole(v))
                                            or (v[0] == '"' and v[-1] == '"')):
             out.append(BibField(name, s + 1, e - 1, False))
         else:
@@ -296,16 +297,6 @@ def entry_fields(text: str, block: BibBlock) -> list[BibField]:
     if value_at is not None:
         value(hi)
     return out
-
-
-def _whole(value: str) -> bool:
-    """Whether the ``{`` opening ``value`` is the one its last character closes."""
-    depth = 0
-    for m in _BRACE.finditer(value):
-        depth += 1 if m.group() == "{" else -1
-        if depth == 0:
-            return m.end() == len(value)
-    return False
 
 
 def field_of(text: str, block: BibBlock, name: str) -> BibField | None:

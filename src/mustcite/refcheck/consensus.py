@@ -26,14 +26,13 @@ import hashlib
 import json
 import lzma
 import os
-import pickle
 from collections import defaultdict
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..corpus.records import normalize_title, surname_key
-from ..io import load_pickle
+from ..io import load_pickle, write_pickle_cache
 
 #: bump when the pickled layout changes
 CONSENSUS_VERSION = 1
@@ -109,13 +108,5 @@ def load(path: Path, cache_dir: Path | None) -> Consensus:
                 pass
     got = build(path)
     if cached is not None:
-        cached.parent.mkdir(parents=True, exist_ok=True)
-        tmp = cached.with_name(f".{cached.name}.{os.getpid()}.tmp")
-        try:
-            with open(tmp, "wb") as fh:
-                pickle.dump(got, fh, protocol=pickle.HIGHEST_PROTOCOL)
-            os.replace(tmp, cached)
-        except OSError:
-            if tmp.exists():
-                tmp.unlink()
+        write_pickle_cache(cached, got)
     return got

@@ -41,7 +41,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import pickle
 import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
@@ -57,7 +56,7 @@ from ..corpus.records import surname_key
 from ..corpus.store import DISAGREEMENTS_FILE, SIDE_TRACKS_FILE, VERSIONS_FILE
 from ..errors import DataMissingError, MustciteError
 from ..extract.link import TitleIndex, identifier_keys
-from ..io import load_pickle, remove_stale_temps
+from ..io import load_pickle, remove_stale_temps, write_pickle_cache
 from .coverage import OFFICIAL_COUNTS, Coverage, list_name, measure
 from .person_names import name_tokens
 from .venue import track_kind, venue_key
@@ -659,17 +658,8 @@ def load_index(work: str | Path | Workspace | None = None, *, papers: str | Path
             idx = None
     if idx is None:
         idx = RefIndex.build(papers, works, papers.parent / SIDE_TRACKS_FILE, papers.parent / VERSIONS_FILE)
-        if path is not None:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-            try:
-                with open(tmp, "wb") as fh:
-                    pickle.dump(idx, fh, protocol=pickle.HIGHEST_PROTOCOL)
-                os.replace(tmp, path)
-                drop_stale_indexes(path.parent, keep=KEEP_INDEXES)
-            except OSError:
-                if tmp.exists():
-                    tmp.unlink()
+        if path is not None and write_pickle_cache(path, idx):
+            drop_stale_indexes(path.parent, keep=KEEP_INDEXES)
     apply_coverage(idx)
     _LOADED[mem_key] = idx
     citations = citations or os.environ.get("MUSTCITE_CITATIONS")
