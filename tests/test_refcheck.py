@@ -531,3 +531,52 @@ def test_an_entry_cited_so_by_other_papers_is_verified(work, tmp_path):
     assert index.consensus.papers == 3
     assert got["adam"].status == "verified" and "by 3 papers' reference lists" in got["adam"].why, got["adam"].why
     assert got["other"].status == "unverifiable"
+
+
+@pytest.mark.data("citations_cs768/papers.jsonl.xz")
+def test_the_consensus_built_into_the_work_folder_is_used_by_default(work, tmp_path, capsys):
+    """`works consensus` builds the table of three real reference lists into the corpus folder (a
+    rerun skips it: same checksum); check-refs then verifies the arXiv entry by default, and
+    --no-citations (or $MUSTCITE_CITATIONS=off) checks without it."""
+    import json
+    import lzma
+
+    from helpers import DATA
+
+    from mustcite.refcheck.consensus import CONSENSUS_FILE, CONSENSUS_META
+
+    picked = []
+    with lzma.open(DATA / "citations_cs768" / "papers.jsonl.xz", "rt", encoding="utf-8") as fh:
+        for line in fh:
+            if "adam: a method for stochastic optimization" in line.lower() and "Kingma" in line:
+                picked.append(line)
+                if len(picked) == 3:
+                    break
+    lists = tmp_path / "three.jsonl.xz"
+    with lzma.open(lists, "wt", encoding="utf-8") as fh:
+        fh.writelines(picked)
+    bibfile = tmp_path / "adam.bib"
+    bibfile.write_text("@article{adam, title={Adam: A Method for Stochastic Optimization}, author={Kingma, Diederik "
+                       "P. and Ba, Jimmy}, journal={arXiv preprint arXiv:1412.6980}, year={2014}}\n", encoding="utf-8")
+    built = work / "corpus" / CONSENSUS_FILE
+    try:
+        assert main(["--work", str(work), "works", "consensus", str(lists), "--workers", "1"]) == 0
+        meta = json.loads((work / "corpus" / CONSENSUS_META).read_text())
+        assert meta["papers"] == 3 and meta["items"] > 50 and built.is_file()
+        capsys.readouterr()
+        assert main(["--work", str(work), "works", "consensus", str(lists)]) == 0
+        assert "up to date" in capsys.readouterr().out
+        assert run(work, str(bibfile), "--format", "json") == 0
+        got = json.loads(capsys.readouterr().out.splitlines()[0])
+        assert got["status"] == "verified" and "by 3 papers' reference lists" in got["why"], got["why"]
+        assert "does not check the venue" in got["why"]
+        assert run(work, str(bibfile), "--format", "json", "--no-citations") == 0
+        got = json.loads(capsys.readouterr().out.splitlines()[0])
+        assert got["status"] == "unverifiable", got["why"]
+        assert load_index(work, citations=False).consensus is None
+        assert load_index(work).consensus.papers == 3
+        assert run(work, str(bibfile), "--no-citations", "--citations", str(lists)) == 2
+    finally:
+        built.unlink(missing_ok=True)
+        (work / "corpus" / CONSENSUS_META).unlink(missing_ok=True)
+    assert load_index(work).consensus is None

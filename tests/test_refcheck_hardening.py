@@ -198,6 +198,46 @@ def test_accents_decode_as_the_converter_decodes_them_whole(value):
     assert B.decode_latex(value) == whole
 
 
+@pytest.mark.parametrize("value", [
+    "{\\em Proc. {AI}{S}tats}.", "\\emph{a {\\em b} c}", "a \\em b", "x\\rm y", "{\\bf\\em x}", "a\\/b",
+    "{1203--1209} and a---b", "A \\& B", "pp.\\ 545", "2019{\\natexlab{a}}", "\\textit{a}\\textbf{b}\\textsc{c}",
+    "\\em\\'e", "a \\& b --- \\url{x}", "\\\\em x", "{\\em 131}, 1203--1209",
+])
+def test_font_commands_and_dashes_decode_as_the_converter_decodes_them(value):
+    whole = re.sub(r"\s+", " ", B._converter().latex_to_text(value)).strip()
+    assert B.decode_latex(value) == whole
+
+
+@pytest.mark.data("citations_cs768/papers.jsonl.xz")
+def test_bbl_blocks_decode_as_the_converter_decodes_them():
+    """Every block of the items of 40 real .bbl files decodes as pylatexenc reads it whole, most
+    of them without pylatexenc (font commands, "\\&", dashes)."""
+    import lzma
+
+    from helpers import DATA
+
+    blocks = []
+    with lzma.open(DATA / "citations_cs768" / "papers.jsonl.xz", "rt", encoding="utf-8") as fh:
+        for i, line in zip(range(400), fh):
+            if i % 10 == 0:
+                for b in json.loads(line)["bbl"]:
+                    blocks += [blk.strip() for blk in re.split(r"\\newblock\b", b["text"]) if "\\bibitem" not in blk]
+    quick = marked = 0
+    for value in blocks:
+        accented = B._accents(value)
+        if B._PLAIN_UNSAFE.search(accented) is None:
+            continue
+        marked += 1
+        quick += B._simple_marks(accented) is not None
+        try:
+            whole = "".join((" " if p[:1].isspace() else "") + B._converter().latex_to_text(p)
+                            for p in B.latex_pieces(accented))
+        except Exception:  # the reader's own fallback
+            continue
+        assert B._decode(value) == re.sub(r"\s+", " ", whole).strip(), value
+    assert len(blocks) > 500 and quick > marked // 2, (quick, marked)
+
+
 def test_a_long_accented_field_is_decoded_without_spaces_added():
     assert B.decode_latex("{\\\"o}" * 13_000) == "ö" * 13_000          # 65,000 characters, no white space
     assert B.decode_latex("\\'{e}\\textit{x}" * 4_000) == "éx" * 4_000  # the converter, in pieces

@@ -41,7 +41,9 @@ def check_refs_cmd(
     citations: Path = typer.Option(None, "--citations", help="reference lists of other papers (a papers.jsonl[.xz] "
                                    "of .bbl files, as citations_cs768 of the data; default $MUSTCITE_CITATIONS): an "
                                    "entry no record holds that 3 papers cite the same way is verified; read once, "
-                                   "then cached"),
+                                   "then cached. Default: the table `mustcite works consensus` built into the work "
+                                   "folder, when there"),
+    no_citations: bool = typer.Option(False, "--no-citations", help="check without the consensus of citing papers"),
 ) -> None:
     """Check every entry of a bibliography against the corpus: title, authors (order and count), year,
     venue and identifiers. Statuses: verified; outdated (an arXiv preprint or a workshop version is
@@ -72,8 +74,10 @@ def check_refs_cmd(
     # index is loaded and any entry is checked
     read = [read_entries(file) for file in files]
     # an entry that cannot be read is reported without the index: none needs it, none is loaded
-    index = load_index(citations=citations) if any(not e.unreadable for entries, _ in read for e in entries) \
-        else None
+    if no_citations and citations is not None:
+        raise UsageError("--citations and --no-citations exclude each other")
+    wanted = any(not e.unreadable for entries, _ in read for e in entries)
+    index = load_index(citations=False if no_citations else citations) if wanted else None
     checks = []
     for entries, messages in read:
         checks.extend(check_entries(entries, index))

@@ -127,3 +127,36 @@ def fit_mentions_cmd(
         typer.echo(f"{label}: held-out Brier {h['brier']:.4f} (base rate {h['brier_base_rate']:.4f}), "
                    f"AUC {h['auc']}, {h['rows']:,} rows")
     typer.echo(f"written: {out}/")
+
+
+@works_app.command("consensus")
+def consensus_cmd(
+    source: Path = typer.Argument(None, help="reference lists of other papers: a papers.jsonl[.xz] of .bbl files "
+                                             "(default: <data>/citations_cs768/papers.jsonl.xz)"),
+    out: Path = typer.Option(None, "--out", "-o", help="the corpus folder it goes to (default: <work>/corpus)"),
+    workers: int = typer.Option(None, "--workers", "-w", min=1,
+                                help="worker processes (default: CPU count, 4 at most)"),
+    force: bool = typer.Option(False, "--force", help="rebuild even when the table is current"),
+) -> None:
+    """The consensus of citing papers: read every reference-list item once and keep, per title, how
+    each paper cites it (first author, year); written to consensus.pickle, which check-refs, its Python
+    API and the language server then use by default (check-refs --no-citations turns it off). Skipped
+    when the table was built from the same file (same checksum)."""
+    from ..config import find_data_dir
+    from ..refcheck.consensus import CONSENSUS_FILE, build_file, built_meta, is_current
+
+    source = source or find_data_dir() / "citations_cs768" / "papers.jsonl.xz"
+    if not source.is_file():
+        raise MustciteError(f"no reference lists at {source}", path=source,
+                            hint="pass a papers.jsonl(.xz) of .bbl files, as citations_cs768 of the data")
+    corpus = out or workspace().root / "corpus"
+    if not force and is_current(source, corpus):
+        typer.echo(f"consensus of citing papers up to date: {corpus / CONSENSUS_FILE}")
+        return
+    try:
+        meta = build_file(source, corpus, workers)
+    except (OSError, ValueError, EOFError) as e:
+        raise MustciteError(f"cannot build the consensus of citing papers: {e}", path=source) from None
+    meta = built_meta(corpus) or meta
+    typer.echo(f"{meta['items']:,} reference items of {meta['papers']:,} papers ({meta['titles']:,} titles) read in "
+               f"{meta['elapsed_s']} s -> {corpus / CONSENSUS_FILE}")

@@ -165,11 +165,37 @@ def _decoded(value: str) -> str:
     return _decode(value)
 
 
+# the font commands and marks of a .bbl item that pylatexenc reads as nothing but their text: a font
+# switch (its following spaces eaten, as after any control word), a font command whose argument is
+# braced (and natbib's "\\natexlab{a}"), "\\&", "\\/" (italic correction), "\\ " and the dashes
+# ("---" an em dash, "--" an en dash)
+_FONT_SWITCH = re.compile(r"(?<!\\)\\(?:em|it|bf|sl|sc|rm|sf|tt|upshape|itshape|bfseries|normalfont)"
+                          r"(?![A-Za-z])[ \t\n]*")
+_FONT_COMMAND = re.compile(r"(?<!\\)\\(?:emph|textit|textbf|textsl|textsc|textrm|textsf|textup|textmd|textnormal"
+                           r"|natexlab)\{")
+_AMPERSAND = "\ue000"        # a private-use character: "\\&" until the braces are gone
+
+
+def _simple_marks(value: str) -> str | None:
+    """``value`` with the font commands, ``\\&``, ``\\/``, ``\\ `` and dashes replaced by what
+    pylatexenc makes of them, or None where anything else would still need pylatexenc (the common
+    case of a ``.bbl`` item's blocks, read without the LaTeX reader: ``{\\em Proc. ICML}``, ``1--9``)."""
+    if _AMPERSAND in value:
+        return None
+    value = _FONT_COMMAND.sub("{", _FONT_SWITCH.sub("", value))
+    value = value.replace("\\&", _AMPERSAND).replace("\\/", "").replace("\\ ", " ")
+    value = value.replace("---", "\u2014").replace("--", "\u2013")
+    if _PLAIN_UNSAFE.search(value) is not None:
+        return None
+    return value.replace(_AMPERSAND, "&")
+
+
 def _decode(value: str) -> str:
     if "\\" in value:
         value = _accents(value)
-    if _PLAIN_UNSAFE.search(value) is None:
-        value = value.replace("{", "").replace("}", "").replace("~", " ")
+    simple = _simple_marks(value) if _PLAIN_UNSAFE.search(value) is not None else value
+    if simple is not None:
+        value = simple.replace("{", "").replace("}", "").replace("~", " ")
     else:
         try:
             # a piece cut at white space is joined with a space, one cut inside a word without one

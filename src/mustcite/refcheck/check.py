@@ -954,7 +954,8 @@ def _not_found(out: RefCheck, entry: Entry, claim: VenueClaim, year: int | None,
     elif (n := cited_so(index, entry)):
         out.status = "verified"
         out.why = (f"cited so (title, first author, year) by {n} papers' reference lists; no proceedings or "
-                   f"journal record holds it, so its venue is not checked")
+                   f"journal record holds it. This shows the work exists and is cited as others cite it; it "
+                   f"does not check the venue or the full author list")
         out.record = work.to_json() if work is not None else None
     else:
         out.status = "unverifiable"

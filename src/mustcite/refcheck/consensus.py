@@ -16,8 +16,11 @@ these items name arXiv or no venue), nor the full author list; a form every cite
 passes. Where a record of the paper exists, the record is what the entry is compared with, and a
 common wrong form is still wrong.
 
-The table is built once (a few minutes: every item is parsed) and pickled in the cache folder under
-a name made of the file's size and modification time.
+``mustcite works consensus`` builds the table once into the work folder (``<work>/corpus/consensus.pickle``,
+with ``consensus.json``: its source's checksum and figures; ``make demo`` runs it, about a minute of
+CPU on 2 cores), and :func:`~.index.load_index` uses it by default when it is there. Another file
+given with ``--citations`` (or ``$MUSTCITE_CITATIONS``) is read once and pickled in the cache folder
+under a name made of the file's size and modification time.
 """
 
 from __future__ import annotations
@@ -38,6 +41,9 @@ from ..io import load_pickle, write_pickle_cache
 CONSENSUS_VERSION = 1
 #: titles shorter than this (normalised characters) are too generic to be a work's
 MIN_TITLE_CHARS = 12
+#: the table built into ``<work>/corpus`` (:func:`build_file`), and its figures
+CONSENSUS_FILE = "consensus.pickle"
+CONSENSUS_META = "consensus.json"
 
 
 @dataclass
@@ -89,6 +95,70 @@ def build(path: Path, workers: int | None = None) -> Consensus:
                 cites[norm].append((i, fam, year))
                 items += 1
     return Consensus(dict(cites), len(lines), items)
+
+
+def source_digest(path: Path) -> str:
+    """The SHA-256 of a reference-list file: what a built table was made from."""
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def built_meta(corpus_dir: Path) -> dict | None:
+    """The figures of the table built into ``corpus_dir`` (None when there is none)."""
+    meta = Path(corpus_dir) / CONSENSUS_META
+    try:
+        got = json.loads(meta.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return got if isinstance(got, dict) and (Path(corpus_dir) / CONSENSUS_FILE).is_file() else None
+
+
+def is_current(source: Path, corpus_dir: Path) -> bool:
+    """Whether the table in ``corpus_dir`` was built from ``source`` (same checksum) by this version."""
+    meta = built_meta(corpus_dir)
+    return bool(meta and meta.get("version") == CONSENSUS_VERSION and meta.get("sha256") == source_digest(source))
+
+
+def build_file(source: Path, corpus_dir: Path, workers: int | None = None) -> dict:
+    """Build the table of ``source`` into ``corpus_dir`` (:data:`CONSENSUS_FILE` and its figures,
+    :data:`CONSENSUS_META`); the figures."""
+    import time
+
+    t0 = time.perf_counter()
+    got = build(source, workers)
+    corpus_dir = Path(corpus_dir)
+    if not write_pickle_cache(corpus_dir / CONSENSUS_FILE, got):
+        raise OSError(f"cannot write {corpus_dir / CONSENSUS_FILE}")
+    meta = {"version": CONSENSUS_VERSION, "source": str(source), "sha256": source_digest(source),
+            "papers": got.papers, "items": got.items, "titles": len(got.cites),
+            "elapsed_s": round(time.perf_counter() - t0, 1)}
+    (corpus_dir / CONSENSUS_META).write_text(json.dumps(meta, indent=1) + "\n", encoding="utf-8")
+    return meta
+
+
+#: tables loaded in this process, by file and modification time
+_LOADED: dict[tuple[str, int], Consensus] = {}
+
+
+def load_built(corpus_dir: Path) -> Consensus | None:
+    """The table built into ``corpus_dir`` (None when there is none, or it cannot be read)."""
+    path = Path(corpus_dir) / CONSENSUS_FILE
+    try:
+        key = (str(path.resolve()), path.stat().st_mtime_ns)
+    except OSError:
+        return None
+    if key not in _LOADED:
+        try:
+            got = load_pickle(path)
+        except Exception:  # a damaged file: the checker runs without it
+            return None
+        if not isinstance(got, Consensus):
+            return None
+        _LOADED[key] = got
+    return _LOADED[key]
 
 
 def _stamp(path: Path) -> str:

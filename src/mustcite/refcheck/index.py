@@ -628,11 +628,20 @@ def drop_stale_indexes(folder: Path, keep: int = KEEP_INDEXES) -> list[Path]:
 _TEMP_INDEX = re.compile(r"\.index-[^/]+\.pickle\.(?P<pid>\d+)\.tmp")
 
 
+#: values of ``$MUSTCITE_CITATIONS`` that turn the consensus of citing papers off
+CITATIONS_OFF = ("off", "none", "0", "no", "false")
+
+
 def load_index(work: str | Path | Workspace | None = None, *, papers: str | Path | None = None,
-               works: str | Path | None = None, cache: bool = True, citations: str | Path | None = None) -> RefIndex:
+               works: str | Path | None = None, cache: bool = True,
+               citations: str | Path | bool | None = None) -> RefIndex:
     """The index of ``<work>/corpus/papers.parquet`` (+ ``works.parquet`` when there), from the
-    on-disk cache when it is current, else built and cached; kept per process. ``citations`` (else
-    ``$MUSTCITE_CITATIONS``): reference lists of other papers (:mod:`.consensus`), read once and cached."""
+    on-disk cache when it is current, else built and cached; kept per process.
+
+    The consensus of citing papers (:mod:`.consensus`): ``citations`` a file of reference lists (else
+    ``$MUSTCITE_CITATIONS``), read once and cached; by default the table built into the corpus folder
+    (``mustcite works consensus``) when it is there; ``citations=False`` (or ``$MUSTCITE_CITATIONS``
+    set to ``off``) runs without it."""
     ws = work if isinstance(work, Workspace) else Workspace.resolve(work)
     papers = Path(papers) if papers else ws.root / "corpus" / "papers.parquet"
     if works is None:
@@ -647,6 +656,7 @@ def load_index(work: str | Path | Workspace | None = None, *, papers: str | Path
     mem_key = str(path) if path is not None else f"{papers}|{works}|{_stamp(papers)}"
     got = _LOADED.get(mem_key)
     if got is not None:
+        got.consensus = _consensus(citations, papers.parent, ws, cache)
         return got
     if path is not None:        # the temporary files of builds killed before their rename
         remove_stale_temps(path.parent, _TEMP_INDEX)
@@ -662,12 +672,25 @@ def load_index(work: str | Path | Workspace | None = None, *, papers: str | Path
             drop_stale_indexes(path.parent, keep=KEEP_INDEXES)
     apply_coverage(idx)
     _LOADED[mem_key] = idx
-    citations = citations or os.environ.get("MUSTCITE_CITATIONS")
+    idx.consensus = _consensus(citations, papers.parent, ws, cache)
+    return idx
+
+
+def _consensus(citations: str | Path | bool | None, corpus_dir: Path, ws: Workspace, cache: bool) -> Any:
+    """The consensus of citing papers :func:`load_index` attaches (None: off, or none built)."""
+    if citations is False:
+        return None
+    if citations is None or citations is True:
+        citations = os.environ.get("MUSTCITE_CITATIONS") or None
+    if citations is not None and str(citations).strip().lower() in CITATIONS_OFF:
+        return None
     if citations:
         from .consensus import load as load_consensus
 
         path = Path(citations)
         if not path.is_file():
             raise DataMissingError(f"no reference lists at {path}", hint="pass a papers.jsonl(.xz) of .bbl files")
-        idx.consensus = load_consensus(path, ws.cache if cache else None)
-    return idx
+        return load_consensus(path, ws.cache if cache else None)
+    from .consensus import CONSENSUS_FILE, load_built
+
+    return load_built(corpus_dir) if (corpus_dir / CONSENSUS_FILE).is_file() else None
