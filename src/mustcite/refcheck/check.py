@@ -494,7 +494,8 @@ def _same_proceedings(out: RefCheck, index: RefIndex, rec: Record, entry: Entry,
 def _compared(out: RefCheck, index: RefIndex, rec: Record, entry: Entry, claim: VenueClaim, title: str,
               issues: list[Issue], notes: list[str]) -> RefCheck:
     """Verified or a mismatch, after comparing the year and the authors to the record."""
-    y = _journal_year(compare_year(entry, claim, rec, rec.year, venue=rec.venue), rec, notes)
+    y = _journal_year(compare_year(entry, claim, rec, rec.year, venue=rec.venue, volumes=index.volume_years),
+                      rec, notes)
     if y is not None:
         issues.append(y)
     if entry.structured:
@@ -799,11 +800,12 @@ def _check_entry(entry: Entry, index: RefIndex) -> RefCheck:
             out.notes = notes
             return out
         issues += v_issues
-        y = _journal_year(compare_year(entry, claim, rec, vyear, venue=rec.venue if v_issues else None), rec, notes)
+        y = _journal_year(compare_year(entry, claim, rec, vyear, venue=rec.venue if v_issues else None,
+                                       volumes=index.volume_years), rec, notes)
         if y is not None:
             issues.append(y)
     else:
-        y = _journal_year(compare_year(entry, claim, rec, None), rec, notes)
+        y = _journal_year(compare_year(entry, claim, rec, None, volumes=index.volume_years), rec, notes)
         if y is not None:
             issues.append(y)
     if entry.structured:        # authors parsed from a reference string are too rough to compare
@@ -841,7 +843,8 @@ def _another_version(out: RefCheck, index: RefIndex, rec: Record, entry: Entry, 
     if any(i.field not in ("authors", "year") for i in issues):
         return None
     for v in versions_of(index, rec, entry):
-        got = [] if entry.year is None else [i for i in [compare_year(entry, claim, v, None)] if i is not None]
+        year_issue = None if entry.year is None else compare_year(entry, claim, v, None, volumes=index.volume_years)
+        got = [year_issue] if year_issue is not None else []
         if entry.structured:
             got += compare_authors(entry, v, order=False)
         if not got:

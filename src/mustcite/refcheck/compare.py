@@ -134,14 +134,19 @@ def compare_authors(entry: Entry, record: Record, *, order: bool = True, notes: 
 
 
 def compare_year(entry: Entry, claim: VenueClaim, record: Record, venue_year: int | None, *,
-                 venue: str | None = None) -> Issue | None:
+                 venue: str | None = None, volumes: dict[tuple[str, int], int] | None = None) -> Issue | None:
     """``venue_year``: the record's year at the venue the entry names (its main year otherwise);
-    ``venue``: the record's venue, to name in the issue (the claimed held venue otherwise)."""
+    ``venue``: the record's venue, to name in the issue (the claimed held venue otherwise);
+    ``volumes``: the later years venue-years' proceedings volumes are dated (:mod:`.volumes`), which
+    an entry may give instead."""
     if entry.year is None:
         return None
     ref = venue_year if venue_year is not None else record.year
     if ref is None or entry.year == ref:
         return None
+    at = claim.code if venue_year is not None and claim.kind == "held" else record.venue
+    if volumes and volumes.get((at, ref)) == entry.year:
+        return None          # the year its proceedings volume is dated (UAI 2019: PMLR v115, 2020)
     if claim.kind == "none" and entry.year == ref - 1:
         return None          # an entry without a venue may date the preprint
     where = f"{venue} " if venue else (f"{claim.code} " if claim.kind == "held" else "")

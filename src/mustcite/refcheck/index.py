@@ -60,6 +60,7 @@ from ..io import load_pickle, remove_stale_temps, write_pickle_cache
 from .coverage import OFFICIAL_COUNTS, Coverage, list_name, measure
 from .person_names import name_tokens
 from .venue import track_kind, venue_key
+from .volumes import volume_years
 
 #: a venue-year with fewer corpus papers is never held completely
 MIN_COMPLETE = 20
@@ -80,7 +81,7 @@ MIN_DOI_WITNESSES = 3
 #: a witness title has at least this many words
 MIN_WITNESS_WORDS = 4
 #: bump when the pickled layout changes
-INDEX_VERSION = 9
+INDEX_VERSION = 10
 #: the tracks of a side venue that make up its proceedings or journal (completeness is read on these)
 MAIN_TRACKS = ("main", "journal")
 
@@ -201,6 +202,8 @@ class RefIndex:
     disputes: dict[str, dict[str, list[tuple[str, str]]]] = field(default_factory=dict)
     #: the consensus of citing papers (:mod:`.consensus`), when reference lists are given to :func:`load_index`
     consensus: Any = None
+    #: (venue, year) -> the later year its proceedings volume is dated (:mod:`.volumes`: UAI 2019 -> 2020)
+    volume_years: dict[tuple[str, int], int] = field(default_factory=dict)
     #: (venue, year) -> (DOIs confirmed, DOIs contradicted) by a title witness (:meth:`dois_witnessed`)
     doi_checks: dict[tuple[str, int], tuple[int, int]] = field(default_factory=dict)
     _row_of: dict[str, int] = field(default_factory=dict, repr=False)
@@ -476,6 +479,11 @@ class RefIndex:
         if side is not None and side.is_file():
             idx._add_side(_read(side, ["paper_id", "title", "authors", "venue", "year", "url", "track"],
                                 ["pdf", "doi", "source_ids", "source"], "the side-track papers"))
+        rows = [(v, y, (u, p)) for v, y, u, p in zip(col["venue"], col["year"], col["url"], col["pdf"])]
+        if idx.side_fields:
+            f = idx.side_fields
+            rows += [(v, y, (u,)) for v, y, u in zip(f["venue"], f["year"], f["url"])]
+        idx.volume_years = volume_years(rows)
         if versions is not None and versions.is_file():
             v = _read(versions, ["paper_id", "version_id"], [], "the version links")
             links: dict[str, list[str]] = defaultdict(list)
