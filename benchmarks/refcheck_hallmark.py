@@ -33,6 +33,7 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
+import re
 import sys
 import time
 from collections import Counter, defaultdict
@@ -92,6 +93,34 @@ def disputed(r: dict) -> bool:
     return arxiv_doi and (r["status"] == "not_found" or "titled otherwise" in r["why"])
 
 
+_ARXIV_ID = re.compile(r"(?<!\d)(\d{4})\.\d{4,5}")
+_CLAIM = re.compile(r"\b(AAAI|IJCAI|ACL|EMNLP|NAACL|ICLR|ICML|NeurIPS|CVPR|ICCV|ECCV|AISTATS|UAI|COLT|JMLR) (\d{4})")
+
+
+def unanswered_class(why: str, fields: dict) -> str:
+    """What an unanswered (``unverifiable``) entry lacks, as a class (the figures of what each class
+    would need): an arXiv preprint newer than the data, a venue-year the data lacks or reads from one
+    list, no venue, another track, a venue outside the data, ..."""
+    ids = _ARXIV_ID.search(" ".join(str(v) for v in fields.values()))
+    claim = _CLAIM.search(why)
+    if "arXiv preprint" in why:
+        return "arXiv preprint of 2025-2026 (newer than the data)" if ids and ids.group(1) >= "2501" \
+            else "arXiv preprint no record or citing paper holds"
+    if claim and "does not hold" in why:
+        return f"{claim.group(1)} {'2023 or later' if int(claim.group(2)) >= 2023 else 'venue-year'} not in the data"
+    if claim and "not known to be held completely" in why:
+        return f"{claim.group(1)} venue-year read from one list"
+    if why.startswith("no venue"):
+        return "no venue, a title no record or citing paper has"
+    if "is not a venue the corpus holds" in why:
+        return "a venue outside the data"
+    if "papers of the data cite it" in why:
+        return "a real title (others cite it), not a record of the claimed venue-year"
+    if "DOI is of a series" in why:
+        return "a DOI of a series the venue's records are not in (another track)"
+    return "another track or side venue the data does not hold completely"
+
+
 def main(argv: list[str] | None = None) -> int:
     from mustcite.config import Workspace, find_data_dir
     from mustcite.refcheck import check_entries, checks_fired, entries_from_bib, load_index
@@ -102,6 +131,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=Path("/tmp/refcheck_hallmark.json"))
     ap.add_argument("--citations", type=Path, default=None,
                     help="reference lists of other papers (<data>/citations_cs768/papers.jsonl.xz) as evidence")
+    ap.add_argument("--no-citations", action="store_true",
+                    help="without the consensus of citing papers built into the work folder (used by default)")
     ap.add_argument("--show", default="", help="print the entries of these kinds (comma-separated; VALID too)")
     args = ap.parse_args(argv)
     folder = args.data or find_data_dir() / "hallmark"
@@ -109,7 +140,8 @@ def main(argv: list[str] | None = None) -> int:
         items = [json.loads(line) for line in fh if line.strip()]
 
     t0 = time.perf_counter()
-    index = load_index(Workspace.resolve(args.work).root, citations=args.citations)
+    index = load_index(Workspace.resolve(args.work).root, citations=False if args.no_citations else args.citations)
+    consensus = index.consensus is not None
     text = "".join(bib_text(it["bibtex_key"], it["bibtex_type"], it["fields"]) for it in items)
     entries, messages = entries_from_bib(text, "hallmark.bib")
     checks = {c.key: c for c in check_entries(entries, index)}
@@ -131,7 +163,8 @@ def main(argv: list[str] | None = None) -> int:
     overall = scores(rows)
     dis = [r for r in rows if disputed(r)]
     kept = [r for r in rows if not disputed(r)]
-    doc = {"data": str(folder), "citations": str(args.citations or ""), "seconds": round(seconds, 1),
+    doc = {"data": str(folder), "citations": str(args.citations or ("the work folder's" if consensus else "")),
+           "seconds": round(seconds, 1),
            "reader_messages": messages, "overall": overall,
            "without_disputed_valid": scores(kept), "baseline": BASELINE, "targets": TARGETS,
            "per_kind": {k: scores(v) for k, v in sorted(by_kind.items())},
@@ -143,7 +176,11 @@ def main(argv: list[str] | None = None) -> int:
            "flagged_valid": [{k: r[k] for k in ("key", "why", "fields", "record")} for r in rows
                              if r["label"] == "VALID" and r["flagged"]],
            "missed": [{k: r[k] for k in ("key", "kind", "status", "why", "fields", "explanation")} for r in rows
-                      if r["label"] == "HALLUCINATED" and not r["flagged"]]}
+                      if r["label"] == "HALLUCINATED" and not r["flagged"]],
+           "unanswered_classes": {lab: dict(Counter(unanswered_class(r["why"], r["fields"]) for r in rows
+                                                    if r["label"] == lab and r["status"] == "unverifiable")
+                                            .most_common())
+                                  for lab in ("VALID", "HALLUCINATED")}}
     args.out.write_text(json.dumps(doc, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
 
     print(f"{'kind':24s} {'n':>4s} {'flag':>5s} {'det/FP':>7s} {'answ':>6s}  statuses")
