@@ -575,6 +575,9 @@ def test_the_consensus_built_into_the_work_folder_is_used_by_default(work, tmp_p
         assert got["status"] == "unverifiable", got["why"]
         assert load_index(work, citations=False).consensus is None
         assert load_index(work).consensus.papers == 3
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setenv("MUSTCITE_CITATIONS", "off")
+            assert load_index(work).consensus is None
         assert run(work, str(bibfile), "--no-citations", "--citations", str(lists)) == 2
     finally:
         built.unlink(missing_ok=True)
