@@ -201,7 +201,8 @@ def test_accents_decode_as_the_converter_decodes_them_whole(value):
 @pytest.mark.parametrize("value", [
     "{\\em Proc. {AI}{S}tats}.", "\\emph{a {\\em b} c}", "a \\em b", "x\\rm y", "{\\bf\\em x}", "a\\/b",
     "{1203--1209} and a---b", "A \\& B", "pp.\\ 545", "2019{\\natexlab{a}}", "\\textit{a}\\textbf{b}\\textsc{c}",
-    "\\em\\'e", "a \\& b --- \\url{x}", "\\\\em x", "{\\em 131}, 1203--1209",
+    "\\em\\'e", "a \\& b --- \\url{x}", "\\\\em x", "{\\em 131}, 1203--1209", "{\\tt x} {\\sf y} {\\sl z}",
+    "{\\itshape x}{\\bfseries y}", "\\textsl{x}\\textnormal{y}", "\\textsf{x}", "\\textup{x}", "\\textmd{x}",
 ])
 def test_font_commands_and_dashes_decode_as_the_converter_decodes_them(value):
     whole = re.sub(r"\s+", " ", B._converter().latex_to_text(value)).strip()

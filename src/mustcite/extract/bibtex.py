@@ -171,7 +171,7 @@ def _decoded(value: str) -> str:
 # ("---" an em dash, "--" an en dash)
 _FONT_SWITCH = re.compile(r"(?<!\\)\\(?:em|it|bf|sl|sc|rm|sf|tt|upshape|itshape|bfseries|normalfont)"
                           r"(?![A-Za-z])[ \t\n]*")
-_FONT_COMMAND = re.compile(r"(?<!\\)\\(?:emph|textit|textbf|textsl|textsc|textrm|textsf|textup|textmd|textnormal"
+_FONT_COMMAND = re.compile(r"(?<!\\)\\(?:emph|textit|textbf|textsl|textsc|textrm|textnormal"
                            r"|natexlab)\{")
 _AMPERSAND = "\ue000"        # a private-use character: "\\&" until the braces are gone
 
