@@ -601,9 +601,12 @@ def parse_bib(text: str, name: str, *, keep_unreadable: bool = False, strings: d
 # keys and labels are bounded: an unclosed "{" or "[" must not make every later item scan to the end
 # (a key ends on its line; a label ends before the next \bibitem, a blank line or MAX_LABEL characters)
 _BIBITEM_HEAD = re.compile(r"\\bibitem(?![a-zA-Z])\s*")
-_BIBITEM_KEY = re.compile(r"\s*\{(?P<key>[^}\n]{0,1000})\}")      # MAX_KEY characters at most
+# a TeX comment may stand between the label and the key ("...]%\n  {key}", ACM's styles)
+_BIBITEM_KEY = re.compile(r"(?:\s|%[^\n]*\n)*\{(?P<key>[^}\n]{0,1000})\}")      # MAX_KEY characters at most
 _LABEL_TOKEN = re.compile(r"\\.|[{}\]]|\n[ \t]*\n", re.S)   # an escape, a brace, "]" or a blank line
 MAX_LABEL = 2000
+#: bracketed arguments after the label that a ``\bibitem`` head may carry (read and dropped)
+MAX_EXTRA_LABELS = 4
 
 
 @dataclass(frozen=True)
@@ -658,6 +661,15 @@ def _bibitem_head(text: str, start: int, stop: int) -> _Item | str:
         if close is None or close < 0:
             return _UNREADABLE_HEAD
         label, i = text[i + 1:close - 1], close
+        # more bracketed arguments (apalike/chicago's "\bibitem[Bishop \& Winn, 2003][Bishop and Winn][2003]{key}"):
+        # the first is the label
+        for _ in range(MAX_EXTRA_LABELS):
+            if i >= stop or text[i] != "[":
+                break
+            close = _label_end(text, i, min(stop, i + 1 + MAX_LABEL))
+            if close is None or close < 0:
+                return _UNREADABLE_HEAD
+            i = close
     m = _BIBITEM_KEY.match(text, i, stop)
     if m is None:
         long_key = _LONG_KEY.match(text, i, stop)
@@ -784,16 +796,46 @@ def _biblatex_fields(body: str) -> tuple[dict[str, str], _Unclosed | None]:
 _PENALTY = re.compile(r"\\penalty\s*-?\d+ ?")
 
 
+# ACM's reference styles mark each field: "\bibinfo{person}{J. Angwin}", "\bibfield{author}{...}"; the
+# field's name is no text
+_BIBINFO_NAME = re.compile(r"\\bib(?:info|field)\s*\{[^{}]{0,100}\}")
+_SHOW_TITLE = re.compile(r"\\showarticletitle\s*(?=\{)")
+# the year an author block ends with ("M. Verleysen (2006)", "L. Kirchner. 2016")
+_AUTHORS_YEAR = re.compile(r"[\s,]*\(?(?:1[89]|20)\d\d[a-z]?\)?[.,]?\s*$")
+_INITIALS = re.compile(r"(?:[A-Z][a-z]?\.?[\s-]*)+")
+
+
+def bibitem_authors(block: str) -> tuple[list[str], bool]:
+    """The names of a ``\\bibitem``'s author block (LaTeX decoded): "A. Smith, B. Jones, and C. Lee",
+    or APA's "Smith, A., Jones, B., \\& Lee, C. (2006)" (names given as "A. Smith"); and whether
+    it ends with "et al."."""
+    s = _AUTHORS_YEAR.sub("", block.strip()).rstrip(", ")
+    if s.endswith(".") and not re.search(r"(?:^|[\s.-])[A-Z][a-z]?\.$", s):    # keep an initial's dot
+        s = s[:-1].rstrip()
+    others = bool(re.search(r"et al\.?$", s))
+    s = re.sub(r",?\s*et al\.?$", "", s) if others else s
+    parts = [a.strip() for a in re.split(r",\s*(?:(?:and|&)\s+)?|\s+(?:and|&)\s+", s) if a.strip()]
+    parts = [re.sub(r"^(?:and|&)\s+", "", a) for a in parts if not re.fullmatch(r"et al\.?", a)]
+    if len(parts) >= 2 and len(parts) % 2 == 0 and all(_INITIALS.fullmatch(x) for x in parts[1::2]) \
+            and not any(_INITIALS.fullmatch(x) for x in parts[::2]):
+        parts = [f"{given} {family}" for family, given in zip(parts[::2], parts[1::2])]
+    return parts, others
+
+
 def _bibitem_entry(key: str, label: str, body: str, source: str) -> BibEntry:
     body = _PENALTY.sub("", body)
+    body = _BIBINFO_NAME.sub("", body)
+    shown = None
+    m = _SHOW_TITLE.search(body)
+    if m:
+        got = _braced(body, m.end())
+        shown = decode_latex(got[0]).rstrip(". ") if got else None
     blocks = [b.strip() for b in re.split(r"\\newblock\b", body)]
     plain = [decode_latex(b) for b in blocks]
     text = " ".join(p for p in plain if p)
     if len(plain) >= 2 and plain[1]:
-        authors_s, title = plain[0].rstrip(". "), plain[1].rstrip(". ")
-        authors = [a.strip() for a in re.split(r",\s*(?:and\s+)?|\s+and\s+", authors_s) if a.strip()]
-        others = bool(re.search(r"et al\.?$", authors_s))
-        authors = [a for a in authors if not re.fullmatch(r"et al\.?", a)]
+        title = shown or plain[1].rstrip(". ")
+        authors, others = bibitem_authors(plain[0])
         year = find_year(text)
     else:
         authors, title, year = parse_reference_string(text)
@@ -805,10 +847,31 @@ def _bibitem_entry(key: str, label: str, body: str, source: str) -> BibEntry:
     m = re.search(r"\\url\{([^}]{0,2000})\}|\\href\{([^}]{0,2000})\}", body)
     if m:
         url = m.group(1) or m.group(2)
+    venue = bibitem_venue(plain[2]) if len(plain) >= 3 and plain[1] else ""
     e = BibEntry(key=key, title=title, authors=authors, year=year, url=url, raw=text, source=source,
                  others=others, doi=normalize_doi(body) if re.search(r"doi", body, re.I) else None,
-                 arxiv=normalize_arxiv(text) if re.search(r"arxiv|corr", text, re.I) else None)
+                 arxiv=normalize_arxiv(text) if re.search(r"arxiv|corr", text, re.I) else None, venue=venue)
     return e
+
+
+_VENUE_HEAD = re.compile(r"^(?:In:?|in:?)\s+")
+# where a venue block's venue ends: its volume, pages, editors, publisher's year or a URL
+_VENUE_END = re.compile(r",?\s*(?:\(?\b(?:pages?|pp\.?|vol\.?|volume|no\.|number|edited by|URL|doi|"
+                        r"(?:1[89]|20)\d\d\b)|\d+\s*[(:]|\d+\s*$|https?:)", re.I)
+
+
+def bibitem_venue(block: str) -> str:
+    """The venue of a ``\\bibitem``'s third block ("In Proc. ICML, pages 1040-1047, 2008." ->
+    "Proc. ICML"; "J. Mach. Learn. Res., 7:2541-2563, 2006." -> "J. Mach. Learn. Res."); "" when the
+    block holds none (only a year, a URL)."""
+    v = _VENUE_HEAD.sub("", block.strip())
+    m = _VENUE_END.search(v)
+    if m:
+        v = v[:m.start()]
+    v = v.strip(" ,;:")
+    if v.endswith(".") and not re.search(r"\b\w{1,5}\.$", v):     # keep an abbreviation's dot ("Res.")
+        v = v[:-1]
+    return v if len(v) >= 3 and re.search(r"[A-Za-z]{2}", v) else ""
 
 
 def parse_bbl(text: str, name: str, *, keep_unreadable: bool = False) -> tuple[list[BibEntry], list[str]]:
