@@ -186,3 +186,22 @@ def test_cli_bad_file_names_it(tmp_path, corpus, capsys):
                  "--fulltext", str(tmp_path / "none")]) == 1
     err = capsys.readouterr().err
     assert f"{src}:1: missing field 'bbl'" in err and "Traceback" not in err
+
+
+def test_common_markup_reads_as_pylatexenc_reads_it(papers, monkeypatch):
+    """The fast path of decode_latex ({\\em x}, \\emph{x}, \\&, --, ``x'', \\url{x}) gives what
+    pylatexenc gives, on every block of the real .bbl files."""
+    import re
+
+    from mustcite.extract import bibtex
+
+    blocks = {bibtex._PENALTY.sub("", b).strip() for p in papers for f in p["bbl"]
+              for b in re.split(r"\\newblock\b|\\bibitem", f["text"])}
+    blocks = [b for b in blocks if b and bibtex._simple_markup(b) is not None and bibtex._PLAIN_UNSAFE.search(b)]
+    assert len(blocks) > 50
+    fast = [bibtex._decode(b) for b in blocks]
+    monkeypatch.setattr(bibtex, "_simple_markup", lambda v: None)
+    assert [bibtex._decode(b) for b in blocks] == fast
+    monkeypatch.undo()
+    assert bibtex.decode_latex("{\\em Learning {B}ayes}, 7:409--439, URL \\url{http://a.b/c}. A \\& B ``q''") == \
+        "Learning Bayes, 7:409–439, URL <http://a.b/c>. A & B “q”"

@@ -436,18 +436,30 @@ def _stat_key(path: Path) -> list[Any]:
     return [str(path.resolve()), st.st_size, int(st.st_mtime)]
 
 
-def inputs_key(source: Path, corpus_dir: Path, fulltext: list[Path], benchmarks: Path | None) -> str:
-    """What the output depends on: the input file, the corpus, the full-text folders' papers, the
-    benchmark queries and this importer's version."""
+def inputs_key(source: Path, corpus_dir: Path, excluded: list[str]) -> str:
+    """What the output depends on: the input file, the corpus, which papers the guard excludes (so
+    full texts or benchmark queries that exclude no other paper keep the output) and this
+    importer's version."""
     parts: list[Any] = [IMPORT_VERSION, _stat_key(source)]
     for f in ("papers.parquet", "versions.parquet"):
         if (corpus_dir / f).is_file():
             parts.append(_stat_key(corpus_dir / f))
-    for d in fulltext:
-        parts.append([str(d.resolve()), sorted(s for s, _ in iter_reference_files(d))])
-    if benchmarks is not None and benchmarks.is_dir():
-        parts += [_stat_key(q) for q in sorted(benchmarks.glob("*/queries/*.jsonl"))]
+    parts.append(sorted(excluded))
     return hashlib.sha256(json.dumps(parts).encode()).hexdigest()[:16]
+
+
+def _update_reasons(folder: Path, excluded: dict[str, list[str]]) -> None:
+    """Write the current reasons into the sidecars of excluded papers (a benchmark built since the
+    import adds one to papers already excluded as full texts)."""
+    for stem, why in excluded.items():
+        path = folder / f"{stem}{META_SUFFIX}"
+        try:
+            meta = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        if meta.get("exclude") != why:
+            meta["exclude"] = why
+            atomic_write_json(path, meta)
 
 
 def _band_counts(rows: list[dict[str, Any]], key: str) -> dict[str, dict[str, int]]:
@@ -467,7 +479,7 @@ def import_bibliographies(source: str | Path, out_dir: str | Path, corpus_dir: s
                           link: bool = True, workers: int | None = None, progress: bool = True,
                           force: bool = False, engine: Any = None) -> ImportSummary:
     """Import every paper of ``source`` into ``out_dir`` (see the module's docstring); skipped
-    when ``out_dir/summary.json`` records the same inputs (unless ``force``)."""
+    when ``out_dir/summary.json`` records the same inputs (:func:`inputs_key`; unless ``force``)."""
     from ..parallel import pmap
 
     source, out, corpus_dir = Path(source), Path(out_dir), Path(corpus_dir)
@@ -475,17 +487,6 @@ def import_bibliographies(source: str | Path, out_dir: str | Path, corpus_dir: s
     bench = Path(benchmarks) if benchmarks is not None else None
     if not source.is_file():
         raise DataMissingError("bibliography file not found", path=source)
-    key = inputs_key(source, corpus_dir, ft, bench)
-    prev = out / SUMMARY
-    if not force and prev.is_file():
-        try:
-            doc = json.loads(prev.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            doc = {}
-        if isinstance(doc, dict) and doc.get("import", {}).get("inputs_key") == key:
-            s = ImportSummary(**{k: v for k, v in doc["import"].items() if k in ImportSummary.__dataclass_fields__})
-            s.cached = True
-            return s
     t0 = time.perf_counter()
     lookup = CitingLookup(corpus_dir)
     guard = Guard()
@@ -498,6 +499,19 @@ def import_bibliographies(source: str | Path, out_dir: str | Path, corpus_dir: s
     for ln, p in read_papers(source, bad):
         m = lookup.find(p["id"], str(p.get("title") or ""))
         items.append((ln, p, m, guard.reasons(m.family, str(p.get("title") or ""))))
+    excluded = {stem_of(p["id"]): why for _, p, _, why in items if why}
+    key = inputs_key(source, corpus_dir, sorted(excluded))
+    prev = out / SUMMARY
+    if not force and prev.is_file():
+        try:
+            doc = json.loads(prev.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            doc = {}
+        if isinstance(doc, dict) and doc.get("import", {}).get("inputs_key") == key:
+            s = ImportSummary(**{k: v for k, v in doc["import"].items() if k in ImportSummary.__dataclass_fields__})
+            s.cached = True
+            _update_reasons(out / EXCLUDED_SUBDIR, excluded)
+            return s
     (out / EXCLUDED_SUBDIR).mkdir(parents=True, exist_ok=True)
     # stale records of an earlier run (a paper now excluded, or no longer in the input) go first
     for folder in (out, out / EXCLUDED_SUBDIR):

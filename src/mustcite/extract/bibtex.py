@@ -168,8 +168,9 @@ def _decoded(value: str) -> str:
 def _decode(value: str) -> str:
     if "\\" in value:
         value = _accents(value)
-    if _PLAIN_UNSAFE.search(value) is None:
-        value = value.replace("{", "").replace("}", "").replace("~", " ")
+    simple = value if _PLAIN_UNSAFE.search(value) is None else _simple_markup(value)
+    if simple is not None:
+        value = simple.replace("{", "").replace("}", "").replace("~", " ")
     else:
         try:
             # a piece cut at white space is joined with a space, one cut inside a word without one
@@ -178,6 +179,44 @@ def _decode(value: str) -> str:
         except Exception:  # pylatexenc is tolerant, but never let a field break a reading
             value = re.sub(r"\\[a-zA-Z]+\*?|[{}]", "", value)
     return re.sub(r"\s+", " ", value).strip()
+
+
+# the markup most bibliographies use, read without a LaTeX parser (as pylatexenc reads it): a font
+# switch in a group ("{\\em Title}"), a font command ("\\emph{Title}", "\\natexlab{a}"), an escaped
+# character ("\\&") and dashes ("--", "---")
+_PLAIN_ARG = r"((?:[^{}\\$%&`#]|\{[^{}\\$%&`#]*\})*)"         # text with brace groups one deep ("{B}ayes")
+_FONT_GROUP = re.compile(r"\{\\(?:em|it|bf|sc|sl|tt|rm|sf|upshape|itshape|bfseries)(?![A-Za-z])\s*"
+                         + _PLAIN_ARG + r"\}")
+_FONT_COMMAND = re.compile(r"\\(?:emph|textit|textbf|textsc|textsl|texttt|textrm|textsf|textup|textnormal|mbox|"
+                           r"natexlab|text|doi)\s*\{" + _PLAIN_ARG + r"\}")
+# commands that print nothing or a space: "\\ " (a space), "\\/" (italic correction), "\\relax"
+_NOTHING = re.compile(r"\\/|\\relax(?![A-Za-z])\s*")
+_CONTROL_SPACE = re.compile(r"\\(?=\s)")
+_URL = re.compile(r"\\url\s*\{([^{}\\%#$&`~\s]*)\}")        # pylatexenc writes "\\url{x}" as "<x>"
+_ESCAPED = re.compile(r"\\([&%$#_])")
+_ESCAPE_MARKS = {"&": "\ue000", "%": "\ue001", "$": "\ue002", "#": "\ue003", "_": "\ue004"}
+_STILL_UNSAFE = re.compile(r"[\\$%&`#]|''|[?!]`|-{4,}")
+_MARKS = re.compile(r"[\ue000-\ue004]")
+_UNMARK = {ord(v): k for k, v in _ESCAPE_MARKS.items()}
+
+
+def _simple_markup(value: str) -> str | None:
+    """``value`` with the common markup above read, or None when it holds anything else (then
+    pylatexenc reads it; so does a value with the private-use characters this uses as marks)."""
+    if _MARKS.search(value):
+        return None
+    v = _ESCAPED.sub(lambda m: _ESCAPE_MARKS[m.group(1)], value)
+    v = _CONTROL_SPACE.sub(" ", _NOTHING.sub("", _URL.sub(r"<\1>", v)))
+    v = v.replace("``", "\u201c").replace("''", "\u201d")
+    for _ in range(3):                       # nested ("{\\em \\natexlab{a}}"): inside out
+        w = _FONT_COMMAND.sub(r"\1", _FONT_GROUP.sub(r"\1", v))
+        if w == v:
+            break
+        v = w
+    if _STILL_UNSAFE.search(v) is not None:
+        return None
+    v = v.replace("---", "\u2014").replace("--", "\u2013")
+    return v.translate(_UNMARK)
 
 
 # "and" between names; tried at the start of a white-space run only, so a long run costs linear time
