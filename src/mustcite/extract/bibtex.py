@@ -841,24 +841,62 @@ _BIBINFO_NAME = re.compile(r"\\bib(?:info|field)\s*\{[^{}]{0,100}\}")
 _SHOW_TITLE = re.compile(r"\\showarticletitle\s*(?=\{)")
 # the year an author block ends with ("M. Verleysen (2006)", "L. Kirchner. 2016")
 _AUTHORS_YEAR = re.compile(r"[\s,]*\(?(?:1[89]|20)\d\d[a-z]?\)?[.,]?\s*$")
-_INITIALS = re.compile(r"(?:[A-Z][a-z]?\.?[\s-]*)+")
+# initials: "A.", "A. B.", "G.-H.", "Th." (a dot after each), or a lone capital ("M S")
+_INITIALS = re.compile(r"(?:(?:[A-Z][a-z]?\.|[A-Z](?=[\s-]|$))[\s-]*)+")
+_SURNAME_FIRST = re.compile(r"^(?P<family>[^,]+),\s*(?P<given>[^,]+)$")
+
+
+def _swap(name: str) -> str:
+    """"Family, Given" -> "Given Family"; any other name as written."""
+    m = _SURNAME_FIRST.match(name)
+    return f"{m.group('given').strip()} {m.group('family').strip()}" if m else name
 
 
 def bibitem_authors(block: str) -> tuple[list[str], bool]:
-    """The names of a ``\\bibitem``'s author block (LaTeX decoded): "A. Smith, B. Jones, and C. Lee",
-    or APA's "Smith, A., Jones, B., \\& Lee, C. (2006)" (names given as "A. Smith"); and whether
-    it ends with "et al."."""
+    """The names of a ``\\bibitem``'s author block (LaTeX decoded), each as "Given Family": "A.
+    Smith, B. Jones, and C. Lee"; APA's "Smith, A., Jones, B., \\& Lee, C. (2006)"; BibTeX's
+    "Smith, Alice and Jones, Bob"; and whether the list ends with "et al."."""
     s = _AUTHORS_YEAR.sub("", block.strip()).rstrip(", ")
-    if s.endswith(".") and not re.search(r"(?:^|[\s.-])[A-Z][a-z]?\.$", s):    # keep an initial's dot
+    if s.endswith(".") and not re.search(r"(?:^|[\s.-])[A-Z]\.$", s):    # keep an initial's dot
         s = s[:-1].rstrip()
-    others = bool(re.search(r"et al\.?$", s))
-    s = re.sub(r",?\s*et al\.?$", "", s) if others else s
+    others = bool(re.search(r"et\.? al\.?$", s))
+    s = re.sub(r",?\s*et\.? al\.?$", "", s) if others else s
+    pieces = [p.strip() for p in re.split(r",?\s+(?:and|&)\s+", s) if p.strip()]
+    if pieces and all(p.count(",") == 1 for p in pieces) and \
+            (len(pieces) >= 2 or " " not in pieces[0].split(",")[0].strip()):
+        return [_swap(p) for p in pieces], others          # "Family, Given and Family, Given"
     parts = [a.strip() for a in re.split(r",\s*(?:(?:and|&)\s+)?|\s+(?:and|&)\s+", s) if a.strip()]
     parts = [re.sub(r"^(?:and|&)\s+", "", a) for a in parts if not re.fullmatch(r"et al\.?", a)]
     if len(parts) >= 2 and len(parts) % 2 == 0 and all(_INITIALS.fullmatch(x) for x in parts[1::2]) \
             and not any(_INITIALS.fullmatch(x) for x in parts[::2]):
         parts = [f"{given} {family}" for family, given in zip(parts[::2], parts[1::2])]
     return parts, others
+
+
+# a title that ends with its year ("Climax: A foundation model for weather and climate, 2023")
+_TITLE_YEAR = re.compile(r",\s*(?:1[89]|20)\d\d[a-z]?$")
+# one block whose title is quoted (IEEE: 'A. Smith, "The title," in ...') or set in italics after the
+# names (AMS: 'A. Smith and B. Jones, \\emph{The title}, Annals ...')
+_QUOTED_TITLE = re.compile(r"[\u201c\"](?P<title>[^\u201c\u201d\"]{8,400}?)[,.]?[\u201d\"]")
+_EMPH = re.compile(r"\\emph\s*\{|\{\\(?:em|it)\s")
+
+
+def _one_block(body: str, text: str) -> tuple[list[str], str, bool] | None:
+    """Authors, title and et al. of a one-block item whose title is quoted or in italics; None
+    when it is neither."""
+    m = _QUOTED_TITLE.search(text)
+    if m and m.start() > 0 and len(m.group("title").split()) >= 2:
+        authors, others = bibitem_authors(text[:m.start()].rstrip(" ,:"))
+        return authors, m.group("title").strip(" ,."), others
+    m = _EMPH.search(body)
+    if m and m.start() > 0 and "," in body[:m.start()]:
+        got = _braced(body, m.start() if body[m.start()] == "{" else m.end() - 1)
+        title = decode_latex(got[0]) if got else ""
+        if got and len(title.split()) >= 3:
+            authors, others = bibitem_authors(decode_latex(body[:m.start()]).rstrip(" ,:"))
+            title = re.sub(r"^\\?(?:em|it)\s+", "", title)
+            return authors, title.strip(" ,."), others
+    return None
 
 
 def _bibitem_entry(key: str, label: str, body: str, source: str) -> BibEntry:
@@ -877,11 +915,20 @@ def _bibitem_entry(key: str, label: str, body: str, source: str) -> BibEntry:
         authors, others = bibitem_authors(plain[0])
         year = find_year(text)
     else:
+        got = _one_block(body, text)
         authors, title, year = parse_reference_string(text)
         others = False
+        if got is not None:
+            authors, title, others = got
+        else:
+            authors = [_swap(a) if _INITIALS.fullmatch(a.partition(",")[2].strip() or "-") else a
+                       for a in authors]                 # "Bégaint, J" (LNCS)
     if year is None:
         m = re.search(r"(?:1[89]|20)\d\d", label or "")
         year = int(m.group(0)) if m else None
+    m = _TITLE_YEAR.search(title)
+    if m and year is not None and str(year) in m.group():
+        title = title[:m.start()]
     url = None
     m = re.search(r"\\url\{([^}]{0,2000})\}|\\href\{([^}]{0,2000})\}", body)
     if m:
