@@ -15,8 +15,8 @@ Usage::
   new works (by the work's year and by the first citing year), names.
 - Hand checks: ``cs768_import_handcheck.json`` (50 items, seeded, over every item of the input: the
   ``.bbl`` text and what was read from it) and ``cs768_link_handcheck.json`` (40 references linked to a
-  corpus paper, seeded). A verdict written into those files is kept when the sample is written again
-  (same seed, same items); the figures count the verdicts.
+  corpus paper, seeded), written when missing or with ``--write-samples`` (a verdict already written is
+  kept for the same item); the figures count the verdicts.
 """
 
 from __future__ import annotations
@@ -33,6 +33,8 @@ from pathlib import Path
 RESULTS = Path(__file__).resolve().parent / "results"
 BANDS = ((2016, 2018), (2019, 2020), (2021, 2022), (2023, 2024))
 SEED = 768
+#: the items checked by hand (a second draw: the first, seed 768, guided fixes of the reader)
+ITEM_SEED = 769
 
 
 def band(year: int | None) -> str:
@@ -139,14 +141,14 @@ def _keep_verdicts(path: Path, sample: list[dict], key) -> list[dict]:
     return sample
 
 
-def item_sample(source: Path, n: int = 50) -> list[dict]:
+def item_sample(source: Path, n: int = 50, seed: int = SEED) -> list[dict]:
     from mustcite.extract.bibtex import parse_bbl
 
     papers = [json.loads(line) for line in lzma.open(source, "rt", encoding="utf-8")]
     sizes = [(i, j, len(re.findall(r"\\bibitem(?![a-zA-Z])|\\entry\{", b["text"])))
              for i, p in enumerate(papers) for j, b in enumerate(p["bbl"])]
     pool = [(i, j, k) for i, j, m in sizes for k in range(m)]
-    rng = random.Random(SEED)
+    rng = random.Random(seed)
     out = []
     for i, j, k in sorted(rng.sample(pool, n)):
         p, b = papers[i], papers[i]["bbl"][j]
@@ -199,23 +201,31 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--corpus", type=Path, required=True)
     ap.add_argument("--old-corpus", type=Path)
     ap.add_argument("--out", type=Path, default=RESULTS / "cs768_import.json")
+    ap.add_argument("--write-samples", action="store_true",
+                    help="draw the hand-check samples again (verdicts already written are kept)")
     args = ap.parse_args(argv)
     doc = {"import": import_figures(args.imported), "links": link_figures(args.imported, args.corpus)}
     if (args.corpus / "works.parquet").is_file():
         doc["works"] = works_figures(args.corpus, args.old_corpus)
     items_path = RESULTS / "cs768_import_handcheck.json"
-    items = _keep_verdicts(items_path, item_sample(args.source), lambda r: (r["paper"], r["file"], r["item"]))
-    items_path.write_text(json.dumps({"seed": SEED, "what": "50 items of the input, seeded; verdict per field read "
-                                      "(title, authors, year): ok | wrong | missing", "sample": items},
-                                     indent=1, ensure_ascii=False) + "\n")
+    if args.write_samples or not items_path.is_file():
+        sample = _keep_verdicts(items_path, item_sample(args.source, seed=ITEM_SEED),
+                                lambda r: (r["paper"], r["file"], r["item"]))
+        items_path.write_text(json.dumps({"check": {"seed": ITEM_SEED, "sample": sample}}, indent=1,
+                                         ensure_ascii=False) + "\n")
+    items = json.loads(items_path.read_text())
     links_path = RESULTS / "cs768_link_handcheck.json"
-    links = _keep_verdicts(links_path, link_sample(args.imported, args.corpus),
-                           lambda r: (r["citing"], r["target"]))
-    links_path.write_text(json.dumps({"seed": SEED, "what": "40 references linked to a corpus paper, seeded; "
-                                      "verdict: same work | wrong", "sample": links},
-                                     indent=1, ensure_ascii=False) + "\n")
+    if args.write_samples or not links_path.is_file():
+        sample = _keep_verdicts(links_path, link_sample(args.imported, args.corpus),
+                                lambda r: (r["citing"], r["target"]))
+        links_path.write_text(json.dumps({"seed": SEED, "what": "40 references linked to a corpus paper, seeded; "
+                                          "verdict: ok (the same work) | wrong", "sample": sample},
+                                         indent=1, ensure_ascii=False) + "\n")
+    links = json.loads(links_path.read_text())["sample"]
     doc["handcheck"] = {
-        "items": {f: verdict_counts(items, f"verdict_{f}") for f in ("title", "authors", "year")},
+        "items": {f: verdict_counts(items["check"]["sample"], f"verdict_{f}") for f in ("title", "authors", "year")},
+        "items_development_before": items.get("development", {}).get("ok_before"),
+        "items_development_after": items.get("development", {}).get("ok_after"),
         "links": verdict_counts(links)}
     args.out.write_text(json.dumps(doc, indent=1) + "\n")
     json.dump(doc, sys.stdout, indent=1)

@@ -205,3 +205,27 @@ def test_common_markup_reads_as_pylatexenc_reads_it(papers, monkeypatch):
     monkeypatch.undo()
     assert bibtex.decode_latex("{\\em Learning {B}ayes}, 7:409--439, URL \\url{http://a.b/c}. A \\& B ``q''") == \
         "Learning Bayes, 7:409–439, URL <http://a.b/c>. A & B “q”"
+
+
+def test_benchmark_query_is_excluded_and_a_new_reason_keeps_the_cache(tmp_path, papers, corpus):
+    p = next(x for x in papers if x["id"] == "1906.09323v2")
+    out, src, none = tmp_path / "out", _source(tmp_path, papers), tmp_path / "none"
+    ft = tmp_path / "fulltext"
+    ft.mkdir()
+    (ft / "abc.json").write_text("[]")
+    (ft / "abc.meta.json").write_text(json.dumps({"title": p["title"]}))
+    first = import_bibliographies(src, out, corpus, fulltext=[ft], benchmarks=none, workers=1, progress=False)
+    queries = tmp_path / "bench" / "neurips-2024-v2" / "queries"
+    queries.mkdir(parents=True)
+    lookup = CitingLookup(corpus)
+    (queries / "test.jsonl").write_text(json.dumps({"id": lookup.find(p["id"], p["title"]).paper_id,
+                                                    "title": "another title"}) + "\n")
+    (queries / "train.jsonl").write_text(json.dumps({"id": "x", "title": papers[0]["title"]}) + "\n")
+    again = import_bibliographies(src, out, corpus, fulltext=[ft], benchmarks=tmp_path / "bench", workers=1,
+                                  progress=False)
+    assert again.cached and again.excluded == first.excluded == {"fulltext": 1, "papers": 1}
+    meta = json.loads((out / EXCLUDED_SUBDIR / "1906.09323v2.meta.json").read_text())
+    assert meta["exclude"] == ["benchmark:neurips-2024-v2:test", "fulltext"]
+    ft_free = import_bibliographies(src, tmp_path / "out2", corpus, benchmarks=tmp_path / "bench", workers=1,
+                                    progress=False)
+    assert ft_free.excluded == {"benchmark:neurips-2024-v2:test": 1, "papers": 1}      # train queries stay
