@@ -10,6 +10,7 @@ WORK="${MUSTCITE_WORK:-$PWD/mustcite-work}"
 export MUSTCITE_WORK="$WORK"
 DATA="$(.venv/bin/python -c 'from mustcite.config import find_data_dir; print(find_data_dir())')"
 EXTRACT="$WORK/extract"
+BBL="$WORK/extract-cs768"
 BENCH="$WORK/benchmarks/neurips-2024-v2"
 JUDGE="${MUSTCITE_JUDGE:-offline}"
 step() { printf '\n\033[1m== %s\033[0m  (%d s so far)\n' "$*" "$((SECONDS - t0))"; }
@@ -29,6 +30,13 @@ $MC extract "$DATA/neurips/fulltext_2024" "$DATA/neurips/fulltext_2023" "$DATA/n
 
 step "3/7 link every reference to the corpus"
 $MC link "$EXTRACT"
+# the reference lists of 6,506 more NeurIPS/ICML papers (arXiv 2015-2024) from their .bbl files, without
+# citation contexts ("cited" evidence only): each citing paper with its corpus record and year, each reference
+# linked to the corpus under time order; a paper that is one of the full texts above or a held-out benchmark
+# query goes to excluded/ (skipped when the input, the corpus and the excluded papers are unchanged)
+if [ -f "$DATA/citations_cs768/papers.jsonl.xz" ]; then
+  $MC extract-bibliographies "$DATA/citations_cs768/papers.jsonl.xz" --out "$BBL"
+fi
 
 step "4/7 must-cite labels ($JUDGE judge: Type I, Type II; Type III from mention counts)"
 if [ "$JUDGE" = cascade ] || [ "$JUDGE" = neural ]; then
@@ -41,8 +49,12 @@ $MC annotate "$EXTRACT" --backend "$JUDGE"
 $MC labels stats "$EXTRACT/labels" --out "$WORK/figures/label_distributions.png"
 # the catalogue of cited works: every reference that links to no corpus paper, one record per work,
 # and the names citing papers give corpus papers and works ("CIFAR-10 [23]")
-if [ "$WORK/corpus/works.json" -nt "$EXTRACT/labels_summary.json" ]; then echo "catalogue of cited works up to date: $WORK/corpus/works.parquet"
-else $MC works build "$EXTRACT"; fi
+# (the .bbl reference lists add cited works, not names: names come from citation contexts)
+BBL_DIRS=(); [ -d "$BBL" ] && BBL_DIRS=("$BBL")
+if [ "$WORK/corpus/works.json" -nt "$EXTRACT/labels_summary.json" ] && \
+   { [ ! -f "$BBL/summary.json" ] || [ "$WORK/corpus/works.json" -nt "$BBL/summary.json" ]; }; then
+  echo "catalogue of cited works up to date: $WORK/corpus/works.parquet"
+else $MC works build "$EXTRACT" "${BBL_DIRS[@]}"; fi
 # the consensus of citing papers for check-refs, its Python API and the language server (how 6,506
 # papers' reference lists cite each title; about a minute of CPU on 2 cores); skipped when built from
 # the same file
@@ -96,6 +108,7 @@ Results are under $WORK:
   corpus store        $WORK/corpus/papers.parquet   (build report: corpus/build.json)
   cited works         $WORK/corpus/works.parquet, work_citations.parquet, names.parquet   (figures: corpus/works.json)
   extraction          $EXTRACT/<paper>.json, summary.json
+  .bbl reference lists $BBL/<arXiv id>.json, summary.json   (excluded/: full-text duplicates, held-out queries)
   labels              $EXTRACT/labels/<paper>.json, $EXTRACT/labels_summary.json
   label figure        $WORK/figures/label_distributions.png
   benchmark           $BENCH/ (manifest.json, qrels/, queries/, runs/)

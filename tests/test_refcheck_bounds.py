@@ -389,8 +389,8 @@ def test_decode_latex_reads_pieces_of_bounded_size(monkeypatch):
         B.decode_latex(text)
         return sum(k * k for k in calls)
 
-    # text the converter must read (font commands, "\\&" and dashes alone are replaced without it)
-    for unit in ("{A} -- word \\% ", "{a & ", "$x$ ", "\\textsf{"):
+    assert work_of("{A} -- \\emph{word} " * 5000) == 0           # common markup: read without the converter
+    for unit in ("{A} -- \\ell ", "{a & ", "$x$ ", "\\textbf{"):       # text the converter must read
         n = 5 * B.LATEX_PIECE
         small, large = unit * (n // len(unit)), unit * (2 * n // len(unit))
         assert work_of(large) / work_of(small) < 3, unit

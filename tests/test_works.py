@@ -318,3 +318,21 @@ def test_a_damaged_catalogue_is_an_error_naming_the_file(tmp_path):
     (tmp_path / "corpus" / WORKS_FILE).unlink()
     with pytest.raises(MustciteError, match="no catalogue of cited works"):
         WorkIndex.load(tmp_path / "corpus")
+
+
+def test_a_rebuild_with_more_citing_papers_keeps_the_ids(tmp_path):
+    """A work whose commonest title changes when new papers cite it keeps the id it had in the
+    catalogue already in the folder; a fresh build derives the id from the new title."""
+    old, new = "Adam: A method for stochastic optimization", "Adam: a method for stochastic optimisation"
+    folder = _write_folder(tmp_path / "extract", {
+        "p1": (2020, [_ref(1, old, 2015, ["D. P. Kingma"])]), "p2": (2021, [_ref(1, old, 2015, ["D. P. Kingma"])])})
+    build_catalogue([folder], tmp_path / "corpus", workers=1, progress=False)
+    before = duckdb.sql(f"select work_id, title from '{tmp_path / 'corpus' / WORKS_FILE}'").fetchall()
+    more = _write_folder(tmp_path / "bbl", {f"q{i}": (2022, [_ref(1, new, 2015, ["D. P. Kingma"])]) for i in range(3)})
+    build_catalogue([folder, more], tmp_path / "corpus", workers=1, progress=False)
+    after = duckdb.sql(f"select work_id, title, n_citing from '{tmp_path / 'corpus' / WORKS_FILE}'").fetchall()
+    assert len(before) == 1 and len(after) == 1
+    assert after[0][0] == before[0][0] and after[0][1:] == (new, 5)
+    build_catalogue([folder, more], tmp_path / "fresh", workers=1, progress=False)
+    fresh = duckdb.sql(f"select work_id from '{tmp_path / 'fresh' / WORKS_FILE}'").fetchall()
+    assert fresh[0][0] != before[0][0]

@@ -37,6 +37,7 @@ def rate(papers: int, seconds: float) -> str:
 def register(app: typer.Typer) -> None:
     app.command("extract")(extract_cmd)
     app.command("link")(link_cmd)
+    app.command("extract-bibliographies")(extract_bibliographies_cmd)
 
 
 def extract_cmd(
@@ -119,3 +120,51 @@ def link_cmd(
     if summary.papers == 0:
         raise MustciteError("no reference files to link", path=folder,
                             hint="run `mustcite extract PATH... --out DIR` first")
+
+
+def extract_bibliographies_cmd(
+    source: Path = typer.Argument(..., help="papers' bibliographies, one JSON object a line (.jsonl, .jsonl.xz, "
+                                            ".jsonl.gz): {id, title, abstract, bbl: [{file, text}]}"),
+    out: Path = typer.Option(None, "--out", "-o", help="output folder (default: <work>/extract-bbl)"),
+    corpus: Path = typer.Option(None, "--corpus", help="the corpus folder (default: <work>/corpus)"),
+    fulltext: list[Path] = typer.Option(None, "--fulltext", help="extraction folders of full texts: a paper "
+                                        "that is one of their works is excluded (default: <work>/extract)"),
+    benchmarks: Path = typer.Option(None, "--benchmarks", help="benchmark folders: a version of a dev or test "
+                                    "query is excluded (default: <work>/benchmarks)"),
+    no_link: bool = typer.Option(False, "--no-link", help="do not link the references to the corpus"),
+    workers: int = typer.Option(None, "--workers", "-w", min=1, help="worker processes (default: CPU count)"),
+    force: bool = typer.Option(False, "--force", help="import again even when the inputs are unchanged"),
+    engine: str = engine_option(),
+    address: str = address_option(),
+    as_json: bool = typer.Option(False, "--json", help="print the import figures as JSON"),
+) -> None:
+    """Import papers' .bbl bibliographies as reference files (no citation contexts), each citing
+    paper with its corpus record and year, its references linked to the corpus."""
+    from ..extract.bibliographies import EXCLUDED_SUBDIR, import_bibliographies
+
+    eng = make_engine(engine, address, workers=workers)
+    root = Workspace.resolve().root
+    out = out or root / "extract-bbl"
+    check_output_dir(out)
+    s = import_bibliographies(source, out, corpus or root / "corpus", fulltext=fulltext or [root / "extract"],
+                              benchmarks=benchmarks or root / "benchmarks", link=not no_link, workers=workers,
+                              progress=not as_json, force=force, engine=eng)
+    if as_json:
+        typer.echo(json.dumps(s.to_dict(), indent=1))
+    else:
+        for line in s.bad_lines[:10]:
+            typer.echo(f"skipped: {line}", err=True)
+        if len(s.bad_lines) > 10:
+            typer.echo(f"... and {len(s.bad_lines) - 10} more bad lines (see {out}/summary.json)", err=True)
+        for e in s.errors[:10]:
+            typer.echo(f"failed: {e['error']}", err=True)
+        typer.echo(f"{s.papers:,} papers{' (up to date)' if s.cached else ''}: {s.written:,} written, "
+                   f"{s.excluded.get('papers', 0):,} excluded (in {out / EXCLUDED_SUBDIR}), {s.failed:,} failed, "
+                   f"{len(s.bad_lines):,} bad lines; {s.items:,} items, {s.references:,} references, "
+                   f"{s.linked:,} linked to the corpus")
+        ys = ", ".join(f"{k} {v:,}" for k, v in sorted(s.year_source.items()))
+        typer.echo(f"citing year from: {ys}; {s.elapsed_s:.1f} s -> {out}/summary.json")
+    if s.papers == 0:
+        raise MustciteError("no citing papers in the file", path=source)
+    if s.papers == len(s.bad_lines) + s.failed:
+        raise MustciteError("no paper could be imported", path=source, hint=f"see {out}/summary.json")

@@ -165,35 +165,10 @@ def _decoded(value: str) -> str:
     return _decode(value)
 
 
-# the font commands and marks of a .bbl item that pylatexenc reads as nothing but their text: a font
-# switch (its following spaces eaten, as after any control word), a font command whose argument is
-# braced (and natbib's "\\natexlab{a}"), "\\&", "\\/" (italic correction), "\\ " and the dashes
-# ("---" an em dash, "--" an en dash)
-_FONT_SWITCH = re.compile(r"(?<!\\)\\(?:em|it|bf|sl|sc|rm|sf|tt|upshape|itshape|bfseries|normalfont)"
-                          r"(?![A-Za-z])[ \t\n]*")
-_FONT_COMMAND = re.compile(r"(?<!\\)\\(?:emph|textit|textbf|textsl|textsc|textrm|textnormal"
-                           r"|natexlab)\{")
-_AMPERSAND = "\ue000"        # a private-use character: "\\&" until the braces are gone
-
-
-def _simple_marks(value: str) -> str | None:
-    """``value`` with the font commands, ``\\&``, ``\\/``, ``\\ `` and dashes replaced by what
-    pylatexenc makes of them, or None where anything else would still need pylatexenc (the common
-    case of a ``.bbl`` item's blocks, read without the LaTeX reader: ``{\\em Proc. ICML}``, ``1--9``)."""
-    if _AMPERSAND in value:
-        return None
-    value = _FONT_COMMAND.sub("{", _FONT_SWITCH.sub("", value))
-    value = value.replace("\\&", _AMPERSAND).replace("\\/", "").replace("\\ ", " ")
-    value = value.replace("---", "\u2014").replace("--", "\u2013")
-    if _PLAIN_UNSAFE.search(value) is not None:
-        return None
-    return value.replace(_AMPERSAND, "&")
-
-
 def _decode(value: str) -> str:
     if "\\" in value:
         value = _accents(value)
-    simple = _simple_marks(value) if _PLAIN_UNSAFE.search(value) is not None else value
+    simple = value if _PLAIN_UNSAFE.search(value) is None else _simple_markup(value)
     if simple is not None:
         value = simple.replace("{", "").replace("}", "").replace("~", " ")
     else:
@@ -204,6 +179,44 @@ def _decode(value: str) -> str:
         except Exception:  # pylatexenc is tolerant, but never let a field break a reading
             value = re.sub(r"\\[a-zA-Z]+\*?|[{}]", "", value)
     return re.sub(r"\s+", " ", value).strip()
+
+
+# the markup most bibliographies use, read without a LaTeX parser (as pylatexenc reads it): a font
+# switch in a group ("{\\em Title}"), a font command ("\\emph{Title}", "\\natexlab{a}"), an escaped
+# character ("\\&") and dashes ("--", "---")
+_PLAIN_ARG = r"((?:[^{}\\$%&`#]|\{[^{}\\$%&`#]*\})*)"         # text with brace groups one deep ("{B}ayes")
+_FONT_GROUP = re.compile(r"\{\\(?:em|it|bf|sc|sl|tt|rm|sf|upshape|itshape|bfseries)(?![A-Za-z])\s*"
+                         + _PLAIN_ARG + r"\}")
+_FONT_COMMAND = re.compile(r"\\(?:emph|textit|textbf|textsc|textsl|texttt|textrm|textsf|textup|textnormal|mbox|"
+                           r"natexlab|text|doi)\s*\{" + _PLAIN_ARG + r"\}")
+# commands that print nothing or a space: "\\ " (a space), "\\/" (italic correction), "\\relax"
+_NOTHING = re.compile(r"\\/|\\relax(?![A-Za-z])\s*")
+_CONTROL_SPACE = re.compile(r"\\(?=\s)")
+_URL = re.compile(r"\\url\s*\{([^{}\\%#$&`~\s]*)\}")        # pylatexenc writes "\\url{x}" as "<x>"
+_ESCAPED = re.compile(r"\\([&%$#_])")
+_ESCAPE_MARKS = {"&": "\ue000", "%": "\ue001", "$": "\ue002", "#": "\ue003", "_": "\ue004"}
+_STILL_UNSAFE = re.compile(r"[\\$%&`#]|''|[?!]`|-{4,}")
+_MARKS = re.compile(r"[\ue000-\ue004]")
+_UNMARK = {ord(v): k for k, v in _ESCAPE_MARKS.items()}
+
+
+def _simple_markup(value: str) -> str | None:
+    """``value`` with the common markup above read, or None when it holds anything else (then
+    pylatexenc reads it; so does a value with the private-use characters this uses as marks)."""
+    if _MARKS.search(value):
+        return None
+    v = _ESCAPED.sub(lambda m: _ESCAPE_MARKS[m.group(1)], value)
+    v = _CONTROL_SPACE.sub(" ", _NOTHING.sub("", _URL.sub(r"<\1>", v)))
+    v = v.replace("``", "\u201c").replace("''", "\u201d")
+    for _ in range(3):                       # nested ("{\\em \\natexlab{a}}"): inside out
+        w = _FONT_COMMAND.sub(r"\1", _FONT_GROUP.sub(r"\1", v))
+        if w == v:
+            break
+        v = w
+    if _STILL_UNSAFE.search(v) is not None:
+        return None
+    v = v.replace("---", "\u2014").replace("--", "\u2013")
+    return v.translate(_UNMARK)
 
 
 # "and" between names; tried at the start of a white-space run only, so a long run costs linear time
@@ -627,9 +640,12 @@ def parse_bib(text: str, name: str, *, keep_unreadable: bool = False, strings: d
 # keys and labels are bounded: an unclosed "{" or "[" must not make every later item scan to the end
 # (a key ends on its line; a label ends before the next \bibitem, a blank line or MAX_LABEL characters)
 _BIBITEM_HEAD = re.compile(r"\\bibitem(?![a-zA-Z])\s*")
-_BIBITEM_KEY = re.compile(r"\s*\{(?P<key>[^}\n]{0,1000})\}")      # MAX_KEY characters at most
+# a TeX comment may stand between the label and the key ("...]%\n  {key}", ACM's styles)
+_BIBITEM_KEY = re.compile(r"(?:\s|%[^\n]*\n)*\{(?P<key>[^}\n]{0,1000})\}")      # MAX_KEY characters at most
 _LABEL_TOKEN = re.compile(r"\\.|[{}\]]|\n[ \t]*\n", re.S)   # an escape, a brace, "]" or a blank line
 MAX_LABEL = 2000
+#: bracketed arguments after the label that a ``\bibitem`` head may carry (read and dropped)
+MAX_EXTRA_LABELS = 4
 
 
 @dataclass(frozen=True)
@@ -684,6 +700,15 @@ def _bibitem_head(text: str, start: int, stop: int) -> _Item | str:
         if close is None or close < 0:
             return _UNREADABLE_HEAD
         label, i = text[i + 1:close - 1], close
+        # more bracketed arguments (apalike/chicago's "\bibitem[Bishop \& Winn, 2003][Bishop and Winn][2003]{key}"):
+        # the first is the label
+        for _ in range(MAX_EXTRA_LABELS):
+            if i >= stop or text[i] != "[":
+                break
+            close = _label_end(text, i, min(stop, i + 1 + MAX_LABEL))
+            if close is None or close < 0:
+                return _UNREADABLE_HEAD
+            i = close
     m = _BIBITEM_KEY.match(text, i, stop)
     if m is None:
         long_key = _LONG_KEY.match(text, i, stop)
@@ -810,31 +835,129 @@ def _biblatex_fields(body: str) -> tuple[dict[str, str], _Unclosed | None]:
 _PENALTY = re.compile(r"\\penalty\s*-?\d+ ?")
 
 
+# ACM's reference styles mark each field: "\bibinfo{person}{J. Angwin}", "\bibfield{author}{...}"; the
+# field's name is no text
+_BIBINFO_NAME = re.compile(r"\\bib(?:info|field)\s*\{[^{}]{0,100}\}")
+_SHOW_TITLE = re.compile(r"\\showarticletitle\s*(?=\{)")
+# the year an author block ends with ("M. Verleysen (2006)", "L. Kirchner. 2016")
+_AUTHORS_YEAR = re.compile(r"[\s,]*\(?(?:1[89]|20)\d\d[a-z]?\)?[.,]?\s*$")
+# initials: "A.", "A. B.", "G.-H.", "Th." (a dot after each), or a lone capital ("M S")
+_INITIALS = re.compile(r"(?:(?:[A-Z][a-z]?\.|[A-Z](?=[\s-]|$))[\s-]*)+")
+_SURNAME_FIRST = re.compile(r"^(?P<family>[^,]+),\s*(?P<given>[^,]+)$")
+
+
+def _swap(name: str) -> str:
+    """"Family, Given" -> "Given Family"; any other name as written."""
+    m = _SURNAME_FIRST.match(name)
+    return f"{m.group('given').strip()} {m.group('family').strip()}" if m else name
+
+
+def bibitem_authors(block: str) -> tuple[list[str], bool]:
+    """The names of a ``\\bibitem``'s author block (LaTeX decoded), each as "Given Family": "A.
+    Smith, B. Jones, and C. Lee"; APA's "Smith, A., Jones, B., \\& Lee, C. (2006)"; BibTeX's
+    "Smith, Alice and Jones, Bob"; and whether the list ends with "et al."."""
+    s = _AUTHORS_YEAR.sub("", block.strip()).rstrip(", ")
+    if s.endswith(".") and not re.search(r"(?:^|[\s.-])[A-Z]\.$", s):    # keep an initial's dot
+        s = s[:-1].rstrip()
+    others = bool(re.search(r"et\.? al\.?$", s))
+    s = re.sub(r",?\s*et\.? al\.?$", "", s) if others else s
+    pieces = [p.strip() for p in re.split(r",?\s+(?:and|&)\s+", s) if p.strip()]
+    if pieces and all(p.count(",") == 1 for p in pieces) and \
+            (len(pieces) >= 2 or " " not in pieces[0].split(",")[0].strip()):
+        return [_swap(p) for p in pieces], others          # "Family, Given and Family, Given"
+    parts = [a.strip() for a in re.split(r",\s*(?:(?:and|&)\s+)?|\s+(?:and|&)\s+", s) if a.strip()]
+    parts = [re.sub(r"^(?:and|&)\s+", "", a) for a in parts if not re.fullmatch(r"et al\.?", a)]
+    if len(parts) >= 2 and len(parts) % 2 == 0 and all(_INITIALS.fullmatch(x) for x in parts[1::2]) \
+            and not any(_INITIALS.fullmatch(x) for x in parts[::2]):
+        parts = [f"{given} {family}" for family, given in zip(parts[::2], parts[1::2])]
+    return parts, others
+
+
+# a title that ends with its year ("Climax: A foundation model for weather and climate, 2023")
+_TITLE_YEAR = re.compile(r",\s*(?:1[89]|20)\d\d[a-z]?$")
+# one block whose title is quoted (IEEE: 'A. Smith, "The title," in ...') or set in italics after the
+# names (AMS: 'A. Smith and B. Jones, \\emph{The title}, Annals ...')
+_QUOTED_TITLE = re.compile(r"[\u201c\"](?P<title>[^\u201c\u201d\"]{8,400}?)[,.]?[\u201d\"]")
+_EMPH = re.compile(r"\\emph\s*\{|\{\\(?:em|it)\s")
+
+
+def _one_block(body: str, text: str) -> tuple[list[str], str, bool] | None:
+    """Authors, title and et al. of a one-block item whose title is quoted or in italics; None
+    when it is neither."""
+    m = _QUOTED_TITLE.search(text)
+    if m and m.start() > 0 and len(m.group("title").split()) >= 2:
+        authors, others = bibitem_authors(text[:m.start()].rstrip(" ,:"))
+        return authors, m.group("title").strip(" ,."), others
+    m = _EMPH.search(body)
+    if m and m.start() > 0 and "," in body[:m.start()]:
+        got = _braced(body, m.start() if body[m.start()] == "{" else m.end() - 1)
+        title = decode_latex(got[0]) if got else ""
+        if got and len(title.split()) >= 3:
+            authors, others = bibitem_authors(decode_latex(body[:m.start()]).rstrip(" ,:"))
+            title = re.sub(r"^\\?(?:em|it)\s+", "", title)
+            return authors, title.strip(" ,."), others
+    return None
+
+
 def _bibitem_entry(key: str, label: str, body: str, source: str) -> BibEntry:
     body = _PENALTY.sub("", body)
+    body = _BIBINFO_NAME.sub("", body)
+    shown = None
+    m = _SHOW_TITLE.search(body)
+    if m:
+        got = _braced(body, m.end())
+        shown = decode_latex(got[0]).rstrip(". ") if got else None
     blocks = [b.strip() for b in re.split(r"\\newblock\b", body)]
     plain = [decode_latex(b) for b in blocks]
     text = " ".join(p for p in plain if p)
     if len(plain) >= 2 and plain[1]:
-        authors_s, title = plain[0].rstrip(". "), plain[1].rstrip(". ")
-        authors = [a.strip() for a in re.split(r",\s*(?:and\s+)?|\s+and\s+", authors_s) if a.strip()]
-        others = bool(re.search(r"et al\.?$", authors_s))
-        authors = [a for a in authors if not re.fullmatch(r"et al\.?", a)]
+        title = shown or plain[1].rstrip(". ")
+        authors, others = bibitem_authors(plain[0])
         year = find_year(text)
     else:
+        got = _one_block(body, text)
         authors, title, year = parse_reference_string(text)
         others = False
+        if got is not None:
+            authors, title, others = got
+        else:
+            authors = [_swap(a) if _INITIALS.fullmatch(a.partition(",")[2].strip() or "-") else a
+                       for a in authors]                 # "Bégaint, J" (LNCS)
     if year is None:
         m = re.search(r"(?:1[89]|20)\d\d", label or "")
         year = int(m.group(0)) if m else None
+    m = _TITLE_YEAR.search(title)
+    if m and year is not None and str(year) in m.group():
+        title = title[:m.start()]
     url = None
     m = re.search(r"\\url\{([^}]{0,2000})\}|\\href\{([^}]{0,2000})\}", body)
     if m:
         url = m.group(1) or m.group(2)
+    venue = bibitem_venue(plain[2]) if len(plain) >= 3 and plain[1] else ""
     e = BibEntry(key=key, title=title, authors=authors, year=year, url=url, raw=text, source=source,
                  others=others, doi=normalize_doi(body) if re.search(r"doi", body, re.I) else None,
-                 arxiv=normalize_arxiv(text) if re.search(r"arxiv|corr", text, re.I) else None)
+                 arxiv=normalize_arxiv(text) if re.search(r"arxiv|corr", text, re.I) else None, venue=venue)
     return e
+
+
+_VENUE_HEAD = re.compile(r"^(?:In:?|in:?)\s+")
+# where a venue block's venue ends: its volume, pages, editors, publisher's year or a URL
+_VENUE_END = re.compile(r",?\s*(?:\(?\b(?:pages?|pp\.?|vol\.?|volume|no\.|number|edited by|URL|doi|"
+                        r"(?:1[89]|20)\d\d\b)|\d+\s*[(:]|\d+\s*$|https?:)", re.I)
+
+
+def bibitem_venue(block: str) -> str:
+    """The venue of a ``\\bibitem``'s third block ("In Proc. ICML, pages 1040-1047, 2008." ->
+    "Proc. ICML"; "J. Mach. Learn. Res., 7:2541-2563, 2006." -> "J. Mach. Learn. Res."); "" when the
+    block holds none (only a year, a URL)."""
+    v = _VENUE_HEAD.sub("", block.strip())
+    m = _VENUE_END.search(v)
+    if m:
+        v = v[:m.start()]
+    v = v.strip(" ,;:")
+    if v.endswith(".") and not re.search(r"\b\w{1,5}\.$", v):     # keep an abbreviation's dot ("Res.")
+        v = v[:-1]
+    return v if len(v) >= 3 and re.search(r"[A-Za-z]{2}", v) else ""
 
 
 def parse_bbl(text: str, name: str, *, keep_unreadable: bool = False) -> tuple[list[BibEntry], list[str]]:

@@ -134,12 +134,45 @@ def link_side_records(works: list[Work], side: SideRecords) -> dict[str, int]:
     return dict(linked.most_common())
 
 
+def _previous_works(out: Path) -> dict[tuple[str, int], str]:
+    """``(citing, target) -> work_id`` of the catalogue already in ``out`` (empty when there is none
+    or it cannot be read)."""
+    path = out / CITATIONS_FILE
+    if not path.is_file():
+        return {}
+    try:
+        rows = pq.read_table(path, columns=["citing", "target", "work_id"]).to_pylist()
+    except Exception:  # an unreadable earlier catalogue only costs the ids' stability
+        return {}
+    return {(r["citing"], r["target"]): r["work_id"] for r in rows}
+
+
+def kept_ids(groups: list[list[Mention]], previous: dict[tuple[str, int], str]) -> dict[int, str]:
+    """Group index -> the id of the earlier catalogue's work it keeps: the work most of its references
+    belonged to, given to the group holding most of that work's references (so adding citing papers
+    keeps the ids of the works that existed; a group of no earlier work gets a new id)."""
+    claims = []
+    for gi, ms in enumerate(groups):
+        votes = Counter(previous[(m.citing, m.target)] for m in ms if (m.citing, m.target) in previous)
+        if votes and identifies(ms):
+            wid, n = min(votes.items(), key=lambda kv: (-kv[1], kv[0]))
+            claims.append((-n, gi, wid))
+    kept: dict[int, str] = {}
+    used: set[str] = set()
+    for _, gi, wid in sorted(claims):
+        if wid not in used:
+            kept[gi] = wid
+            used.add(wid)
+    return kept
+
+
 def build_catalogue(folders: list[str | Path], out_dir: str | Path, *, workers: int | None = None,
                     progress: bool = True, engine: Any = None,
                     side_records: str | Path | None = None) -> CatalogueSummary:
     """Resolve every unlinked reference of the extraction folders to a work and mine the names
     citing papers give corpus papers and works; write ``out_dir/works.parquet``,
-    ``out_dir/work_citations.parquet``, ``out_dir/names.parquet`` and ``out_dir/works.json``.
+    ``out_dir/work_citations.parquet``, ``out_dir/names.parquet`` and ``out_dir/works.json``. A work
+    of the catalogue already in ``out_dir`` keeps its id (:func:`kept_ids`).
 
     Works that are records of the corpus's side file (``side_records``, default
     ``out_dir/side_tracks.parquet`` when it exists) carry that record (:mod:`.side`)."""
@@ -156,12 +189,14 @@ def build_catalogue(folders: list[str | Path], out_dir: str | Path, *, workers: 
     works_of: dict[tuple[str, int], str] = {}
     taken: set[str] = set()
     citing_of: dict[str, set[str]] = {}
-    for g in cluster_mentions(mentions):
-        ms = [mentions[i] for i in g]
+    groups = [[mentions[i] for i in g] for g in cluster_mentions(mentions)]
+    kept = kept_ids(groups, _previous_works(out))
+    taken.update(kept.values())
+    for gi, ms in enumerate(groups):
         if not identifies(ms):
             unidentified += len(ms)
             continue
-        w = make_work(ms, taken)
+        w = make_work(ms, taken, kept.get(gi))
         works.append(w)
         citing_of[w.work_id] = {m.citing for m in ms}
         for m in ms:

@@ -237,10 +237,11 @@ def supported_identifiers(group: list[Mention]) -> list[str]:
     return sorted(out)
 
 
-def make_work(group: list[Mention], taken: set[str] | None = None) -> Work:
+def make_work(group: list[Mention], taken: set[str] | None = None, work_id: str | None = None) -> Work:
     """The work a group of mentions names: the commonest title, year, authors and venue. Its id is
-    a hash of its normalised title and first author; ``taken``: the ids given so far (an id found
-    there is derived again, and the new one is added)."""
+    ``work_id`` when given (the caller keeps ids unique), else a hash of its normalised title and
+    first author; ``taken``: the ids given so far (a hash found there is derived again, and the new
+    one is added)."""
     title = _mode(m.title for m in group) or ""
     year = _mode(m.year for m in group)
     authors = list(_mode(tuple(m.authors) for m in group) or ())
@@ -248,11 +249,12 @@ def make_work(group: list[Mention], taken: set[str] | None = None) -> Work:
     ids = supported_identifiers(group)
     norm = _mode(m.norm for m in group) or normalize_title(title)
     key = ids[0] if not norm else f"{norm}|{_mode(m.surname for m in group) or ''}"
-    work_id = "w-" + hashlib.sha1(key.encode()).hexdigest()[:16]
-    n = 1
-    while taken is not None and work_id in taken:    # one title and author, two works (years apart)
-        n += 1
-        work_id = "w-" + hashlib.sha1(f"{key}|{n}".encode()).hexdigest()[:16]
+    if work_id is None:
+        work_id = "w-" + hashlib.sha1(key.encode()).hexdigest()[:16]
+        n = 1
+        while taken is not None and work_id in taken:    # one title and author, two works (years apart)
+            n += 1
+            work_id = "w-" + hashlib.sha1(f"{key}|{n}".encode()).hexdigest()[:16]
     if taken is not None:
         taken.add(work_id)
     raw = _mode(m.raw for m in group) or ""
