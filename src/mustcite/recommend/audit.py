@@ -40,8 +40,10 @@ from ..numeric import logit
 from . import arguments as args
 from .bibliography_signals import BibliographySignals
 from .draft import Draft, read_draft
+from .draft_mentions import NameModel, load_name_model, named_works, one_per_name
 from .features import Candidate
 from .findings import (
+    _ABOUT,
     Finding,
     Location,
     confidence,
@@ -314,9 +316,11 @@ def _passages(paper, refs: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def draft_findings(rec: Recommender, draft: Draft, refs: list[dict[str, Any]], uncited: list[dict[str, Any]],
                    ds: DraftScores | None, score: np.ndarray | None, signals: BibliographySignals | None,
-                   sents, calibration: dict[str, Any], cands=None) -> list[Finding]:
+                   sents, calibration: dict[str, Any], cands=None, names: NameModel | None = None,
+                   ) -> list[Finding]:
     """Every finding of a read draft (see :mod:`.findings`), strongest first, with its confidence
-    (``cands``: the works its sentences name, :func:`.findings.named_candidates`, when found already)."""
+    (``cands``: the works its sentences name, :func:`.findings.named_candidates`, when found already;
+    ``names``: the name models, which then decide the named works, :func:`learned_named_findings`)."""
     paper = draft.paper
     year = ds.year if ds is not None else rec.effective_year(None)
     sources = paper.sources
@@ -349,33 +353,37 @@ def draft_findings(rec: Recommender, draft: Draft, refs: list[dict[str, Any]], u
     def name_share(key: str, pid: str) -> float:
         return rec.names.share(key, row_of[pid], year) if pid in row_of and rec.names is not None else 1.0
 
-    # the references' titles are weighed one by one there (a title naming the work may be another work)
-    named, kept = named_findings(cands, pool=rec.pool, pool_years=rec.pool_years, year=year, cited=cited,
-                                 cited_titles=cited_titles, cited_names=key_names, ref_titles=ref_titles, own=own,
-                                 acronyms=defined_acronyms(body), sources=sources, score_of=score_of,
-                                 body=body, key_refs=key_refs, refs=refs, name_share=name_share,
-                                 word_papers=word_papers(rec))
-    # entries of the draft's own bibliography that no citation uses, while the text names them
-    by_pid = {rec.pool.ids[row]: (row, c) for row, c in kept.items()}
-    in_bib: dict[str, Finding] = {}
-    for u in uncited:
-        pid = u.get("paper_id")
-        if (pid and pid in cited) or normalize_title(u.get("title") or "") in cited_titles:
-            continue                   # the same work is cited under another key
-        row, c = by_pid.get(pid, (None, None)) if pid else (None, None)
-        written = re.match(r"\s*([^:]{3,60}):", u.get("title") or "")
-        name = c.name if c is not None else (written.group(1).strip() if written else "")
-        if c is None and not (name and re.search(r"[A-Z0-9]", name[1:]) and name_key(name) not in own
-                              and re.search(rf"(?<!\w){re.escape(name)}(?!\w)", body)):
-            continue                   # a name of its own, as the title writes it, that the text uses
-        rel, line = locate(sources, name)
-        feats = kind_features("bib_not_cited") | {"log_occurrences": math.log1p(len(c.places)) if c else 0.0,
-                                                  "recommender_logit": score_of(pid) if pid else 0.0}
-        where = f"{rel}:{line}" if rel else "the text"
-        in_bib.setdefault(pid or u.get("bibkey") or name, Finding(
-            "bib_not_cited", f"{u.get('bibkey')} is in your bibliography but never cited, while the text names "
-            f"{name} ({where}): cite it there", feats, Location(rel, line), pid, name, u.get("bibkey"), row=row))
-    found += list(in_bib.values()) + [f for f in named if f.paper_id not in in_bib]
+    if names is not None:
+        found += learned_named_findings(rec, names, draft, sents, refs, uncited, year, own, cited, cited_titles,
+                                        key_names, sources)
+    else:
+        # the references' titles are weighed one by one there (a title naming the work may be another work)
+        named, kept = named_findings(cands, pool=rec.pool, pool_years=rec.pool_years, year=year, cited=cited,
+                                     cited_titles=cited_titles, cited_names=key_names, ref_titles=ref_titles, own=own,
+                                     acronyms=defined_acronyms(body), sources=sources, score_of=score_of,
+                                     body=body, key_refs=key_refs, refs=refs, name_share=name_share,
+                                     word_papers=word_papers(rec))
+        # entries of the draft's own bibliography that no citation uses, while the text names them
+        by_pid = {rec.pool.ids[row]: (row, c) for row, c in kept.items()}
+        in_bib: dict[str, Finding] = {}
+        for u in uncited:
+            pid = u.get("paper_id")
+            if (pid and pid in cited) or normalize_title(u.get("title") or "") in cited_titles:
+                continue                   # the same work is cited under another key
+            row, c = by_pid.get(pid, (None, None)) if pid else (None, None)
+            written = re.match(r"\s*([^:]{3,60}):", u.get("title") or "")
+            name = c.name if c is not None else (written.group(1).strip() if written else "")
+            if c is None and not (name and re.search(r"[A-Z0-9]", name[1:]) and name_key(name) not in own
+                                  and re.search(rf"(?<!\w){re.escape(name)}(?!\w)", body)):
+                continue                   # a name of its own, as the title writes it, that the text uses
+            rel, line = locate(sources, name)
+            feats = kind_features("bib_not_cited") | {"log_occurrences": math.log1p(len(c.places)) if c else 0.0,
+                                                      "recommender_logit": score_of(pid) if pid else 0.0}
+            where = f"{rel}:{line}" if rel else "the text"
+            in_bib.setdefault(pid or u.get("bibkey") or name, Finding(
+                "bib_not_cited", f"{u.get('bibkey')} is in your bibliography but never cited, while the text names "
+                f"{name} ({where}): cite it there", feats, Location(rel, line), pid, name, u.get("bibkey"), row=row))
+        found += list(in_bib.values()) + [f for f in named if f.paper_id not in in_bib]
     # the best-ranked papers the draft does not cite, weighed by what its text says of them
     taken = {f.paper_id for f in found if f.paper_id}
     words = content_words(body)
@@ -411,6 +419,66 @@ def draft_findings(rec: Recommender, draft: Draft, refs: list[dict[str, Any]], u
     return _rank(found, calibration)
 
 
+def learned_named_findings(rec: Recommender, names: NameModel, draft: Draft, sents, refs: list[dict[str, Any]],
+                           uncited: list[dict[str, Any]], year: int, own: set[str], cited: set[str],
+                           cited_titles: set[str], key_names: set[str], sources: dict[str, str]) -> list[Finding]:
+    """``bib_not_cited`` and ``named_not_cited`` findings decided by the name models (:mod:`.draft_mentions`):
+    one per work the text names and does not cite (in any version), its confidence the calibrated
+    probability that authors of the field cite it (``bib_not_cited``: that, the work being in the
+    bibliography, they cite it where they name it). Mentions in the draft's own names, in the
+    acknowledgements, funding, impact statement or checklist are no uses of a work."""
+    def skip(row: dict[str, Any]) -> bool:
+        return row["key"] in own or _ABOUT.search(row["section"] or "") is not None
+    works = named_works(names, sents, draft.title, refs, year, skip_rows=skip)
+    lex = names.lexicon
+    row_of = rec.candidates.row
+    out: list[Finding] = []
+    in_bib: set[str] = set()
+    by_family = {w.family: w for w in works}
+    by_key = {}
+    for w in sorted(works, key=lambda w: -w.p_bib):
+        for r in w.rows:
+            by_key.setdefault(r["key"], w)
+    for u in uncited:
+        pid = u.get("paper_id")
+        if (pid and pid in cited) or normalize_title(u.get("title") or "") in cited_titles:
+            continue                   # the same work is cited under another key
+        w = by_family.get(lex.family_of(pid)) if pid else None
+        if w is None:
+            w = by_key.get(name_key(title_short_name(u.get("title") or "")))
+        if w is None or w.cited or w.family in in_bib:
+            continue
+        in_bib.add(w.family)
+        loc = _learned_location(sources, w)
+        where = loc.where() or "the text"
+        row = row_of.get(pid) if pid else None
+        out.append(Finding("bib_not_cited", f"{u.get('bibkey')} is in your bibliography but never cited, while the "
+                           f"text names {w.name} ({where}): cite it there",
+                           {"kind_bib_not_cited": 1.0, "learned_confidence": w.p_bib,
+                            "log_occurrences": math.log1p(len(w.rows))}, loc, pid or w.target, w.name,
+                           u.get("bibkey"), row=row))
+    for w in one_per_name([w for w in works if w.family not in in_bib]):
+        row = row_of.get(w.target)
+        title = rec.pool.titles[row] if row is not None else ""
+        if w.cited or (w.target in cited) or (title and normalize_title(title) in cited_titles) \
+                or w.key in key_names:
+            continue
+        loc = _learned_location(sources, w)
+        times = f" ({len(w.rows)} times)" if len(w.rows) > 1 else ""
+        out.append(Finding("named_not_cited", f"the text names {w.name}{times} ({loc.where() or 'body'}) but cites "
+                           "no version of it", {"kind_named": 1.0, "learned_confidence": w.p_cite,
+                                                "log_occurrences": math.log1p(len(w.rows))},
+                           loc, w.target, w.name, row=row))
+    return out
+
+
+def _learned_location(sources: dict[str, str], w) -> Location:
+    """Where a named work is shown: its first mention in a sentence without citations, else the first."""
+    r = min(w.rows, key=lambda r: (r["markers_sentence"] > 0, r["section_class"] == "title"))
+    rel, line = locate(sources, r["surface"]) if sources else (None, None)
+    return Location(rel, line, r["section"] or None, r["sentence"].strip()[:220])
+
+
 def word_papers(rec: Recommender):
     """``word -> in how many pool papers' titles and abstracts it is used`` (its rarest stem), or
     None without the pool's word counts."""
@@ -426,7 +494,8 @@ def word_papers(rec: Recommender):
 
 def _rank(found: list[Finding], calibration: dict[str, Any]) -> list[Finding]:
     for f in found:
-        f.confidence = confidence(f.features, calibration)
+        learned = f.features.get("learned_confidence")
+        f.confidence = float(learned) if learned is not None else confidence(f.features, calibration)
     return sorted(found, key=lambda f: (-f.confidence, f.kind, f.paper_id or f.key or ""))
 
 
@@ -479,8 +548,9 @@ def audit_draft(rec: Recommender, path: str | Path | Draft, *, top: int = 50, mi
         prob = 1.0 / (1.0 + np.exp(-np.clip(score, -50, 50)))
     else:
         notice = empty_notice(ds.doc.text, ds.year)
+    names = load_name_model(rec)
     findings = draft_findings(rec, draft, refs, uncited, ds if ds.candidates else None, score, signals, sents,
-                              calibration, cands)
+                              calibration, cands, names)
     threshold = float(calibration["threshold"])
     shown = [f for f in findings if show_all or f.confidence >= threshold][:max(0, top)]
     at = {c.paper_id: j for j, c in enumerate(ds.candidates)}
@@ -493,8 +563,11 @@ def audit_draft(rec: Recommender, path: str | Path | Draft, *, top: int = 50, mi
         if score is not None else []
     # cross-references left to do ("Appendix [ref]", "Section ??", a \ref to no \label): notes, not findings
     xrefs = crossref_notes(paper.sources) if paper.sources else crossref_notes_text([s.text for s in sents])
+    no_model = [] if names is not None else [
+        "no mention model (models/mentions beside the recommender): named works are decided by the name rules, "
+        "not learned from the field (`mustcite works mentions` and `mustcite works fit-mentions` build it)"]
     extraction = {"status": paper.status, "method": paper.method,
-                  "messages": list(paper.messages) + xrefs + homoglyph_notes(sents)}
+                  "messages": list(paper.messages) + xrefs + homoglyph_notes(sents) + no_model}
     if paper.stats.get("main_file"):
         extraction["main_file"] = paper.stats["main_file"]
         extraction["main_others"] = list(paper.stats.get("main_others") or [])

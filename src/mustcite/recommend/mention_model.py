@@ -76,7 +76,7 @@ def feature_rows(con, table: str | Path, stats: str) -> tuple[np.ndarray, dict[s
         with m as (select *, count(*) over (partition by paper, key, target) as uses,
                           count(distinct section) over (partition by paper, key, target) as sections
                    from read_parquet('{table}'))
-        select m.paper, m.split, m.key, m.target, m.year, m.cited_sentence, m.cited_paper, m.cited_adjacent,
+        select m.paper, m.split, m.key, m.target, m.family, m.year, m.cited_sentence, m.cited_paper, m.cited_adjacent,
                m.unit, m.section_class, m.surface,
                {flags}, {counts}, (m.name_source = 'title')::float as from_title,
                (lower(m.prev_word) in ('our', 'we', 'ours'))::float as prev_our,
@@ -86,8 +86,8 @@ def feature_rows(con, table: str | Path, stats: str) -> tuple[np.ndarray, dict[s
         order by m.paper, m.key, m.target""")
     X = np.column_stack([rel.column(f).to_numpy(zero_copy_only=False) for f in FEATURES]).astype(np.float32)
     meta = {c: rel.column(c).to_numpy(zero_copy_only=False)
-            for c in ("paper", "split", "key", "target", "year", "cited_sentence", "cited_paper", "cited_adjacent",
-                      "unit", "section_class", "surface")}
+            for c in ("paper", "split", "key", "target", "family", "year", "cited_sentence", "cited_paper",
+                      "cited_adjacent", "unit", "section_class", "surface")}
     return X, meta
 
 
@@ -215,10 +215,12 @@ FORM_TARGETS_FILE = "form_targets.parquet"
 
 def train_mention_models(table: str | Path, out: str | Path, *, labels: tuple[str, ...] = LABELS, seed: int = 0,
                          max_rows: int = MAX_FIT_ROWS, inputs: dict[str, Any] | None = None,
-                         ) -> dict[str, MentionModel]:
+                         work: bool = True) -> dict[str, MentionModel]:
     """From a mention table: the link probability and commonness of every form over all train
     papers (``out/forms.parquet``, ``out/form_targets.parquet``), and one model per label, fit on the
-    train papers with out-of-fold statistics and scored on the held-out papers (``out/<label>/``)."""
+    train papers with out-of-fold statistics and scored on the held-out papers (``out/<label>/``);
+    with ``work``, the per-work decisions too (:func:`fit_work_models`), and the statistics a draft is
+    served with (:func:`serving_stats`)."""
     import duckdb
     import pyarrow.parquet as pq
 
@@ -241,12 +243,15 @@ def train_mention_models(table: str | Path, out: str | Path, *, labels: tuple[st
     stats = out_of_fold_stats(con, table)
     con.register("oof_stats", stats)
     X, meta = feature_rows(con, table, "oof_stats")
+    serving_stats(con, table, out)
     con.close()
     models = {}
     for label in labels:
         model, _ = fit_mention_model(X, meta, label=label, seed=seed, max_rows=max_rows, inputs=inputs)
         model.save(out / label)
         models[label] = model
+    if work:
+        fit_work_models(X, meta, out, seed=seed, inputs=inputs)
     return models
 
 
@@ -256,13 +261,21 @@ class MentionScorer:
     of the draft) get the features the model was fit on, the statistics being those of all train
     papers (smoothed as the held-out papers' were)."""
 
-    def __init__(self, folder: str | Path, label: str = "cited_sentence"):
+    def __init__(self, folder: str | Path, label: str = "cited_sentence", year: int | None = None):
         import pyarrow.parquet as pq
 
         from ..extract.works.linkprob import PRIOR_PAPERS
 
         folder = Path(folder)
-        self.model = MentionModel.load(folder / label)
+        self.model = MentionModel.load(folder / label) if label else None
+        self.stats_year = None
+        self.stats_folder = folder
+        if year is not None:        # the statistics of every paper of that year or earlier
+            years = sorted(int(d.name) for d in (folder / SERVING_DIR).glob("*") if d.name.isdigit())
+            fit = [y for y in years if y <= year] or years[:1]
+            if fit:
+                self.stats_year = fit[-1]
+                folder = folder / SERVING_DIR / str(fit[-1])
         for name in (FORMS_FILE, FORM_TARGETS_FILE):
             if not (folder / name).is_file():
                 raise DataMissingError("no link probabilities beside the mention model", path=folder / name,
@@ -317,6 +330,177 @@ class MentionScorer:
                     out[i, col[f]] = v
         return out
 
+    def linked_targets(self, key: str) -> dict[str, int]:
+        """``{work: papers}`` of the works the field's papers cite with a marker right at the form."""
+        return {t: int(v["linked_to_target"]) for (k, t), v in self.targets.items()
+                if k == key and v["linked_to_target"]}
+
     def score(self, rows: list[dict[str, Any]]) -> np.ndarray:
         """P(the field cites the work at this mention) per row."""
         return self.model.predict(self.features(rows)) if rows else np.zeros(0)
+
+
+# ---------------------------------------------------------------------------------- per work
+
+#: the per-work decisions: ``work``: whether the paper cites the work (a version of it) at all, from
+#: every mention of it; ``work_bib``: of the works the paper cites, whether it cites one in a sentence
+#: that names it (the evidence of a bibliography entry the text names: the authors mean to cite it)
+WORK_LABELS = ("work", "work_bib")
+#: per feature of a mention, over the mentions of one work in one paper
+WORK_FEATURES = (*(f"max_{f}" for f in FEATURES), *(f"mean_{f}" for f in FEATURES), "log_mentions")
+#: the train papers whose pairs calibrate the per-work model (a fold of :func:`fold_of`), never fit on
+CALIBRATION_FOLD = 0
+SERVING_DIR = "serving"
+
+
+def work_groups(meta: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """(row order sorting the rows by (paper, family), start of each group in that order)."""
+    fam = meta["family"] if "family" in meta else meta["target"]
+    keys = np.char.add(np.char.add(meta["paper"].astype(str), "\x00"), fam.astype(str))
+    order = np.argsort(keys, kind="stable")
+    k = keys[order]
+    starts = np.flatnonzero(np.r_[True, k[1:] != k[:-1]])
+    return order, starts
+
+
+def work_matrix(X: np.ndarray, order: np.ndarray, starts: np.ndarray) -> np.ndarray:
+    """The per-work features (:data:`WORK_FEATURES`): max and mean of each mention feature over the
+    mentions of the work, and the log of their number."""
+    Xs = X[order]
+    counts = np.diff(np.r_[starts, len(Xs)]).astype(np.float32)
+    mx = np.maximum.reduceat(Xs, starts, axis=0)
+    mean = np.add.reduceat(Xs.astype(np.float64), starts, axis=0) / counts[:, None]
+    return np.column_stack([mx, mean.astype(np.float32), np.log(counts)]).astype(np.float32)
+
+
+def work_labels(meta: dict[str, np.ndarray], order: np.ndarray, starts: np.ndarray) -> dict[str, np.ndarray]:
+    """Per (paper, work) group: its paper, split, family, and whether the paper cites the work at all
+    (``work``) and in a sentence that names it (``sentence``)."""
+    fam = meta["family"] if "family" in meta else meta["target"]
+    cp = np.maximum.reduceat(meta["cited_paper"][order].astype(np.int8), starts)
+    cs = np.maximum.reduceat(meta["cited_sentence"][order].astype(np.int8), starts)
+    first = order[starts]
+    return {"paper": meta["paper"][first], "split": meta["split"][first], "family": fam[first],
+            "work": cp.astype(bool), "sentence": cs.astype(bool)}
+
+
+@dataclass
+class WorkModel:
+    """A per-work decision: a gradient-boosted model of :data:`WORK_FEATURES` and an isotonic map of
+    its output fitted on other train papers (the calibration fold)."""
+
+    model: Any
+    calibrator: Any
+    card: dict[str, Any]
+
+    def predict(self, W: np.ndarray) -> np.ndarray:
+        if W.shape[1] != len(WORK_FEATURES):
+            raise ValueError(f"{W.shape[1]} features given, the model takes {len(WORK_FEATURES)}")
+        return np.clip(self.calibrator.predict(self.model.predict_proba(W)[:, 1]), 0.0, 1.0)
+
+    def save(self, folder: str | Path) -> None:
+        import joblib
+
+        folder = Path(folder)
+        folder.mkdir(parents=True, exist_ok=True)
+        joblib.dump((self.model, self.calibrator), folder / MODEL_FILE)
+        atomic_write_json(folder / CARD_FILE, self.card)
+
+    @classmethod
+    def load(cls, folder: str | Path) -> WorkModel:
+        import joblib
+
+        folder = Path(folder)
+        if not (folder / MODEL_FILE).is_file() or not (folder / CARD_FILE).is_file():
+            raise DataMissingError("no per-work mention model", path=folder / MODEL_FILE,
+                                   hint="run `mustcite works fit-mentions` first")
+        card = read_json(folder / CARD_FILE)
+        if list(card.get("features") or []) != list(WORK_FEATURES):
+            raise DataMissingError("the per-work mention model was fit on other features", path=folder / CARD_FILE,
+                                   hint="refit it with `mustcite works fit-mentions`")
+        model, calibrator = joblib.load(folder / MODEL_FILE)
+        return cls(model, calibrator, card)
+
+
+def fit_work_model(W: np.ndarray, groups: dict[str, np.ndarray], *, label: str = "work", seed: int = 0,
+                   inputs: dict[str, Any] | None = None) -> tuple[WorkModel, np.ndarray, np.ndarray]:
+    """Fit the per-work decision ``label`` (:data:`WORK_LABELS`) on the train papers outside the
+    calibration fold, calibrate it (isotonic) on the calibration fold, score the held-out papers;
+    the model, the held-out predictions and their labels. ``work_bib`` is fit and scored on the pairs
+    whose paper cites the work."""
+    from sklearn.isotonic import IsotonicRegression
+
+    from ..extract.works.linkprob import fold_of
+
+    HistGradientBoostingClassifier = lazy_libs.sklearn_ensemble("the mention model").HistGradientBoostingClassifier
+    if label not in WORK_LABELS:
+        raise ValueError(f"unknown label {label!r}; expected one of {WORK_LABELS}")
+    t0 = time.perf_counter()
+    keep = np.ones(len(W), dtype=bool) if label == "work" else groups["work"]
+    y = (groups["work"] if label == "work" else groups["sentence"]).astype(np.int8)
+    train = (groups["split"] == "train") & keep
+    held = (groups["split"] == "held_out") & keep
+    calib_papers = {p for p in np.unique(groups["paper"][train]) if fold_of(str(p)) == CALIBRATION_FOLD}
+    calib = train & np.isin(groups["paper"], list(calib_papers))
+    fit = train & ~calib
+    if not fit.any() or not calib.any() or not held.any():
+        raise DataMissingError("the per-work model needs train, calibration and held-out papers")
+    few = int(min(y[fit].sum(), fit.sum() - y[fit].sum())) < 20
+    model = HistGradientBoostingClassifier(max_iter=300, learning_rate=0.1, max_leaf_nodes=31, min_samples_leaf=50,
+                                           l2_regularization=1.0, early_stopping=not few, validation_fraction=0.1,
+                                           n_iter_no_change=20, random_state=seed)
+    model.fit(W[fit], y[fit])
+    iso = IsotonicRegression(out_of_bounds="clip", y_min=0.0, y_max=1.0)
+    iso.fit(model.predict_proba(W[calib])[:, 1], y[calib])
+    wm = WorkModel(model, iso, {})
+    p_held = wm.predict(W[held])
+    y_held = y[held].astype(float)
+    base = float(y[train].mean())
+    wm.card = {
+        "label": label, "features": list(WORK_FEATURES), "model": "HistGradientBoostingClassifier + isotonic",
+        "iterations": int(model.n_iter_), "seed": seed, "train_base_rate": round(base, 4),
+        "fit_pairs": int(fit.sum()), "calibration_pairs": int(calib.sum()),
+        "calibration_papers": len(calib_papers), "fit_papers": int(len(np.unique(groups["paper"][fit]))),
+        "held_out_papers": int(len(np.unique(groups["paper"][held]))),
+        "held_out": {**scores(y_held, p_held, base), "reliability": reliability(y_held, p_held)},
+        "inputs": inputs or {}, "fit_s": round(time.perf_counter() - t0, 1),
+    }
+    return wm, p_held, y_held
+
+
+def serving_stats(con, table: str | Path, out: str | Path) -> list[int]:
+    """The link probabilities and commonness a draft of year Y is scored with: over every paper of
+    the table (train and held out) of year Y or earlier, one pair of files per year of the table
+    (``out/serving/<Y>/``); the years written."""
+    import pyarrow.parquet as pq
+
+    from ..extract.works.linkprob import arrow_table, form_stats, target_stats
+
+    years = [int(y) for (y,) in con.execute(f"select distinct year from read_parquet('{table}') "
+                                            "where year is not null order by year").fetchall()]
+    for y in years:
+        uses = arrow_table(con, f"""
+            select paper, key, target, bool_or(cited_paper) as cited_paper, bool_or(cited_sentence) as cited_sentence,
+                   bool_or(cited_adjacent) as cited_adjacent, bool_or(markers_adjacent > 0) as linked
+            from read_parquet('{table}') where year <= {y} group by all""")
+        con.register("_serving_uses", uses)
+        folder = Path(out) / SERVING_DIR / str(y)
+        folder.mkdir(parents=True, exist_ok=True)
+        pq.write_table(form_stats(con, "_serving_uses"), folder / FORMS_FILE)
+        pq.write_table(target_stats(con, "_serving_uses"), folder / FORM_TARGETS_FILE)
+        con.unregister("_serving_uses")
+    return years
+
+
+def fit_work_models(X: np.ndarray, meta: dict[str, np.ndarray], out: str | Path, *, seed: int = 0,
+                    inputs: dict[str, Any] | None = None) -> dict[str, tuple[WorkModel, np.ndarray, np.ndarray]]:
+    """Both per-work decisions (:data:`WORK_LABELS`), saved in ``out/<label>/``."""
+    order, starts = work_groups(meta)
+    W = work_matrix(X, order, starts)
+    groups = work_labels(meta, order, starts)
+    done = {}
+    for label in WORK_LABELS:
+        wm, p, y = fit_work_model(W, groups, label=label, seed=seed, inputs=inputs)
+        wm.save(Path(out) / label)
+        done[label] = (wm, p, y)
+    return done
