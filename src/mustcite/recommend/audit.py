@@ -50,12 +50,10 @@ from .findings import (
     content_words,
     crossref_notes,
     crossref_notes_text,
-    defined_acronyms,
     kind_features,
     load_calibration,
     locate,
     named_candidates,
-    named_findings,
     own_names,
     placeholder_findings,
     same_work_keys,
@@ -293,6 +291,8 @@ def _reference_rows(refs: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [{k: r.get(k) for k in keys if r.get(k) is not None} for r in refs]
 
 
+#: the confidence a finding needs to be shown when the name models decide the named works
+LEARNED_THRESHOLD = 0.5
 #: how many of the best-ranked papers the draft does not cite are weighed as ``likely_missing``
 LIKELY_TOP = 20
 #: a cited title's name stands for the paper that at least this share of the citing papers using it mean
@@ -319,8 +319,8 @@ def draft_findings(rec: Recommender, draft: Draft, refs: list[dict[str, Any]], u
                    sents, calibration: dict[str, Any], cands=None, names: NameModel | None = None,
                    ) -> list[Finding]:
     """Every finding of a read draft (see :mod:`.findings`), strongest first, with its confidence
-    (``cands``: the works its sentences name, :func:`.findings.named_candidates`, when found already;
-    ``names``: the name models, which then decide the named works, :func:`learned_named_findings`)."""
+    (``names``: the name models, which decide the works the text names, :func:`learned_named_findings`;
+    without them no named work is checked; ``cands`` is no longer read)."""
     paper = draft.paper
     year = ds.year if ds is not None else rec.effective_year(None)
     sources = paper.sources
@@ -330,11 +330,6 @@ def draft_findings(rec: Recommender, draft: Draft, refs: list[dict[str, Any]], u
                                     paper.stats.get("undefined_notes"))
     if ds is None or score is None:
         return _rank(found, calibration)
-    at = {c.paper_id: j for j, c in enumerate(ds.candidates)}
-
-    def score_of(pid: str) -> float:
-        return float(score[at[pid]]) if pid in at else -8.0
-
     body = " ".join(s.text for s in sents)
     cited = {r["paper_id"] for r in refs if r.get("paper_id")}
     cited_titles, cited_names = same_work_keys(refs)
@@ -344,10 +339,6 @@ def draft_findings(rec: Recommender, draft: Draft, refs: list[dict[str, Any]], u
     cited_names |= key_names
     ref_titles = [r.get("title") or "" for r in refs]
     own = own_names(draft.title, f"{draft.abstract or ''} {body}")    # a PDF's passages are its citing sentences
-    if cands is None:
-        cands = ({} if rec.names is None
-                 else named_candidates(rec.names, sents, year, rec.pool_years, rec.pool.titles))
-    key_refs = {str(r.get("bibkey") or r.get("cite") or ""): r for r in refs}
     row_of = rec.candidates.row            # pool row by paper id
 
     def name_share(key: str, pid: str) -> float:
@@ -356,34 +347,6 @@ def draft_findings(rec: Recommender, draft: Draft, refs: list[dict[str, Any]], u
     if names is not None:
         found += learned_named_findings(rec, names, draft, sents, refs, uncited, year, own, cited, cited_titles,
                                         key_names, sources)
-    else:
-        # the references' titles are weighed one by one there (a title naming the work may be another work)
-        named, kept = named_findings(cands, pool=rec.pool, pool_years=rec.pool_years, year=year, cited=cited,
-                                     cited_titles=cited_titles, cited_names=key_names, ref_titles=ref_titles, own=own,
-                                     acronyms=defined_acronyms(body), sources=sources, score_of=score_of,
-                                     body=body, key_refs=key_refs, refs=refs, name_share=name_share,
-                                     word_papers=word_papers(rec))
-        # entries of the draft's own bibliography that no citation uses, while the text names them
-        by_pid = {rec.pool.ids[row]: (row, c) for row, c in kept.items()}
-        in_bib: dict[str, Finding] = {}
-        for u in uncited:
-            pid = u.get("paper_id")
-            if (pid and pid in cited) or normalize_title(u.get("title") or "") in cited_titles:
-                continue                   # the same work is cited under another key
-            row, c = by_pid.get(pid, (None, None)) if pid else (None, None)
-            written = re.match(r"\s*([^:]{3,60}):", u.get("title") or "")
-            name = c.name if c is not None else (written.group(1).strip() if written else "")
-            if c is None and not (name and re.search(r"[A-Z0-9]", name[1:]) and name_key(name) not in own
-                                  and re.search(rf"(?<!\w){re.escape(name)}(?!\w)", body)):
-                continue                   # a name of its own, as the title writes it, that the text uses
-            rel, line = locate(sources, name)
-            feats = kind_features("bib_not_cited") | {"log_occurrences": math.log1p(len(c.places)) if c else 0.0,
-                                                      "recommender_logit": score_of(pid) if pid else 0.0}
-            where = f"{rel}:{line}" if rel else "the text"
-            in_bib.setdefault(pid or u.get("bibkey") or name, Finding(
-                "bib_not_cited", f"{u.get('bibkey')} is in your bibliography but never cited, while the text names "
-                f"{name} ({where}): cite it there", feats, Location(rel, line), pid, name, u.get("bibkey"), row=row))
-        found += list(in_bib.values()) + [f for f in named if f.paper_id not in in_bib]
     # the best-ranked papers the draft does not cite, weighed by what its text says of them
     taken = {f.paper_id for f in found if f.paper_id}
     words = content_words(body)
@@ -428,7 +391,8 @@ def learned_named_findings(rec: Recommender, names: NameModel, draft: Draft, sen
     bibliography, they cite it where they name it). Mentions in the draft's own names, in the
     acknowledgements, funding, impact statement or checklist are no uses of a work."""
     def skip(row: dict[str, Any]) -> bool:
-        return row["key"] in own or _ABOUT.search(row["section"] or "") is not None
+        return (row["key"] in own or row["unit"] == "checklist"
+                or _ABOUT.search(row["section"] or "") is not None)
     works = named_works(names, sents, draft.title, refs, year, skip_rows=skip)
     lex = names.lexicon
     row_of = rec.candidates.row
@@ -474,22 +438,9 @@ def learned_named_findings(rec: Recommender, names: NameModel, draft: Draft, sen
 
 def _learned_location(sources: dict[str, str], w) -> Location:
     """Where a named work is shown: its first mention in a sentence without citations, else the first."""
-    r = min(w.rows, key=lambda r: (r["markers_sentence"] > 0, r["section_class"] == "title"))
+    r = min(w.rows, key=lambda r: (r["section_class"] in ("title", "abstract", "appendix"), r["markers_sentence"] > 0))
     rel, line = locate(sources, r["surface"]) if sources else (None, None)
     return Location(rel, line, r["section"] or None, r["sentence"].strip()[:220])
-
-
-def word_papers(rec: Recommender):
-    """``word -> in how many pool papers' titles and abstracts it is used`` (its rarest stem), or
-    None without the pool's word counts."""
-    try:
-        doc_freq = rec.pool_terms.doc_freq
-    except (AttributeError, TypeError, ValueError):
-        return None
-
-    def papers(word: str) -> int:
-        return min((doc_freq.get(s) or 0 for s in terms(word)), default=1 << 30)   # a stop word: common
-    return papers
 
 
 def _rank(found: list[Finding], calibration: dict[str, Any]) -> list[Finding]:
@@ -551,7 +502,9 @@ def audit_draft(rec: Recommender, path: str | Path | Draft, *, top: int = 50, mi
     names = load_name_model(rec)
     findings = draft_findings(rec, draft, refs, uncited, ds if ds.candidates else None, score, signals, sents,
                               calibration, cands, names)
-    threshold = float(calibration["threshold"])
+    # a learned confidence is the probability that the field cites the work: shown when more likely than not
+    threshold = float(calibration["threshold"]) if names is None else max(float(calibration["threshold"]),
+                                                                           LEARNED_THRESHOLD)
     shown = [f for f in findings if show_all or f.confidence >= threshold][:max(0, top)]
     at = {c.paper_id: j for j, c in enumerate(ds.candidates)}
     rows = [at[f.paper_id] for f in shown if f.paper_id in at]
@@ -564,8 +517,8 @@ def audit_draft(rec: Recommender, path: str | Path | Draft, *, top: int = 50, mi
     # cross-references left to do ("Appendix [ref]", "Section ??", a \ref to no \label): notes, not findings
     xrefs = crossref_notes(paper.sources) if paper.sources else crossref_notes_text([s.text for s in sents])
     no_model = [] if names is not None else [
-        "no mention model (models/mentions beside the recommender): named works are decided by the name rules, "
-        "not learned from the field (`mustcite works mentions` and `mustcite works fit-mentions` build it)"]
+        "no mention model (models/mentions beside the recommender): works the text names are not checked "
+        "(`mustcite works mentions` and `mustcite works fit-mentions` build it)"]
     extraction = {"status": paper.status, "method": paper.method,
                   "messages": list(paper.messages) + xrefs + homoglyph_notes(sents) + no_model}
     if paper.stats.get("main_file"):

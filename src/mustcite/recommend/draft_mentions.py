@@ -31,7 +31,7 @@ import numpy as np
 
 from ..errors import DataMissingError
 from ..extract.works import name_key
-from ..extract.works.occurrences import NameLexicon, TextOf, TextSentence, TextUnit, text_rows
+from ..extract.works.occurrences import NameLexicon, TextOf, TextSentence, TextUnit, find_names, text_rows
 from .mention_model import WORK_LABELS, MentionScorer, WorkModel, work_matrix
 
 #: the lexicon the table was built with, copied beside the models
@@ -104,9 +104,12 @@ def _marker_end(text: str, off: int) -> int:
     return off
 
 
-def draft_units(sents, title: str, key_refs: dict[str, dict[str, Any]]) -> list[TextUnit]:
+def draft_units(sents, title: str, key_refs: dict[str, dict[str, Any]], lex: NameLexicon | None = None,
+                ) -> list[TextUnit]:
     """The audit's sentences as the units :func:`text_rows` reads: the title, then one unit per run
-    of sentences of one section, each citation resolved to its reference's linked work."""
+    of sentences of one section (a checklist's as a checklist), each citation resolved to its
+    reference's linked work. With ``lex``, the names written inside a rendered citation ("(Banerjee
+    and Lavie, 2005)") are left out: they are its authors."""
     units = [TextUnit("Title", "title", [TextSentence(title, 0, [])])] if title else []
     for s in sents:
         markers = []
@@ -116,10 +119,14 @@ def draft_units(sents, title: str, key_refs: dict[str, dict[str, Any]]) -> list[
                 r = key_refs.get(k) or {}
                 targets.append((r.get("paper_id") or None, name_key(r.get("title") or "")))
             markers.append((off, _marker_end(s.text, off), targets))
-        if units and units[-1].section == s.section and units[-1].kind == "text":
-            units[-1].sentences.append(TextSentence(s.text, len(units[-1].sentences), markers))
+        hits = None
+        if lex is not None:
+            hits = [h for h in find_names(s.text, lex) if not any(a <= h.start < b for a, b, _ in markers)]
+        kind = "checklist" if "checklist" in (s.section or "").lower() else "text"
+        if units and units[-1].section == s.section and units[-1].kind == kind:
+            units[-1].sentences.append(TextSentence(s.text, len(units[-1].sentences), markers, hits))
         else:
-            units.append(TextUnit(s.section, "text", [TextSentence(s.text, 0, markers)]))
+            units.append(TextUnit(s.section, kind, [TextSentence(s.text, 0, markers, hits)]))
     return units
 
 
@@ -144,7 +151,7 @@ def named_works(nm: NameModel, sents, title: str, refs: list[dict[str, Any]], ye
     key_refs = {str(r.get("bibkey") or r.get("cite") or ""): r for r in refs}
     lex = nm.lexicon
     cited = {lex.family_of(r["paper_id"]) for r in refs if r.get("paper_id")}
-    rows = text_rows(TextOf("draft", year, "draft"), draft_units(sents, title, key_refs), lex, cited)
+    rows = text_rows(TextOf("draft", year, "draft"), draft_units(sents, title, key_refs, lex), lex, cited)
     if skip_rows is not None:
         rows = [r for r in rows if not skip_rows(r)]
     if not rows:
@@ -157,14 +164,18 @@ def named_works(nm: NameModel, sents, title: str, refs: list[dict[str, Any]], ye
     order = np.array([i for f in fams for i in groups[f]])
     starts = np.cumsum([0] + [len(groups[f]) for f in fams[:-1]])
     W = work_matrix(X, order, starts)
+    scorer = nm.scorer(year)
     p_cite = nm.work["work"].predict(W)
     p_bib = nm.work["work_bib"].predict(W)
     out = []
     for j, f in enumerate(fams):
         rs = [rows[i] for i in groups[f]]
         best = max(rs, key=lambda r: (r["capitalised"] or r["all_caps"], -r["candidates"], len(r["surface"])))
+        # cited: a version of it is in the reference list, or the name is cited to a work the field cites for it
+        cited = any(r["cited_paper"] for r in rs) or any(
+            set(r["clause_families"]) & scorer.cited_for(r["key"]) for r in rs)
         out.append(NamedWork(f, best["target"], best["surface"], best["key"], rs, float(p_cite[j]), float(p_bib[j]),
-                             any(r["cited_paper"] for r in rs)))
+                             cited))
     return out
 
 

@@ -211,6 +211,11 @@ def fit_mention_model(X: np.ndarray, meta: dict[str, np.ndarray], *, label: str 
 
 FORMS_FILE = "forms.parquet"
 FORM_TARGETS_FILE = "form_targets.parquet"
+CONCEPTS_FILE = "concepts.parquet"
+#: a work the field cites at a form counts as citing what the form names when at least this many
+#: papers and this share of the papers citing anything there do
+CONCEPT_MIN_PAPERS = 2
+CONCEPT_MIN_SHARE = 0.05
 
 
 def train_mention_models(table: str | Path, out: str | Path, *, labels: tuple[str, ...] = LABELS, seed: int = 0,
@@ -291,6 +296,11 @@ class MentionScorer:
         linked = sum(f["linked_papers"] for f in forms)
         self.prior["com"] = sum(t["linked_to_target"] for t in targets) / linked if linked else 0.0
         self.strength = PRIOR_PAPERS
+        self.concepts: dict[str, set[str]] = {}
+        if (folder / CONCEPTS_FILE).is_file():
+            for c in pq.read_table(folder / CONCEPTS_FILE).to_pylist():
+                if c["papers"] >= CONCEPT_MIN_PAPERS and c["papers"] >= CONCEPT_MIN_SHARE * c["linked_papers"]:
+                    self.concepts.setdefault(c["key"], set()).add(c["family"])
 
     def stats(self, key: str, target: str) -> dict[str, float]:
         """The link probability, cite shares and commonness of a (form, work), smoothed."""
@@ -330,10 +340,11 @@ class MentionScorer:
                     out[i, col[f]] = v
         return out
 
-    def linked_targets(self, key: str) -> dict[str, int]:
-        """``{work: papers}`` of the works the field's papers cite with a marker right at the form."""
-        return {t: int(v["linked_to_target"]) for (k, t), v in self.targets.items()
-                if k == key and v["linked_to_target"]}
+    def cited_for(self, key: str) -> set[str]:
+        """The works (families) the field cites at the form ``key`` (right at it or in its clause), by
+        at least :data:`CONCEPT_MIN_PAPERS` papers and :data:`CONCEPT_MIN_SHARE` of those citing
+        anything there: a draft citing one of them there cites what the name stands for."""
+        return self.concepts.get(key, set())
 
     def score(self, rows: list[dict[str, Any]]) -> np.ndarray:
         """P(the field cites the work at this mention) per row."""
@@ -489,7 +500,24 @@ def serving_stats(con, table: str | Path, out: str | Path) -> list[int]:
         pq.write_table(form_stats(con, "_serving_uses"), folder / FORMS_FILE)
         pq.write_table(target_stats(con, "_serving_uses"), folder / FORM_TARGETS_FILE)
         con.unregister("_serving_uses")
+        pq.write_table(concept_stats(con, table, y), folder / CONCEPTS_FILE)
     return years
+
+
+def concept_stats(con, table: str | Path, year: int):
+    """Per (form, work): the papers of ``year`` or earlier that cite the work right at the form or
+    in its clause (whatever work the form names: what the field cites *for* the name), with the
+    papers that cite anything there."""
+    from ..extract.works.linkprob import arrow_table
+
+    return arrow_table(con, f"""
+        with m as (select distinct paper, key, clause_families from read_parquet('{table}')
+                   where year <= {year} and len(clause_families) > 0),
+             linked as (select key, count(distinct paper) as linked_papers from m group by key),
+             f as (select paper, key, unnest(clause_families) as family from m)
+        select f.key, f.family, count(distinct f.paper)::bigint as papers, any_value(l.linked_papers)::bigint
+               as linked_papers
+        from f join linked l using (key) group by f.key, f.family""")
 
 
 def fit_work_models(X: np.ndarray, meta: dict[str, np.ndarray], out: str | Path, *, seed: int = 0,

@@ -397,6 +397,8 @@ def _rows_of(inp: TextOf, lex: NameLexicon, h: Hit, sent: str, si: int, unit: Te
             adjacent.append(ts)
         if b <= h.start and not sent[b:h.start].strip():
             adjacent.append(ts)               # "[12] ImageNet": a marker right before the name
+    # the works cited right at the name or in its clause (what the field cites for the name, counted over papers)
+    clause_families = sorted({f for ts in adjacent + in_clause for t, _ in ts if (f := lex.family_of(t))})
     neighbours = [o for o in hits if o is not h]
     close = [o for o in neighbours if 0 <= h.start - o.end <= 12 or 0 <= o.start - h.end <= 12]
     base = {
@@ -417,6 +419,7 @@ def _rows_of(inp: TextOf, lex: NameLexicon, h: Hit, sent: str, si: int, unit: Te
         "in_front_matter": h.key in front_keys,
         "names_in_sentence": len(neighbours), "names_close": len(close),
         "markers_sentence": len(in_sentence), "markers_clause": len(in_clause), "markers_adjacent": len(adjacent),
+        "clause_families": clause_families,
     }
     out = []
     cands = lex.entries[h.key]
