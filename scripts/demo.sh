@@ -43,6 +43,12 @@ $MC labels stats "$EXTRACT/labels" --out "$WORK/figures/label_distributions.png"
 # and the names citing papers give corpus papers and works ("CIFAR-10 [23]")
 if [ "$WORK/corpus/works.json" -nt "$EXTRACT/labels_summary.json" ]; then echo "catalogue of cited works up to date: $WORK/corpus/works.parquet"
 else $MC works build "$EXTRACT"; fi
+# where the field cites the names it gives cited works (mentions/mentions.parquet, cached by its
+# inputs), and the per-work decision the audit tells named works with (models/mentions, beside
+# models/recommender; refit when the table is newer)
+$MC works mentions "$EXTRACT" -w 2
+if [ "$WORK/models/mentions/work/card.json" -nt "$WORK/mentions/mentions.parquet" ]; then echo "mention models up to date: $WORK/models/mentions"
+else $MC works fit-mentions --work-only; fi
 
 step "5/7 benchmark neurips-2024-v2 (queries NeurIPS 2024, pool 2018-2023) and the BM25 baseline on test"
 # rebuilt when missing, of an older recipe, or built on labels of another judge
@@ -91,6 +97,7 @@ cat <<EOT
 Results are under $WORK:
   corpus store        $WORK/corpus/papers.parquet   (build report: corpus/build.json)
   cited works         $WORK/corpus/works.parquet, work_citations.parquet, names.parquet   (figures: corpus/works.json)
+  names in full texts $WORK/mentions/mentions.parquet (figures: mentions.json); audit's name models $WORK/models/mentions/
   extraction          $EXTRACT/<paper>.json, summary.json
   labels              $EXTRACT/labels/<paper>.json, $EXTRACT/labels_summary.json
   label figure        $WORK/figures/label_distributions.png

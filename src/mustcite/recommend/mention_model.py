@@ -257,6 +257,11 @@ def train_mention_models(table: str | Path, out: str | Path, *, labels: tuple[st
         models[label] = model
     if work:
         fit_work_models(X, meta, out, seed=seed, inputs=inputs)
+        lexicon = table.parent / "lexicon.pkl"          # what the audit reads names with
+        if lexicon.is_file():
+            import shutil
+
+            shutil.copyfile(lexicon, out / lexicon.name)
     return models
 
 
@@ -507,7 +512,7 @@ def serving_stats(con, table: str | Path, out: str | Path) -> list[int]:
 def concept_stats(con, table: str | Path, year: int):
     """Per (form, work): the papers of ``year`` or earlier that cite the work right at the form or
     in its clause (whatever work the form names: what the field cites *for* the name), with the
-    papers that cite anything there."""
+    papers that cite anything there; the pairs :meth:`MentionScorer.cited_for` keeps only."""
     from ..extract.works.linkprob import arrow_table
 
     return arrow_table(con, f"""
@@ -517,7 +522,9 @@ def concept_stats(con, table: str | Path, year: int):
              f as (select paper, key, unnest(clause_families) as family from m)
         select f.key, f.family, count(distinct f.paper)::bigint as papers, any_value(l.linked_papers)::bigint
                as linked_papers
-        from f join linked l using (key) group by f.key, f.family""")
+        from f join linked l using (key) group by f.key, f.family
+        having count(distinct f.paper) >= {CONCEPT_MIN_PAPERS}
+           and count(distinct f.paper) >= {CONCEPT_MIN_SHARE} * any_value(l.linked_papers)""")
 
 
 def fit_work_models(X: np.ndarray, meta: dict[str, np.ndarray], out: str | Path, *, seed: int = 0,
