@@ -63,12 +63,13 @@ def test_a_real_draft_names_works_the_models_weigh(name_model, data_dir):
     assert name_model.scorer(2030).stats_year == 2024
 
 
-def test_the_per_work_decision_is_fit_on_train_papers_calibrated_on_a_fold_and_scored_on_held_out():
+def test_the_per_work_decision_is_fit_on_train_papers_calibrated_on_a_fold_and_scored_on_held_out(tmp_path):
     from mustcite.extract.works.linkprob import fold_of
     from mustcite.recommend.mention_model import (
         CALIBRATION_FOLD,
         FEATURES,
         WORK_FEATURES,
+        WorkModel,
         fit_work_model,
         work_groups,
         work_labels,
@@ -92,6 +93,13 @@ def test_the_per_work_decision_is_fit_on_train_papers_calibrated_on_a_fold_and_s
     assert model.card["calibration_papers"] == len(calib) > 0
     assert model.card["held_out_papers"] == 50 and len(p) == len(yh)
     assert model.card["held_out"]["brier"] < model.card["held_out"]["brier_base_rate"]
+    # the arrays the audit loads give scikit-learn's calibrated probabilities
+    from sklearn.ensemble import HistGradientBoostingClassifier  # noqa: F401 - the fit's own library
+
+    model.save(tmp_path / "w")
+    back = WorkModel.load(tmp_path / "w")
+    held = groups["split"] == "held_out"
+    assert np.allclose(back.predict(W[held]), p)
     # held-out labels do not change the fit
     flipped = {**groups, "work": np.where(groups["split"] == "held_out", ~groups["work"], groups["work"])}
     model2, p2, _ = fit_work_model(W, flipped, label="work")

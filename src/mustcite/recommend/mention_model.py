@@ -402,40 +402,48 @@ def work_labels(meta: dict[str, np.ndarray], order: np.ndarray, starts: np.ndarr
 
 @dataclass
 class WorkModel:
-    """A per-work decision: a gradient-boosted model of :data:`WORK_FEATURES` and an isotonic map of
-    its output fitted on other train papers (the calibration fold)."""
+    """A per-work decision: a gradient-boosted model of :data:`WORK_FEATURES`, kept as plain arrays
+    (:class:`~.forest.TreeEnsemble`: the audit loads it without scikit-learn), and the isotonic map of
+    its output fitted on other train papers (the calibration fold), as its breakpoints."""
 
-    model: Any
-    calibrator: Any
+    trees: Any
+    calib_x: np.ndarray
+    calib_y: np.ndarray
     card: dict[str, Any]
 
     def predict(self, W: np.ndarray) -> np.ndarray:
         if W.shape[1] != len(WORK_FEATURES):
             raise ValueError(f"{W.shape[1]} features given, the model takes {len(WORK_FEATURES)}")
-        return np.clip(self.calibrator.predict(self.model.predict_proba(W)[:, 1]), 0.0, 1.0)
+        raw = np.clip(self.trees.raw(W), -50.0, 50.0)
+        return np.clip(np.interp(1.0 / (1.0 + np.exp(-raw)), self.calib_x, self.calib_y), 0.0, 1.0)
 
     def save(self, folder: str | Path) -> None:
-        import joblib
-
         folder = Path(folder)
         folder.mkdir(parents=True, exist_ok=True)
-        joblib.dump((self.model, self.calibrator), folder / MODEL_FILE)
+        self.trees.save(folder / TREES_FILE)
+        np.savez(folder / CALIBRATION_FILE, x=self.calib_x, y=self.calib_y)
         atomic_write_json(folder / CARD_FILE, self.card)
 
     @classmethod
     def load(cls, folder: str | Path) -> WorkModel:
-        import joblib
+        from .forest import TreeEnsemble
 
         folder = Path(folder)
-        if not (folder / MODEL_FILE).is_file() or not (folder / CARD_FILE).is_file():
-            raise DataMissingError("no per-work mention model", path=folder / MODEL_FILE,
-                                   hint="run `mustcite works fit-mentions` first")
+        for name in (TREES_FILE, CALIBRATION_FILE, CARD_FILE):
+            if not (folder / name).is_file():
+                raise DataMissingError("no per-work mention model", path=folder / name,
+                                       hint="run `mustcite works fit-mentions` first")
         card = read_json(folder / CARD_FILE)
         if list(card.get("features") or []) != list(WORK_FEATURES):
             raise DataMissingError("the per-work mention model was fit on other features", path=folder / CARD_FILE,
                                    hint="refit it with `mustcite works fit-mentions`")
-        model, calibrator = joblib.load(folder / MODEL_FILE)
-        return cls(model, calibrator, card)
+        with np.load(folder / CALIBRATION_FILE) as z:
+            x, y = z["x"], z["y"]
+        return cls(TreeEnsemble.load(folder / TREES_FILE), x, y, card)
+
+
+TREES_FILE = "trees.npz"
+CALIBRATION_FILE = "calibration.npz"
 
 
 def fit_work_model(W: np.ndarray, groups: dict[str, np.ndarray], *, label: str = "work", seed: int = 0,
@@ -447,6 +455,7 @@ def fit_work_model(W: np.ndarray, groups: dict[str, np.ndarray], *, label: str =
     from sklearn.isotonic import IsotonicRegression
 
     from ..extract.works.linkprob import fold_of
+    from .forest import TreeEnsemble
 
     HistGradientBoostingClassifier = lazy_libs.sklearn_ensemble("the mention model").HistGradientBoostingClassifier
     if label not in WORK_LABELS:
@@ -468,8 +477,9 @@ def fit_work_model(W: np.ndarray, groups: dict[str, np.ndarray], *, label: str =
     model.fit(W[fit], y[fit])
     iso = IsotonicRegression(out_of_bounds="clip", y_min=0.0, y_max=1.0)
     iso.fit(model.predict_proba(W[calib])[:, 1], y[calib])
-    wm = WorkModel(model, iso, {})
-    p_held = wm.predict(W[held])
+    wm = WorkModel(TreeEnsemble.from_sklearn(model), np.asarray(iso.X_thresholds_, dtype=np.float64),
+                   np.asarray(iso.y_thresholds_, dtype=np.float64), {})
+    p_held = np.clip(iso.predict(model.predict_proba(W[held])[:, 1]), 0.0, 1.0)
     y_held = y[held].astype(float)
     base = float(y[train].mean())
     wm.card = {
