@@ -31,7 +31,15 @@ import numpy as np
 
 from ..errors import DataMissingError
 from ..extract.works import name_key
-from ..extract.works.occurrences import NameLexicon, TextOf, TextSentence, TextUnit, find_names, text_rows
+from ..extract.works.occurrences import (
+    NameLexicon,
+    TextOf,
+    TextSentence,
+    TextUnit,
+    find_names,
+    is_adjacent,
+    text_rows,
+)
 from .mention_model import WORK_LABELS, MentionScorer, WorkModel, work_matrix
 
 #: the lexicon the table was built with, copied beside the models
@@ -111,6 +119,7 @@ def draft_units(sents, title: str, key_refs: dict[str, dict[str, Any]], lex: Nam
     reference's linked work. With ``lex``, the names written inside a rendered citation ("(Banerjee
     and Lavie, 2005)") are left out: they are its authors."""
     units = [TextUnit("Title", "title", [TextSentence(title, 0, [])])] if title else []
+    count: dict[tuple[str, str], int] = {}          # sentences of a section: numbered across its runs
     for s in sents:
         markers = []
         for off, keys in s.cites:
@@ -123,10 +132,11 @@ def draft_units(sents, title: str, key_refs: dict[str, dict[str, Any]], lex: Nam
         if lex is not None:
             hits = [h for h in find_names(s.text, lex) if not any(a <= h.start < b for a, b, _ in markers)]
         kind = "checklist" if "checklist" in (s.section or "").lower() else "text"
+        i = count[(s.section, kind)] = count.get((s.section, kind), -1) + 1
         if units and units[-1].section == s.section and units[-1].kind == kind:
-            units[-1].sentences.append(TextSentence(s.text, len(units[-1].sentences), markers, hits))
+            units[-1].sentences.append(TextSentence(s.text, i, markers, hits))
         else:
-            units.append(TextUnit(s.section, kind, [TextSentence(s.text, 0, markers, hits)]))
+            units.append(TextUnit(s.section, kind, [TextSentence(s.text, i, markers, hits)]))
     return units
 
 
@@ -151,11 +161,13 @@ def named_works(nm: NameModel, sents, title: str, refs: list[dict[str, Any]], ye
     key_refs = {str(r.get("bibkey") or r.get("cite") or ""): r for r in refs}
     lex = nm.lexicon
     cited = {lex.family_of(r["paper_id"]) for r in refs if r.get("paper_id")}
-    rows = text_rows(TextOf("draft", year, "draft"), draft_units(sents, title, key_refs, lex), lex, cited)
+    units = draft_units(sents, title, key_refs, lex)
+    rows = text_rows(TextOf("draft", year, "draft"), units, lex, cited)
     if skip_rows is not None:
         rows = [r for r in rows if not skip_rows(r)]
     if not rows:
         return []
+    at = {(u.section[:80], u.kind, ts.index): ts for u in units for ts in u.sentences}
     X = nm.scorer(year).features(rows)
     groups: dict[str, list[int]] = {}
     for i, r in enumerate(rows):
@@ -171,12 +183,24 @@ def named_works(nm: NameModel, sents, title: str, refs: list[dict[str, Any]], ye
     for j, f in enumerate(fams):
         rs = [rows[i] for i in groups[f]]
         best = max(rs, key=lambda r: (r["capitalised"] or r["all_caps"], -r["candidates"], len(r["surface"])))
-        # cited: a version of it is in the reference list, or the name is cited to a work the field cites for it
+        # cited: a version of it is in the reference list, or a citation right at the name is to a
+        # work the field cites for the name
         cited = any(r["cited_paper"] for r in rs) or any(
-            set(r["clause_families"]) & scorer.cited_for(r["key"]) for r in rs)
+            adjacent_families(r, at, lex) & scorer.cited_for(r["key"]) for r in rs)
         out.append(NamedWork(f, best["target"], best["surface"], best["key"], rs, float(p_cite[j]), float(p_bib[j]),
                              cited))
     return out
+
+
+def adjacent_families(row: dict[str, Any], at: dict, lex: NameLexicon) -> set[str]:
+    """The works (families) cited by the markers right at a row's name in its sentence."""
+    ts = at.get((row["section"], row["unit"], row["sentence_index"]))
+    if ts is None:
+        return set()
+    start = row["offset"]
+    end = start + len(row["surface"])
+    return {f for a, b, targets in ts.markers if is_adjacent(ts.text, start, end, a, b)
+            for t, _ in targets if (f := lex.family_of(t))}
 
 
 def one_per_name(works: list[NamedWork]) -> list[NamedWork]:

@@ -371,6 +371,12 @@ def text_rows(text: TextOf, units: list[TextUnit], lex: NameLexicon, cited_famil
     return rows
 
 
+def is_adjacent(sent: str, start: int, end: int, a: int, b: int) -> bool:
+    """Whether the citation marker ``sent[a:b]`` stands right at the name ``sent[start:end]``: after
+    it with at most two words or "et al." between, or right before it ("[12] ImageNet")."""
+    return (a >= end and _ADJACENT.match(sent[end:a]) is not None) or (b <= start and not sent[b:start].strip())
+
+
 def _rows_of(inp: TextOf, lex: NameLexicon, h: Hit, sent: str, si: int, unit: TextUnit, sclass: str,
              markers: list[Marker], maths: list[tuple[int, int]], cuts: list[int],
              hits: list[Hit], cited_families: set[str | None], front_keys: set[str]) -> list[dict[str, Any]]:
@@ -393,10 +399,8 @@ def _rows_of(inp: TextOf, lex: NameLexicon, h: Hit, sent: str, si: int, unit: Te
         in_sentence.append(ts)
         if clause[0] <= a < clause[1]:
             in_clause.append(ts)
-        if a >= h.end and _ADJACENT.match(sent[h.end:a]):
+        if is_adjacent(sent, h.start, h.end, a, b):
             adjacent.append(ts)
-        if b <= h.start and not sent[b:h.start].strip():
-            adjacent.append(ts)               # "[12] ImageNet": a marker right before the name
     # the works cited right at the name or in its clause (what the field cites for the name, counted over papers)
     clause_families = sorted({f for ts in adjacent + in_clause for t, _ in ts if (f := lex.family_of(t))})
     neighbours = [o for o in hits if o is not h]
