@@ -371,4 +371,4 @@ def test_all_header_says_every_finding_is_shown_and_names_the_default_threshold(
            "shows 1)"
     assert f"findings: {line}" in audit_table(res) and f"## Findings ({line})" in audit_markdown(res)
     res.show_all, res.missing = False, Ranked(shown[:1], 2024)
-    assert "findings: 1 shown of 3 (confidence >= 0.42: the probability" in audit_table(res)
+    assert "findings: 1 shown of 3 (confidence >= 0.42: for a work the text names, the probability" in audit_table(res)
