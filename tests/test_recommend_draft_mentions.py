@@ -119,3 +119,13 @@ def test_an_audit_without_the_models_says_so_and_checks_no_named_work(monkeypatc
     res = audit_draft(rec, draft, top=10, year=2024)
     assert any("no mention model" in n for n in res.notes)
     assert not [f for f in res.findings if f.kind in ("named_not_cited", "bib_not_cited")]
+
+
+def test_two_records_whose_titles_extend_one_another_are_one_work():
+    from mustcite.corpus import normalize_title
+    from mustcite.recommend.audit import same_work
+
+    umap = normalize_title("UMAP: Uniform Manifold Approximation and Projection")
+    assert same_work(umap, normalize_title("UMAP: Uniform Manifold Approximation and Projection for Dimension "
+                                           "Reduction"))
+    assert not same_work(normalize_title("BERT"), normalize_title("BERT rediscovers the classical NLP pipeline"))

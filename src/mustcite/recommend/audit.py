@@ -421,12 +421,15 @@ def learned_named_findings(rec: Recommender, names: NameModel, draft: Draft, sen
                            {"kind_bib_not_cited": 1.0, "learned_confidence": w.p_bib,
                             "log_occurrences": math.log1p(len(w.rows))}, loc, pid or w.target, w.name,
                            u.get("bibkey"), row=row))
-    for w in one_per_name([w for w in works if w.family not in in_bib]):
+    shown_titles: list[str] = []       # one finding per work, whatever its records
+    for w in sorted(one_per_name([w for w in works if w.family not in in_bib]), key=lambda w: -w.p_cite):
         row = row_of.get(w.target)
-        title = rec.pool.titles[row] if row is not None else ""
-        if w.cited or (w.target in cited) or (title and normalize_title(title) in cited_titles) \
-                or w.key in key_names:
+        title = normalize_title(rec.pool.titles[row] or "") if row is not None else ""
+        if w.cited or (w.target in cited) or w.key in key_names or (title and any(
+                same_work(title, t) for t in [*cited_titles, *shown_titles])):
             continue
+        if title:
+            shown_titles.append(title)
         loc = _learned_location(sources, w)
         times = f" ({len(w.rows)} times)" if len(w.rows) > 1 else ""
         out.append(Finding("named_not_cited", f"the text names {w.name}{times} ({loc.where() or 'body'}) but cites "
@@ -434,6 +437,16 @@ def learned_named_findings(rec: Recommender, names: NameModel, draft: Draft, sen
                                                 "log_occurrences": math.log1p(len(w.rows))},
                            loc, w.target, w.name, row=row))
     return out
+
+
+def same_work(a: str, b: str) -> bool:
+    """Whether two normalised titles are one work's records: equal, or one extends the other after
+    three words or more ("umap uniform manifold approximation and projection" and "... for dimension
+    reduction")."""
+    if a == b:
+        return True
+    short, long_ = sorted((a, b), key=len)
+    return len(short.split()) >= 3 and long_.startswith(short + " ")
 
 
 def _learned_location(sources: dict[str, str], w) -> Location:
