@@ -3,8 +3,19 @@ intact draft is shown.
 
 Run::
 
-    .venv/bin/python benchmarks/audit_drafts.py [--model DIR] [--only NAME]
+    .venv/bin/python benchmarks/audit_drafts.py [--model DIR] [--only NAME] [--split dev]
     # writes benchmarks/results/audit_drafts.json
+    .venv/bin/python benchmarks/audit_drafts.py --split dev --compare rules=src learned=src:learned \
+        [--mentions DIR]
+    # each source tree audits the drafts in a process of its own (``PYTHONPATH`` set to it);
+    # writes benchmarks/results/audit_drafts_compare_dev.json: the figures side by side and every
+    # finding shown by default on an intact draft, for judging
+
+``--split dev`` audits only the projects of ``benchmarks/splits/drafts_split.json`` "dev" (the
+"test" projects are frozen: they are only judged once, at the end). ``--mentions DIR``: the name
+models the audit loads (``MUSTCITE_MENTION_MODEL``), when they are not beside the recommender;
+``--named learned`` (or ``NAME=SRC:learned`` in ``--compare``) has the audit decide named works with
+them instead of the name rules.
 
 **Seeded omissions.** For each project of ``<data>/drafts/manifest.json`` (read as the audit reads
 it, with the model's linker), up to :data:`SEEDS` cited references are removed that
@@ -43,6 +54,7 @@ from tqdm import tqdm
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "benchmarks" / "results" / "audit_drafts.json"
+SPLIT = ROOT / "benchmarks" / "splits" / "drafts_split.json"
 SEEDS = 3
 _CITE = re.compile(r"(~?)\\([A-Za-z]*cite[A-Za-z]*\*?)((?:\s*\[[^\]]{0,300}\]){0,2})\s*\{([^{}]{0,3000})\}")
 
@@ -162,12 +174,28 @@ def main() -> None:
     ap.add_argument("--model", type=Path, default=None)
     ap.add_argument("--drafts", type=Path, default=None)
     ap.add_argument("--only", default=None, help="projects whose name holds this")
-    ap.add_argument("--out", type=Path, default=OUT)
+    ap.add_argument("--out", type=Path, default=None)
+    ap.add_argument("--split", choices=("dev",), default=None,
+                    help="only the projects of this split of benchmarks/splits/drafts_split.json")
+    ap.add_argument("--compare", nargs="+", default=None, metavar="NAME=SRC",
+                    help="audit with each source tree in a process of its own and compare")
+    ap.add_argument("--mentions", type=Path, default=None, help="the name models' folder")
+    ap.add_argument("--named", choices=("rules", "learned"), default="rules",
+                    help="how the audit decides the works a draft names (--compare: NAME=SRC:learned per side)")
     args = ap.parse_args()
+    if args.compare:
+        return compare(args)
+    args.out = args.out or (OUT if not args.split else OUT.with_name(f"audit_drafts_{args.split}.json"))
     drafts = args.drafts or find_data_dir() / "drafts"
+    only = set(json.loads(SPLIT.read_text())[args.split]) if args.split else None
     manifest = [p for p in json.loads((drafts / "manifest.json").read_text())
-                if not args.only or args.only in p["name"]]
-    from mustcite.recommend import audit_draft, default_model
+                if (not args.only or args.only in p["name"]) and (only is None or p["name"] in only)]
+    from mustcite.recommend import audit_draft as _audit_draft
+    from mustcite.recommend import default_model
+
+    def audit_draft(*a, **kw):
+        # older source trees know only the name rules: the choice is passed only when it is not theirs
+        return _audit_draft(*a, **kw) if args.named == "rules" else _audit_draft(*a, named=args.named, **kw)
 
     model_folder = (args.model or default_model(None)).resolve()
     rec = load(model_folder)
@@ -231,6 +259,61 @@ def main() -> None:
     print(f"{len(valid)} seeded omissions in {len(projects)} drafts: {out['seeded_found']} found, "
           f"{out['seeded_reported_default']} shown by default; intact drafts shown "
           f"{out['intact_shown_per_draft']} findings per draft ({out['intact_findings']} in all) -> {args.out}")
+
+
+def summary(d: dict) -> dict:
+    """The figures of one run: findings shown per intact draft, seeded named omissions shown."""
+    seeds = [s for p in d["rows"] for s in p["seeds"] if not s.get("still_cited")]
+    shown = [r for p in d["rows"] for r in p["intact"] if r["shown"]]
+    kinds: dict[str, int] = {}
+    for r in shown:
+        kinds[r["finding"]] = kinds.get(r["finding"], 0) + 1
+    return {"projects": d["projects"], "intact_shown": len(shown),
+            "intact_shown_per_draft": round(len(shown) / max(1, d["projects"]), 2), "shown_by_kind": kinds,
+            "seeds": len(seeds), "seeded_found": sum(s["reported"] for s in seeds),
+            "seeded_shown": sum(s["reported_default"] for s in seeds),
+            "seeded_shown_share": round(sum(s["reported_default"] for s in seeds) / max(1, len(seeds)), 3),
+            "seconds": d["seconds"]}
+
+
+def compare(args) -> None:
+    """Run the benchmark once per source tree (``NAME=SRC``), each in a process of its own, and write
+    the figures side by side with every finding shown by default on an intact draft."""
+    import os
+    import subprocess
+    import sys
+
+    runs = {}
+    tag = args.split or "all"
+    for spec in args.compare:
+        name, _, src = spec.partition("=")
+        src, _, named = src.partition(":")
+        out = OUT.with_name(f"audit_drafts_{tag}_{name}.json")
+        cmd = [sys.executable, str(Path(__file__).resolve()), "--out", str(out), "--named", named or "rules"]
+        for flag, value in (("--split", args.split), ("--model", args.model), ("--drafts", args.drafts),
+                            ("--only", args.only)):
+            if value:
+                cmd += [flag, str(value)]
+        env = {**os.environ, "PYTHONPATH": str(Path(src).resolve())}
+        if args.mentions:
+            env["MUSTCITE_MENTION_MODEL"] = str(args.mentions.resolve())
+        subprocess.run(cmd, env=env, check=True)
+        runs[name] = json.loads(out.read_text())
+    result = {"what": "the audit of the same drafts by each source tree, in one run", "split": args.split,
+              "sources": dict(s.partition("=")[::2] for s in args.compare),
+              "figures": {n: summary(d) for n, d in runs.items()},
+              "shown": {n: [{"project": p["project"], **{k: r[k] for k in ("finding", "name", "title", "year",
+                                                                         "confidence", "message", "location")}}
+                            for p in d["rows"] for r in p["intact"] if r["shown"]] for n, d in runs.items()},
+              "seeds": {n: [{"project": p["project"], **{k: s.get(k) for k in ("name", "title", "finding",
+                                                                               "confidence", "reported_default")}}
+                            for p in d["rows"] for s in p["seeds"] if not s.get("still_cited")]
+                        for n, d in runs.items()}}
+    path = OUT.with_name(f"audit_drafts_compare_{tag}.json")
+    path.write_text(json.dumps(result, indent=1, ensure_ascii=False) + "\n")
+    for n, f in result["figures"].items():
+        print(f"{n}: {f}")
+    print(f"-> {path}")
 
 
 if __name__ == "__main__":

@@ -289,3 +289,39 @@ def test_command_exit_codes(tmp_path):
     bad = tmp_path / "bad.parquet"
     bad.write_text("not parquet")                                       # a generated bad input
     assert main(["--work", str(tmp_path / "w"), "works", "fit-mentions", str(bad)]) == 1
+
+
+@pytest.mark.data("neurips/fulltext_2024", "drafts")
+def test_a_drafts_sentences_give_rows_with_the_tables_features(fixture_table, data_dir):
+    """A real LaTeX draft read as the audit reads it gives rows with exactly the columns of the
+    table's rows (one builder for both), and "CIFAR-10 \\cite{cifar10}" with the reference linked to
+    the work CIFAR-10 stands for is cited right at the name; with the reference unlinked, the marker
+    cites another work."""
+    import pickle
+
+    from mustcite.extract.works.occurrences import TextOf, text_rows
+    from mustcite.recommend import read_draft
+    from mustcite.recommend.audit import _passages
+    from mustcite.recommend.draft_mentions import draft_units
+    from mustcite.recommend.findings import sentences
+
+    tmp, _ = fixture_table
+    with open(tmp / "mentions" / "lexicon.pkl", "rb") as fh:
+        lex = pickle.load(fh)
+    draft = read_draft(data_dir / "drafts" / "projects" / "moments-embedding-ssl")
+    refs = draft.paper.to_reference_list()
+    sents = sentences(_passages(draft.paper, refs))
+    target = lex.entries["cifar10"][0].target
+    key_refs = {r["bibkey"]: dict(r) for r in refs if r.get("bibkey")}
+    key_refs["cifar10"]["paper_id"] = target
+    rows = text_rows(TextOf("draft", 2024, "draft"), draft_units(sents, draft.title, key_refs), lex,
+                     {lex.family_of(target)})
+    table_cols = set(pq.read_schema(tmp / "mentions" / TABLE_FILE).names)
+    assert rows and all(set(r) == table_cols for r in rows)
+    at = [r for r in rows if r["key"] == "cifar10" and "CIFAR-10 [" in r["sentence"]
+          and r["target"] == target]
+    assert at and all(r["cited_adjacent"] and r["cited_sentence"] and r["cited_paper"] for r in at)
+    key_refs["cifar10"]["paper_id"] = None
+    rows = text_rows(TextOf("draft", 2024, "draft"), draft_units(sents, draft.title, key_refs), lex, set())
+    at = [r for r in rows if r["key"] == "cifar10" and "CIFAR-10 [" in r["sentence"] and r["target"] == target]
+    assert at and all(r["other_adjacent"] and not r["cited_adjacent"] for r in at)

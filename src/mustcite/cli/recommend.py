@@ -302,6 +302,9 @@ def audit_cmd(
     year: int = typer.Option(None, "--year", help="the draft's year: " + _YEAR_HELP),
     rerank: int = typer.Option(None, "--rerank", min=0, max=200, help=_RERANK_HELP),
     out: Path = typer.Option(None, "--out", help="write the report to this file (default: standard output)"),
+    named: str = typer.Option("rules", "--named", help="how works the text names are decided: rules (default) or "
+                              "learned (the mention models in models/mentions beside the recommender, built by "
+                              "`mustcite works mentions` and `mustcite works fit-mentions --work-only`)"),
     fail_on: str = typer.Option(None, "--fail-on", metavar="[TIER:]P",
                                 help="exit 1 when a missing paper's probability of TIER (type1 = a baseline, the "
                                      "default; type2, type3, must_cite) reaches P, or when a citation left to do (a "
@@ -314,6 +317,8 @@ def audit_cmd(
     year = _year(year)
     if fmt not in AUDIT_FORMATS:
         raise UsageError(f"--format must be one of {', '.join(AUDIT_FORMATS)}, got {fmt!r}")
+    if named not in ("rules", "learned"):
+        raise UsageError(f"--named must be rules or learned, got {named!r}"[:120])
     # loaded when the command runs, not at the command line's start-up
     from ..recommend import formats
 
@@ -325,7 +330,7 @@ def audit_cmd(
     rec = _load(model, rerank)
     if gate and gate[0] not in rec.tiers.models:
         raise UsageError(f"--fail-on: this model has no {gate[0]} tier (it has {', '.join(rec.tiers.models)})")
-    res = audit_draft(rec, read, top=top, min_score=min_score, year=year, show_all=show_all)
+    res = audit_draft(rec, read, top=top, min_score=min_score, year=year, show_all=show_all, named=named)
     if fmt == "json":
         text = json_shown(json.dumps(res.to_dict(), ensure_ascii=False, indent=2)) + "\n"
     elif fmt == "markdown":

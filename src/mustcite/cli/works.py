@@ -106,20 +106,26 @@ def fit_mentions_cmd(
     table: Path = typer.Argument(None, help="a mention table (default: <work>/mentions/mentions.parquet)"),
     out: Path = typer.Option(None, "--out", "-o", help="the model folder (default: <work>/models/mentions)"),
     seed: int = typer.Option(0, "--seed", help="the seed of the fit"),
+    work_only: bool = typer.Option(False, "--work-only", help="fit only the per-work decisions the audit uses "
+                                                               "(not the per-mention models)"),
     as_json: bool = typer.Option(False, "--json", help="print the held-out scores as JSON"),
 ) -> None:
     """Count link probability and commonness over the train papers and fit the confidence that the
-    field cites a named work at the mention (and anywhere); score it on the held-out papers."""
+    field cites a named work at the mention (and anywhere) and, per work a paper names, that it cites
+    it (what `mustcite audit` reports); score them on the held-out papers. The folder also gets the
+    statistics a draft is served with and the lexicon."""
     from ..io import read_json
-    from ..recommend.mention_model import train_mention_models
+    from ..recommend.mention_model import LABELS, WORK_LABELS, train_mention_models
 
     ws = workspace()
     table = table or ws.root / "mentions" / "mentions.parquet"
     out = out or ws.root / "models" / "mentions"
     summary = read_json(table.parent / "mentions.json", missing_ok=True) or {}
-    models = train_mention_models(table, out, seed=seed,
+    models = train_mention_models(table, out, seed=seed, labels=() if work_only else LABELS,
                                   inputs={"table": str(table), "inputs_key": summary.get("inputs_key")})
     held = {label: m.card["held_out"] for label, m in models.items()}
+    for label in WORK_LABELS:
+        held[label] = read_json(out / label / "card.json")["held_out"]
     if as_json:
         typer.echo(json.dumps(held, indent=1))
         return

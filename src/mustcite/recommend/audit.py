@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..corpus.records import normalize_title, title_short_name
-from ..errors import UsageError
+from ..errors import DataMissingError, UsageError
 from ..extract.homoglyphs import describe, mixed_words
 from ..extract.latex import main_file_line
 from ..extract.link import link_references
@@ -40,8 +40,10 @@ from ..numeric import logit
 from . import arguments as args
 from .bibliography_signals import BibliographySignals
 from .draft import Draft, read_draft
+from .draft_mentions import NameModel, load_name_model, named_works, one_per_name
 from .features import Candidate
 from .findings import (
+    _ABOUT,
     Finding,
     Location,
     confidence,
@@ -291,6 +293,10 @@ def _reference_rows(refs: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [{k: r.get(k) for k in keys if r.get(k) is not None} for r in refs]
 
 
+#: the confidence a finding needs to be shown when the name models decide the named works
+LEARNED_THRESHOLD = 0.5
+#: how the works a draft names are decided: the name rules (default) or the mention models
+NAMED_MODES = ("rules", "learned")
 #: how many of the best-ranked papers the draft does not cite are weighed as ``likely_missing``
 LIKELY_TOP = 20
 #: a cited title's name stands for the paper that at least this share of the citing papers using it mean
@@ -314,9 +320,12 @@ def _passages(paper, refs: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def draft_findings(rec: Recommender, draft: Draft, refs: list[dict[str, Any]], uncited: list[dict[str, Any]],
                    ds: DraftScores | None, score: np.ndarray | None, signals: BibliographySignals | None,
-                   sents, calibration: dict[str, Any], cands=None) -> list[Finding]:
-    """Every finding of a read draft (see :mod:`.findings`), strongest first, with its confidence
-    (``cands``: the works its sentences name, :func:`.findings.named_candidates`, when found already)."""
+                   sents, calibration: dict[str, Any], cands=None, names: NameModel | None = None,
+                   ) -> list[Finding]:
+    """Every finding of a read draft (see :mod:`.findings`), strongest first, with its confidence.
+    The works the text names are decided by the name rules of :mod:`.findings` (``cands``: the works
+    its sentences name, :func:`.findings.named_candidates`, when found already), or, with ``names``
+    (the mention models), by :func:`learned_named_findings`."""
     paper = draft.paper
     year = ds.year if ds is not None else rec.effective_year(None)
     sources = paper.sources
@@ -326,11 +335,6 @@ def draft_findings(rec: Recommender, draft: Draft, refs: list[dict[str, Any]], u
                                     paper.stats.get("undefined_notes"))
     if ds is None or score is None:
         return _rank(found, calibration)
-    at = {c.paper_id: j for j, c in enumerate(ds.candidates)}
-
-    def score_of(pid: str) -> float:
-        return float(score[at[pid]]) if pid in at else -8.0
-
     body = " ".join(s.text for s in sents)
     cited = {r["paper_id"] for r in refs if r.get("paper_id")}
     cited_titles, cited_names = same_work_keys(refs)
@@ -340,42 +344,17 @@ def draft_findings(rec: Recommender, draft: Draft, refs: list[dict[str, Any]], u
     cited_names |= key_names
     ref_titles = [r.get("title") or "" for r in refs]
     own = own_names(draft.title, f"{draft.abstract or ''} {body}")    # a PDF's passages are its citing sentences
-    if cands is None:
-        cands = ({} if rec.names is None
-                 else named_candidates(rec.names, sents, year, rec.pool_years, rec.pool.titles))
-    key_refs = {str(r.get("bibkey") or r.get("cite") or ""): r for r in refs}
     row_of = rec.candidates.row            # pool row by paper id
 
     def name_share(key: str, pid: str) -> float:
         return rec.names.share(key, row_of[pid], year) if pid in row_of and rec.names is not None else 1.0
 
-    # the references' titles are weighed one by one there (a title naming the work may be another work)
-    named, kept = named_findings(cands, pool=rec.pool, pool_years=rec.pool_years, year=year, cited=cited,
-                                 cited_titles=cited_titles, cited_names=key_names, ref_titles=ref_titles, own=own,
-                                 acronyms=defined_acronyms(body), sources=sources, score_of=score_of,
-                                 body=body, key_refs=key_refs, refs=refs, name_share=name_share,
-                                 word_papers=word_papers(rec))
-    # entries of the draft's own bibliography that no citation uses, while the text names them
-    by_pid = {rec.pool.ids[row]: (row, c) for row, c in kept.items()}
-    in_bib: dict[str, Finding] = {}
-    for u in uncited:
-        pid = u.get("paper_id")
-        if (pid and pid in cited) or normalize_title(u.get("title") or "") in cited_titles:
-            continue                   # the same work is cited under another key
-        row, c = by_pid.get(pid, (None, None)) if pid else (None, None)
-        written = re.match(r"\s*([^:]{3,60}):", u.get("title") or "")
-        name = c.name if c is not None else (written.group(1).strip() if written else "")
-        if c is None and not (name and re.search(r"[A-Z0-9]", name[1:]) and name_key(name) not in own
-                              and re.search(rf"(?<!\w){re.escape(name)}(?!\w)", body)):
-            continue                   # a name of its own, as the title writes it, that the text uses
-        rel, line = locate(sources, name)
-        feats = kind_features("bib_not_cited") | {"log_occurrences": math.log1p(len(c.places)) if c else 0.0,
-                                                  "recommender_logit": score_of(pid) if pid else 0.0}
-        where = f"{rel}:{line}" if rel else "the text"
-        in_bib.setdefault(pid or u.get("bibkey") or name, Finding(
-            "bib_not_cited", f"{u.get('bibkey')} is in your bibliography but never cited, while the text names "
-            f"{name} ({where}): cite it there", feats, Location(rel, line), pid, name, u.get("bibkey"), row=row))
-    found += list(in_bib.values()) + [f for f in named if f.paper_id not in in_bib]
+    if names is not None:
+        found += learned_named_findings(rec, names, draft, sents, refs, uncited, year, own, cited, cited_titles,
+                                        key_names, sources)
+    else:
+        found += _ruled_named_findings(rec, draft, sents, refs, uncited, year, own, cited, cited_titles, key_names,
+                                       sources, body, ref_titles, score, ds, name_share, cands)
     # the best-ranked papers the draft does not cite, weighed by what its text says of them
     taken = {f.paper_id for f in found if f.paper_id}
     words = content_words(body)
@@ -411,6 +390,51 @@ def draft_findings(rec: Recommender, draft: Draft, refs: list[dict[str, Any]], u
     return _rank(found, calibration)
 
 
+def _ruled_named_findings(rec: Recommender, draft: Draft, sents, refs: list[dict[str, Any]],
+                          uncited: list[dict[str, Any]], year: int, own: set[str], cited: set[str],
+                          cited_titles: set[str], key_names: set[str], sources: dict[str, str], body: str,
+                          ref_titles: list[str], score: np.ndarray, ds: DraftScores, name_share, cands=None,
+                          ) -> list[Finding]:
+    """``bib_not_cited`` and ``named_not_cited`` findings decided by the name rules of :mod:`.findings`,
+    their confidence the logistic calibration fit on judged drafts."""
+    at = {c.paper_id: j for j, c in enumerate(ds.candidates)}
+
+    def score_of(pid: str) -> float:
+        return float(score[at[pid]]) if pid in at else -8.0
+
+    if cands is None:
+        cands = ({} if rec.names is None
+                 else named_candidates(rec.names, sents, year, rec.pool_years, rec.pool.titles))
+    key_refs = {str(r.get("bibkey") or r.get("cite") or ""): r for r in refs}
+    # the references' titles are weighed one by one there (a title naming the work may be another work)
+    named, kept = named_findings(cands, pool=rec.pool, pool_years=rec.pool_years, year=year, cited=cited,
+                                 cited_titles=cited_titles, cited_names=key_names, ref_titles=ref_titles, own=own,
+                                 acronyms=defined_acronyms(body), sources=sources, score_of=score_of,
+                                 body=body, key_refs=key_refs, refs=refs, name_share=name_share,
+                                 word_papers=word_papers(rec))
+    # entries of the draft's own bibliography that no citation uses, while the text names them
+    by_pid = {rec.pool.ids[row]: (row, c) for row, c in kept.items()}
+    in_bib: dict[str, Finding] = {}
+    for u in uncited:
+        pid = u.get("paper_id")
+        if (pid and pid in cited) or normalize_title(u.get("title") or "") in cited_titles:
+            continue                   # the same work is cited under another key
+        row, c = by_pid.get(pid, (None, None)) if pid else (None, None)
+        written = re.match(r"\s*([^:]{3,60}):", u.get("title") or "")
+        name = c.name if c is not None else (written.group(1).strip() if written else "")
+        if c is None and not (name and re.search(r"[A-Z0-9]", name[1:]) and name_key(name) not in own
+                              and re.search(rf"(?<!\w){re.escape(name)}(?!\w)", body)):
+            continue                   # a name of its own, as the title writes it, that the text uses
+        rel, line = locate(sources, name)
+        feats = kind_features("bib_not_cited") | {"log_occurrences": math.log1p(len(c.places)) if c else 0.0,
+                                                  "recommender_logit": score_of(pid) if pid else 0.0}
+        where = f"{rel}:{line}" if rel else "the text"
+        in_bib.setdefault(pid or u.get("bibkey") or name, Finding(
+            "bib_not_cited", f"{u.get('bibkey')} is in your bibliography but never cited, while the text names "
+            f"{name} ({where}): cite it there", feats, Location(rel, line), pid, name, u.get("bibkey"), row=row))
+    return list(in_bib.values()) + [f for f in named if f.paper_id not in in_bib]
+
+
 def word_papers(rec: Recommender):
     """``word -> in how many pool papers' titles and abstracts it is used`` (its rarest stem), or
     None without the pool's word counts."""
@@ -424,9 +448,84 @@ def word_papers(rec: Recommender):
     return papers
 
 
+def learned_named_findings(rec: Recommender, names: NameModel, draft: Draft, sents, refs: list[dict[str, Any]],
+                           uncited: list[dict[str, Any]], year: int, own: set[str], cited: set[str],
+                           cited_titles: set[str], key_names: set[str], sources: dict[str, str]) -> list[Finding]:
+    """``bib_not_cited`` and ``named_not_cited`` findings decided by the name models (:mod:`.draft_mentions`):
+    one per work the text names and does not cite (in any version), its confidence the calibrated
+    probability that authors of the field cite it (``bib_not_cited``: that, the work being in the
+    bibliography, they cite it where they name it). Mentions in the draft's own names, in the
+    acknowledgements, funding, impact statement or checklist are no uses of a work."""
+    def skip(row: dict[str, Any]) -> bool:
+        return (row["key"] in own or row["unit"] == "checklist"
+                or _ABOUT.search(row["section"] or "") is not None)
+    works = named_works(names, sents, draft.title, refs, year, skip_rows=skip)
+    lex = names.lexicon
+    row_of = rec.candidates.row
+    out: list[Finding] = []
+    in_bib: set[str] = set()
+    by_family = {w.family: w for w in works}
+    by_key = {}
+    for w in sorted(works, key=lambda w: -w.p_bib):
+        for r in w.rows:
+            by_key.setdefault(r["key"], w)
+    for u in uncited:
+        pid = u.get("paper_id")
+        if (pid and pid in cited) or normalize_title(u.get("title") or "") in cited_titles:
+            continue                   # the same work is cited under another key
+        w = by_family.get(lex.family_of(pid)) if pid else None
+        if w is None:
+            w = by_key.get(name_key(title_short_name(u.get("title") or "")))
+        if w is None or w.cited or w.family in in_bib:
+            continue
+        in_bib.add(w.family)
+        loc = _learned_location(sources, w)
+        where = loc.where() or "the text"
+        row = row_of.get(pid) if pid else None
+        out.append(Finding("bib_not_cited", f"{u.get('bibkey')} is in your bibliography but never cited, while the "
+                           f"text names {w.name} ({where}): cite it there",
+                           {"kind_bib_not_cited": 1.0, "learned_confidence": w.p_bib,
+                            "log_occurrences": math.log1p(len(w.rows))}, loc, pid or w.target, w.name,
+                           u.get("bibkey"), row=row))
+    shown_titles: list[str] = []       # one finding per work, whatever its records
+    for w in sorted(one_per_name([w for w in works if w.family not in in_bib]), key=lambda w: -w.p_cite):
+        row = row_of.get(w.target)
+        title = normalize_title(rec.pool.titles[row] or "") if row is not None else ""
+        if w.cited or (w.target in cited) or w.key in key_names or (title and any(
+                same_work(title, t) for t in [*cited_titles, *shown_titles])):
+            continue
+        if title:
+            shown_titles.append(title)
+        loc = _learned_location(sources, w)
+        times = f" ({len(w.rows)} times)" if len(w.rows) > 1 else ""
+        out.append(Finding("named_not_cited", f"the text names {w.name}{times} ({loc.where() or 'body'}) but cites "
+                           "no version of it", {"kind_named": 1.0, "learned_confidence": w.p_cite,
+                                                "log_occurrences": math.log1p(len(w.rows))},
+                           loc, w.target, w.name, row=row))
+    return out
+
+
+def same_work(a: str, b: str) -> bool:
+    """Whether two normalised titles are one work's records: equal, or one extends the other after
+    three words or more ("umap uniform manifold approximation and projection" and "... for dimension
+    reduction")."""
+    if a == b:
+        return True
+    short, long_ = sorted((a, b), key=len)
+    return len(short.split()) >= 3 and long_.startswith(short + " ")
+
+
+def _learned_location(sources: dict[str, str], w) -> Location:
+    """Where a named work is shown: its first mention in a sentence without citations, else the first."""
+    r = min(w.rows, key=lambda r: (r["section_class"] in ("title", "abstract", "appendix"), r["markers_sentence"] > 0))
+    rel, line = locate(sources, r["surface"]) if sources else (None, None)
+    return Location(rel, line, r["section"] or None, r["sentence"].strip()[:220])
+
+
 def _rank(found: list[Finding], calibration: dict[str, Any]) -> list[Finding]:
     for f in found:
-        f.confidence = confidence(f.features, calibration)
+        learned = f.features.get("learned_confidence")
+        f.confidence = float(learned) if learned is not None else confidence(f.features, calibration)
     return sorted(found, key=lambda f: (-f.confidence, f.kind, f.paper_id or f.key or ""))
 
 
@@ -444,17 +543,21 @@ def _finding_result(rec: Recommender, f: Finding, by_id: dict[str, Recommendatio
 
 def audit_draft(rec: Recommender, path: str | Path | Draft, *, top: int = 50, min_score: float = 0.0,
                 year: int | None = None, weights: AuditWeights = DEFAULT_WEIGHTS, show_all: bool = False,
-                calibration: dict[str, Any] | None = None) -> AuditResult:
+                calibration: dict[str, Any] | None = None, named: str = "rules") -> AuditResult:
     """Read, link and audit one draft as of ``year`` (default: today's). ``findings`` holds every
     finding strongest first; ``missing`` those at or above the calibrated threshold (all of them
     with ``show_all``), at most ``top``, each also at or above ``min_score``. ``path`` may be a
     draft already read with :func:`.draft.read_draft` (a front end reads every input before it
-    loads a model)."""
+    loads a model). ``named``: how the works the text names are decided: ``"rules"`` (the name
+    rules, the default) or ``"learned"`` (the mention models beside the recommender's folder,
+    ``mustcite works mentions`` and ``mustcite works fit-mentions`` build them)."""
     if not isinstance(rec, Recommender):
         raise UsageError(f"rec must be a Recommender (mustcite.load()), got {type(rec).__name__}", field="rec")
     if not isinstance(path, Draft):
         path = args.path(path, "path")
     year, top = args.year(year), args.top(top, "rank")
+    if named not in NAMED_MODES:
+        raise UsageError(f"named must be one of {', '.join(NAMED_MODES)}, got {named!r}"[:160], field="named")
     args.flag(show_all, "show_all")
     if isinstance(min_score, bool) or not isinstance(min_score, (int, float)):
         raise UsageError(f"min_score must be a number, got {min_score!r}"[:120], field="min_score")
@@ -470,18 +573,25 @@ def audit_draft(rec: Recommender, path: str | Path | Draft, *, top: int = 50, mi
     linked = [r["paper_id"] for r in refs if r.get("paper_id")]
     sents = sentences(_passages(paper, refs))
     cands = named_candidates(rec.names, sents, as_of, rec.pool_years, rec.pool.titles) if rec.names is not None else {}
-    named = {rec.pool.ids[row]: c.name for row, c in cands.items()}
+    named_ids = {rec.pool.ids[row]: c.name for row, c in cands.items()}
     ds, signals = score_draft(rec, {"id": "draft", "title": title, "abstract": abstract, "year": year}, linked,
-                              weights=weights, named=named)
+                              weights=weights, named=named_ids)
     notice, score, prob = None, None, None
     if ds.candidates:
         score = blend(ds, signals, weights)
         prob = 1.0 / (1.0 + np.exp(-np.clip(score, -50, 50)))
     else:
         notice = empty_notice(ds.doc.text, ds.year)
+    names = load_name_model(rec) if named == "learned" else None
+    if named == "learned" and names is None:
+        raise DataMissingError("no mention models beside the recommender (models/mentions)",
+                         hint="build them with `mustcite works mentions` and `mustcite works fit-mentions --work-only`,"
+                              " or audit with the name rules", field="named")
     findings = draft_findings(rec, draft, refs, uncited, ds if ds.candidates else None, score, signals, sents,
-                              calibration, cands)
-    threshold = float(calibration["threshold"])
+                              calibration, cands, names)
+    # a learned confidence is the probability that the field cites the work: shown when more likely than not
+    threshold = float(calibration["threshold"]) if names is None else max(float(calibration["threshold"]),
+                                                                           LEARNED_THRESHOLD)
     shown = [f for f in findings if show_all or f.confidence >= threshold][:max(0, top)]
     at = {c.paper_id: j for j, c in enumerate(ds.candidates)}
     rows = [at[f.paper_id] for f in shown if f.paper_id in at]

@@ -192,6 +192,9 @@ def _shown_line(audit) -> str:
         above = sum(f.confidence >= threshold for f in audit.findings)
         return (f"{len(audit.missing)} shown of {total} (--all: every finding, whatever its confidence; the default "
                 f"threshold, confidence >= {threshold:.2f}, shows {above})")
+    if any("learned_confidence" in f.features for f in audit.findings):      # the mention models decided names
+        return (f"{len(audit.missing)} shown of {total} (confidence >= {threshold:.2f}: for a work the text names, "
+                f"the probability that authors of the field cite it; --all shows every one)")
     return (f"{len(audit.missing)} shown of {total} (confidence >= {threshold:.2f}: the probability that a careful "
             f"reviewer calls it a genuine omission; --all shows every one)")
 

@@ -76,7 +76,7 @@ def feature_rows(con, table: str | Path, stats: str) -> tuple[np.ndarray, dict[s
         with m as (select *, count(*) over (partition by paper, key, target) as uses,
                           count(distinct section) over (partition by paper, key, target) as sections
                    from read_parquet('{table}'))
-        select m.paper, m.split, m.key, m.target, m.year, m.cited_sentence, m.cited_paper, m.cited_adjacent,
+        select m.paper, m.split, m.key, m.target, m.family, m.year, m.cited_sentence, m.cited_paper, m.cited_adjacent,
                m.unit, m.section_class, m.surface,
                {flags}, {counts}, (m.name_source = 'title')::float as from_title,
                (lower(m.prev_word) in ('our', 'we', 'ours'))::float as prev_our,
@@ -86,8 +86,8 @@ def feature_rows(con, table: str | Path, stats: str) -> tuple[np.ndarray, dict[s
         order by m.paper, m.key, m.target""")
     X = np.column_stack([rel.column(f).to_numpy(zero_copy_only=False) for f in FEATURES]).astype(np.float32)
     meta = {c: rel.column(c).to_numpy(zero_copy_only=False)
-            for c in ("paper", "split", "key", "target", "year", "cited_sentence", "cited_paper", "cited_adjacent",
-                      "unit", "section_class", "surface")}
+            for c in ("paper", "split", "key", "target", "family", "year", "cited_sentence", "cited_paper",
+                      "cited_adjacent", "unit", "section_class", "surface")}
     return X, meta
 
 
@@ -211,14 +211,21 @@ def fit_mention_model(X: np.ndarray, meta: dict[str, np.ndarray], *, label: str 
 
 FORMS_FILE = "forms.parquet"
 FORM_TARGETS_FILE = "form_targets.parquet"
+CONCEPTS_FILE = "concepts.parquet"
+#: a work the field cites at a form counts as citing what the form names when at least this many
+#: papers and this share of the papers citing anything there do
+CONCEPT_MIN_PAPERS = 2
+CONCEPT_MIN_SHARE = 0.05
 
 
 def train_mention_models(table: str | Path, out: str | Path, *, labels: tuple[str, ...] = LABELS, seed: int = 0,
                          max_rows: int = MAX_FIT_ROWS, inputs: dict[str, Any] | None = None,
-                         ) -> dict[str, MentionModel]:
+                         work: bool = True) -> dict[str, MentionModel]:
     """From a mention table: the link probability and commonness of every form over all train
     papers (``out/forms.parquet``, ``out/form_targets.parquet``), and one model per label, fit on the
-    train papers with out-of-fold statistics and scored on the held-out papers (``out/<label>/``)."""
+    train papers with out-of-fold statistics and scored on the held-out papers (``out/<label>/``);
+    with ``work``, the per-work decisions too (:func:`fit_work_models`), and the statistics a draft is
+    served with (:func:`serving_stats`)."""
     import duckdb
     import pyarrow.parquet as pq
 
@@ -241,12 +248,20 @@ def train_mention_models(table: str | Path, out: str | Path, *, labels: tuple[st
     stats = out_of_fold_stats(con, table)
     con.register("oof_stats", stats)
     X, meta = feature_rows(con, table, "oof_stats")
+    serving_stats(con, table, out)
     con.close()
     models = {}
     for label in labels:
         model, _ = fit_mention_model(X, meta, label=label, seed=seed, max_rows=max_rows, inputs=inputs)
         model.save(out / label)
         models[label] = model
+    if work:
+        fit_work_models(X, meta, out, seed=seed, inputs=inputs)
+        lexicon = table.parent / "lexicon.pkl"          # what the audit reads names with
+        if lexicon.is_file():
+            import shutil
+
+            shutil.copyfile(lexicon, out / lexicon.name)
     return models
 
 
@@ -256,13 +271,21 @@ class MentionScorer:
     of the draft) get the features the model was fit on, the statistics being those of all train
     papers (smoothed as the held-out papers' were)."""
 
-    def __init__(self, folder: str | Path, label: str = "cited_sentence"):
+    def __init__(self, folder: str | Path, label: str = "cited_sentence", year: int | None = None):
         import pyarrow.parquet as pq
 
         from ..extract.works.linkprob import PRIOR_PAPERS
 
         folder = Path(folder)
-        self.model = MentionModel.load(folder / label)
+        self.model = MentionModel.load(folder / label) if label else None
+        self.stats_year = None
+        self.stats_folder = folder
+        if year is not None:        # the statistics of every paper of that year or earlier
+            years = sorted(int(d.name) for d in (folder / SERVING_DIR).glob("*") if d.name.isdigit())
+            fit = [y for y in years if y <= year] or years[:1]
+            if fit:
+                self.stats_year = fit[-1]
+                folder = folder / SERVING_DIR / str(fit[-1])
         for name in (FORMS_FILE, FORM_TARGETS_FILE):
             if not (folder / name).is_file():
                 raise DataMissingError("no link probabilities beside the mention model", path=folder / name,
@@ -278,6 +301,11 @@ class MentionScorer:
         linked = sum(f["linked_papers"] for f in forms)
         self.prior["com"] = sum(t["linked_to_target"] for t in targets) / linked if linked else 0.0
         self.strength = PRIOR_PAPERS
+        self.concepts: dict[str, set[str]] = {}
+        if (folder / CONCEPTS_FILE).is_file():
+            for c in pq.read_table(folder / CONCEPTS_FILE).to_pylist():
+                if c["papers"] >= CONCEPT_MIN_PAPERS and c["papers"] >= CONCEPT_MIN_SHARE * c["linked_papers"]:
+                    self.concepts.setdefault(c["key"], set()).add(c["family"])
 
     def stats(self, key: str, target: str) -> dict[str, float]:
         """The link probability, cite shares and commonness of a (form, work), smoothed."""
@@ -317,6 +345,207 @@ class MentionScorer:
                     out[i, col[f]] = v
         return out
 
+    def cited_for(self, key: str) -> set[str]:
+        """The works (families) the field cites at the form ``key`` (right at it or in its clause), by
+        at least :data:`CONCEPT_MIN_PAPERS` papers and :data:`CONCEPT_MIN_SHARE` of those citing
+        anything there: a draft citing one of them there cites what the name stands for."""
+        return self.concepts.get(key, set())
+
     def score(self, rows: list[dict[str, Any]]) -> np.ndarray:
         """P(the field cites the work at this mention) per row."""
         return self.model.predict(self.features(rows)) if rows else np.zeros(0)
+
+
+# ---------------------------------------------------------------------------------- per work
+
+#: the per-work decisions: ``work``: whether the paper cites the work (a version of it) at all, from
+#: every mention of it; ``work_bib``: of the works the paper cites, whether it cites one in a sentence
+#: that names it (the evidence of a bibliography entry the text names: the authors mean to cite it)
+WORK_LABELS = ("work", "work_bib")
+#: per feature of a mention, over the mentions of one work in one paper
+WORK_FEATURES = (*(f"max_{f}" for f in FEATURES), *(f"mean_{f}" for f in FEATURES), "log_mentions")
+#: the train papers whose pairs calibrate the per-work model (a fold of :func:`fold_of`), never fit on
+CALIBRATION_FOLD = 0
+SERVING_DIR = "serving"
+
+
+def work_groups(meta: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """(row order sorting the rows by (paper, family), start of each group in that order)."""
+    fam = meta["family"] if "family" in meta else meta["target"]
+    keys = np.char.add(np.char.add(meta["paper"].astype(str), "\x00"), fam.astype(str))
+    order = np.argsort(keys, kind="stable")
+    k = keys[order]
+    starts = np.flatnonzero(np.r_[True, k[1:] != k[:-1]])
+    return order, starts
+
+
+def work_matrix(X: np.ndarray, order: np.ndarray, starts: np.ndarray) -> np.ndarray:
+    """The per-work features (:data:`WORK_FEATURES`): max and mean of each mention feature over the
+    mentions of the work, and the log of their number."""
+    Xs = X[order]
+    counts = np.diff(np.r_[starts, len(Xs)]).astype(np.float32)
+    mx = np.maximum.reduceat(Xs, starts, axis=0)
+    mean = np.add.reduceat(Xs.astype(np.float64), starts, axis=0) / counts[:, None]
+    return np.column_stack([mx, mean.astype(np.float32), np.log(counts)]).astype(np.float32)
+
+
+def work_labels(meta: dict[str, np.ndarray], order: np.ndarray, starts: np.ndarray) -> dict[str, np.ndarray]:
+    """Per (paper, work) group: its paper, split, family, and whether the paper cites the work at all
+    (``work``) and in a sentence that names it (``sentence``)."""
+    fam = meta["family"] if "family" in meta else meta["target"]
+    cp = np.maximum.reduceat(meta["cited_paper"][order].astype(np.int8), starts)
+    cs = np.maximum.reduceat(meta["cited_sentence"][order].astype(np.int8), starts)
+    first = order[starts]
+    return {"paper": meta["paper"][first], "split": meta["split"][first], "family": fam[first],
+            "work": cp.astype(bool), "sentence": cs.astype(bool)}
+
+
+@dataclass
+class WorkModel:
+    """A per-work decision: a gradient-boosted model of :data:`WORK_FEATURES`, kept as plain arrays
+    (:class:`~.forest.TreeEnsemble`: the audit loads it without scikit-learn), and the isotonic map of
+    its output fitted on other train papers (the calibration fold), as its breakpoints."""
+
+    trees: Any
+    calib_x: np.ndarray
+    calib_y: np.ndarray
+    card: dict[str, Any]
+
+    def predict(self, W: np.ndarray) -> np.ndarray:
+        if W.shape[1] != len(WORK_FEATURES):
+            raise ValueError(f"{W.shape[1]} features given, the model takes {len(WORK_FEATURES)}")
+        raw = np.clip(self.trees.raw(W), -50.0, 50.0)
+        return np.clip(np.interp(1.0 / (1.0 + np.exp(-raw)), self.calib_x, self.calib_y), 0.0, 1.0)
+
+    def save(self, folder: str | Path) -> None:
+        folder = Path(folder)
+        folder.mkdir(parents=True, exist_ok=True)
+        self.trees.save(folder / TREES_FILE)
+        np.savez(folder / CALIBRATION_FILE, x=self.calib_x, y=self.calib_y)
+        atomic_write_json(folder / CARD_FILE, self.card)
+
+    @classmethod
+    def load(cls, folder: str | Path) -> WorkModel:
+        from .forest import TreeEnsemble
+
+        folder = Path(folder)
+        for name in (TREES_FILE, CALIBRATION_FILE, CARD_FILE):
+            if not (folder / name).is_file():
+                raise DataMissingError("no per-work mention model", path=folder / name,
+                                       hint="run `mustcite works fit-mentions` first")
+        card = read_json(folder / CARD_FILE)
+        if list(card.get("features") or []) != list(WORK_FEATURES):
+            raise DataMissingError("the per-work mention model was fit on other features", path=folder / CARD_FILE,
+                                   hint="refit it with `mustcite works fit-mentions`")
+        with np.load(folder / CALIBRATION_FILE) as z:
+            x, y = z["x"], z["y"]
+        return cls(TreeEnsemble.load(folder / TREES_FILE), x, y, card)
+
+
+TREES_FILE = "trees.npz"
+CALIBRATION_FILE = "calibration.npz"
+
+
+def fit_work_model(W: np.ndarray, groups: dict[str, np.ndarray], *, label: str = "work", seed: int = 0,
+                   inputs: dict[str, Any] | None = None) -> tuple[WorkModel, np.ndarray, np.ndarray]:
+    """Fit the per-work decision ``label`` (:data:`WORK_LABELS`) on the train papers outside the
+    calibration fold, calibrate it (isotonic) on the calibration fold, score the held-out papers;
+    the model, the held-out predictions and their labels. ``work_bib`` is fit and scored on the pairs
+    whose paper cites the work."""
+    from sklearn.isotonic import IsotonicRegression
+
+    from ..extract.works.linkprob import fold_of
+    from .forest import TreeEnsemble
+
+    HistGradientBoostingClassifier = lazy_libs.sklearn_ensemble("the mention model").HistGradientBoostingClassifier
+    if label not in WORK_LABELS:
+        raise ValueError(f"unknown label {label!r}; expected one of {WORK_LABELS}")
+    t0 = time.perf_counter()
+    keep = np.ones(len(W), dtype=bool) if label == "work" else groups["work"]
+    y = (groups["work"] if label == "work" else groups["sentence"]).astype(np.int8)
+    train = (groups["split"] == "train") & keep
+    held = (groups["split"] == "held_out") & keep
+    calib_papers = {p for p in np.unique(groups["paper"][train]) if fold_of(str(p)) == CALIBRATION_FOLD}
+    calib = train & np.isin(groups["paper"], list(calib_papers))
+    fit = train & ~calib
+    if not fit.any() or not calib.any() or not held.any():
+        raise DataMissingError("the per-work model needs train, calibration and held-out papers")
+    few = int(min(y[fit].sum(), fit.sum() - y[fit].sum())) < 20
+    model = HistGradientBoostingClassifier(max_iter=300, learning_rate=0.1, max_leaf_nodes=31, min_samples_leaf=50,
+                                           l2_regularization=1.0, early_stopping=not few, validation_fraction=0.1,
+                                           n_iter_no_change=20, random_state=seed)
+    model.fit(W[fit], y[fit])
+    iso = IsotonicRegression(out_of_bounds="clip", y_min=0.0, y_max=1.0)
+    iso.fit(model.predict_proba(W[calib])[:, 1], y[calib])
+    wm = WorkModel(TreeEnsemble.from_sklearn(model), np.asarray(iso.X_thresholds_, dtype=np.float64),
+                   np.asarray(iso.y_thresholds_, dtype=np.float64), {})
+    p_held = np.clip(iso.predict(model.predict_proba(W[held])[:, 1]), 0.0, 1.0)
+    y_held = y[held].astype(float)
+    base = float(y[train].mean())
+    wm.card = {
+        "label": label, "features": list(WORK_FEATURES), "model": "HistGradientBoostingClassifier + isotonic",
+        "iterations": int(model.n_iter_), "seed": seed, "train_base_rate": round(base, 4),
+        "fit_pairs": int(fit.sum()), "calibration_pairs": int(calib.sum()),
+        "calibration_papers": len(calib_papers), "fit_papers": int(len(np.unique(groups["paper"][fit]))),
+        "held_out_papers": int(len(np.unique(groups["paper"][held]))),
+        "held_out": {**scores(y_held, p_held, base), "reliability": reliability(y_held, p_held)},
+        "inputs": inputs or {}, "fit_s": round(time.perf_counter() - t0, 1),
+    }
+    return wm, p_held, y_held
+
+
+def serving_stats(con, table: str | Path, out: str | Path) -> list[int]:
+    """The link probabilities and commonness a draft of year Y is scored with: over every paper of
+    the table (train and held out) of year Y or earlier, one pair of files per year of the table
+    (``out/serving/<Y>/``); the years written."""
+    import pyarrow.parquet as pq
+
+    from ..extract.works.linkprob import arrow_table, form_stats, target_stats
+
+    years = [int(y) for (y,) in con.execute(f"select distinct year from read_parquet('{table}') "
+                                            "where year is not null order by year").fetchall()]
+    for y in years:
+        uses = arrow_table(con, f"""
+            select paper, key, target, bool_or(cited_paper) as cited_paper, bool_or(cited_sentence) as cited_sentence,
+                   bool_or(cited_adjacent) as cited_adjacent, bool_or(markers_adjacent > 0) as linked
+            from read_parquet('{table}') where year <= {y} group by all""")
+        con.register("_serving_uses", uses)
+        folder = Path(out) / SERVING_DIR / str(y)
+        folder.mkdir(parents=True, exist_ok=True)
+        pq.write_table(form_stats(con, "_serving_uses"), folder / FORMS_FILE)
+        pq.write_table(target_stats(con, "_serving_uses"), folder / FORM_TARGETS_FILE)
+        con.unregister("_serving_uses")
+        pq.write_table(concept_stats(con, table, y), folder / CONCEPTS_FILE)
+    return years
+
+
+def concept_stats(con, table: str | Path, year: int):
+    """Per (form, work): the papers of ``year`` or earlier that cite the work right at the form or
+    in its clause (whatever work the form names: what the field cites *for* the name), with the
+    papers that cite anything there; the pairs :meth:`MentionScorer.cited_for` keeps only."""
+    from ..extract.works.linkprob import arrow_table
+
+    return arrow_table(con, f"""
+        with m as (select distinct paper, key, clause_families from read_parquet('{table}')
+                   where year <= {year} and len(clause_families) > 0),
+             linked as (select key, count(distinct paper) as linked_papers from m group by key),
+             f as (select paper, key, unnest(clause_families) as family from m)
+        select f.key, f.family, count(distinct f.paper)::bigint as papers, any_value(l.linked_papers)::bigint
+               as linked_papers
+        from f join linked l using (key) group by f.key, f.family
+        having count(distinct f.paper) >= {CONCEPT_MIN_PAPERS}
+           and count(distinct f.paper) >= {CONCEPT_MIN_SHARE} * any_value(l.linked_papers)""")
+
+
+def fit_work_models(X: np.ndarray, meta: dict[str, np.ndarray], out: str | Path, *, seed: int = 0,
+                    inputs: dict[str, Any] | None = None) -> dict[str, tuple[WorkModel, np.ndarray, np.ndarray]]:
+    """Both per-work decisions (:data:`WORK_LABELS`), saved in ``out/<label>/``."""
+    order, starts = work_groups(meta)
+    W = work_matrix(X, order, starts)
+    groups = work_labels(meta, order, starts)
+    done = {}
+    for label in WORK_LABELS:
+        wm, p, y = fit_work_model(W, groups, label=label, seed=seed, inputs=inputs)
+        wm.save(Path(out) / label)
+        done[label] = (wm, p, y)
+    return done

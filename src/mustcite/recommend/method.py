@@ -89,6 +89,8 @@ class Recommender:
         self.index_dir: Path | None = parts.index_dir
         self.draft_indexes = DraftIndexes(self.pool, self.nindex, parts.index_dir)
         self._pool_terms: PoolTerms | None = None
+        #: the folder it was loaded from (the audit's name models are looked for beside it)
+        self.folder: Path | None = None
 
     config = _part("config", "the :class:`RecommenderConfig`")
     pool = _part("pool", "the pool papers (dicts)")
@@ -337,7 +339,9 @@ class Recommender:
         the embedding cache (for repeated benchmark runs); by default every query is encoded afresh."""
         folder, cache_dir = args.path(folder, "folder"), args.path(cache_dir, "cache_dir", optional=True)
         args.flag(cache_queries, "cache_queries")
-        return cls(model_store.load(folder, cache_dir=cache_dir, cache_queries=cache_queries))
+        rec = cls(model_store.load(folder, cache_dir=cache_dir, cache_queries=cache_queries))
+        rec.folder = Path(folder)
+        return rec
 
     def read_into_memory(self) -> None:
         """Read every memory-mapped part now (BM25 postings, the pool's vectors and its Arrow table):

@@ -45,7 +45,7 @@ from .names import aggregate_names, name_key, paper_names, surname
 from .occurrences import Candidate, NameLexicon, PaperInput, PaperOccurrences, paper_occurrences
 
 #: bump when the rows change: a table of another version is rebuilt
-TABLE_VERSION = 2
+TABLE_VERSION = 3
 TABLE_FILE = "mentions.parquet"
 SUMMARY_FILE = "mentions.json"
 LEXICON_FILE = "lexicon.pkl"
@@ -391,7 +391,7 @@ def _schema() -> pa.Schema:
         ("hyphen_part", b), ("hyphen_rest", s), ("version_suffix", b), ("size_suffix", b), ("in_parens", b),
         ("spelled_out", b), ("in_math", b), ("sentence_start", b), ("prev_word", s), ("next_word", s),
         ("next_head", b), ("next_et_al", b), ("in_front_matter", b), ("names_in_sentence", i), ("names_close", i),
-        ("markers_sentence", i), ("markers_clause", i), ("markers_adjacent", i),
+        ("markers_sentence", i), ("markers_clause", i), ("markers_adjacent", i), ("clause_families", pa.list_(s)),
         ("target", s), ("family", s), ("target_kind", s), ("name_source", s), ("support", i), ("candidates", i),
         ("author_surname", b), ("other_adjacent", b), ("other_clause", b), ("adjacent_title_has_name", b),
         ("cited_adjacent", b), ("cited_clause", b), ("cited_sentence", b), ("cited_paper", b),

@@ -292,20 +292,17 @@ def paper_occurrences(inp: PaperInput, lex: NameLexicon) -> PaperOccurrences:
                                            f"{len(inp.resolved)} in the reference file)", [])
     cited_families = {lex.family_of(r) for r in inp.resolved.values() if r}
     front = " ".join(p.text for p in doc.skipped if p.kind == "front")
-    front_keys = {name_key(m.group()) for m in TOKEN.finditer(front)}
-    rows: list[dict[str, Any]] = []
-    n_sent = 0
+    units: list[TextUnit] = []
     for unit, body in _units(doc, doc.title):
         searched = body and not (doc.n_reference_sections > 1 and unit.after_references)
         unit_hits = find_names(unit.text, lex)
         if not unit_hits:
             continue
-        sclass = section_class(unit.section, unit.kind)
+        sents: list[TextSentence] = []
         for si, (sent, hits) in enumerate(_by_sentence(unit.text, unit_hits, unit.kind in ("text", "title"))):
             if not hits:
                 continue
-            n_sent += 1
-            markers: list[tuple[int, int, list[int]]] = []
+            markers: list[Marker] = []
             if searched or unit.kind in ("table", "caption", "checklist"):
                 groups: dict[tuple[int, int], list[int]] = {}
                 for m in find_citations(sent, style, index):
@@ -313,17 +310,75 @@ def paper_occurrences(inp: PaperInput, lex: NameLexicon) -> PaperOccurrences:
                         groups.setdefault((m.start, m.end), []).append(targets[m.entry])
                     else:
                         groups.setdefault((m.start, m.end), [])
-                markers = [(a, b, ts) for (a, b), ts in sorted(groups.items())]
+                markers = [(a, b, [(inp.resolved.get(t), inp.title_keys.get(t, "")) for t in ts])
+                           for (a, b), ts in sorted(groups.items())]
+            sents.append(TextSentence(sent, si, markers, hits))
+        units.append(TextUnit(unit.section, unit.kind, sents))
+    rows = text_rows(TextOf(inp.paper, inp.year, inp.split), units, lex, cited_families, front)
+    return PaperOccurrences(inp.paper, "ok", rows, sum(len(u.sentences) for u in units))
+
+
+#: a citation marker of a sentence: (start, end, [(the corpus paper or work its reference resolves
+#: to or None, the name key of the reference's title)])
+Marker = tuple[int, int, list[tuple[str | None, str]]]
+
+
+@dataclass
+class TextSentence:
+    """A sentence of a text, with its citation markers and the names found in it (offsets in it)."""
+
+    text: str
+    index: int                     # its place in its unit
+    markers: list[Marker]
+    hits: list[Hit] | None = None  # None: found by :func:`text_rows`
+
+
+@dataclass
+class TextUnit:
+    """A unit of a text (a paragraph, the title, a table, a caption ...) as its sentences."""
+
+    section: str
+    kind: str                      # "text", "title", "table", "caption", "footnote", "checklist", "front"
+    sentences: list[TextSentence]
+
+
+@dataclass(frozen=True)
+class TextOf:
+    paper: str
+    year: int | None
+    split: str
+
+
+def text_rows(text: TextOf, units: list[TextUnit], lex: NameLexicon, cited_families: set[str | None],
+              front: str = "") -> list[dict[str, Any]]:
+    """The mention rows of a text read as units of sentences: a full text (:func:`paper_occurrences`)
+    or a draft the audit reads, with the same features. ``cited_families``: the families of every
+    work its reference list cites; ``front``: its author block (a name there is an author's)."""
+    front_keys = {name_key(m.group()) for m in TOKEN.finditer(front)}
+    rows: list[dict[str, Any]] = []
+    for unit in units:
+        sclass = section_class(unit.section, unit.kind)
+        for ts in unit.sentences:
+            sent = ts.text
+            hits = find_names(sent, lex) if ts.hits is None else ts.hits
+            if not hits:
+                continue
             maths = math_spans(sent) if "\\" in sent or "$" in sent else []
             clause_cuts = [0, *[m.end() for m in _CLAUSE.finditer(sent)], len(sent) + 1]
             for h in hits:
-                rows += _rows_of(inp, lex, h, sent, si, unit, sclass, markers, maths, clause_cuts, hits,
+                rows += _rows_of(text, lex, h, sent, ts.index, unit, sclass, ts.markers, maths, clause_cuts, hits,
                                  cited_families, front_keys)
-    return PaperOccurrences(inp.paper, "ok", rows, n_sent)
+    return rows
 
 
-def _rows_of(inp: PaperInput, lex: NameLexicon, h: Hit, sent: str, si: int, unit: Paragraph, sclass: str,
-             markers: list[tuple[int, int, list[int]]], maths: list[tuple[int, int]], cuts: list[int],
+def is_adjacent(sent: str, start: int, end: int, a: int, b: int) -> bool:
+    """Whether the citation marker ``sent[a:b]`` stands right at the name ``sent[start:end]``: after
+    it with at most two words or "et al." between, or right before it ("[12] ImageNet")."""
+    return (a >= end and _ADJACENT.match(sent[end:a]) is not None) or (b <= start and not sent[b:start].strip())
+
+
+def _rows_of(inp: TextOf, lex: NameLexicon, h: Hit, sent: str, si: int, unit: TextUnit, sclass: str,
+             markers: list[Marker], maths: list[tuple[int, int]], cuts: list[int],
              hits: list[Hit], cited_families: set[str | None], front_keys: set[str]) -> list[dict[str, Any]]:
     after = sent[h.end:]
     before = sent[:h.start]
@@ -344,10 +399,10 @@ def _rows_of(inp: PaperInput, lex: NameLexicon, h: Hit, sent: str, si: int, unit
         in_sentence.append(ts)
         if clause[0] <= a < clause[1]:
             in_clause.append(ts)
-        if a >= h.end and _ADJACENT.match(sent[h.end:a]):
+        if is_adjacent(sent, h.start, h.end, a, b):
             adjacent.append(ts)
-        if b <= h.start and not sent[b:h.start].strip():
-            adjacent.append(ts)               # "[12] ImageNet": a marker right before the name
+    # the works cited right at the name or in its clause (what the field cites for the name, counted over papers)
+    clause_families = sorted({f for ts in adjacent + in_clause for t, _ in ts if (f := lex.family_of(t))})
     neighbours = [o for o in hits if o is not h]
     close = [o for o in neighbours if 0 <= h.start - o.end <= 12 or 0 <= o.start - h.end <= 12]
     base = {
@@ -368,6 +423,7 @@ def _rows_of(inp: PaperInput, lex: NameLexicon, h: Hit, sent: str, si: int, unit
         "in_front_matter": h.key in front_keys,
         "names_in_sentence": len(neighbours), "names_close": len(close),
         "markers_sentence": len(in_sentence), "markers_clause": len(in_clause), "markers_adjacent": len(adjacent),
+        "clause_families": clause_families,
     }
     out = []
     cands = lex.entries[h.key]
@@ -375,12 +431,12 @@ def _rows_of(inp: PaperInput, lex: NameLexicon, h: Hit, sent: str, si: int, unit
         fam = c.family
 
         def cites(groups: list[list[int]], fam: str = fam) -> bool:
-            return any(lex.family_of(inp.resolved.get(t)) == fam for ts in groups for t in ts)
+            return any(lex.family_of(t) == fam for ts in groups for t, _ in ts)
 
         def other(groups: list[list[int]], fam: str = fam) -> bool:
             return any(ts and not cites([ts], fam) for ts in groups)
 
-        titled = any(h.key and h.key in inp.title_keys.get(t, "") for ts in adjacent for t in ts)
+        titled = any(h.key and h.key in tk for ts in adjacent for _, tk in ts)
         out.append({**base, "target": c.target, "family": fam, "target_kind": c.kind, "name_source": c.source,
                     "support": c.support, "candidates": len(cands),
                     "author_surname": h.key in c.surnames,

@@ -1,0 +1,137 @@
+"""The audit's named works decided by the mention models: a real draft read with the models fit on
+real full texts, the per-work decision's fit (train papers, a calibration fold, held-out papers),
+and an audit without the models says so."""
+
+from __future__ import annotations
+
+import shutil
+
+import numpy as np
+import pytest
+from test_mentions import PAPERS, fixture_table  # noqa: F401 - the module's fixture, shared
+
+from mustcite.extract.works.mention_table import TABLE_FILE
+
+
+@pytest.fixture(scope="module")
+def name_model(fixture_table, tmp_path_factory):  # noqa: F811
+    from mustcite.recommend.draft_mentions import LEXICON_FILE, NameModel
+    from mustcite.recommend.mention_model import train_mention_models
+
+    tmp, _ = fixture_table
+    out = tmp_path_factory.mktemp("models") / "mentions"
+    train_mention_models(tmp / "mentions" / TABLE_FILE, out, labels=("cited_sentence",))
+    shutil.copyfile(tmp / "mentions" / LEXICON_FILE, out / LEXICON_FILE)
+    return NameModel.load(out)
+
+
+def _draft(data_dir):
+    from mustcite.recommend import read_draft
+    from mustcite.recommend.audit import _passages
+    from mustcite.recommend.findings import sentences
+
+    draft = read_draft(data_dir / "drafts" / "projects" / "moments-embedding-ssl")
+    refs = [dict(r) for r in draft.paper.to_reference_list()]
+    return draft, refs, sentences(_passages(draft.paper, refs))
+
+
+@pytest.mark.data("neurips/fulltext_2024", "drafts")
+def test_a_real_draft_names_works_the_models_weigh(name_model, data_dir):
+    from mustcite.recommend.draft_mentions import named_works, one_per_name
+
+    draft, refs, sents = _draft(data_dir)
+    lex = name_model.lexicon
+    target = lex.entries["cifar10"][0].target
+    by_key = {r["bibkey"]: r for r in refs}
+    by_key["cifar10"]["paper_id"] = target              # the draft's CIFAR-10 entry, linked
+    works = named_works(name_model, sents, draft.title, refs, 2024)
+    fams = [w.family for w in works]
+    assert len(fams) == len(set(fams))                  # one decision per work
+    cifar = [w for w in works if w.family == lex.family_of(target)]
+    assert cifar and cifar[0].cited and cifar[0].name.startswith("CIFAR")
+    assert all(0.0 <= w.p_cite <= 1.0 and 0.0 <= w.p_bib <= 1.0 for w in works)
+    # the same draft with that entry unlinked: CIFAR-10 is named and no version of it is cited
+    by_key["cifar10"]["paper_id"] = None
+    works = named_works(name_model, sents, draft.title, refs, 2024)
+    cifar = [w for w in works if w.family == lex.family_of(target)]
+    assert cifar and not cifar[0].cited and len(cifar[0].rows) > 5
+    # one work per name
+    keys = [k for w in one_per_name(works) for k in {r["key"] for r in w.rows}]
+    assert len(keys) == len(set(keys))
+    # the statistics are those of the papers of the draft's year or earlier
+    assert name_model.scorer(2024).stats_year == 2024
+    assert name_model.scorer(2030).stats_year == 2024
+
+
+def test_the_per_work_decision_is_fit_on_train_papers_calibrated_on_a_fold_and_scored_on_held_out(tmp_path):
+    from mustcite.extract.works.linkprob import fold_of
+    from mustcite.recommend.mention_model import (
+        CALIBRATION_FOLD,
+        FEATURES,
+        WORK_FEATURES,
+        WorkModel,
+        fit_work_model,
+        work_groups,
+        work_labels,
+        work_matrix,
+    )
+
+    rng = np.random.default_rng(0)
+    n = 6000
+    X = rng.random((n, len(FEATURES))).astype(np.float32)
+    papers = np.array([f"p{i // 30}" for i in range(n)])
+    fams = np.array([f"w{i % 10}" for i in range(n)])
+    split = np.where(np.arange(n) < 4500, "train", "held_out")
+    y = X[:, 0] + 0.05 * rng.standard_normal(n) > 0.9
+    meta = {"paper": papers, "family": fams, "target": fams, "split": split, "cited_paper": y, "cited_sentence": y}
+    order, starts = work_groups(meta)
+    W = work_matrix(X, order, starts)
+    groups = work_labels(meta, order, starts)
+    assert W.shape == (len(np.unique(np.char.add(papers, fams))), len(WORK_FEATURES))
+    model, p, yh = fit_work_model(W, groups, label="work")
+    calib = {q for q in np.unique(papers[:4500]) if fold_of(q) == CALIBRATION_FOLD}
+    assert model.card["calibration_papers"] == len(calib) > 0
+    assert model.card["held_out_papers"] == 50 and len(p) == len(yh)
+    assert model.card["held_out"]["brier"] < model.card["held_out"]["brier_base_rate"]
+    # the arrays the audit loads give scikit-learn's calibrated probabilities
+    from sklearn.ensemble import HistGradientBoostingClassifier  # noqa: F401 - the fit's own library
+
+    model.save(tmp_path / "w")
+    back = WorkModel.load(tmp_path / "w")
+    held = groups["split"] == "held_out"
+    assert np.allclose(back.predict(W[held]), p)
+    # held-out labels do not change the fit
+    flipped = {**groups, "work": np.where(groups["split"] == "held_out", ~groups["work"], groups["work"])}
+    model2, p2, _ = fit_work_model(W, flipped, label="work")
+    assert np.allclose(p, p2)
+
+
+@pytest.mark.data
+def test_the_name_rules_decide_by_default_and_learned_without_models_is_refused(monkeypatch):
+    from helpers import DATA
+    from helpers import recommender as S
+
+    from mustcite.errors import DataMissingError, UsageError
+    from mustcite.recommend.audit import audit_draft
+
+    monkeypatch.delenv("MUSTCITE_MENTION_MODEL", raising=False)
+    rec = S.trained()
+    monkeypatch.setattr(rec, "_name_model", None, raising=False)    # the test model has none beside it
+    draft = DATA / "neurips" / "fulltext_2024" / f"{PAPERS[0]}.md.gz"
+    res = audit_draft(rec, draft, top=10, year=2024)
+    assert not [f for f in res.findings if "learned_confidence" in f.features]
+    with pytest.raises(DataMissingError, match="no mention models") as err:
+        audit_draft(rec, draft, top=10, year=2024, named="learned")
+    assert "fit-mentions" in (err.value.hint or "")
+    with pytest.raises(UsageError, match="named must be one of"):
+        audit_draft(rec, draft, top=10, year=2024, named="both")
+
+
+def test_two_records_whose_titles_extend_one_another_are_one_work():
+    from mustcite.corpus import normalize_title
+    from mustcite.recommend.audit import same_work
+
+    umap = normalize_title("UMAP: Uniform Manifold Approximation and Projection")
+    assert same_work(umap, normalize_title("UMAP: Uniform Manifold Approximation and Projection for Dimension "
+                                           "Reduction"))
+    assert not same_work(normalize_title("BERT"), normalize_title("BERT rediscovers the classical NLP pipeline"))
