@@ -206,11 +206,13 @@ def check_deleted(before: str, after: str, title: str) -> str | None:
     from mustcite.corpus import normalize_title
     from mustcite.extract import extract_markdown
 
-    a = extract_markdown(before, keep_undated=True).references
-    b = extract_markdown(after, keep_undated=True).references
+    seeded = extract_markdown(after, keep_undated=True)
+    if seeded.status == "failed":
+        return "the seeded text cannot be read: " + "; ".join(seeded.messages)
+    a, b = extract_markdown(before, keep_undated=True).references, seeded.references
     gone = normalize_title(title)
     if len(b) != len(a) - 1:
-        return f"{len(a)} references before, {len(b)} after"
+        return "the reference list did not lose exactly one entry"
     if any(normalize_title(r.title) == gone for r in b):
         return "the reference is still in the list"
     others = Counter((normalize_title(r.title), r.mentions) for r in a if normalize_title(r.title) != gone)
@@ -358,6 +360,16 @@ def shown_rows(result) -> list[dict]:
 
 
 def audit_case(case: dict) -> dict:
+    """The audits of one paper, intact and seeded (``error``: why a draft could not be audited)."""
+    from mustcite.errors import MustciteError
+
+    try:
+        return _audit_case(case)
+    except MustciteError as exc:
+        return {"paper": case["paper"], "error": str(exc)}
+
+
+def _audit_case(case: dict) -> dict:
     from mustcite.corpus import normalize_title
     from mustcite.recommend import audit_draft, read_draft
 
@@ -531,8 +543,10 @@ def main() -> None:
                            env=env, check=True)
             rows = [{**r, **case_fields(by_paper[r["paper"]], args.year_offset)}
                     for r in json.loads(side_out.read_text())]
+            errors = {r["paper"]: r["error"] for r in rows if r.get("error")}
+            rows = [r for r in rows if not r.get("error")]
             figures, sample = summary(rows, args.seed)
-            figures.update(src=str(src), seconds=round(time.perf_counter() - t1, 1), rows=rows)
+            figures.update(src=str(src), errors=errors, seconds=round(time.perf_counter() - t1, 1), rows=rows)
             out["sides"][name] = figures
             suffix = "" if len(sides) == 1 else f"_{name}"
             sample_path = args.out.with_name(args.out.stem + f"_sample{suffix}.jsonl")
