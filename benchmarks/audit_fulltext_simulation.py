@@ -8,8 +8,8 @@ Run::
     # writes benchmarks/results/audit_fulltext_simulation.json and, per side, a sample of 50 shown
     # findings on intact papers (audit_fulltext_simulation_sample[_SIDE].jsonl) for a separate judge
 
-**Papers.** A seeded sample (``--seed``) of the held-out papers of
-``benchmarks/splits/mentions_split.json``: their Nougat Markdown full texts, and their extraction
+**Papers.** The held-out papers of ``benchmarks/splits/mentions_split.json``, drawn in a seeded
+order (``--seed``) until ``--papers`` of them could be seeded: their Nougat Markdown full texts, and their extraction
 records in ``<work>/extract`` (which reference each citation marker points to, the corpus paper it
 links to) with the catalogue of cited works in ``<work>/corpus`` (the work an unlinked reference
 names, the names citing papers give each work, the versions of a paper).
@@ -23,7 +23,9 @@ with it; an author-year part from its parentheses; a narrative "Smith et al. (20
 its entry from the reference list; the rest of the text stays. The edit is checked by extracting
 the text again: one reference fewer, none with the work's title, every other reference cited as
 often as before (a paper whose edit fails the check, or whose numeric keys follow list position so
-that an entry cannot be removed without renumbering, is left out and counted). The seeded file is
+that an entry cannot be removed without renumbering, is left out and counted). Whether the seeded
+draft, as the audit reads it, still writes the name in a sentence it reads is recorded (a Markdown
+draft's sentences are its references' citation contexts). The seeded file is
 read with :func:`mustcite.recommend.read_draft` and audited with the default decision,
 ``audit_draft(rec, draft, year=<the paper's year>)``; the omission is *shown* when a finding that
 ``mustcite audit`` prints (``AuditResult.missing``) is about the work: the same id, a version of
@@ -263,6 +265,16 @@ def version_ids(corpus: Path) -> dict[str, set[str]]:
     return out
 
 
+def name_still_read(path: Path, name: str) -> bool:
+    """Whether the seeded draft at ``path``, as the audit reads it, still writes ``name`` in a
+    sentence it reads (a Markdown draft's sentences are its references' citation contexts)."""
+    from mustcite.recommend import read_draft
+
+    paper = read_draft(path).paper
+    pattern = name_pattern(name)
+    return any(pattern.search(c.context or "") for r in paper.references for c in r.contexts)
+
+
 def fulltext_path(meta: dict, data: Path, paper: str) -> Path | None:
     src = Path(meta.get("source_path") or "")
     if src.is_file():
@@ -316,6 +328,7 @@ def prepare(papers: list[str], work: Path, data: Path, folder: Path, seed: int, 
         (folder / "seeded").mkdir(parents=True, exist_ok=True)
         path = folder / "seeded" / f"{paper}.md"
         path.write_text(seeded, encoding="utf-8")
+        choice["name_read"] = name_still_read(path, choice["name"])
         cases.append({"paper": paper, "year": int(meta.get("year") or 2024), "intact": str(src),
                       "seeded": str(path), "work": {**choice, "ids": sorted({wid} | versions.get(wid, set())),
                                                     "titles": sorted(t for t in titles if t),
@@ -422,6 +435,7 @@ def case_fields(case: dict, year_offset: int = 0) -> dict:
     the paper's own year."""
     w = case["work"]
     return {"work_name": w["name"], "work_title": w["title"], "work_year": w.get("year"),
+            "name_read": w.get("name_read"),
             "work_source": "catalogue work" if str(w["paper_id"]).startswith("w-") else "corpus paper",
             "paper_year": case["year"] - year_offset}
 
@@ -468,6 +482,8 @@ def summary(rows: list[dict], seed: int) -> tuple[dict, list[dict]]:
         "seeded_subsets": {
             "work_older_than_paper": share([r for r in rows if (r.get("work_year") or 9999) < r.get("paper_year", 0)],
                                            seed),
+            "name_still_read": share([r for r in rows if r.get("name_read")], seed),
+            "name_no_longer_read": share([r for r in rows if r.get("name_read") is False], seed),
             **{f"source: {k}": share([r for r in rows if r.get("work_source") == k], seed)
                for k in ("corpus paper", "catalogue work")}},
         "threshold": rows[0]["threshold"] if rows else None,
