@@ -117,7 +117,7 @@ def _numeric_bracket(keys: list[str]) -> str:
 
 def _edit_sentence(s: str, mentions: list, entry: int, style: str, index) -> str:
     """``s`` without the citations of ``entry`` (``mentions``: :func:`find_citations` of ``s``)."""
-    from mustcite.extract.citations import find_citations
+    from mustcite.extract import find_citations
 
     spans: dict[tuple[int, int], list] = {}
     for m in mentions:
@@ -157,8 +157,8 @@ def delete_work(text: str, target: int) -> tuple[str, int]:
     """``(text, markers edited)``: the Nougat Markdown ``text`` without every citation of the
     reference whose extraction ``target`` is ``target`` (its 1-based place among the entries with
     a year, as the extraction records number them) and without its reference entry."""
-    from mustcite.extract.citations import RefIndex
-    from mustcite.extract.markdown import (
+    from mustcite.extract import (
+        RefIndex,
         citation_style,
         iter_cited_sentences,
         parse_document,
@@ -235,7 +235,7 @@ def read_gz(path: Path) -> str:
 
 def body_text(text: str) -> str:
     """The paragraphs of the body that the extraction searches for citations, one a line."""
-    from mustcite.extract.markdown import parse_document, searched_body
+    from mustcite.extract import parse_document, searched_body
 
     return "\n".join(p.text for p in searched_body(parse_document(text)))
 
@@ -287,7 +287,7 @@ def prepare(papers: list[str], work: Path, data: Path, folder: Path, seed: int, 
     """One case per paper that could be seeded, in the order of ``papers`` until ``want`` of them
     (None: all): the seeded Markdown file written to ``folder``; and why the others were left out."""
     from mustcite.corpus import normalize_title
-    from mustcite.extract.works import WorkIndex
+    from mustcite.extract import WorkIndex
     from mustcite.io import read_json
 
     works = WorkIndex.load(work / "corpus")
