@@ -142,7 +142,7 @@ def _keep_verdicts(path: Path, sample: list[dict], key) -> list[dict]:
 
 
 def item_sample(source: Path, n: int = 50, seed: int = SEED) -> list[dict]:
-    from mustcite.extract.bibtex import parse_bbl
+    from mustcite.extract import parse_bbl
 
     papers = [json.loads(line) for line in lzma.open(source, "rt", encoding="utf-8")]
     sizes = [(i, j, len(re.findall(r"\\bibitem(?![a-zA-Z])|\\entry\{", b["text"])))

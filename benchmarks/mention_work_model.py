@@ -28,9 +28,11 @@ from pathlib import Path
 
 import duckdb
 
-from mustcite.extract.works.linkprob import out_of_fold_stats
-from mustcite.recommend.draft_mentions import LEXICON_FILE
-from mustcite.recommend.mention_model import feature_rows, fit_work_models, serving_stats
+from mustcite.extract import out_of_fold_stats
+from mustcite.recommend import MENTION_LEXICON_FILE as LEXICON_FILE
+from mustcite.recommend import fit_work_models
+from mustcite.recommend import mention_feature_rows as feature_rows
+from mustcite.recommend import mention_serving_stats as serving_stats
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"

@@ -17,6 +17,15 @@ _LAZY = {
     "extract_pdf": "pdf",
     "parse_tei": "tei",
     "split_sentences": "sentences",
+    # reading Nougat Markdown step by step: its parts, its reference entries, its citation markers
+    "parse_document": "markdown",
+    "reference_entries": "markdown",
+    "reference_targets": "markdown",
+    "searched_body": "markdown",
+    "citation_style": "markdown",
+    "iter_cited_sentences": "markdown",
+    "RefIndex": "citations",
+    "find_citations": "citations",
     # bibliography files (.bib, .bbl): their entries, and LaTeX field text decoded
     "decode_latex": "bibtex",
     "parse_bbl": "bibtex",
