@@ -187,8 +187,9 @@ class NeighbourIndex:
         BM25 is normalised; so are its other versions (:meth:`own_rows`: a bibliography imported
         under the paper's arXiv id is the query's own reference list too). Under leave-one-out a
         training query's best BM25 hit is itself, and dividing by that score would shrink every
-        other similarity (training and serving features would then differ). Likewise, with ``years``, the labelled papers a query may not see (later
-        than its year, or of unknown year) get -1 and are left out before normalising.
+        other similarity (training and serving features would then differ). Likewise, with
+        ``years``, the labelled papers a query may not see (later than its year, or of unknown
+        year) get -1 and are left out before normalising.
         """
         n = len(self.labelled)
         out = np.zeros((len(queries), n), dtype=np.float32)
