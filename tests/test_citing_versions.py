@@ -125,3 +125,19 @@ def test_folders_read_a_paper_once_and_keep_held_out_papers_out(tmp_path, data_d
     assert [p.id for p in load_reference_dirs([bib], pool, exclude=held)] == []
     held = paper_keys([{"id": "x", "title": d["title"]}])        # or under its title
     assert load_reference_dirs([full, bib], pool, exclude=held) == []
+
+
+def test_a_bibliography_teaches_the_cited_tier_only(data_dir):
+    from mustcite.recommend import Recommender, RecommenderConfig
+
+    labelled = [copy.deepcopy(p) for p in S.labelled()]
+    target = labelled[0]
+    imported = _imported(target, versions=[], title=target.title)
+    rec = Recommender.build(S.pool(), labelled[1:] + [imported], RecommenderConfig(dense=False, seed=0))
+    _, labels, _ = rec.training_matrix([imported])
+    assert (labels["cited"] == 1).any()                              # its citations are positives
+    for tier in ("must_cite", "type1", "type2", "type3"):
+        assert (labels[tier] == -1).all(), tier                      # no tier label invented
+    # a paper of the full texts, labelled, still teaches every tier
+    _, labels, _ = rec.training_matrix([labelled[1]])
+    assert (labels["must_cite"] >= 0).any()
