@@ -12,6 +12,7 @@ held-out queries (title + abstract, as of their own year):
     python benchmarks/reach_effect.py split --records DIR --out held_out.json [--per-band 60] [--seed 7]
     python benchmarks/reach_effect.py eval --held-out held_out.json --records DIR --works CATALOGUE \\
         --before MODEL --after MODEL [--out PATH]
+    python benchmarks/reach_effect.py guard --benchmark BENCH --refs DIR --refs DIR
 
 The right answers of a query are its references that resolve to a corpus paper or a catalogue work
 (the same for both sides). Per side: cited R@20 and R@100, the recall of the works among the right
@@ -205,6 +206,33 @@ def evaluate(args) -> dict[str, Any]:
             "fields": sorted({q["field"] for q in held}), "table": table, "funnel": funnels}
 
 
+def guard(bench: Path, refs: list[Path]) -> dict[str, Any]:
+    """How the benchmark's dev and test queries are kept out of the labelled papers of ``refs``
+    (:func:`mustcite.benchmark.training_data.benchmark_data`): per folder, its papers, those that
+    are a held query by id, only by the corpus paper they are a version of, only by title, and
+    those of an earlier year than every query that join as neighbours."""
+    from mustcite.benchmark.loader import Benchmark
+    from mustcite.benchmark.training_data import benchmark_data
+    from mustcite.corpus.records import normalize_title
+
+    b = Benchmark.open(bench)
+    held_q = [q for name in ("dev", "test") if name in b.splits() for q in b.queries(name)]
+    held = {str(q["id"]) for q in held_q}
+    titles = {normalize_title(q.get("title")) for q in held_q}
+    data = benchmark_data(bench, refs)
+    out: dict[str, Any] = {"benchmark": str(bench), "held_queries": len(held), "extra_neighbours": len(data.extra)}
+    for folder in refs:
+        papers = load_reference_dir(folder)
+        by_id = [p for p in papers if p.id in held]
+        by_version = [p for p in papers if p.id not in held and not set(p.versions).isdisjoint(held)]
+        by_title = [p for p in papers if p.ids().isdisjoint(held) and normalize_title(p.title) in titles]
+        out[str(folder)] = {"papers": len(papers), "held_by_id": len(by_id), "held_by_version_only": len(
+            [p for p in by_version if normalize_title(p.title) not in titles]),
+            "held_by_version": len(by_version), "held_by_title_only": len(by_title),
+            "neighbours": sum(1 for p in data.extra if p.source == str(folder))}
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -220,7 +248,17 @@ def main(argv: list[str] | None = None) -> int:
     e.add_argument("--before", type=Path, required=True)
     e.add_argument("--after", type=Path, required=True)
     e.add_argument("--out", type=Path, default=OUT)
+    g = sub.add_parser("guard", help="how a built benchmark's dev/test queries are kept out of --refs")
+    g.add_argument("--benchmark", type=Path, required=True)
+    g.add_argument("--refs", type=Path, action="append", required=True)
+    g.add_argument("--out", type=Path, default=OUT.with_name("reach_guard.json"))
     args = ap.parse_args(argv)
+    if args.cmd == "guard":
+        report = guard(args.benchmark, args.refs)
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(json.dumps(report, indent=1))
+        print(json.dumps(report, indent=1))
+        return 0
     if args.cmd == "split":
         held = split(args.records, args.per_band, args.seed)
         args.out.write_text(json.dumps(held, indent=1))
