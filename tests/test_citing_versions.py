@@ -112,17 +112,20 @@ def test_folders_read_a_paper_once_and_keep_held_out_papers_out(tmp_path, data_d
     full, bib = tmp_path / "extract", tmp_path / "extract-cs768"
     _write(full, "openreview0", refs[:3], {"title": d["title"], "abstract": d["abstract"], "year": 2023})
     _write(bib, "arxiv-" + d["id"], refs, {"title": d["title"], "abstract": d["abstract"], "year": 2023,
-                                         "paper_id": CORPUS_ID})
+                                         "corpus_paper_id": CORPUS_ID,
+                                         "corpus_versions": [CORPUS_ID, "workshop-version"]})
     pool = {r["paper_id"] for r in refs}
     # each folder alone reads the paper
     assert [p.id for p in load_reference_dirs([bib], pool)] == ["arxiv-" + d["id"]]
-    assert load_reference_dirs([bib], pool)[0].versions == [CORPUS_ID]
+    assert load_reference_dirs([bib], pool)[0].versions == [CORPUS_ID, "workshop-version"]
     # both: the full text (first folder) wins, the bibliography of the same paper is not a second citer
     both = load_reference_dirs([full, bib], pool)
     assert [p.id for p in both] == ["openreview0"]
     # held out under its corpus id only (another title): no copy of it becomes a labelled paper
     held = paper_keys([{"id": CORPUS_ID, "title": "Some other title"}])
     assert [p.id for p in load_reference_dirs([bib], pool, exclude=held)] == []
+    held = paper_keys([{"id": "workshop-version", "title": "Some other title"}])   # or another version
+    assert load_reference_dirs([bib], pool, exclude=held) == []
     held = paper_keys([{"id": "x", "title": d["title"]}])        # or under its title
     assert load_reference_dirs([full, bib], pool, exclude=held) == []
 

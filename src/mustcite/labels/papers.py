@@ -178,9 +178,12 @@ def _read_refs(path: Path, stem: str, works: WorkIndex | None) -> list[Any] | No
 
 def meta_versions(meta: dict[str, Any], stem: str) -> list[str]:
     """The other ids a reference file's paper goes by, from its ``<stem>.meta.json``: the corpus
-    paper it is a version of (``paper_id``) and any ``versions`` listed."""
-    found = [meta.get("paper_id"), *(meta.get("versions") or [])] if isinstance(meta.get("versions") or [], list) \
-        else [meta.get("paper_id")]
+    paper it is a version of (``corpus_paper_id``, or ``paper_id``) and every corpus record listed as
+    a version of it (``corpus_versions``, or ``versions``)."""
+    found: list[Any] = [meta.get("corpus_paper_id"), meta.get("paper_id")]
+    for key in ("corpus_versions", "versions"):
+        if isinstance(meta.get(key), list):
+            found += meta[key]
     return [str(v) for v in dict.fromkeys(found) if isinstance(v, str) and v and v != stem]
 
 
