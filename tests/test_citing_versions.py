@@ -144,3 +144,25 @@ def test_a_bibliography_teaches_the_cited_tier_only(data_dir):
     # a paper of the full texts, labelled, still teaches every tier
     _, labels, _ = rec.training_matrix([labelled[1]])
     assert (labels["must_cite"] >= 0).any()
+
+
+def test_hold_out_file_errors_name_the_file_and_record(tmp_path):
+    from mustcite.cli.recommend import read_hold_out
+    from mustcite.errors import UsageError
+
+    good = tmp_path / "held.json"
+    good.write_text(json.dumps({"queries": [{"id": "a", "title": "T"}]}))
+    assert read_hold_out(good) == [{"id": "a", "title": "T"}]
+    lines = tmp_path / "held.jsonl"
+    lines.write_text('{"id": "a"}\n{"title": "B"}\n')
+    assert [q.get("id") or q["title"] for q in read_hold_out(lines)] == ["a", "B"]
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps([{"id": "a"}, {"abstract": "no id, no title"}]))
+    with pytest.raises(UsageError, match=r"bad\.json: record 2 has neither an id nor a title"):
+        read_hold_out(bad)
+    bad.write_text(json.dumps({"papers": []}))
+    with pytest.raises(UsageError, match=r"bad\.json: expected a list"):
+        read_hold_out(bad)
+    bad.write_text("[{")
+    with pytest.raises(UsageError, match=r"bad\.json"):
+        read_hold_out(bad)
