@@ -58,8 +58,8 @@ def benchmark_data(bench: str | Path, refs: list[str | Path] = ()) -> BenchmarkD
     held_titles = {normalize_title(q.get("title")) for q in held_q}
     known = {p.id for p in train} | {normalize_title(p.title) for p in train}
     extra = [p for p in load_reference_dirs(list(refs), pool_ids, works)
-             if p.id not in held and normalize_title(p.title) not in held_titles] if refs else []
-    extra = [p for p in extra if p.id not in known and normalize_title(p.title) not in known]
+             if p.ids().isdisjoint(held) and normalize_title(p.title) not in held_titles] if refs else []
+    extra = [p for p in extra if p.ids().isdisjoint(known) and normalize_title(p.title) not in known]
     # as in MasterSet, extra labelled papers come from before the query year (the pool's years)
     query_years = [q.get("year") for q in train_q + held_q if isinstance(q.get("year"), int)]
     if query_years:

@@ -76,10 +76,33 @@ def _read_query_file(path: Path, year: int | None) -> list[dict]:
     return out
 
 
+def read_hold_out(path: Path) -> list[dict]:
+    """The query records of a ``--hold-out`` file: a JSON list, ``{"queries": [...]}`` or JSON lines;
+    a usage error naming the file and the first bad record otherwise."""
+    from ..io import read_json
+
+    try:
+        got = [obj for _, obj in iter_jsonl(path)] if path.suffix == ".jsonl" else read_json(path)
+    except MustciteError as exc:
+        raise UsageError(f"--hold-out {path}: {exc}") from None
+    if isinstance(got, dict):
+        got = got.get("queries")
+    if not isinstance(got, list):
+        raise UsageError(f"--hold-out {path}: expected a list of query records (or {{\"queries\": [...]}})")
+    for i, q in enumerate(got, 1):
+        if not isinstance(q, dict) or not (q.get("id") or q.get("title")):
+            raise UsageError(f"--hold-out {path}: record {i} has neither an id nor a title")
+    return got
+
+
 def train_cmd(
     refs: list[Path] = typer.Option(None, "--refs", help="labelled extraction folder(s), repeatable "
-                                    "(default: <work>/extract and every folder under <work>/references)"),
+                                    "(default: <work>/extract, <work>/extract-cs768 and every folder under "
+                                    "<work>/references)"),
     pool: Path = typer.Option(None, "--pool", help="pool Parquet (default: <work>/corpus/papers.parquet)"),
+    hold_out: Path = typer.Option(None, "--hold-out", help="default mode: a JSON list (or JSON lines) of query "
+                                  "records (id, title, paper_id/versions) that no labelled paper may be, under any "
+                                  "id or the same title: papers to evaluate the model on afterwards"),
     pool_years: str = typer.Option(None, "--pool-years", help="keep pool papers of these years, e.g. 2018-2023"),
     benchmark: str = typer.Option(None, "--benchmark", help="train-only on this built benchmark (e.g. neurips-2024)"),
     eval_test: bool = typer.Option(False, "--eval-test", help="benchmark mode: also report the test split"),
@@ -135,7 +158,7 @@ def train_cmd(
             if not refs:
                 # what `make demo` builds: <work>/extract (plus any folders under <work>/references)
                 root = work.root / "references"
-                refs = [work.root / "extract"] if (work.root / "extract").is_dir() else []
+                refs = [f for f in (work.root / "extract", work.root / "extract-cs768") if f.is_dir()]
                 refs += sorted(p for p in root.iterdir() if p.is_dir()) if root.is_dir() else []
                 if not refs:
                     raise DataMissingError(f"no labelled extraction folder ({work.root / 'extract'} or under {root})",
@@ -148,7 +171,7 @@ def train_cmd(
             card = train_default(list(refs), pool or (work.root / "corpus" / "papers.parquet"), dest, dense=dense,
                                  seed=seed, dev_fraction=dev_fraction, refit=refit, pool_years=year_range(pool_years),
                                  year=year, config=config, cache_dir=work.cache, fit_queries=fit_queries,
-                                 negatives=negatives,
+                                 negatives=negatives, hold_out=read_hold_out(hold_out) if hold_out else (),
                                  works=None if no_works else works, log=log)
         print(json.dumps({"model": str(dest), "metrics": card["metrics"], "ranked_by": card["ranked_by"]}, indent=2))
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..corpus.records import normalize_title
 from ..errors import DataMissingError, MustciteError
 from ..extract.runner import iter_reference_files
 from ..extract.works import WorkIndex, paper_names
@@ -68,17 +69,28 @@ class LabelledPaper:
     contexts: dict[str, str] = field(default_factory=dict)
     #: cited pool paper -> the short names this paper gives it in the text ("CIFAR-10 [23]")
     names: dict[str, list[str]] = field(default_factory=dict)
+    #: other ids of the same paper: the corpus paper it is a version of (a bibliography imported
+    #: under its arXiv id), so a query of that paper never learns from this reference list
+    versions: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"id": self.id, "title": self.title, "abstract": self.abstract, "year": self.year,
-                "source": self.source, "cites": [c.to_dict() for c in self.cites], "contexts": self.contexts,
-                "names": self.names}
+        d = {"id": self.id, "title": self.title, "abstract": self.abstract, "year": self.year,
+             "source": self.source, "cites": [c.to_dict() for c in self.cites], "contexts": self.contexts,
+             "names": self.names}
+        if self.versions:
+            d["versions"] = list(self.versions)
+        return d
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> LabelledPaper:
         return cls(d["id"], d.get("title") or "", d.get("abstract") or "", d.get("year"),
                    [CitedPaper(**c) for c in d.get("cites", [])], d.get("source", ""),
-                   dict(d.get("contexts") or {}), {k: list(v) for k, v in (d.get("names") or {}).items()})
+                   dict(d.get("contexts") or {}), {k: list(v) for k, v in (d.get("names") or {}).items()},
+                   [str(v) for v in d.get("versions") or []])
+
+    def ids(self) -> set[str]:
+        """Every id this paper goes by: its own and its :attr:`versions`."""
+        return {self.id, *self.versions}
 
     def keep_pool(self, pool_ids: set[str]) -> None:
         """Keep only the citations, contexts and names of pool papers."""
@@ -164,6 +176,17 @@ def _read_refs(path: Path, stem: str, works: WorkIndex | None) -> list[Any] | No
     return works.resolve(stem, refs) if works is not None else refs
 
 
+def meta_versions(meta: dict[str, Any], stem: str) -> list[str]:
+    """The other ids a reference file's paper goes by, from its ``<stem>.meta.json``: the corpus
+    paper it is a version of (``corpus_paper_id``, or ``paper_id``) and every corpus record listed as
+    a version of it (``corpus_versions``, or ``versions``)."""
+    found: list[Any] = [meta.get("corpus_paper_id"), meta.get("paper_id")]
+    for key in ("corpus_versions", "versions"):
+        if isinstance(meta.get(key), list):
+            found += meta[key]
+    return [str(v) for v in dict.fromkeys(found) if isinstance(v, str) and v and v != stem]
+
+
 def load_reference_dir(folder: str | Path, pool_ids: set[str] | None = None,
                        manifest_titles: dict[str, dict[str, Any]] | None = None,
                        works: WorkIndex | None = None) -> list[LabelledPaper]:
@@ -192,7 +215,8 @@ def load_reference_dir(folder: str | Path, pool_ids: set[str] | None = None,
             continue
         out.append(LabelledPaper(stem, title, meta.get("abstract") or extra.get("abstract") or "",
                                  _int_or_none(meta.get("year") or extra.get("year")), cites, str(folder),
-                                 contexts_from_references(refs, pool_ids), names_from_references(refs, pool_ids)))
+                                 contexts_from_references(refs, pool_ids), names_from_references(refs, pool_ids),
+                                 meta_versions(meta, stem)))
     return out
 
 
@@ -251,14 +275,30 @@ def from_qrels(queries: list[dict[str, Any]], qrels: dict[str, dict[str, dict[st
     return out
 
 
-def load_reference_dirs(refs: list[str | Path], pool_ids: set[str],
-                        works: WorkIndex | None = None) -> list[LabelledPaper]:
-    """The labelled papers of several reference folders, each paper once (the first folder wins)."""
+def load_reference_dirs(refs: list[str | Path], pool_ids: set[str], works: WorkIndex | None = None,
+                        exclude: set[str] | frozenset[str] = frozenset()) -> list[LabelledPaper]:
+    """The labelled papers of several reference folders, each paper once: the first folder wins,
+    and a paper counts as already read when any of its ids (:meth:`LabelledPaper.ids`) or its
+    normalised title is (a bibliography imported under an arXiv id and the full text of the same
+    paper are one citing paper). ``exclude``: ids and normalised titles of papers that must not
+    become labelled papers under any of their ids (held-out queries)."""
     labelled: list[LabelledPaper] = []
-    seen: set[str] = set()
+    seen: set[str] = set(exclude)
     for folder in refs:
         for p in load_reference_dir(folder, pool_ids, works=works):
-            if p.id not in seen:
-                seen.add(p.id)
+            keys = p.ids() | ({normalize_title(p.title)} - {""})
+            if keys.isdisjoint(seen):
+                seen |= keys
                 labelled.append(p)
     return labelled
+
+
+def paper_keys(papers: list[dict[str, Any]]) -> set[str]:
+    """Every id (``id``, ``paper_id``, ``versions``) and normalised title of ``papers`` (query
+    records): what :func:`load_reference_dirs` needs to keep them, under any id, out of the
+    labelled papers."""
+    out: set[str] = set()
+    for q in papers:
+        out |= {str(v) for v in (q.get("id"), q.get("paper_id"), *(q.get("versions") or [])) if v}
+        out |= {normalize_title(q.get("title"))} - {""}
+    return out

@@ -27,8 +27,8 @@ Featurize = Callable[[Doc, int, list[Candidate], dict[str, dict[str, int | None]
 def training_matrix(candidates: CandidateGenerator, featurize: Featurize, train: list[LabelledPaper], *,
                     batch: int = 64) -> tuple[np.ndarray, dict[str, np.ndarray], np.ndarray]:
     """Features (``featurize``) of every candidate ``candidates`` gives every ``train`` paper
-    (leave-one-out), its label per tier (1/0, -1 where that tier is unknown) and its query's index
-    (``groups``)."""
+    (leave-one-out), its label per tier (1/0, -1 where that tier is unknown, and for every row of
+    a paper none of whose citations has that tier labelled) and its query's index (``groups``)."""
     if not train:
         raise DataMissingError("no training queries")
 
@@ -46,7 +46,13 @@ def training_matrix(candidates: CandidateGenerator, featurize: Featurize, train:
             own = {c.paper_id: c.flags() for c in p.cites}
             Xs.append(featurize(d, year, cs, own if p.id in candidates.nindex.by_id else {}))
             gs.append(np.full(len(cs), start + k, dtype=np.int64))
+            # a paper whose citations carry no tier label at all (a bibliography read without its
+            # text) teaches "cited" only: its rows are unknown, not negatives, for the other tiers
+            known = {t for f in own.values() for t, v in f.items() if v is not None}
             for t in TIERS:
+                if t not in known:
+                    ys[t].append(np.full(len(cs), -1, dtype=np.int64))
+                    continue
                 col = []
                 for c in cs:
                     f = own.get(c.paper_id)

@@ -69,6 +69,7 @@ class NeighbourIndex:
         self.labelled = labelled
         self.by_id = {p.id: p for p in labelled}
         self._row = {p.id: i for i, p in enumerate(labelled)}
+        self._versions = self.version_rows(labelled)
         self.vectors = vectors
         self.years = year_array([p.year for p in labelled])     # for the time order (see the module doc)
         self._counts_cache: dict[int, tuple[dict[str, int], dict[str, int]]] = {}
@@ -120,7 +121,32 @@ class NeighbourIndex:
         self.degree = np.asarray(self.matrix_t.sum(axis=1), dtype=np.float32).ravel()   # labelled citers
 
     #: what :meth:`save` leaves out: the labelled papers and vectors (saved with the model) and caches
-    _NOT_SAVED = ("labelled", "by_id", "vectors", "_bm25", "_counts_cache")
+    _NOT_SAVED = ("labelled", "by_id", "vectors", "_bm25", "_counts_cache", "_versions")
+
+    @staticmethod
+    def version_rows(labelled: list[LabelledPaper]) -> dict[str, list[int]]:
+        """Other id of a paper (the corpus paper a bibliography is a version of) -> the labelled
+        rows that are versions of it."""
+        out: dict[str, list[int]] = {}
+        for row, p in enumerate(labelled):
+            for v in p.versions:
+                out.setdefault(v, []).append(row)
+        return out
+
+    def own_rows(self, paper_id: str | None) -> list[int]:
+        """The labelled rows that are the paper ``paper_id`` under any of its ids: its own row, the
+        rows that are versions of it, and the versions of the paper it is a version of."""
+        if not paper_id:
+            return []
+        rows = set(self._versions.get(paper_id, ()))
+        if paper_id in self._row:
+            row = self._row[paper_id]
+            rows.add(row)
+            for v in self.labelled[row].versions:
+                if v in self._row:
+                    rows.add(self._row[v])
+                rows.update(self._versions.get(v, ()))
+        return sorted(rows)
 
     def save(self, folder: str | Path) -> None:
         """Write the index's arrays and tables into ``folder`` (read back by :meth:`load`)."""
@@ -141,6 +167,7 @@ class NeighbourIndex:
         new = object.__new__(cls)
         new.__dict__.update(state)
         new.labelled, new.by_id, new.vectors = labelled, {p.id: p for p in labelled}, vectors
+        new._versions = cls.version_rows(labelled)
         new._bm25 = BM25Retriever.load(folder / "bm25", mmap=True)
         new._counts_cache = {}
         return new
@@ -157,10 +184,12 @@ class NeighbourIndex:
 
         The mean of BM25 (divided by the query's best score) and, with vectors, the cosine (floored
         at 0). A query's own paper (``exclude``, or the same title) gets -1 and is left out *before*
-        BM25 is normalised: under leave-one-out a training query's best BM25 hit is itself, and
-        dividing by that score would shrink every other similarity (training and serving features
-        would then differ). Likewise, with ``years``, the labelled papers a query may not see (later
-        than its year, or of unknown year) get -1 and are left out before normalising.
+        BM25 is normalised; so are its other versions (:meth:`own_rows`: a bibliography imported
+        under the paper's arXiv id is the query's own reference list too). Under leave-one-out a
+        training query's best BM25 hit is itself, and dividing by that score would shrink every
+        other similarity (training and serving features would then differ). Likewise, with
+        ``years``, the labelled papers a query may not see (later than its year, or of unknown
+        year) get -1 and are left out before normalising.
         """
         n = len(self.labelled)
         out = np.zeros((len(queries), n), dtype=np.float32)
@@ -179,7 +208,7 @@ class NeighbourIndex:
                     cos[~ok] = 0.0
             else:
                 ok = None
-            own = [self._row[exclude[i]]] if exclude and exclude[i] in self._row else []
+            own = self.own_rows(exclude[i]) if exclude else []
             # the same paper under another id (a draft already labelled): top hits with the same title
             close = raw if cos is None else cos
             for j in np.argsort(-close, kind="stable")[:5]:

@@ -26,7 +26,7 @@ from ..config import Workspace
 from ..corpus.pool import load_pool
 from ..errors import DataMissingError
 from ..extract.works import WorkIndex, is_work_id, pool_works
-from ..labels.papers import LabelledPaper, load_reference_dirs
+from ..labels.papers import LabelledPaper, load_reference_dirs, paper_keys
 from ..retrieval.base import Doc
 from ..retrieval.cross_encoder import CITED_TARGET, CrossEncoderReranker
 from .card import write_card
@@ -167,14 +167,18 @@ class DefaultTrainingData:
 def default_training_data(refs: list[str | Path], pool_path: str | Path, *, seed: int = 0,
                           dev_fraction: float = 0.1, pool_years: tuple[int, int] | None = None,
                           year: int | None = None, works: str | Path | None = None,
-                          works_min_citing: int = SERVING_MIN_CITING) -> DefaultTrainingData:
+                          works_min_citing: int = SERVING_MIN_CITING,
+                          hold_out: set[str] | frozenset[str] = frozenset()) -> DefaultTrainingData:
     """The labelled papers of ``refs`` over the pool of ``pool_path`` (and the catalogue of cited
-    works ``works``), split as :func:`train_default` splits them (see there for the arguments)."""
+    works ``works``), split as :func:`train_default` splits them (see there for the arguments).
+    ``hold_out``: ids and normalised titles (:func:`~mustcite.labels.papers.paper_keys`) of papers
+    that are no labelled paper under any of their ids, so no work enters the pool through them."""
     pool = load_pool(pool_path, pool_years)
     if year is not None:
         pool = [p for p in pool if p.get("year") is not None and p["year"] <= year]
     index = WorkIndex.load(works) if works else None
-    labelled = load_reference_dirs(refs, {p["paper_id"] for p in pool} | (set(index.works) if index else set()), index)
+    labelled = load_reference_dirs(refs, {p["paper_id"] for p in pool} | (set(index.works) if index else set()), index,
+                                   exclude=hold_out)
     if year is not None:
         labelled = [p for p in labelled if p.year is not None and p.year <= year]
     train, dev = split_dev(labelled, dev_fraction, seed)
@@ -198,7 +202,8 @@ def train_default(refs: list[str | Path], pool_path: str | Path, out: str | Path
                   pool_years: tuple[int, int] | None = None, year: int | None = None,
                   config: RecommenderConfig | None = None, cache_dir: str | Path | None = None,
                   fit_queries: int = 0, negatives: float = 1.0, works: str | Path | None = None,
-                  works_min_citing: int = SERVING_MIN_CITING, log=print) -> dict[str, Any]:
+                  works_min_citing: int = SERVING_MIN_CITING, hold_out: list[dict[str, Any]] = (),
+                  log=print) -> dict[str, Any]:
     """Train on every labelled paper of ``refs``; returns the model card.
 
     ``works``: a catalogue of cited works (``mustcite works build``): the pool also holds the works
@@ -213,10 +218,15 @@ def train_default(refs: list[str | Path], pool_path: str | Path, out: str | Path
 
     ``year``: a model as of that year (pool and labelled papers of that year or earlier). The
     hold-out papers are scored as queries of their own year, so they too see only papers of their
-    year or earlier."""
+    year or earlier.
+
+    ``hold_out``: query records (``id``, ``title``, ``paper_id``/``versions``) kept out of
+    everything the model learns from: no reference file of theirs, under any id or the same
+    title, is a labelled paper (papers to evaluate the model on afterwards)."""
     t0 = time.perf_counter()
     data = default_training_data(refs, pool_path, seed=seed, dev_fraction=dev_fraction, pool_years=pool_years,
-                                 year=year, works=works, works_min_citing=works_min_citing)
+                                 year=year, works=works, works_min_citing=works_min_citing,
+                                 hold_out=paper_keys(list(hold_out)))
     labelled, train, dev = data.labelled, data.train, data.dev
     full_pool, eval_pool = data.full_pool, data.eval_pool
     log(f"pool {len(full_pool)} papers; labelled {len(labelled)} (train {len(train)}, dev {len(dev)})")
@@ -239,8 +249,25 @@ def train_default(refs: list[str | Path], pool_path: str | Path, out: str | Path
             "train_papers": len(train), "dev_papers": len(dev), "dev_fraction": dev_fraction,
             "refit_on_all": bool(refit and dev), "as_of_year": year, "fit_queries": rec.info.get("train_queries"),
             "negatives_kept": negatives,
-            "labelled_citations": sum(len(p.cites) for p in labelled)}
+            "labelled_citations": sum(len(p.cites) for p in labelled),
+            "labelled_by_folder": _by_folder(labelled), "held_out_papers": len(hold_out)}
     return write_card(out, rec=rec, data=data, metrics=metrics, seed=seed, seconds=time.perf_counter() - t0)
+
+
+def _by_folder(labelled: list[LabelledPaper]) -> dict[str, dict[str, Any]]:
+    """Per reference folder: the labelled papers it gave, their years, their citations and how
+    many of those carry no tier label beyond "cited" (a bibliography without citation contexts)."""
+    out: dict[str, dict[str, Any]] = {}
+    for p in labelled:
+        row = out.setdefault(p.source, {"papers": 0, "citations": 0, "cited_only": 0, "years": {}})
+        row["papers"] += 1
+        row["citations"] += len(p.cites)
+        row["cited_only"] += sum(1 for c in p.cites if c.flags()["must_cite"] is None)
+        key = str(p.year) if p.year is not None else "unknown"
+        row["years"][key] = row["years"].get(key, 0) + 1
+    for row in out.values():
+        row["years"] = dict(sorted(row["years"].items()))
+    return out
 
 
 def build_benchmark_model(data: BenchmarkData, config: RecommenderConfig, *, fit_extra: bool = False,

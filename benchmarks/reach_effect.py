@@ -1,0 +1,275 @@
+"""Do more citing papers help? Held-out bibliographies as queries, before and after, paired.
+
+Two steps. ``split`` picks the held-out papers from an imported bibliography folder (extraction
+records without contexts: ``<stem>.json`` + ``<stem>.meta.json``) *before anything is built*: a
+seeded sample of ``--per-band`` papers per year band (2016-2018, 2019-2020, 2021-2022, 2023-2024),
+written as query records (id, title, abstract, year, the corpus paper they are a version of, field).
+Train both models with ``mustcite train --hold-out THAT_FILE`` (their reference lists, under any id
+or the same title, then feed nothing), the *before* model on the old folders, the *after* model on
+the old folders plus the new one, all other settings identical. ``eval`` then scores both on the
+held-out queries (title + abstract, as of their own year):
+
+    python benchmarks/reach_effect.py split --records DIR --out held_out.json [--per-band 60] [--seed 7]
+    python benchmarks/reach_effect.py eval --held-out held_out.json --records DIR --works CATALOGUE \\
+        --before MODEL --after MODEL [--out PATH]
+    python benchmarks/reach_effect.py guard --benchmark BENCH --refs DIR --refs DIR
+
+The right answers of a query are its references that resolve to a corpus paper or a catalogue work
+(the same for both sides). Per side: cited R@20 and R@100, the recall of the works among the right
+answers, the share of works among the references found in the top 100, BM25 (the before model's
+first stage) on the same queries; per year band and per field. The after/before differences are
+tested with a paired randomisation test (:func:`mustcite.benchmark.randomisation_test`). A funnel
+says where the right answers that are works are lost: not in the pool, not yet visible in the
+query's year, not among the candidates, or ranked below 100. Writes
+``benchmarks/results/reach_effect.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from mustcite.benchmark import randomisation_test
+from mustcite.extract.works import WorkIndex, is_work_id
+from mustcite.io import read_json
+from mustcite.labels.papers import load_reference_dir
+
+OUT = Path(__file__).parent / "results" / "reach_effect.json"
+BANDS = ((2016, 2018), (2019, 2020), (2021, 2022), (2023, 2024))
+
+#: the field of a query by the venue of the corpus paper it is a version of
+FIELD_OF_VENUE = {"NeurIPS": "ML", "ICML": "ML", "ICLR": "ML", "AISTATS": "ML", "JMLR": "ML", "UAI": "ML",
+                  "COLT": "ML", "TMLR": "ML", "CVPR": "CV", "ICCV": "CV", "ECCV": "CV", "WACV": "CV",
+                  "ACL": "NLP", "EMNLP": "NLP", "NAACL": "NLP", "EACL": "NLP", "COLING": "NLP", "TACL": "NLP",
+                  "AAAI": "AI", "IJCAI": "AI"}
+
+
+def band_of(year: int | None) -> str | None:
+    for lo, hi in BANDS:
+        if year is not None and lo <= year <= hi:
+            return f"{lo}-{hi}"
+    return None
+
+
+def field_of(venue: str | None) -> str:
+    """ML, CV, NLP or AI from a venue name ("NeurIPS 2023", "ICML"); "unknown" otherwise."""
+    head = (venue or "").split()[0] if venue else ""
+    return FIELD_OF_VENUE.get(head, "unknown")
+
+
+def _rank(stem: str, seed: int) -> str:
+    return hashlib.sha256(f"{seed}:{stem}".encode()).hexdigest()
+
+
+def split(records: Path, per_band: int, seed: int) -> list[dict[str, Any]]:
+    """``per_band`` papers of each year band of ``records`` (the smallest seeded hashes of their
+    stems, so the choice depends on nothing else), as query records."""
+    papers = load_reference_dir(records)           # every reference file with a title and a reference
+    chosen: list[dict[str, Any]] = []
+    for lo, hi in BANDS:
+        band = sorted((p for p in papers if p.year is not None and lo <= p.year <= hi), key=lambda p: _rank(p.id, seed))
+        for p in band[:per_band]:
+            meta = read_json(records / f"{p.id}.meta.json", missing_ok=True) or {}
+            chosen.append({"id": p.id, "title": p.title, "abstract": p.abstract, "year": p.year,
+                           "versions": list(p.versions), "venue": meta.get("venue"),
+                           "field": field_of(meta.get("venue")), "band": f"{lo}-{hi}"})
+    return chosen
+
+
+def right_answers(records: Path, held: list[dict[str, Any]], works: WorkIndex | None) -> dict[str, set[str]]:
+    """Per held-out query: its references resolved to a corpus paper or (with ``works``) a work."""
+    ids = {q["id"] for q in held}
+    return {p.id: {c.paper_id for c in p.cites} for p in load_reference_dir(records, works=works) if p.id in ids}
+
+
+def _queries(held: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [{"id": q["id"], "title": q["title"], "abstract": q["abstract"], "year": q["year"]} for q in held]
+
+
+def per_query(ranked: dict[str, list[str]], truth: dict[str, set[str]]) -> dict[str, dict[str, float]]:
+    """Per metric, per query: R@20, R@100, works' recall at 100 (queries citing a work only) and the
+    works' share of the found references (queries finding any)."""
+    out: dict[str, dict[str, float]] = {"R@20": {}, "R@100": {}, "works R@100": {}, "works share of found": {}}
+    for qid, rel in truth.items():
+        if not rel:
+            continue
+        got = ranked.get(qid, [])
+        found = [p for p in got[:100] if p in rel]
+        out["R@20"][qid] = len(set(got[:20]) & rel) / len(rel)
+        out["R@100"][qid] = len(found) / len(rel)
+        rel_works = {p for p in rel if is_work_id(p)}
+        if rel_works:
+            out["works R@100"][qid] = len(rel_works & set(found)) / len(rel_works)
+        if found:
+            out["works share of found"][qid] = sum(1 for p in found if is_work_id(p)) / len(found)
+    return out
+
+
+def _mean(d: dict[str, float], keep: set[str] | None = None) -> float | None:
+    vals = [v for k, v in d.items() if keep is None or k in keep]
+    return round(float(np.mean(vals)), 4) if vals else None
+
+
+def compare(sides: dict[str, dict[str, dict[str, float]]], groups: dict[str, set[str]]) -> dict[str, Any]:
+    """Means per side and metric, in every group of queries, with the after-vs-before p-value."""
+    out: dict[str, Any] = {}
+    for name, keep in groups.items():
+        row: dict[str, Any] = {"queries": len(keep)}
+        for m in sides["after"]:
+            cell = {side: _mean(sides[side][m], keep) for side in sides}
+            a = {k: v for k, v in sides["after"][m].items() if k in keep}
+            b = {k: v for k, v in sides["before"][m].items() if k in keep}
+            cell["paired_queries"] = len(set(a) & set(b))
+            cell["p"] = randomisation_test(a, b) if cell["paired_queries"] else None
+            row[m] = cell
+        out[name] = row
+    return out
+
+
+def funnel(rec, queries: list[dict[str, Any]], truth: dict[str, set[str]]) -> dict[str, Any]:
+    """Where the right answers are lost, split into corpus papers and works: not in the model's
+    pool, in it but later than the query's year (not yet visible), visible but no candidate, a
+    candidate ranked below 100, in the top 100."""
+    from mustcite.recommend.query import effective_year, parse_year
+
+    ranked = rec.rank_ids(queries, ("cited",), top=100)["cited"]
+    parsed = [(q["id"], effective_year(parse_year(q.get("year")))) for q in queries]
+    from mustcite.retrieval.base import Doc
+
+    docs = [Doc(q["id"], q["title"] or "", q["abstract"] or "") for q in queries]
+    cands, _, _ = rec.candidates.generate(docs, years=[y for _, y in parsed])
+    row_of, years = rec.candidates.row, rec.candidates.pool_years
+    counts = {k: {"not in pool": 0, "not yet visible": 0, "no candidate": 0, "ranked below 100": 0, "top 100": 0}
+              for k in ("corpus papers", "works")}
+    for (qid, year), cs in zip(parsed, cands):
+        cand_ids = {c.paper_id for c in cs}
+        top = set(ranked.get(qid, []))
+        for pid in truth.get(qid, ()):
+            c = counts["works" if is_work_id(pid) else "corpus papers"]
+            if pid not in row_of:
+                c["not in pool"] += 1
+            elif years[row_of[pid]] > year:
+                c["not yet visible"] += 1
+            elif pid in top:
+                c["top 100"] += 1
+            elif pid in cand_ids:
+                c["ranked below 100"] += 1
+            else:
+                c["no candidate"] += 1
+    return counts
+
+
+def evaluate(args) -> dict[str, Any]:
+    from mustcite.recommend.method import Recommender
+
+    held = json.loads(args.held_out.read_text())
+    works = WorkIndex.load(args.works) if args.works else None
+    truth = right_answers(args.records, held, works)
+    held = [q for q in held if truth.get(q["id"])]
+    queries = _queries(held)
+    sides, funnels, bm25 = {}, {}, {}
+    for side in ("before", "after"):
+        rec = Recommender.load(getattr(args, side))
+        ranked = rec.rank_ids(queries, ("cited",), top=100)["cited"]
+        sides[side] = per_query(ranked, truth)
+        funnels[side] = funnel(rec, queries, truth)
+        if side == "before":
+            # the card's BM25 baseline: the before model's own first stage, under the same time order
+            from mustcite.recommend.query import effective_year, parse_year
+            from mustcite.retrieval.base import Doc
+
+            docs = [Doc(q["id"], q["title"] or "", q["abstract"] or "") for q in queries]
+            hits = rec.candidates.bm25_search(docs, [effective_year(parse_year(q["year"])) for q in queries], 100)
+            bm25 = per_query({qid: [p for p, _ in h] for qid, h in hits.items()}, truth)
+        del rec
+    groups: dict[str, set[str]] = {"all": {q["id"] for q in held}}
+    for q in held:
+        groups.setdefault(f"band {q['band']}", set()).add(q["id"])
+        groups.setdefault(f"field {q['field']}", set()).add(q["id"])
+    table = compare(sides, groups)
+    for name, keep in groups.items():
+        for m in ("R@20", "R@100"):
+            table[name][m]["bm25"] = _mean(bm25[m], keep)
+            after = table[name][m]["after"]
+            table[name][m]["after / bm25"] = round(after / table[name][m]["bm25"], 3) \
+                if after is not None and table[name][m]["bm25"] else None
+    n_rel = sum(len(v) for v in truth.values() if v)
+    return {"held_out": str(args.held_out), "records": str(args.records), "before": str(args.before),
+            "after": str(args.after), "queries": len(held), "right_answers": n_rel,
+            "right_answers_works": sum(1 for v in truth.values() for p in v if is_work_id(p)),
+            "fields": sorted({q["field"] for q in held}), "table": table, "funnel": funnels}
+
+
+def guard(bench: Path, refs: list[Path]) -> dict[str, Any]:
+    """How the benchmark's dev and test queries are kept out of the labelled papers of ``refs``
+    (:func:`mustcite.benchmark.training_data.benchmark_data`): per folder, its papers, those that
+    are a held query by id, only by the corpus paper they are a version of, only by title, and
+    those of an earlier year than every query that join as neighbours."""
+    from mustcite.benchmark.loader import Benchmark
+    from mustcite.benchmark.training_data import benchmark_data
+    from mustcite.corpus.records import normalize_title
+
+    b = Benchmark.open(bench)
+    held_q = [q for name in ("dev", "test") if name in b.splits() for q in b.queries(name)]
+    held = {str(q["id"]) for q in held_q}
+    titles = {normalize_title(q.get("title")) for q in held_q}
+    data = benchmark_data(bench, refs)
+    out: dict[str, Any] = {"benchmark": str(bench), "held_queries": len(held), "extra_neighbours": len(data.extra)}
+    for folder in refs:
+        papers = load_reference_dir(folder)
+        by_id = [p for p in papers if p.id in held]
+        by_version = [p for p in papers if p.id not in held and not set(p.versions).isdisjoint(held)]
+        by_title = [p for p in papers if p.ids().isdisjoint(held) and normalize_title(p.title) in titles]
+        out[str(folder)] = {"papers": len(papers), "held_by_id": len(by_id), "held_by_version_only": len(
+            [p for p in by_version if normalize_title(p.title) not in titles]),
+            "held_by_version": len(by_version), "held_by_title_only": len(by_title),
+            "neighbours": sum(1 for p in data.extra if p.source == str(folder))}
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    s = sub.add_parser("split", help="pick the held-out papers (before building anything)")
+    s.add_argument("--records", type=Path, required=True)
+    s.add_argument("--out", type=Path, required=True)
+    s.add_argument("--per-band", type=int, default=60)
+    s.add_argument("--seed", type=int, default=7)
+    e = sub.add_parser("eval", help="score the before and after models on the held-out papers")
+    e.add_argument("--held-out", type=Path, required=True)
+    e.add_argument("--records", type=Path, required=True)
+    e.add_argument("--works", type=Path, default=None, help="the catalogue both models' pools come from")
+    e.add_argument("--before", type=Path, required=True)
+    e.add_argument("--after", type=Path, required=True)
+    e.add_argument("--out", type=Path, default=OUT)
+    g = sub.add_parser("guard", help="how a built benchmark's dev/test queries are kept out of --refs")
+    g.add_argument("--benchmark", type=Path, required=True)
+    g.add_argument("--refs", type=Path, action="append", required=True)
+    g.add_argument("--out", type=Path, default=OUT.with_name("reach_guard.json"))
+    args = ap.parse_args(argv)
+    if args.cmd == "guard":
+        report = guard(args.benchmark, args.refs)
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(json.dumps(report, indent=1))
+        print(json.dumps(report, indent=1))
+        return 0
+    if args.cmd == "split":
+        held = split(args.records, args.per_band, args.seed)
+        args.out.write_text(json.dumps(held, indent=1))
+        print(f"{len(held)} held-out papers -> {args.out}", file=sys.stderr)
+        return 0
+    report = evaluate(args)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(report, indent=1))
+    print(json.dumps(report["table"]["all"], indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
