@@ -36,9 +36,9 @@ from typing import Any
 import numpy as np
 
 from mustcite.benchmark import randomisation_test
-from mustcite.extract.works import WorkIndex, is_work_id
+from mustcite.extract import WorkIndex, is_work_id
 from mustcite.io import read_json
-from mustcite.labels.papers import load_reference_dir
+from mustcite.labels import load_reference_dir
 
 OUT = Path(__file__).parent / "results" / "reach_effect.json"
 BANDS = ((2016, 2018), (2019, 2020), (2021, 2022), (2023, 2024))
@@ -136,11 +136,11 @@ def funnel(rec, queries: list[dict[str, Any]], truth: dict[str, set[str]]) -> di
     """Where the right answers are lost, split into corpus papers and works: not in the model's
     pool, in it but later than the query's year (not yet visible), visible but no candidate, a
     candidate ranked below 100, in the top 100."""
-    from mustcite.recommend.query import effective_year, parse_year
+    from mustcite.recommend import effective_year, parse_year
 
     ranked = rec.rank_ids(queries, ("cited",), top=100)["cited"]
     parsed = [(q["id"], effective_year(parse_year(q.get("year")))) for q in queries]
-    from mustcite.retrieval.base import Doc
+    from mustcite.retrieval import Doc
 
     docs = [Doc(q["id"], q["title"] or "", q["abstract"] or "") for q in queries]
     cands, _, _ = rec.candidates.generate(docs, years=[y for _, y in parsed])
@@ -166,7 +166,7 @@ def funnel(rec, queries: list[dict[str, Any]], truth: dict[str, set[str]]) -> di
 
 
 def evaluate(args) -> dict[str, Any]:
-    from mustcite.recommend.method import Recommender
+    from mustcite.recommend import Recommender
 
     held = json.loads(args.held_out.read_text())
     works = WorkIndex.load(args.works) if args.works else None
@@ -181,8 +181,8 @@ def evaluate(args) -> dict[str, Any]:
         funnels[side] = funnel(rec, queries, truth)
         if side == "before":
             # the card's BM25 baseline: the before model's own first stage, under the same time order
-            from mustcite.recommend.query import effective_year, parse_year
-            from mustcite.retrieval.base import Doc
+            from mustcite.recommend import effective_year, parse_year
+            from mustcite.retrieval import Doc
 
             docs = [Doc(q["id"], q["title"] or "", q["abstract"] or "") for q in queries]
             hits = rec.candidates.bm25_search(docs, [effective_year(parse_year(q["year"])) for q in queries], 100)
@@ -211,9 +211,8 @@ def guard(bench: Path, refs: list[Path]) -> dict[str, Any]:
     (:func:`mustcite.benchmark.training_data.benchmark_data`): per folder, its papers, those that
     are a held query by id, only by the corpus paper they are a version of, only by title, and
     those of an earlier year than every query that join as neighbours."""
-    from mustcite.benchmark.loader import Benchmark
-    from mustcite.benchmark.training_data import benchmark_data
-    from mustcite.corpus.records import normalize_title
+    from mustcite.benchmark import Benchmark, benchmark_data
+    from mustcite.corpus import normalize_title
 
     b = Benchmark.open(bench)
     held_q = [q for name in ("dev", "test") if name in b.splits() for q in b.queries(name)]

@@ -40,6 +40,8 @@ _LAZY = {
     "train_benchmark": "train",
     # ranking
     "MAX_TEXT": "query",
+    "effective_year": "query",
+    "parse_year": "query",
     "combine": "rescore",
     "top_indices": "ranking",
     # auditing a draft
