@@ -137,6 +137,7 @@ TABLE = [
     ("audit_draft", "rec", [None, "model", 5]), ("audit_draft", "path", [None] + PATH),
     ("audit_draft", "top", TOP), ("audit_draft", "year", YEAR), ("audit_draft", "show_all", FLAG),
     ("audit_draft", "min_score", ["0.5", None, float("nan"), True]),
+    ("audit_draft", "named", ["both", None, 5, "", "Rules"]),
 ]
 
 

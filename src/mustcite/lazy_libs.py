@@ -31,7 +31,8 @@ __all__ = [
     "jsonschema", "matplotlib", "matplotlib_pyplot", "model2vec", "model2vec_distill", "onnxruntime",
     "onnxruntime_quantization", "pygls", "pylate", "ray", "ray_exceptions", "safetensors_torch",
     "sentence_transformers", "sentence_transformers_losses", "sentence_transformers_models", "sklearn_ensemble",
-    "sklearn_feature_extraction_text", "sklearn_linear_model", "sklearn_metrics", "sklearn_pipeline",
+    "sklearn_feature_extraction_text", "sklearn_isotonic", "sklearn_linear_model", "sklearn_metrics",
+    "sklearn_pipeline",
     "tokenizers", "torch", "torch_geometric", "torch_geometric_nn", "transformers", "transformers_logging",
     "uvicorn", "xllamacpp",
 ]
@@ -154,6 +155,10 @@ def sklearn_linear_model(needed_for: str | None = None) -> ModuleType:
 
 def sklearn_ensemble(needed_for: str | None = None) -> ModuleType:
     return _load("sklearn.ensemble", extra=None, package="scikit-learn", needed_for=needed_for)
+
+
+def sklearn_isotonic(needed_for: str | None = None) -> ModuleType:
+    return _load("sklearn.isotonic", extra=None, package="scikit-learn", needed_for=needed_for)
 
 
 def sklearn_feature_extraction_text(needed_for: str | None = None) -> ModuleType:

@@ -452,12 +452,11 @@ def fit_work_model(W: np.ndarray, groups: dict[str, np.ndarray], *, label: str =
     calibration fold, calibrate it (isotonic) on the calibration fold, score the held-out papers;
     the model, the held-out predictions and their labels. ``work_bib`` is fit and scored on the pairs
     whose paper cites the work."""
-    from sklearn.isotonic import IsotonicRegression
-
     from ..extract.works.linkprob import fold_of
     from .forest import TreeEnsemble
 
     HistGradientBoostingClassifier = lazy_libs.sklearn_ensemble("the mention model").HistGradientBoostingClassifier
+    IsotonicRegression = lazy_libs.sklearn_isotonic("the mention model").IsotonicRegression
     if label not in WORK_LABELS:
         raise ValueError(f"unknown label {label!r}; expected one of {WORK_LABELS}")
     t0 = time.perf_counter()
