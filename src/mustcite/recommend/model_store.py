@@ -48,7 +48,7 @@ CROSS_DIR = "cross_encoder"
 INDEX_DIR = "indexes"
 #: the temporary folder :func:`_write_indexes` renames into place (``.indexes-<pid>``)
 _TEMP_INDEXES = re.compile(rf"\.{INDEX_DIR}-(?P<pid>\d+)")
-INDEX_VERSION = 8
+INDEX_VERSION = 9     # 9: labelled papers keep the corpus papers they are versions of
 
 T = TypeVar("T")
 
