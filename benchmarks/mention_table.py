@@ -69,7 +69,8 @@ def form_row(f: dict, surface: dict[str, str]) -> dict:
             "linked_papers": int(f["linked_papers"])}
 
 
-def plot(bins: dict[str, list[dict]], path: Path) -> None:
+def plot(bins: dict[str, list[dict]], path: Path, xlabel: str = "predicted probability (10 bins)") -> None:
+    """A reliability diagram per label: mean predicted against observed share, rows per bin."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -85,7 +86,7 @@ def plot(bins: dict[str, list[dict]], path: Path) -> None:
             ax.annotate(f"{ni:,}", (xi, yi), textcoords="offset points", xytext=(4, -10), fontsize=7)
         ax.set_xlim(0, 1)
         ax.set_ylim(0, 1)
-        ax.set_xlabel("predicted probability (10 bins)")
+        ax.set_xlabel(xlabel)
         ax.set_ylabel("observed share")
         ax.set_title(title, fontsize=10)
     fig.tight_layout()

@@ -27,6 +27,7 @@ import time
 from pathlib import Path
 
 import duckdb
+from mention_table import plot  # the same reliability diagram as the mention-level models
 
 from mustcite.extract import out_of_fold_stats
 from mustcite.recommend import MENTION_LEXICON_FILE as LEXICON_FILE
@@ -37,31 +38,6 @@ from mustcite.recommend import mention_serving_stats as serving_stats
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
 FIGURE = ROOT / "docs" / "img" / "mention_work_reliability.png"
-
-
-def plot(bins: dict[str, list[dict]], path: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    import numpy as np
-
-    fig, axes = plt.subplots(1, len(bins), figsize=(5 * len(bins), 4.4))
-    for ax, (title, rows) in zip(np.atleast_1d(axes), bins.items()):
-        pts = [(r["mean_predicted"], r["observed"], r["rows"]) for r in rows if r["rows"]]
-        x, y, n = map(np.array, zip(*pts))
-        ax.plot([0, 1], [0, 1], color="grey", lw=1, ls="--")
-        ax.plot(x, y, marker="o", color="C0")
-        for xi, yi, ni in zip(x, y, n):
-            ax.annotate(f"{ni:,}", (xi, yi), textcoords="offset points", xytext=(4, -10), fontsize=7)
-        ax.set_xlim(0, 1)
-        ax.set_ylim(0, 1)
-        ax.set_xlabel("calibrated probability (10 bins)")
-        ax.set_ylabel("observed share")
-        ax.set_title(title, fontsize=10)
-    fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110)
 
 
 def main() -> None:
@@ -95,7 +71,7 @@ def main() -> None:
             h["reliability"]
     out["timing"]["total_s"] = round(time.perf_counter() - t0, 1)
     out["timing"]["peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
-    plot(bins, FIGURE)
+    plot(bins, FIGURE, "calibrated probability (10 bins)")
     RESULTS.mkdir(parents=True, exist_ok=True)
     (RESULTS / "mention_work_model.json").write_text(json.dumps(out, indent=1) + "\n")
     for label, m in out["models"].items():
