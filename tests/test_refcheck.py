@@ -505,23 +505,12 @@ def test_where_the_sources_disagree_on_the_authors_no_accusation(work, records, 
 def test_an_entry_cited_so_by_other_papers_is_verified(work, tmp_path):
     """Three real reference lists that cite Adam (cut from citations_cs768): the arXiv entry no record
     holds is verified as cited so by 3 papers; with another first author it is not."""
-    import lzma
 
-    from helpers import DATA
 
     from mustcite.refcheck import check_entries
     from mustcite.refcheck.entries import entries_from_bib
 
-    picked = []
-    with lzma.open(DATA / "citations_cs768" / "papers.jsonl.xz", "rt", encoding="utf-8") as fh:
-        for line in fh:
-            if "adam: a method for stochastic optimization" in line.lower() and "Kingma" in line:
-                picked.append(line)
-                if len(picked) == 3:
-                    break
-    lists = tmp_path / "three.jsonl.xz"
-    with lzma.open(lists, "wt", encoding="utf-8") as fh:
-        fh.writelines(picked)
+    lists = _three_adam_lists(tmp_path)
     index = load_index(work, cache=False, citations=lists)
     text = ("@article{adam, title={Adam: A Method for Stochastic Optimization}, author={Kingma, Diederik P. and Ba, "
             "Jimmy}, journal={arXiv preprint arXiv:1412.6980}, year={2014}}\n"
@@ -539,22 +528,10 @@ def test_the_consensus_built_into_the_work_folder_is_used_by_default(work, tmp_p
     rerun skips it: same checksum); check-refs then verifies the arXiv entry by default, and
     --no-citations (or $MUSTCITE_CITATIONS=off) checks without it."""
     import json
-    import lzma
-
-    from helpers import DATA
 
     from mustcite.refcheck.consensus import CONSENSUS_FILE, CONSENSUS_META
 
-    picked = []
-    with lzma.open(DATA / "citations_cs768" / "papers.jsonl.xz", "rt", encoding="utf-8") as fh:
-        for line in fh:
-            if "adam: a method for stochastic optimization" in line.lower() and "Kingma" in line:
-                picked.append(line)
-                if len(picked) == 3:
-                    break
-    lists = tmp_path / "three.jsonl.xz"
-    with lzma.open(lists, "wt", encoding="utf-8") as fh:
-        fh.writelines(picked)
+    lists = _three_adam_lists(tmp_path)
     bibfile = tmp_path / "adam.bib"
     bibfile.write_text("@article{adam, title={Adam: A Method for Stochastic Optimization}, author={Kingma, Diederik "
                        "P. and Ba, Jimmy}, journal={arXiv preprint arXiv:1412.6980}, year={2014}}\n", encoding="utf-8")
@@ -583,3 +560,23 @@ def test_the_consensus_built_into_the_work_folder_is_used_by_default(work, tmp_p
         built.unlink(missing_ok=True)
         (work / "corpus" / CONSENSUS_META).unlink(missing_ok=True)
     assert load_index(work).consensus is None
+
+
+def _three_adam_lists(tmp_path):
+    """The first three real reference lists of ``citations_cs768`` that cite Kingma and Ba's Adam,
+    as a file of that format."""
+    import lzma
+
+    from helpers import DATA
+
+    picked = []
+    with lzma.open(DATA / "citations_cs768" / "papers.jsonl.xz", "rt", encoding="utf-8") as fh:
+        for line in fh:
+            if "adam: a method for stochastic optimization" in line.lower() and "Kingma" in line:
+                picked.append(line)
+                if len(picked) == 3:
+                    break
+    lists = tmp_path / "three.jsonl.xz"
+    with lzma.open(lists, "wt", encoding="utf-8") as fh:
+        fh.writelines(picked)
+    return lists

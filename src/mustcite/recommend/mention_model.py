@@ -117,6 +117,19 @@ def scores(y: np.ndarray, p: np.ndarray, base: float) -> dict[str, Any]:
             "log_loss": round(float(log_loss(y, np.clip(p, 1e-6, 1 - 1e-6), labels=[0, 1])), 4)}
 
 
+def _model_card(folder: Path, files, features, what: str) -> dict[str, Any]:
+    """The card of the model ``what`` saved in ``folder``: DataMissingError naming the first of
+    ``files`` missing, or the card when it was fit on other ``features``."""
+    for name in files:
+        if not (folder / name).is_file():
+            raise DataMissingError(f"no {what}", path=folder / name, hint="run `mustcite works fit-mentions` first")
+    card = read_json(folder / CARD_FILE)
+    if list(card.get("features") or []) != list(features):
+        raise DataMissingError(f"the {what} was fit on other features", path=folder / CARD_FILE,
+                               hint="refit it with `mustcite works fit-mentions`")
+    return card
+
+
 @dataclass
 class MentionModel:
     """A fitted model with its card (features, label, what it was fit on, held-out scores)."""
@@ -143,13 +156,7 @@ class MentionModel:
         import joblib
 
         folder = Path(folder)
-        if not (folder / MODEL_FILE).is_file() or not (folder / CARD_FILE).is_file():
-            raise DataMissingError("no mention model", path=folder / MODEL_FILE,
-                                   hint="run `mustcite works fit-mentions` first")
-        card = read_json(folder / CARD_FILE)
-        if list(card.get("features") or []) != list(FEATURES):
-            raise DataMissingError("the mention model was fit on other features", path=folder / CARD_FILE,
-                                   hint="refit it with `mustcite works fit-mentions`")
+        card = _model_card(folder, (MODEL_FILE, CARD_FILE), FEATURES, "mention model")
         return cls(joblib.load(folder / MODEL_FILE), card)
 
 
@@ -429,14 +436,7 @@ class WorkModel:
         from .forest import TreeEnsemble
 
         folder = Path(folder)
-        for name in (TREES_FILE, CALIBRATION_FILE, CARD_FILE):
-            if not (folder / name).is_file():
-                raise DataMissingError("no per-work mention model", path=folder / name,
-                                       hint="run `mustcite works fit-mentions` first")
-        card = read_json(folder / CARD_FILE)
-        if list(card.get("features") or []) != list(WORK_FEATURES):
-            raise DataMissingError("the per-work mention model was fit on other features", path=folder / CARD_FILE,
-                                   hint="refit it with `mustcite works fit-mentions`")
+        card = _model_card(folder, (TREES_FILE, CALIBRATION_FILE, CARD_FILE), WORK_FEATURES, "per-work mention model")
         with np.load(folder / CALIBRATION_FILE) as z:
             x, y = z["x"], z["y"]
         return cls(TreeEnsemble.load(folder / TREES_FILE), x, y, card)
