@@ -11,8 +11,9 @@ Run::
     # writes benchmarks/results/audit_drafts_compare_dev.json: the figures side by side and every
     # finding shown by default on an intact draft, for judging
 
-``--split dev`` audits only the projects of ``benchmarks/splits/drafts_split.json`` "dev" (the
-"test" projects are frozen: they are only judged once, at the end). ``--mentions DIR``: the name
+``--split dev`` audits only the projects of ``benchmarks/splits/drafts_split.json`` "dev";
+``--split test`` only the frozen "test" projects, which are run and judged once, at the end, with
+the method as it stands then. ``--mentions DIR``: the name
 models the audit loads (``MUSTCITE_MENTION_MODEL``), when they are not beside the recommender;
 ``--named learned`` (or ``NAME=SRC:learned`` in ``--compare``) has the audit decide named works with
 them instead of the name rules.
@@ -175,8 +176,9 @@ def main() -> None:
     ap.add_argument("--drafts", type=Path, default=None)
     ap.add_argument("--only", default=None, help="projects whose name holds this")
     ap.add_argument("--out", type=Path, default=None)
-    ap.add_argument("--split", choices=("dev",), default=None,
-                    help="only the projects of this split of benchmarks/splits/drafts_split.json")
+    ap.add_argument("--split", choices=("dev", "test"), default=None,
+                    help="only the projects of this split of benchmarks/splits/drafts_split.json (test: the "
+                         "frozen projects, run once, at the end)")
     ap.add_argument("--compare", nargs="+", default=None, metavar="NAME=SRC",
                     help="audit with each source tree in a process of its own and compare")
     ap.add_argument("--mentions", type=Path, default=None, help="the name models' folder")

@@ -76,7 +76,9 @@ step "6/7 train the recommender on every labelled paper, then recommend for a re
 # tier models) over the whole corpus, into models/recommender, which recommend/audit/serve use by
 # default. Retrained when missing or saved by an older version of the method. To fit 20 minutes on
 # 2 cores: MiniLM runs as int8 ONNX, one single-threaded encoder per CPU, on the first 48 tokens of
-# title + abstract (64 by default); the tier models are fit on 1,500 of the labelled papers (every
+# title + abstract (64 by default); the training rows and the hold-out's rankings are computed on one
+# forked worker per CPU (the same rows and scores as in one process); the tier models are fit on
+# 1,500 of the labelled papers (every
 # labelled paper still votes as a neighbour) with half of their negative rows; --no-refit keeps the
 # model fit without its 10% hold-out (the hold-out scores the card) instead of fitting it again on
 # all. What these settings cost: docs/experiments/recommender.md. The light model (no dense

@@ -99,3 +99,24 @@ def test_the_same_texts_give_the_same_index_bytes_in_every_process(tmp_path):
         assert got.returncode == 0, got.stderr
         digests.add(got.stdout.strip())
     assert len(digests) == 1
+
+
+@pytest.mark.data
+def test_mapped_index_lets_go_of_what_a_search_read(bm25, slice5k, tmp_path, monkeypatch):
+    """A one-shot command's mapped index drops the postings a search touched from its memory (the
+    results stay those of the index in memory, search after search); a server's resident index keeps them."""
+    import numpy as np
+
+    from mustcite.retrieval import bm25 as bm25_module
+
+    bm25.save(tmp_path / "idx")
+    mapped = BM25Retriever.load(tmp_path / "idx", mmap=True)
+    assert any(isinstance(a, np.memmap) for a in mapped._bm25.scores.values())
+    released = []
+    monkeypatch.setattr(bm25_module, "release_pages", lambda arr: released.append(arr))
+    queries = [{"id": p["paper_id"], "title": p["title"], "abstract": p.get("abstract") or ""} for p in slice5k[:5]]
+    first = mapped.search(queries, k=10)
+    assert released and first == mapped.search(queries, k=10) == bm25.search(queries, k=10)
+    released.clear()
+    mapped.read_into_memory()
+    assert mapped.search(queries, k=10) == first and not released

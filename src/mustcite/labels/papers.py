@@ -36,6 +36,12 @@ class CitedPaper:
     type3: int | None = None
     must_cite: bool | None = None
 
+    def __reduce__(self):
+        # pickled as its constructor's arguments, not as a slot-state dict per object: a saved model's
+        # hundreds of thousands of citations then load without one temporary dict each (their
+        # scattered frees kept a third of the loaded list's memory from being reused)
+        return CitedPaper, (self.paper_id, self.type1, self.type2, self.type3, self.must_cite)
+
     def to_dict(self) -> dict[str, Any]:
         return {"paper_id": self.paper_id, "type1": self.type1, "type2": self.type2, "type3": self.type3,
                 "must_cite": self.must_cite}

@@ -11,22 +11,16 @@ computed by the same matrix-vector product.
 
 from __future__ import annotations
 
-import mmap
 from collections.abc import Iterator
 
 import numpy as np
+
+from ..retrieval.memory import release_pages
 
 #: rows of vectors read per slice of a memory-mapped array (16,384 x 384 float32: 24 MB)
 SLICE_ROWS = 16384
 #: queries scored per pass over a memory-mapped array
 QUERIES_PER_PASS = 64
-
-
-def _release(vecs: np.memmap) -> None:
-    """Drop the pages of ``vecs``'s mapping from this process (they stay in the page cache)."""
-    mapping = getattr(vecs, "_mmap", None)
-    if isinstance(mapping, mmap.mmap) and hasattr(mmap, "MADV_DONTNEED"):
-        mapping.madvise(mmap.MADV_DONTNEED)
 
 
 def dense_scores(vecs: np.ndarray, qvecs: np.ndarray) -> Iterator[np.ndarray]:
@@ -43,5 +37,5 @@ def dense_scores(vecs: np.ndarray, qvecs: np.ndarray) -> Iterator[np.ndarray]:
             part = np.asarray(vecs[lo:lo + SLICE_ROWS])
             for j, q in enumerate(block):
                 out[j, lo:lo + len(part)] = part @ q
-            _release(vecs)
+            release_pages(vecs)
         yield from out

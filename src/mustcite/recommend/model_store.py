@@ -48,7 +48,7 @@ CROSS_DIR = "cross_encoder"
 INDEX_DIR = "indexes"
 #: the temporary folder :func:`_write_indexes` renames into place (``.indexes-<pid>``)
 _TEMP_INDEXES = re.compile(rf"\.{INDEX_DIR}-(?P<pid>\d+)")
-INDEX_VERSION = 9     # 9: labelled papers keep the corpus papers they are versions of
+INDEX_VERSION = 10    # 10: citations pickled as arguments, cited ids shared (a smaller loaded model)
 
 T = TypeVar("T")
 
@@ -211,7 +211,7 @@ def _write_indexes(folder: Path, rec: ModelParts) -> None:
         gen = rec.candidates
         gen.pool.write(tmp / "pool.arrow", _pool_columns(gen.pool))
         with open(tmp / "labelled.pickle", "wb") as fh:     # a pickle reads 5x faster than the JSON lines
-            pickle.dump([replace(p, contexts={}) for p in rec.labelled], fh, protocol=5)
+            pickle.dump(_without_contexts(rec.labelled), fh, protocol=5)
         gen.cindex.save(tmp / "contexts")
         gen.nindex.save(tmp / "neighbours")
         gen.names.save(tmp / "names.pickle")
@@ -224,6 +224,15 @@ def _write_indexes(folder: Path, rec: ModelParts) -> None:
         pass       # read-only model folder, or another process wrote the same indexes first
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _without_contexts(labelled: list[LabelledPaper]) -> list[LabelledPaper]:
+    """Copies of the labelled papers without their context texts, every cited id one shared string
+    object: the pickle holds each id once, and a loaded model one string per cited paper instead of
+    one per citation."""
+    ids: dict[str, str] = {}
+    return [replace(p, contexts={}, cites=[replace(c, paper_id=ids.setdefault(c.paper_id, c.paper_id))
+                                           for c in p.cites]) for p in labelled]
 
 
 def _pool_columns(pool) -> tuple[str, ...]:

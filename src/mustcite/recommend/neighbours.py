@@ -82,17 +82,21 @@ class NeighbourIndex:
         must: dict[str, list[bool]] = {}
         #: per labelled paper, what it votes for: (cited pool paper, vote weight, must-cite, Type I)
         self._ballots: dict[str, list[tuple[str, float, bool, bool]]] = {}
+        # one string object per cited id, however many papers cite it: the saved index (a pickle)
+        # then holds, and a loaded one keeps, each id once
+        shared: dict[str, str] = {}
         for row, p in enumerate(labelled):
             ballot = self._ballots.setdefault(p.id, [])
             for c in p.cites:
-                self.cite_count[c.paper_id] = self.cite_count.get(c.paper_id, 0) + 1
+                pid = shared.setdefault(c.paper_id, c.paper_id)
+                self.cite_count[pid] = self.cite_count.get(pid, 0) + 1
                 f = c.flags()
                 m = bool(f["must_cite"])
                 if m:
-                    self.must_count[c.paper_id] = self.must_count.get(c.paper_id, 0) + 1
-                citers.setdefault(c.paper_id, []).append(row)
-                must.setdefault(c.paper_id, []).append(m)
-                ballot.append((c.paper_id, c.weight(f), m, bool(f["type1"])))
+                    self.must_count[pid] = self.must_count.get(pid, 0) + 1
+                citers.setdefault(pid, []).append(row)
+                must.setdefault(pid, []).append(m)
+                ballot.append((pid, c.weight(f), m, bool(f["type1"])))
         # labelled paper x cited pool paper, 1 where it cites it (for co-citation)
 
         self.cited_ids = sorted(citers)

@@ -31,8 +31,9 @@ from ..retrieval.base import Doc
 from ..retrieval.cross_encoder import CITED_TARGET, CrossEncoderReranker
 from .card import write_card
 from .method import Recommender, RecommenderConfig
-from .query import effective_year, parse_year
+from .query import effective_year, parse_query, parse_year
 from .ranking import top_indices
+from .shared_workers import map_spans, span_workers
 
 #: the default model's pool holds the cited works that at least this many labelled papers cite
 SERVING_MIN_CITING = 2
@@ -105,12 +106,44 @@ def evaluate(rec: Recommender, queries: list[dict[str, Any]], qrels: dict[str, d
         results = rec.recommend_many(queries, top=top, evidence=False, exclude_self=exclude_self)
         return ranking_metrics({qid: [r.paper_id for r in rs] for qid, rs in results.items()}, qrels)
     tiers = tuple(t for t in dict.fromkeys(TIER_OF_TRUTH.values()) if t in rec.tiers.models) or (None,)
-    ranked = rec.rank_ids(queries, tiers, top=top, exclude_self=exclude_self)
+    ranked = spread_rank_ids(rec, queries, tiers, top=top, exclude_self=exclude_self)
     out: dict[str, Any] = {}
     for gt, table in qrels.items():
         tier = TIER_OF_TRUTH.get(gt)
         out |= ranking_metrics(ranked[tier if tier in ranked else tiers[0]], {gt: table})
     return dict(sorted(out.items()))
+
+
+#: queries per span of :func:`spread_rank_ids`
+RANK_SPAN = 64
+
+
+def spread_rank_ids(rec: Recommender, queries: list[dict[str, Any]], tiers: tuple[str, ...], *, top: int = 100,
+                    exclude_self: bool = False) -> dict[str, dict[str, list[str]]]:
+    """:meth:`.method.Recommender.rank_ids` of ``queries`` in spans on forked workers
+    (:mod:`.shared_workers`); the same rankings as one call. Query vectors are encoded (and cached)
+    here first, so the workers only read them."""
+    gen = rec.candidates
+    # a query without an id is numbered by its place in the call: one call then
+    parallel = span_workers(-(-len(queries) // RANK_SPAN)) > 1 and all(isinstance(q, dict) and q.get("id")
+                                                                        for q in queries)
+    if parallel and gen.pool_vecs is not None:
+        if gen.cache_queries:
+            gen.encoder.embed([parse_query(q, i)[0].text for i, q in enumerate(queries)], desc="encoding queries")
+        else:
+            parallel = False
+    parts = map_spans(_rank_span, (rec, queries, tiers, top, exclude_self), len(queries),
+                      RANK_SPAN if parallel else max(1, len(queries)), desc="scoring hold-out", parallel=parallel)
+    out: dict[str, dict[str, list[str]]] = {t: {} for t in tiers}
+    for part in parts:
+        for t, ranked in part.items():
+            out[t] |= ranked
+    return out
+
+
+def _rank_span(shared: tuple, start: int, end: int) -> dict[str, dict[str, list[str]]]:
+    rec, queries, tiers, top, exclude_self = shared
+    return rec.rank_ids(queries[start:end], tiers, top=top, exclude_self=exclude_self)
 
 
 def evaluate_bm25(rec: Recommender, queries: list[dict[str, Any]], qrels: dict[str, dict[str, dict[str, int]]],

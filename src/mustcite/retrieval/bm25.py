@@ -17,6 +17,7 @@ from ..errors import MustciteError
 from ..io import atomic_write_json
 from .base import Results, as_docs
 from .index_meta import read_meta
+from .memory import release_pages
 
 
 def _stemmer():
@@ -41,6 +42,8 @@ class BM25Retriever:
     """Sparse keyword retrieval (Robertson et al. 1995) as bm25s implements it (Lucene variant)."""
 
     name = "bm25"
+    #: whether a mapped index's pages stay in this process once read (:meth:`read_into_memory`)
+    _resident = False
 
     def __init__(self, k1: float = 1.5, b: float = 0.75, method: str = "lucene"):
         self.k1, self.b, self.method = float(k1), float(b), method
@@ -75,6 +78,11 @@ class BM25Retriever:
         extra = {} if mask is None else {"weight_mask": np.asarray(mask, dtype=np.float32)}
         # a progress bar only for a search that takes seconds (2,000 queries of a 139K pool: about 4 s)
         docs, scores = self._bm25.retrieve(tokens, k=k, show_progress=len(qs) > 2000, n_threads=0, **extra)
+        if not self._resident:
+            # a one-shot command holds only what one search reads: the postings it touched leave
+            # this process's memory (a draft's audit reads three such indexes; they stay in the page cache)
+            for arr in getattr(self._bm25, "scores", {}).values():
+                release_pages(arr)
         out: Results = {}
         for q, row, srow in zip(qs, np.asarray(docs), np.asarray(scores)):
             keep = srow > 0                     # in numpy: a query can have thousands of hits
@@ -82,8 +90,9 @@ class BM25Retriever:
         return out
 
     def read_into_memory(self) -> None:
-        """Read a memory-mapped index's pages now (a long-running server does, so that no request
-        pays the first reads of the postings it touches)."""
+        """Read a memory-mapped index's pages now and keep them (a long-running server does, so that
+        no request pays the first reads of the postings it touches)."""
+        self._resident = True
         for arr in getattr(self._bm25, "scores", {}).values():
             if isinstance(arr, np.memmap):
                 np.asarray(arr).view(np.uint8).sum()
