@@ -94,8 +94,9 @@ def compare(bench: Benchmark, split: str, before: Path, after: Path) -> dict[str
             "models": {side: {"reference_folders": c.get("data", {}).get("reference_folders"),
                               "extra_labelled": c.get("data", {}).get("extra_labelled"),
                               "train_queries": c.get("data", {}).get("train_queries"),
+                              "fit_queries": c.get("data", {}).get("fit_queries"),
                               "config": c.get("config"), "seed": c.get("seed"),
-                              "train_seconds": c.get("seconds"), "score_seconds": round(seconds[side], 1)}
+                              "train_seconds": c.get("train_seconds"), "score_seconds": round(seconds[side], 1)}
                        for side, c in cards.items()},
             "table": table, "breakdown": {"ground_truth": gt, "metric": metric} | breakdown}
 
