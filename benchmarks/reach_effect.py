@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from common import parse_set
 
 from mustcite.benchmark import randomisation_test
 from mustcite.extract import WorkIndex, is_work_id
@@ -67,10 +68,13 @@ def _rank(stem: str, seed: int) -> str:
     return hashlib.sha256(f"{seed}:{stem}".encode()).hexdigest()
 
 
-def split(records: Path, per_band: int, seed: int) -> list[dict[str, Any]]:
+def split(records: Path, per_band: int, seed: int, outside: set[str] | None = None) -> list[dict[str, Any]]:
     """``per_band`` papers of each year band of ``records`` (the smallest seeded hashes of their
-    stems, so the choice depends on nothing else), as query records."""
+    stems, so the choice depends on nothing else), as query records. ``outside``: the ids of a
+    trained model's labelled papers, none of which is chosen (the papers that model held out)."""
     papers = load_reference_dir(records)           # every reference file with a title and a reference
+    if outside is not None:
+        papers = [p for p in papers if p.ids().isdisjoint(outside)]
     chosen: list[dict[str, Any]] = []
     for lo, hi in BANDS:
         band = sorted((p for p in papers if p.year is not None and lo <= p.year <= hi), key=lambda p: _rank(p.id, seed))
@@ -165,6 +169,81 @@ def funnel(rec, queries: list[dict[str, Any]], truth: dict[str, set[str]]) -> di
     return counts
 
 
+def _bin(value: int | None, edges: tuple[int, ...]) -> str:
+    """``value`` as the label of the first bin of ``edges`` (upper bounds) it falls in."""
+    if value is None:
+        return "none"
+    lo = 1
+    for hi in edges:
+        if value <= hi:
+            return f"{lo}-{hi}"
+        lo = hi + 1
+    return f">{edges[-1]}"
+
+
+RANK_BINS = (20, 50, 100, 300, 1000)
+
+
+def diagnose(rec, queries: list[dict[str, Any]], truth: dict[str, set[str]], *, bm25_k: int = 2000) -> dict[str, Any]:
+    """Why the right answers that are works, in the pool and visible in the query's year, are no
+    candidate: per such work, how many labelled papers the query may use cite it, the rank (by
+    similarity to the query) of the nearest of them (the query's ``neighbours`` nearest vote, and
+    only the ``vote_k`` best votes join), its rank among the votes, among the co-cited papers of the
+    query's seeds, and in BM25 over the pool (up to ``bm25_k``). Each as counts per rank bin."""
+    from mustcite.recommend import effective_year, parse_year
+    from mustcite.retrieval import Doc
+
+    gen = rec.candidates
+    nidx = gen.nindex
+    docs = [Doc(q["id"], q["title"] or "", q["abstract"] or "") for q in queries]
+    years = [effective_year(parse_year(q.get("year"))) for q in queries]
+    cands, neigh, qvecs = gen.generate(docs, years=years)
+    sims_all = nidx.similarities(docs, qvecs, None, years)
+    bm = gen.bm25_search(docs, years, bm25_k)
+    col = {pid: j for j, pid in enumerate(nidx.cited_ids)}
+    rows: list[dict[str, Any]] = []
+    for i, (q, cs) in enumerate(zip(docs, cands)):
+        cand_ids = {c.paper_id for c in cs}
+        ok = gen.pool_mask(years[i])[0]
+        lost = [p for p in truth.get(q.id, ()) if is_work_id(p) and p in gen.row and ok[gen.row[p]]
+                and p not in cand_ids]
+        if not lost:
+            continue
+        sims = sims_all[i]
+        order = np.argsort(-sims, kind="stable")
+        rank_of_row = np.empty(len(sims), dtype=np.int64)
+        rank_of_row[order] = np.arange(1, len(sims) + 1)
+        votes = nidx.votes(neigh[i])
+        vote_rank = {pid: r for r, (pid, _) in enumerate(
+            sorted(votes.items(), key=lambda kv: (-kv[1].score, kv[0])), 1)}
+        seeds = sorted(cs, key=lambda c: c.seed_rank or 10**9)[: gen.config.cocite_seeds]
+        co = nidx.cocitation([c.paper_id for c in seeds if c.seed_rank], sims)
+        co_rank = {pid: r for r, pid in enumerate(co.best(10**6, lambda p: True), 1)}
+        bm_rank = {pid: r for r, (pid, _) in enumerate(bm.get(q.id, []), 1)}
+        for pid in lost:
+            j = col.get(pid)
+            citer_rows = [] if j is None else nidx.matrix_t[j].indices
+            usable = [int(r) for r in citer_rows if sims[r] >= 0]
+            rows.append({"query": q.id, "work": pid, "citers": len(usable),
+                         "nearest_citer_rank": min((int(rank_of_row[r]) for r in usable if sims[r] > 0), default=None),
+                         "vote_rank": vote_rank.get(pid), "cocite_rank": co_rank.get(pid),
+                         "bm25_rank": bm_rank.get(pid)})
+    summary: dict[str, Any] = {"works": len(rows), "queries": len({r["query"] for r in rows}),
+                               "settings": {k: getattr(gen.config, k) for k in
+                                            ("first_k", "vote_k", "neighbours", "cocite_seeds", "cocite_k")}}
+    summary["citers the query may use"] = _counts(_bin(r["citers"] or None, (1, 2, 5, 10)) for r in rows)
+    for key in ("nearest_citer_rank", "vote_rank", "cocite_rank", "bm25_rank"):
+        summary[key] = _counts(_bin(r[key], RANK_BINS) for r in rows)
+    return {"summary": summary, "rows": rows}
+
+
+def _counts(labels) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for label in labels:
+        out[label] = out.get(label, 0) + 1
+    return dict(sorted(out.items(), key=lambda kv: (kv[0] == "none", kv[0].startswith(">"), len(kv[0]), kv[0])))
+
+
 def evaluate(args) -> dict[str, Any]:
     from mustcite.recommend import Recommender
 
@@ -174,8 +253,11 @@ def evaluate(args) -> dict[str, Any]:
     held = [q for q in held if truth.get(q["id"])]
     queries = _queries(held)
     sides, funnels, bm25 = {}, {}, {}
+    settings = {"before": parse_set(args.before_set), "after": parse_set(args.after_set)}
     for side in ("before", "after"):
         rec = Recommender.load(getattr(args, side))
+        for key, value in settings[side].items():   # the same model with another setting (a paired ablation)
+            setattr(rec.config, key, value)
         ranked = rec.rank_ids(queries, ("cited",), top=100)["cited"]
         sides[side] = per_query(ranked, truth)
         funnels[side] = funnel(rec, queries, truth)
@@ -201,7 +283,9 @@ def evaluate(args) -> dict[str, Any]:
                 if after is not None and table[name][m]["bm25"] else None
     n_rel = sum(len(v) for v in truth.values() if v)
     return {"held_out": str(args.held_out), "records": str(args.records), "before": str(args.before),
-            "after": str(args.after), "queries": len(held), "right_answers": n_rel,
+            "after": str(args.after),
+            "settings": {k: {key: str(v) for key, v in d.items()} for k, d in settings.items()},
+            "queries": len(held), "right_answers": n_rel,
             "right_answers_works": sum(1 for v in truth.values() for p in v if is_work_id(p)),
             "fields": sorted({q["field"] for q in held}), "table": table, "funnel": funnels}
 
@@ -240,6 +324,8 @@ def main(argv: list[str] | None = None) -> int:
     s.add_argument("--out", type=Path, required=True)
     s.add_argument("--per-band", type=int, default=60)
     s.add_argument("--seed", type=int, default=7)
+    s.add_argument("--outside", type=Path, default=None,
+                   help="a trained model: choose only papers that are none of its labelled papers")
     e = sub.add_parser("eval", help="score the before and after models on the held-out papers")
     e.add_argument("--held-out", type=Path, required=True)
     e.add_argument("--records", type=Path, required=True)
@@ -247,6 +333,15 @@ def main(argv: list[str] | None = None) -> int:
     e.add_argument("--before", type=Path, required=True)
     e.add_argument("--after", type=Path, required=True)
     e.add_argument("--out", type=Path, default=OUT)
+    e.add_argument("--before-set", action="append", default=[], help="KEY=VALUE of the before model's settings")
+    e.add_argument("--after-set", action="append", default=[], help="KEY=VALUE of the after model's settings")
+    d = sub.add_parser("diagnose", help="why right answers that are works are no candidate of a model")
+    d.add_argument("--held-out", type=Path, required=True)
+    d.add_argument("--records", type=Path, required=True)
+    d.add_argument("--works", type=Path, default=None)
+    d.add_argument("--model", type=Path, required=True)
+    d.add_argument("--set", action="append", default=[], help="KEY=VALUE of the model's settings")
+    d.add_argument("--out", type=Path, default=OUT.with_name("reach_diagnose.json"))
     g = sub.add_parser("guard", help="how a built benchmark's dev/test queries are kept out of --refs")
     g.add_argument("--benchmark", type=Path, required=True)
     g.add_argument("--refs", type=Path, action="append", required=True)
@@ -259,9 +354,27 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(report, indent=1))
         return 0
     if args.cmd == "split":
-        held = split(args.records, args.per_band, args.seed)
+        outside = None
+        if args.outside is not None:
+            from mustcite.recommend import Recommender
+
+            outside = {pid for p in Recommender.load(args.outside).labelled for pid in p.ids()}
+        held = split(args.records, args.per_band, args.seed, outside)
         args.out.write_text(json.dumps(held, indent=1))
         print(f"{len(held)} held-out papers -> {args.out}", file=sys.stderr)
+        return 0
+    if args.cmd == "diagnose":
+        from mustcite.recommend import Recommender
+
+        held = json.loads(args.held_out.read_text())
+        truth = right_answers(args.records, held, WorkIndex.load(args.works) if args.works else None)
+        rec = Recommender.load(args.model)
+        for key, value in parse_set(args.set).items():
+            setattr(rec.config, key, value)
+        report = diagnose(rec, _queries([q for q in held if truth.get(q["id"])]), truth)
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(json.dumps(report, indent=1))
+        print(json.dumps(report["summary"], indent=1))
         return 0
     report = evaluate(args)
     args.out.parent.mkdir(parents=True, exist_ok=True)

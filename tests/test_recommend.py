@@ -304,3 +304,45 @@ def test_fit_sample_is_a_fixed_subset_whatever_the_order():
     assert {p.id for p in fit_sample(list(reversed(lab)), 25, 0)} == {p.id for p in some}
     assert {p.id for p in fit_sample(lab, 25, 1)} != {p.id for p in some}
     assert {p.id for p in fit_sample(lab, 10, 0)} <= {p.id for p in some}   # a smaller sample is nested
+
+
+@pytest.mark.data
+def test_works_voted_by_a_wider_circle_of_neighbours_join_the_candidates():
+    """Cited works have no abstract, so the first stage rarely finds one: the works the query's
+    ``work_neighbours`` nearest labelled papers cite join (the ``work_vote_k`` best by vote), each a
+    work of the query's year or earlier that no other source brought."""
+    from collections import Counter
+
+    train, _ = S.split()
+    lab = copy.deepcopy(train)
+    pool = [dict(r) for r in S.pool()]
+    counts = Counter(c.paper_id for p in lab for c in p.cites)
+    works = {pid: f"w-{pid}" for pid, _ in counts.most_common(60)}     # the most cited, as title-only works
+    for r in pool:
+        if r["paper_id"] in works:
+            r["paper_id"], r["abstract"] = works[r["paper_id"]], None
+    for p in lab:
+        p.year = 2019      # every labelled paper may help a query of 2019 or later
+        for c in p.cites:
+            c.paper_id = works.get(c.paper_id, c.paper_id)
+    years = {r["paper_id"]: r["year"] for r in pool}
+    q = S.held_out_queries()[0]
+    docs = [Doc(q["id"], q["title"], q["abstract"])]
+    config = RecommenderConfig(dense=False, first_k=5, neighbours=2, vote_k=3, cocite_seeds=0, context_k=0,
+                               disable=("popularity", "contexts", "names"), work_neighbours=len(lab), work_vote_k=0)
+    rec = Recommender.build(pool, lab, config)
+    before = {c.paper_id for c in rec.candidates.generate(docs, years=[2024])[0][0]}
+    rec.config.work_vote_k = 10
+    cands = rec.candidates.generate(docs, years=[2024])[0][0]
+    added = [c for c in cands if "work votes" in c.sources]
+    assert 0 < len(added) <= 10
+    assert all(c.paper_id.startswith("w-") and c.paper_id not in before and c.sources == ["work votes"]
+               for c in added)
+    assert {c.paper_id for c in cands} - before == {c.paper_id for c in added}
+    cited = {c.paper_id for p in lab for c in p.cites}
+    assert all(c.paper_id in cited for c in added)
+    # time order: a query of an earlier year gets no work of a later year
+    early = min(years[c.paper_id] for c in added)
+    assert any(years[c.paper_id] > early for c in added)
+    got = [c for c in rec.candidates.generate(docs, years=[early])[0][0] if "work votes" in c.sources]
+    assert got and all(years[c.paper_id] <= early for c in got)

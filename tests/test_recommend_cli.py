@@ -165,7 +165,13 @@ def test_train_benchmark_mode_is_train_only(capsys, tmp_path):
     code, out, err = run(capsys, tmp_path / "w", "train", "--benchmark", "slice", "--no-dense", "--eval-test")
     assert code == 0, err
     card = json.loads((tmp_path / "w" / "models" / "recommender-slice" / "card.json").read_text())
-    assert card["data"]["train_only"] and card["data"]["train_queries"] == 45
+    assert card["data"]["train_only"] and card["data"]["train_queries"] == 45 and card["data"]["fit_queries"] == 45
+    # the tier models on a fixed sample of the train queries; every train query still a labelled neighbour
+    code, out, err = run(capsys, tmp_path / "w", "train", "--benchmark", "slice", "--no-dense", "--fit-queries", "20",
+                         "--out", str(tmp_path / "w" / "models" / "fit20"))
+    assert code == 0, err
+    card20 = json.loads((tmp_path / "w" / "models" / "fit20" / "card.json").read_text())
+    assert card20["data"]["fit_queries"] == 20 and card20["config"]["labelled"] == 45
     assert card["config"]["labelled"] == 45                       # dev/test papers never become labelled
     assert set(card["metrics"]) == {"dev", "test", "dev_bm25_baseline", "test_bm25_baseline"}
     assert card["metrics"]["dev"]["cited"]["queries"] == 13 and card["metrics"]["dev"]["cited"]["R@100"] > 0.3

@@ -123,8 +123,9 @@ def train_cmd(
     works: Path = typer.Option(None, "--works", help="default mode: the catalogue of cited works whose works "
                                "join the pool (default: <work>/corpus when it holds one)"),
     no_works: bool = typer.Option(False, "--no-works", help="default mode: corpus papers only"),
-    fit_queries: int = typer.Option(0, "--fit-queries", min=0, help="default mode: fit the tier models on this "
-                                    "many labelled papers (a fixed sample; 0: all); all of them still vote"),
+    fit_queries: int = typer.Option(0, "--fit-queries", min=0, help="fit the tier models on this many labelled "
+                                    "papers (benchmark mode: train queries; a fixed sample; 0: all); all of them "
+                                    "still vote"),
     negatives: float = typer.Option(1.0, "--negatives", min=0.01, max=1.0,
                                     help="default mode: fit the tier models on every positive row and this share "
                                     "of the negative rows (a seeded sample, each kept one weighing 1/share)"),
@@ -153,7 +154,7 @@ def train_cmd(
             bench = benchmark_folder(work.root / "benchmarks", benchmark)
             dest = check_output_dir(out or (work.root / "models" / f"recommender-{benchmark}"))
             card = train_benchmark(bench, dest, refs=list(refs or []), dense=dense, seed=seed, eval_test=eval_test,
-                                   cache_dir=work.cache, config=config, log=log)
+                                   cache_dir=work.cache, config=config, fit_queries=fit_queries, log=log)
         else:
             if not refs:
                 # what `make demo` builds: <work>/extract (plus any folders under <work>/references)

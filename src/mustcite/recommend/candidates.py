@@ -8,7 +8,9 @@ For a query of year ``Y`` (its effective year, :func:`.query.effective_year`):
    papers join the candidates, and so do the papers whose citation contexts in labelled papers
    match the query (:mod:`.contexts`), the papers and works the query names (:mod:`.name_index`:
    "we evaluate on HDTF"), the ``popular_k`` most-cited ones and the papers the labelled papers
-   cite together with the likeliest candidates (co-citation).
+   cite together with the likeliest candidates (co-citation);
+3. the cited works (no abstract, so step 1 rarely finds one) that a wider circle of nearest
+   labelled papers (``work_neighbours``) votes for: the ``work_vote_k`` best not yet candidates.
 
 Every source applies the time order described in :mod:`.method`.
 """
@@ -22,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from ..corpus.records import normalize_title
+from ..extract.works import is_work_id
 from ..labels.papers import LabelledPaper
 from ..retrieval.base import Doc
 from ..retrieval.bm25 import BM25Retriever
@@ -159,6 +162,8 @@ class CandidateGenerator:
             qvecs = np.asarray(vecs, dtype=np.float32)
         sims = self.nindex.similarities(queries, qvecs, exclude, years)
         neigh = self.nindex.neighbours(queries, qvecs, cfg.neighbours, exclude, sims=sims)
+        wide = self.nindex.neighbours(queries, qvecs, cfg.work_neighbours, exclude, sims=sims) \
+            if cfg.work_vote_k and "neighbours" not in cfg.disable else [[] for _ in queries]
         ctx = self.cindex.search(queries, exclude=exclude, years=years) \
             if self.cindex is not None and "contexts" not in cfg.disable else [{} for _ in queries]
         dense = dense_scores(self.pool_vecs, qvecs) if qvecs is not None else None
@@ -204,6 +209,8 @@ class CandidateGenerator:
                 c.named = hit
             if cfg.cocite_seeds and "cocitation" not in cfg.disable:
                 self._add_cocited(cands, self._seeds(cands, votes), sims[i], ok)
+            if wide[i]:
+                self._add_voted_works(cands, wide[i], ok)
             for pid in (extra[i] if extra else ()):
                 if pid in self.row and ok[self.row[pid]]:
                     cands.setdefault(pid, Candidate(pid, self.row[pid])).sources.append("references")
@@ -233,6 +240,15 @@ class CandidateGenerator:
         for rank, pid in enumerate(seeds, 1):
             cands[pid].seed_rank = rank
         return seeds
+
+    def _add_voted_works(self, cands: dict[str, Candidate], wide: list[tuple[str, float]], ok: np.ndarray) -> None:
+        """Add the cited works (of the query's year or earlier: ``ok``) the labelled papers ``wide``
+        vote for (summed similarity x tier weight), the ``work_vote_k`` best not yet candidates."""
+        votes = self.nindex.votes(wide)
+        works = ((pid, v.score) for pid, v in votes.items()
+                 if pid not in cands and is_work_id(pid) and ok[self.row[pid]])
+        for pid, _ in heapq.nsmallest(self.config.work_vote_k, works, key=lambda kv: (-kv[1], kv[0])):
+            cands[pid] = Candidate(pid, self.row[pid], sources=["work votes"])
 
     def _add_cocited(self, cands: dict[str, Candidate], seeds: list[str], sims: np.ndarray,
                      ok: np.ndarray) -> None:

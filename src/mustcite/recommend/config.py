@@ -30,6 +30,12 @@ class RecommenderConfig:
     cocite_k: int = 200       # co-cited papers added to the candidates (0.752 -> 0.790 of the cited papers on dev)
     context_k: int = 200      # best citation-context matches added to the candidates (contexts.py)
     popular_k: int = 0        # the most-cited labelled citations always among the candidates (0: off)
+    #: cited works (no abstract: BM25 and the dense step rarely find one) voted for by the query's
+    #: ``work_neighbours`` nearest labelled papers; the ``work_vote_k`` best not yet candidates join
+    #: (0: off). Off by default: on 240 held-out bibliographies, 100 of them made 190 more right-answer
+    #: works candidates but none reached the top 100 (docs/experiments/bibliographies.md)
+    work_neighbours: int = 100
+    work_vote_k: int = 0
     rrf_k: int = 60
     dense: bool = True
     #: the dense encoder: any model spec DenseRetriever takes ("" for the shipped MiniLM in full

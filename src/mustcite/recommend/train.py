@@ -304,20 +304,24 @@ def _by_folder(labelled: list[LabelledPaper]) -> dict[str, dict[str, Any]]:
 
 
 def build_benchmark_model(data: BenchmarkData, config: RecommenderConfig, *, fit_extra: bool = False,
-                          cache_dir: str | Path | None = None) -> Recommender:
+                          cache_dir: str | Path | None = None, fit_queries: int = 0) -> Recommender:
     """Index ``data`` and fit the tier models: on the train queries only unless ``fit_extra`` (the
-    --refs papers are neighbours whose citations vote, but they come from an earlier year)."""
+    --refs papers are neighbours whose citations vote, but they come from an earlier year).
+    ``fit_queries``: fit on this many of them (a fixed sample by :func:`fit_sample`; 0: all)."""
     rec = Recommender.build(data.pool, data.labelled, config, cache_dir=cache_dir)
     extra_ids = {p.id for p in data.extra}
-    rec.fit(None if fit_extra else [p for p in rec.labelled if p.id not in extra_ids])
+    fit_on = rec.labelled if fit_extra else [p for p in rec.labelled if p.id not in extra_ids]
+    rec.fit(fit_sample(fit_on, fit_queries, config.seed))
     return rec
 
 
 def train_benchmark(bench: str | Path, out: str | Path, *, refs: list[str | Path] = (), dense: bool = True,
                     seed: int = 0, eval_test: bool = False, cache_dir: str | Path | None = None,
-                    config: RecommenderConfig | None = None, fit_extra: bool = False,
+                    config: RecommenderConfig | None = None, fit_extra: bool = False, fit_queries: int = 0,
                     log=print) -> dict[str, Any]:
-    """Train-only model for a built benchmark; metrics on dev (and test when ``eval_test``)."""
+    """Train-only model for a built benchmark; metrics on dev (and test when ``eval_test``).
+    ``fit_queries``: fit the tier models on this many of the train queries (a fixed sample; 0: all);
+    every labelled paper still votes as a neighbour."""
     t0 = time.perf_counter()
     bench = Path(bench)
     data = benchmark_data(bench, refs)
@@ -326,7 +330,7 @@ def train_benchmark(bench: str | Path, out: str | Path, *, refs: list[str | Path
     log(f"pool {len(pool)}; labelled {len(data.labelled)} ({len(train_q)} train queries, {len(extra)} from --refs); "
         f"dev {len(dev_q)}")
     config = config or RecommenderConfig(dense=dense, seed=seed)
-    rec = build_benchmark_model(data, config, fit_extra=fit_extra, cache_dir=cache_dir)
+    rec = build_benchmark_model(data, config, fit_extra=fit_extra, cache_dir=cache_dir, fit_queries=fit_queries)
     metrics = {"dev": evaluate(rec, dev_q, dev_qrels), "dev_bm25_baseline": evaluate_bm25(rec, dev_q, dev_qrels)}
     if eval_test:
         test_q, test_qrels = data.splits["test"]
@@ -336,7 +340,8 @@ def train_benchmark(bench: str | Path, out: str | Path, *, refs: list[str | Path
     rec.save(out)
     info = {"benchmark": str(bench), "pool_papers": len(pool), "train_queries": len(train_q),
             "reference_folders": [str(r) for r in refs], "extra_labelled": len(extra),
-            "dev_queries": len(dev_q), "train_only": True, "tier_models_fit_on": "all labelled papers"
+            "dev_queries": len(dev_q), "fit_queries": rec.info.get("train_queries"),
+            "train_only": True, "tier_models_fit_on": "all labelled papers"
             if fit_extra else "train queries"}
     return write_card(out, rec=rec, data=info, metrics=metrics, seed=seed, seconds=time.perf_counter() - t0)
 
