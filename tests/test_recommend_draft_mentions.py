@@ -37,7 +37,7 @@ def _draft(data_dir):
 
 @pytest.mark.data("neurips/fulltext_2024", "drafts")
 def test_a_real_draft_names_works_the_models_weigh(name_model, data_dir):
-    from mustcite.recommend.draft_mentions import named_works, one_per_name
+    from mustcite.recommend.draft_mentions import named_works, one_per_name, reference_ids
 
     draft, refs, sents = _draft(data_dir)
     lex = name_model.lexicon
@@ -50,9 +50,15 @@ def test_a_real_draft_names_works_the_models_weigh(name_model, data_dir):
     cifar = [w for w in works if w.family == lex.family_of(target)]
     assert cifar and cifar[0].cited and cifar[0].name.startswith("CIFAR")
     assert all(0.0 <= w.p_cite <= 1.0 and 0.0 <= w.p_bib <= 1.0 for w in works)
-    # the same draft with that entry unlinked: CIFAR-10 is named and no version of it is cited
+    # the same draft with that entry unlinked: the reference is linked to the work by the lexicon's
+    # records, as the extraction links references ("Learning multiple layers of features ...")
     by_key["cifar10"]["paper_id"] = None
+    assert lex.family_of(reference_ids(name_model, [by_key["cifar10"]], 2024)[0]) == lex.family_of(target)
     works = named_works(name_model, sents, draft.title, refs, 2024)
+    cifar = [w for w in works if w.family == lex.family_of(target)]
+    assert cifar and cifar[0].cited
+    # without the entry: CIFAR-10 is named and no version of it is cited
+    works = named_works(name_model, sents, draft.title, [r for r in refs if r.get("bibkey") != "cifar10"], 2024)
     cifar = [w for w in works if w.family == lex.family_of(target)]
     assert cifar and not cifar[0].cited and len(cifar[0].rows) > 5
     # one work per name

@@ -79,6 +79,10 @@ class NameLexicon:
     cased: dict[str, bool] = field(default_factory=dict)      # the name needs capitals or digits in the text
     #: where a name written in lower case ("fairseq") may start; None when there is none
     plain_start: re.Pattern[str] | None = None
+    #: every corpus paper and work the names stand for and their versions: id -> (its titles (the
+    #: other titles a work is cited under after the first), year, identifier keys), what a new
+    #: text's reference is linked with (:meth:`target_index`)
+    records: dict[str, tuple[tuple[str, ...], int | None, tuple[str, ...]]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if not self.prefixes:
@@ -92,6 +96,22 @@ class NameLexicon:
 
     def family_of(self, pid: str | None) -> str | None:
         return self.family.get(pid, pid) if pid else None
+
+    def target_index(self):
+        """A :class:`~mustcite.extract.link.TitleIndex` over :attr:`records` (title, the other
+        titles it is cited under, identifiers): a reference of a new text is linked to the corpus
+        paper or work it names as the extraction links references."""
+        from ..link import TitleIndex
+
+        recs = getattr(self, "records", None) or {}
+        rows = [(i, t, year, keys) for i, (titles, year, keys) in recs.items() for t in dict.fromkeys(titles) if t]
+        idx = TitleIndex.build([r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows])
+        by_key: dict[str, list[int]] = {}
+        for n, (_, _, _, keys) in enumerate(rows):
+            for k in keys:
+                by_key.setdefault(k, []).append(n)
+        idx.id_rows = {k: v[:1] for k, v in by_key.items()}
+        return idx
 
 
 # ---------------------------------------------------------------------------------- finding
