@@ -325,3 +325,38 @@ def test_a_drafts_sentences_give_rows_with_the_tables_features(fixture_table, da
     rows = text_rows(TextOf("draft", 2024, "draft"), draft_units(sents, draft.title, key_refs), lex, set())
     at = [r for r in rows if r["key"] == "cifar10" and "CIFAR-10 [" in r["sentence"] and r["target"] == target]
     assert at and all(r["other_adjacent"] and not r["cited_adjacent"] for r in at)
+
+
+def test_a_names_case_is_counted_apart_out_of_fold(tmp_path):
+    """"PaLM" and "PALM" share a key; the papers writing "PaLM" cite the model, those writing "PALM"
+    (an algorithm of the same letters) do not: the share of each case is its own, never counting the
+    paper itself, and a held-out paper gets that of every train paper."""
+    from mustcite.extract.works.linkprob import case_key, out_of_fold_case_stats
+    from mustcite.recommend.mention_model import FEATURES, feature_rows
+
+    papers = [f"p{i}" for i in range(30)]
+    spec, surfaces = [], []
+    for i, p in enumerate(papers):
+        upper = i % 3 == 0
+        spec.append((p, "held_out" if i >= 24 else "train", "palm", "w-palm", False, not upper, 0))
+        surfaces.append("PALM" if upper else "PaLM")
+    t = _rows(spec).to_pylist()
+    for r, s in zip(t, surfaces):
+        r["surface"] = s
+    path = tmp_path / "m.parquet"
+    pq.write_table(pa.Table.from_pylist(t, schema=MENTIONS_SCHEMA), path)
+    assert case_key("PaLM-2") == "PaLM2" and case_key("PALM") == "PALM"
+    con = duckdb.connect()
+    stats = {(r["paper"], r["case_key"]): r for r in out_of_fold_case_stats(con, path).to_pylist()}
+    train = [(p, s, cp) for (p, sp, _, _, _, cp, _), s in zip(spec, surfaces) if sp == "train"]
+    for p, s, _ in train:
+        others = [cp for q, s2, cp in train if s2 == s and fold_of(q) != fold_of(p)]
+        assert stats[(p, s)]["case_papers"] == len(others) and stats[(p, s)]["case_cited_papers"] == sum(others)
+    held = stats[("p24", "PALM")]
+    assert held["case_papers"] == sum(s == "PALM" for _, s, _ in train) and held["case_cited_papers"] == 0
+    con.register("oof", out_of_fold_stats(con, path))
+    X, meta = feature_rows(con, path, "oof")
+    share = X[:, FEATURES.index("case_cite_share")]
+    held_out = meta["split"] == "held_out"
+    upper = meta["surface"] == "PALM"
+    assert share[held_out & upper].max() < 0.3 < 0.7 < share[held_out & ~upper].min()
