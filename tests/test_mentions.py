@@ -360,3 +360,28 @@ def test_a_names_case_is_counted_apart_out_of_fold(tmp_path):
     held_out = meta["split"] == "held_out"
     upper = meta["surface"] == "PALM"
     assert share[held_out & upper].max() < 0.3 < 0.7 < share[held_out & ~upper].min()
+
+
+def test_a_version_the_lexicon_keeps_apart_is_not_read_as_another():
+    """Where the names hold LLaMA and Llama 2 as two works, "Llama 3" and "Llama-3-8B" name neither;
+    where the versions are one work's sizes (ResNet, ResNet-50), "ResNet-18" is ResNet; a size
+    ("Gemma 7B") is no version. Sentences of the NeurIPS 2024 full texts."""
+    def cand(name: str, fam: str) -> Candidate:
+        from mustcite.extract.works import name_key
+
+        return Candidate(f"w-{name_key(name)}", fam, name, "mined", 5, "paper")
+
+    names = {"LLaMA": "w-llama", "Llama 2": "w-llama2", "GPT": "w-gpt", "GPT-4": "w-gpt4", "ResNet": "w-resnet",
+             "ResNet-50": "w-resnet", "Gemma": "w-gemma", "Gemma 2": "w-gemma2"}
+    from mustcite.extract.works import name_key
+
+    lex = NameLexicon({name_key(n): [cand(n, f)] for n, f in names.items()})
+    assert lex.versions() == {"llama": {"2"}, "gpt": {"4"}, "gemma": {"2"}}
+
+    def found(text: str) -> list[str]:
+        return [h.surface for h in find_names(text, lex)]
+    assert found("We evaluate Llama 3 and Llama-3-8B-Instruct against Llama-2-7B and LLaMA-13B.") == \
+        ["Llama-2", "LLaMA"]
+    assert found("responses of GPT-4o and GPT-4V are compared with GPT-4 and GPT-2") == ["GPT-4"]
+    assert found("we train ResNet-18 on CIFAR-10 and ResNet-50 on ImageNet") == ["ResNet", "ResNet-50"]
+    assert found("Gemma 7B and Gemma-2B and Gemma 2") == ["Gemma", "Gemma", "Gemma 2"]
