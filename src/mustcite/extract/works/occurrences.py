@@ -163,9 +163,9 @@ def _word_prefixes(word: str) -> list[tuple[int, str]]:
 
 
 _KEY_DROP = str.maketrans("", "", "-+'.")
-#: where a version may start at the end of a name key ("llama2", "gpt35", "qwen2": the digits, a
-#: "v" before them, a letter after them)
-_KEY_VERSION = re.compile(r"(?=(?<=[a-z])v?\d+[a-z]?$)")
+#: where a version may start at the end of a name key ("llama2", "gpt4o", "dinov2": one digit, a
+#: "v" before it, a letter after it; "imagenet100" and "llama27b" are a subset and a size)
+_KEY_VERSION = re.compile(r"(?=(?<=[a-z])v?\d[a-z]?$)")
 
 
 def _token_key(tok: str) -> str:
@@ -178,8 +178,9 @@ _CANDIDATE = re.compile(r"(?<![A-Za-z0-9])(?=[A-Za-z0-9+.]*[A-Z0-9\-'])[A-Za-z0-
 _GAP = re.compile(r"[ \-]*")
 
 
-#: a version written right after a name: "-3", " 3", "-4o", "v2" (a size such as "7B" is none)
-_NEXT_VERSION = re.compile(r"[ \-]?(v?\d+(?:\.\d+)*[a-zA-Z]?)(?![A-Za-z0-9])")
+#: a version written right after a name: "-3", " 3", "-4o", "v2", "3.5" (a size such as "7B", a
+#: subset such as "-100", is none)
+_NEXT_VERSION = re.compile(r"[ \-]?(v?\d(?:\.\d+)?[a-zA-Z]?)(?![A-Za-z0-9])")
 _SIZE_ONLY = re.compile(r"\d+(?:\.\d+)?[bmk]", re.I)
 
 
