@@ -61,6 +61,14 @@ def sentence_vectors(sentences: list[str]):
                              shape=(len(sentences), DIMENSIONS))
 
 
+def _codes(values) -> tuple[list[str], np.ndarray]:
+    """(the distinct values in order of first use, each value's index among them), without the
+    fixed-width copies ``np.unique`` makes of long strings."""
+    index: dict[str, int] = {}
+    codes = np.fromiter((index.setdefault(str(v), len(index)) for v in values), dtype=np.int64, count=len(values))
+    return list(index), codes
+
+
 def _scipy_sparse():
     import scipy.sparse as sparse
 
@@ -120,9 +128,9 @@ def out_of_fold_similarity(sentences: np.ndarray, families: np.ndarray, papers: 
     train papers' sentences that cite the work there (``cited``; the words' weights too), a train
     paper's own fold left out (``fold_of(paper)``); a held-out row is compared with every train
     paper's."""
-    sents, inv = np.unique(sentences.astype(str), return_inverse=True)
-    vec = sentence_vectors(list(sents))
-    fams, fam_idx = np.unique(families.astype(str), return_inverse=True)
+    sents, inv = _codes(sentences)
+    vec = sentence_vectors(sents)
+    fams, fam_idx = _codes(families)
     train = split == "train"
     folds = np.full(len(papers), -1, dtype=np.int64)
     fold_by_paper = {p: fold_of(str(p)) for p in np.unique(papers[train])}
@@ -156,9 +164,9 @@ class SenseProfiles:
     def fit(cls, sentences: list[str], families: list[str]) -> SenseProfiles:
         """The profiles of the works cited in ``sentences`` (``families[i]``: the work sentence ``i``
         cites where it names it)."""
-        sents, inv = np.unique(np.asarray(sentences, dtype=str), return_inverse=True)
-        vec = sentence_vectors(list(sents))
-        fams, fam_idx = np.unique(np.asarray(families, dtype=str), return_inverse=True)
+        sents, inv = _codes(sentences)
+        vec = sentence_vectors(sents)
+        fams, fam_idx = _codes(families)
         idf = _idf(vec) if len(sents) else np.ones(DIMENSIONS, dtype=np.float32)
         prof = _profiles(vec[inv], fam_idx, len(fams))
         prof = _normalise(_prune(prof @ _scipy_sparse().diags(idf)))
