@@ -251,10 +251,10 @@ def named_works(nm: NameModel, sents, title: str, refs: list[dict[str, Any]], ye
         rs = [rows[i] for i in groups[f]]
         best = max(rs, key=lambda r: (r["capitalised"] or r["all_caps"], -r["candidates"], len(r["surface"])))
         keys = {r["key"] for r in rs}
-        companions = set().union(*(scorer.cited_for(k) for k in keys))
-        # cited: the bibliography holds a version of it, a reference whose title gives itself the
-        # name, or a work the field cites for the name; or a citation at a name is to it
-        is_cited = (f in cited or bool(keys & bib_names) or bool(companions & cited)
+        # cited: the bibliography holds a version of it or a reference whose title gives itself the
+        # name; or a citation at a name is to it, a version, or a work the field cites for the name
+        # (only there: what the field cites in a clause naming a list of datasets is every one of them)
+        is_cited = (f in cited or bool(keys & bib_names)
                     or any(cites_at_name(r, at, lex, scorer, work_title(lex, f, r["target"]), ref_titles) for r in rs))
         out.append(NamedWork(f, best["target"], best["surface"], best["key"], rs, float(p_cite[j]), float(p_bib[j]),
                              is_cited))
