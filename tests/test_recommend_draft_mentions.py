@@ -200,3 +200,34 @@ def test_a_markdown_drafts_markers_are_joined_one_by_one_to_their_references(nam
     moved = [dict(c, cites=[[a, b, [1]] for a, b, _ in c["cites"]]) for c in draft.paper.cited_sentences]
     works = named_works(linked, [], draft.title, other, 2024, cited_sentences=moved)
     assert [w.cited for w in works if w.family == "w-libsvm"] == [False]
+
+
+def test_a_marker_after_another_name_is_that_names():
+    """"CleanRL and PureJaxRL (Lu et al., 2022)" (a NeurIPS 2024 sentence): the marker is PureJaxRL's,
+    even where the field cites Lu et al. for CleanRL; right at CleanRL it would cite what the field
+    cites for it, and a marker to the work itself cites it wherever it stands."""
+    from mustcite.extract.works.occurrences import Candidate, NameLexicon, TextSentence, TextUnit, find_names
+    from mustcite.recommend.draft_mentions import cites_at_name
+
+    lex = NameLexicon({"cleanrl": [Candidate("w-cleanrl", "w-cleanrl", "CleanRL", "mined", 9, "software")],
+                       "purejaxrl": [Candidate("w-pjrl", "w-pjrl", "PureJaxRL", "mined", 3, "software")]})
+
+    class Field:
+        def cited_for(self, key):
+            return {"w-lu"} if key == "cleanrl" else set()
+
+    def cited(text: str, target: str) -> bool:
+        a = text.index("(Lu")
+        ts = TextSentence(text, 0, [(a, text.index(")", a) + 1, [(target, "discoveredpolicyoptimisation")])],
+                          find_names(text, lex))
+        at = {("Method", "text", 0): ts}
+        row = {"section": "Method", "unit": "text", "sentence_index": 0, "offset": text.index("CleanRL"),
+               "surface": "CleanRL", "family": "w-cleanrl", "key": "cleanrl"}
+        assert TextUnit("Method", "text", [ts])
+        return cites_at_name(row, at, lex, Field(), "CleanRL: high-quality implementations", {})
+
+    both = ("we used the default hyperparameters of other PPO implementations, such as CleanRL and PureJaxRL "
+            "(Lu et al., 2022).")
+    assert not cited(both, "w-lu")
+    assert cited(both, "w-cleanrl")
+    assert cited("we used the default hyperparameters of CleanRL (Lu et al., 2022).", "w-lu")

@@ -42,7 +42,7 @@ from ..extract.works.occurrences import (
     is_adjacent,
     text_rows,
 )
-from .findings import names_the_work
+from .findings import title_starts_with
 from .mention_model import WORK_LABELS, MentionScorer, WorkModel, work_matrix
 
 #: the lexicon the table was built with, copied beside the models
@@ -271,8 +271,9 @@ def work_title(lex: NameLexicon, family: str, target: str) -> str:
 def cites_at_name(row: dict[str, Any], at: dict, lex: NameLexicon, scorer: MentionScorer, title: str,
                   ref_titles: dict[str, str]) -> bool:
     """Whether a citation marker right at a row's name cites the work it stands for: a key whose
-    reference is a version of the work, a work the field cites for the name, or a reference whose
-    title names it ("ImageNet [ImageNet Large Scale Visual Recognition Challenge]"), or a key no
+    reference is a version of the work; unless the marker has one key and another name stands
+    between (it is that name's): a work the field cites for the name, a reference whose title
+    names it ("ImageNet [ImageNet Large Scale Visual Recognition Challenge]"), or a key no
     reference of the reading resolves (an entry the reading lost may be it). ``ref_titles``: the
     draft's reference titles by their name key."""
     ts = at.get((row["section"], row["unit"], row["sentence_index"]))
@@ -282,18 +283,33 @@ def cites_at_name(row: dict[str, Any], at: dict, lex: NameLexicon, scorer: Menti
     end = start + len(row["surface"])
     fam, key = row["family"], row["key"]
     concepts = scorer.cited_for(key)
+    hits = ts.hits if ts.hits is not None else find_names(ts.text, lex)
     for a, b, targets in ts.markers:
         if not is_adjacent(ts.text, start, end, a, b):
+            continue
+        if any(lex.family_of(t) == fam for t, _ in targets):
+            return True
+        # a marker of one key after another name is that name's ("ScanNet and SUN-RGBD [58]")
+        if len(targets) <= 1 and any(end <= h.start and h.end <= a for h in hits):
             continue
         if not targets:
             return True
         for t, title_key in targets:
             f = lex.family_of(t)
-            if f and (f == fam or f in concepts):
+            if f and f in concepts:
                 return True
-            if title_key and names_the_work(ref_titles.get(title_key, ""), key, title):
+            if title_key and title_names(ref_titles.get(title_key, ""), key, title):
                 return True
     return False
+
+
+def title_names(ref_title: str, key: str, title: str) -> bool:
+    """Whether a cited title is the named work's: it starts with the name, or gives itself the name
+    or the work's own title name ("Mirror Sinkhorn: ..." names Mirror Sinkhorn, not Sinkhorn)."""
+    if not ref_title:
+        return False
+    own = name_key(title_short_name(ref_title))
+    return title_starts_with(ref_title, key) or (bool(own) and own in (key, name_key(title_short_name(title))))
 
 
 def one_per_name(works: list[NamedWork]) -> list[NamedWork]:
