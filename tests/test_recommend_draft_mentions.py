@@ -231,3 +231,12 @@ def test_a_marker_after_another_name_is_that_names():
     assert not cited(both, "w-lu")
     assert cited(both, "w-cleanrl")
     assert cited("we used the default hyperparameters of CleanRL (Lu et al., 2022).", "w-lu")
+
+
+def test_the_title_index_of_the_records_is_saved_beside_the_lexicon(name_model):
+    from mustcite.recommend.draft_mentions import NameModel, write_target_index
+
+    path = write_target_index(name_model.folder)
+    back = NameModel.load(name_model.folder)
+    assert path.is_file() and back._targets is not None
+    assert len(back.targets().ids) == len(name_model.lexicon.target_index().ids) > 0

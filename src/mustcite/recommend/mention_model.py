@@ -296,6 +296,9 @@ def train_mention_models(table: str | Path, out: str | Path, *, labels: tuple[st
             import shutil
 
             shutil.copyfile(lexicon, out / lexicon.name)
+            from .draft_mentions import write_target_index
+
+            write_target_index(out)
     return models
 
 
