@@ -234,7 +234,8 @@ def test_a_marker_after_another_name_is_that_names():
 
 
 def test_the_title_index_of_the_records_is_saved_beside_the_lexicon(name_model):
-    from mustcite.recommend.draft_mentions import NameModel, write_target_index
+    from mustcite.recommend.draft_mentions import NameModel
+    from mustcite.recommend.mention_model import write_target_index
 
     path = write_target_index(name_model.folder)
     back = NameModel.load(name_model.folder)

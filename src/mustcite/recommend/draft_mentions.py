@@ -43,12 +43,10 @@ from ..extract.works.occurrences import (
     text_rows,
 )
 from .findings import title_starts_with
-from .mention_model import WORK_LABELS, MentionScorer, WorkModel, work_matrix
+from .mention_model import TARGETS_FILE, WORK_LABELS, MentionScorer, WorkModel, work_matrix
 
 #: the lexicon the table was built with, copied beside the models
 LEXICON_FILE = "lexicon.pkl"
-#: the title index of the lexicon's records (:func:`write_target_index`; built on first use without it)
-TARGETS_FILE = "targets.pkl"
 #: where the audit looks for the name models when none is given: ``<work>/models/mentions``, beside
 #: the recommender's folder, or this environment variable's folder
 ENV_FOLDER = "MUSTCITE_MENTION_MODEL"
@@ -91,17 +89,6 @@ class NameModel:
         if year not in self._scorers:
             self._scorers[year] = MentionScorer(self.folder, label=None, year=year)
         return self._scorers[year]
-
-
-def write_target_index(folder: str | Path) -> Path:
-    """Build the title index of the records of the lexicon in ``folder`` and save it beside it (what
-    :meth:`NameModel.targets` would build on every first use)."""
-    folder = Path(folder)
-    with open(folder / LEXICON_FILE, "rb") as fh:
-        lexicon = pickle.load(fh)
-    with open(folder / TARGETS_FILE, "wb") as fh:
-        pickle.dump(lexicon.target_index(), fh, protocol=5)
-    return folder / TARGETS_FILE
 
 
 def name_model_folder(rec) -> Path | None:

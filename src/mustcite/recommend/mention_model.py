@@ -296,10 +296,26 @@ def train_mention_models(table: str | Path, out: str | Path, *, labels: tuple[st
             import shutil
 
             shutil.copyfile(lexicon, out / lexicon.name)
-            from .draft_mentions import write_target_index
-
             write_target_index(out)
     return models
+
+
+#: the title index of the lexicon's records beside the models (:func:`write_target_index`; an audit
+#: builds it on first use without it)
+TARGETS_FILE = "targets.pkl"
+
+
+def write_target_index(folder: str | Path) -> Path:
+    """Build the title index of the records of the lexicon (``lexicon.pkl``) in ``folder`` and save it
+    beside it, so that an audit does not build it on every first use."""
+    import pickle
+
+    folder = Path(folder)
+    with open(folder / "lexicon.pkl", "rb") as fh:
+        lexicon = pickle.load(fh)
+    with open(folder / TARGETS_FILE, "wb") as fh:
+        pickle.dump(lexicon.target_index(), fh, protocol=5)
+    return folder / TARGETS_FILE
 
 
 class MentionScorer:
