@@ -351,12 +351,15 @@ def one_work(a: str, b: str) -> bool:
 
 
 _REC: list = [None]
+#: how this process's audit decides named works ("rules": the default, passed to no older tree)
+_NAMED: list = ["rules"]
 
 
-def _init(model: str) -> None:
+def _init(model: str, named: str = "rules") -> None:
     from mustcite import load
 
     _REC[0] = load(model)
+    _NAMED[0] = named
 
 
 def shown_rows(result) -> list[dict]:
@@ -387,9 +390,10 @@ def _audit_case(case: dict) -> dict:
     from mustcite.recommend import audit_draft, read_draft
 
     rec = _REC[0]
+    kw = {} if _NAMED[0] == "rules" else {"named": _NAMED[0]}
     t0 = time.perf_counter()
-    intact = audit_draft(rec, read_draft(case["intact"]), year=case["year"])
-    seeded = audit_draft(rec, read_draft(case["seeded"]), year=case["year"])
+    intact = audit_draft(rec, read_draft(case["intact"]), year=case["year"], **kw)
+    seeded = audit_draft(rec, read_draft(case["seeded"]), year=case["year"], **kw)
     w = case["work"]
     ids, titles = set(w["ids"]), set(w["titles"])
     row_of = getattr(rec.candidates, "row", {})
@@ -412,15 +416,16 @@ def _audit_case(case: dict) -> dict:
             "seconds": round(time.perf_counter() - t0, 2)}
 
 
-def run_side(cases_file: Path, out: Path, model: str, workers: int) -> None:
-    """Audit every case of ``cases_file`` (this process's ``mustcite``) and write the rows to ``out``."""
+def run_side(cases_file: Path, out: Path, model: str, workers: int, named: str = "rules") -> None:
+    """Audit every case of ``cases_file`` (this process's ``mustcite``, named works decided by
+    ``named``) and write the rows to ``out``."""
     from multiprocessing import get_context
 
     from tqdm import tqdm
 
     cases = json.loads(cases_file.read_text())
     rows = []
-    with get_context("spawn").Pool(workers, initializer=_init, initargs=(model,)) as pool:
+    with get_context("spawn").Pool(workers, initializer=_init, initargs=(model, named)) as pool:
         for row in tqdm(pool.imap_unordered(audit_case, cases), total=len(cases), desc="papers", unit="paper",
                         file=sys.stderr):
             rows.append(row)
@@ -491,17 +496,19 @@ def summary(rows: list[dict], seed: int) -> tuple[dict, list[dict]]:
     }, sample
 
 
-def parse_sides(pairs: list[str] | None) -> dict[str, Path]:
+def parse_sides(pairs: list[str] | None) -> dict[str, tuple[Path, str]]:
+    """``NAME=SRC`` or ``NAME=SRC:learned`` -> ``{NAME: (SRC, how named works are decided)}``."""
     if not pairs:
-        return {"current": ROOT / "src"}
+        return {"current": (ROOT / "src", "rules")}
     out = {}
     for p in pairs:
         name, sep, src = p.partition("=")
-        if not sep or not name or not src:
-            raise SystemExit(f"--compare: expected NAME=SRC_DIR, got {p!r}")
+        src, _, named = src.partition(":")
+        if not sep or not name or not src or named not in ("", "rules", "learned"):
+            raise SystemExit(f"--compare: expected NAME=SRC_DIR[:learned], got {p!r}")
         if not (Path(src) / "mustcite" / "__init__.py").is_file():
             raise SystemExit(f"--compare {name}: {src} holds no mustcite package (give its src folder)")
-        out[name] = Path(src).resolve()
+        out[name] = (Path(src).resolve(), named or "rules")
     return out
 
 
@@ -515,13 +522,18 @@ def main() -> None:
     ap.add_argument("--model", type=Path, default=None)
     ap.add_argument("--year-offset", type=int, default=0,
                     help="audit as of the paper's year plus this (-1: no paper of its own year gives evidence)")
-    ap.add_argument("--compare", nargs="+", metavar="NAME=SRC", default=None)
+    ap.add_argument("--compare", nargs="+", metavar="NAME=SRC", default=None,
+                    help="audit with each source tree in a process of its own (NAME=SRC:learned: with the "
+                         "mention models deciding named works)")
+    ap.add_argument("--mentions", type=Path, default=None,
+                    help="the mention models' folder (default: models/mentions beside the recommender)")
+    ap.add_argument("--named", default="rules", help=argparse.SUPPRESS)
     ap.add_argument("--out", type=Path, default=OUT)
     ap.add_argument("--run-side", type=Path, default=None, help=argparse.SUPPRESS)
     ap.add_argument("--side-out", type=Path, default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.run_side:
-        run_side(args.run_side, args.side_out, str(args.model), args.workers)
+        run_side(args.run_side, args.side_out, str(args.model), args.workers, args.named)
         return
     from mustcite.config import find_data_dir
 
@@ -550,19 +562,22 @@ def main() -> None:
             "seeded_by_source": dict(Counter("catalogue work" if c["work"]["paper_id"].startswith("w-")
                                              else "corpus paper" for c in cases)),
             "sides": {}}
-        for name, src in sides.items():
+        for name, (src, named) in sides.items():
             t1 = time.perf_counter()
             side_out = tmp / f"side_{name}.json"
             env = {**os.environ, "PYTHONPATH": str(src), "HF_HUB_OFFLINE": "1"}
+            if args.mentions is not None:
+                env["MUSTCITE_MENTION_MODEL"] = str(args.mentions.resolve())
             subprocess.run([sys.executable, str(Path(__file__).resolve()), "--run-side", str(tmp / "cases.json"),
-                            "--side-out", str(side_out), "--model", str(model), "--workers", str(args.workers)],
-                           env=env, check=True)
+                            "--side-out", str(side_out), "--model", str(model), "--workers", str(args.workers),
+                            "--named", named], env=env, check=True)
             rows = [{**r, **case_fields(by_paper[r["paper"]], args.year_offset)}
                     for r in json.loads(side_out.read_text())]
             errors = {r["paper"]: r["error"] for r in rows if r.get("error")}
             rows = [r for r in rows if not r.get("error")]
             figures, sample = summary(rows, args.seed)
-            figures.update(src=str(src), errors=errors, seconds=round(time.perf_counter() - t1, 1), rows=rows)
+            figures.update(src=str(src), named=named, errors=errors, seconds=round(time.perf_counter() - t1, 1),
+                           rows=rows)
             out["sides"][name] = figures
             suffix = "" if len(sides) == 1 else f"_{name}"
             sample_path = args.out.with_name(args.out.stem + f"_sample{suffix}.jsonl")

@@ -31,7 +31,7 @@ from mention_table import plot  # the same reliability diagram as the mention-le
 
 from mustcite.extract import out_of_fold_stats
 from mustcite.recommend import MENTION_LEXICON_FILE as LEXICON_FILE
-from mustcite.recommend import fit_work_models
+from mustcite.recommend import fit_work_models, write_target_index
 from mustcite.recommend import mention_feature_rows as feature_rows
 from mustcite.recommend import mention_serving_stats as serving_stats
 
@@ -49,6 +49,7 @@ def main() -> None:
     t0 = time.perf_counter()
     args.out.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(args.table.parent / LEXICON_FILE, args.out / LEXICON_FILE)
+    write_target_index(args.out)
     con = duckdb.connect()
     con.execute("set threads to 2").fetchall()
     years = serving_stats(con, args.table, args.out)

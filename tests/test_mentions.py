@@ -69,9 +69,10 @@ def test_find_names_in_real_sentences(sentence, expected):
 
 def test_longest_name_wins_and_words_join_across_spaces():
     lex = _lexicon("CIFAR", "CIFAR-10", "GPT", "GPT-4")
+    # GPT-4o: a version of GPT that the names do not hold, while they hold GPT-4 as another work
     assert [h.surface for h in find_names("on CIFAR 10 and CIFAR-10 with GPT-4 and GPT-4o", lex)] == \
-        ["CIFAR 10", "CIFAR-10", "GPT-4", "GPT"]
-    assert find_names("with GPT-4o", lex)[0].hyphen_rest == "-4o"
+        ["CIFAR 10", "CIFAR-10", "GPT-4"]
+    assert find_names("with GPT-4o", _lexicon("GPT"))[0].hyphen_rest == "-4o"
 
 
 def test_split_is_seeded_by_year_and_matches_the_committed_file():
@@ -325,3 +326,63 @@ def test_a_drafts_sentences_give_rows_with_the_tables_features(fixture_table, da
     rows = text_rows(TextOf("draft", 2024, "draft"), draft_units(sents, draft.title, key_refs), lex, set())
     at = [r for r in rows if r["key"] == "cifar10" and "CIFAR-10 [" in r["sentence"] and r["target"] == target]
     assert at and all(r["other_adjacent"] and not r["cited_adjacent"] for r in at)
+
+
+def test_a_names_case_is_counted_apart_out_of_fold(tmp_path):
+    """"PaLM" and "PALM" share a key; the papers writing "PaLM" cite the model, those writing "PALM"
+    (an algorithm of the same letters) do not: the share of each case is its own, never counting the
+    paper itself, and a held-out paper gets that of every train paper."""
+    from mustcite.extract.works.linkprob import case_key, out_of_fold_case_stats
+    from mustcite.recommend.mention_model import FEATURES, feature_rows
+
+    papers = [f"p{i}" for i in range(30)]
+    spec, surfaces = [], []
+    for i, p in enumerate(papers):
+        upper = i % 3 == 0
+        spec.append((p, "held_out" if i >= 24 else "train", "palm", "w-palm", False, not upper, 0))
+        surfaces.append("PALM" if upper else "PaLM")
+    t = _rows(spec).to_pylist()
+    for r, s in zip(t, surfaces):
+        r["surface"] = s
+    path = tmp_path / "m.parquet"
+    pq.write_table(pa.Table.from_pylist(t, schema=MENTIONS_SCHEMA), path)
+    assert case_key("PaLM-2") == "PaLM2" and case_key("PALM") == "PALM"
+    con = duckdb.connect()
+    stats = {(r["paper"], r["case_key"]): r for r in out_of_fold_case_stats(con, path).to_pylist()}
+    train = [(p, s, cp) for (p, sp, _, _, _, cp, _), s in zip(spec, surfaces) if sp == "train"]
+    for p, s, _ in train:
+        others = [cp for q, s2, cp in train if s2 == s and fold_of(q) != fold_of(p)]
+        assert stats[(p, s)]["case_papers"] == len(others) and stats[(p, s)]["case_cited_papers"] == sum(others)
+    held = stats[("p24", "PALM")]
+    assert held["case_papers"] == sum(s == "PALM" for _, s, _ in train) and held["case_cited_papers"] == 0
+    con.register("oof", out_of_fold_stats(con, path))
+    X, meta = feature_rows(con, path, "oof")
+    share = X[:, FEATURES.index("case_cite_share")]
+    held_out = meta["split"] == "held_out"
+    upper = meta["surface"] == "PALM"
+    assert share[held_out & upper].max() < 0.3 < 0.7 < share[held_out & ~upper].min()
+
+
+def test_a_version_the_lexicon_keeps_apart_is_not_read_as_another():
+    """Where the names hold LLaMA and Llama 2 as two works, "Llama 3" and "Llama-3-8B" name neither;
+    where the versions are one work's sizes (ResNet, ResNet-50), "ResNet-18" is ResNet; a size
+    ("Gemma 7B") is no version. Sentences of the NeurIPS 2024 full texts."""
+    def cand(name: str, fam: str) -> Candidate:
+        from mustcite.extract.works import name_key
+
+        return Candidate(f"w-{name_key(name)}", fam, name, "mined", 5, "paper")
+
+    names = {"LLaMA": "w-llama", "Llama 2": "w-llama2", "GPT": "w-gpt", "GPT-4": "w-gpt4", "ResNet": "w-resnet",
+             "ResNet-50": "w-resnet", "Gemma": "w-gemma", "Gemma 2": "w-gemma2"}
+    from mustcite.extract.works import name_key
+
+    lex = NameLexicon({name_key(n): [cand(n, f)] for n, f in names.items()})
+    assert lex.versions() == {"llama": {"2"}, "gpt": {"4"}, "gemma": {"2"}}
+
+    def found(text: str) -> list[str]:
+        return [h.surface for h in find_names(text, lex)]
+    assert found("We evaluate Llama 3 and Llama-3-8B-Instruct against Llama-2-7B and LLaMA-13B.") == \
+        ["Llama-2", "LLaMA"]
+    assert found("responses of GPT-4o and GPT-4V are compared with GPT-4 and GPT-2") == ["GPT-4"]
+    assert found("we train ResNet-18 on CIFAR-10 and ResNet-50 on ImageNet") == ["ResNet", "ResNet-50"]
+    assert found("Gemma 7B and Gemma-2B and Gemma 2") == ["Gemma", "Gemma", "Gemma 2"]

@@ -37,7 +37,7 @@ def _draft(data_dir):
 
 @pytest.mark.data("neurips/fulltext_2024", "drafts")
 def test_a_real_draft_names_works_the_models_weigh(name_model, data_dir):
-    from mustcite.recommend.draft_mentions import named_works, one_per_name
+    from mustcite.recommend.draft_mentions import named_works, one_per_name, reference_ids
 
     draft, refs, sents = _draft(data_dir)
     lex = name_model.lexicon
@@ -50,9 +50,15 @@ def test_a_real_draft_names_works_the_models_weigh(name_model, data_dir):
     cifar = [w for w in works if w.family == lex.family_of(target)]
     assert cifar and cifar[0].cited and cifar[0].name.startswith("CIFAR")
     assert all(0.0 <= w.p_cite <= 1.0 and 0.0 <= w.p_bib <= 1.0 for w in works)
-    # the same draft with that entry unlinked: CIFAR-10 is named and no version of it is cited
+    # the same draft with that entry unlinked: the reference is linked to the work by the lexicon's
+    # records, as the extraction links references ("Learning multiple layers of features ...")
     by_key["cifar10"]["paper_id"] = None
+    assert lex.family_of(reference_ids(name_model, [by_key["cifar10"]], 2024)[0]) == lex.family_of(target)
     works = named_works(name_model, sents, draft.title, refs, 2024)
+    cifar = [w for w in works if w.family == lex.family_of(target)]
+    assert cifar and cifar[0].cited
+    # without the entry: CIFAR-10 is named and no version of it is cited
+    works = named_works(name_model, sents, draft.title, [r for r in refs if r.get("bibkey") != "cifar10"], 2024)
     cifar = [w for w in works if w.family == lex.family_of(target)]
     assert cifar and not cifar[0].cited and len(cifar[0].rows) > 5
     # one work per name
@@ -135,3 +141,103 @@ def test_two_records_whose_titles_extend_one_another_are_one_work():
     assert same_work(umap, normalize_title("UMAP: Uniform Manifold Approximation and Projection for Dimension "
                                            "Reduction"))
     assert not same_work(normalize_title("BERT"), normalize_title("BERT rediscovers the classical NLP pipeline"))
+
+
+def _libsvm_cut(data_dir) -> str:
+    """A real full text cut to its title and abstract, its experiments section and its reference
+    list (NeurIPS 2024, numeric markers; the LIBSVM entry's title is mis-read by the parser)."""
+    from mustcite.extract.works.occurrences import read_fulltext
+
+    lines = read_fulltext(data_dir / "neurips" / "fulltext_2024" / "lfY0SUT3m9.md.gz").split("\n")
+    at = {h: i for i, line in enumerate(lines) for h in ("## 1 Introduction", "## 5 Numerical", "## 6 Conclusions",
+                                                          "## References", "#### NeurIPS Paper Checklist")
+          if line.startswith(h)}
+    keep = (lines[:at["## 1 Introduction"]] + lines[at["## 5 Numerical"]:at["## 6 Conclusions"]]
+            + lines[at["## References"]:at["#### NeurIPS Paper Checklist"]])
+    return "\n".join(keep)
+
+
+@pytest.mark.data("neurips/fulltext_2024")
+def test_a_markdown_drafts_markers_are_joined_one_by_one_to_their_references(name_model, data_dir, tmp_path):
+    """Each key of each rendered marker is resolved to its reference ("LIBSVM [6]"), the reference is
+    linked to the lexicon's record it names (a title the parser mis-read, repaired from the entry),
+    and the work cited at its name is not named and uncited; without the record it would be."""
+    from mustcite.extract.works.occurrences import Candidate, NameLexicon
+    from mustcite.recommend import read_draft
+    from mustcite.recommend.draft_mentions import NameModel, named_works, reference_ids
+
+    path = tmp_path / "libsvm.md"
+    path.write_text(_libsvm_cut(data_dir))
+    draft = read_draft(path)
+    refs = [dict(r) for r in draft.paper.to_reference_list()]
+    entry = next(r for r in refs if "LIBSVM" in (r.get("raw") or ""))
+    assert "LIBSVM" not in entry["title"]                        # "Chang and C.-J": the parser's title
+    sent = next(c for c in draft.paper.cited_sentences if "LIBSVM [6]" in c["text"])
+    at = sent["text"].index("LIBSVM [6]") + len("LIBSVM ")
+    assert [a for a, _, _ in sent["cites"]] == [at]
+    assert sent["cites"][0][2] == [entry["target"]]              # this marker, this reference
+    # every sentence of every context once, each marker with the targets of its keys
+    texts = [(c["paragraph"], c["index"]) for c in draft.paper.cited_sentences]
+    assert len(texts) == len(set(texts))
+    assert all(t in {r["target"] for r in refs} for c in draft.paper.cited_sentences for _, _, ts in c["cites"]
+               for t in ts)
+
+    def model(records) -> NameModel:
+        lex = NameLexicon({"libsvm": [Candidate("w-libsvm", "w-libsvm", "LIBSVM", "mined", 12, "software")]},
+                          records=records)
+        return NameModel(name_model.folder, lex, name_model.work)
+
+    libsvm = {"w-libsvm": (("Libsvm: a library for support vector machines",), 2011, ())}
+    linked = model(libsvm)
+    assert reference_ids(linked, [entry], 2024) == ["w-libsvm"]
+    works = named_works(linked, [], draft.title, refs, 2024, cited_sentences=draft.paper.cited_sentences)
+    assert [w.cited for w in works if w.family == "w-libsvm"] == [True]
+    # the lexicon without the record: the entry links to nothing, and its title names no LIBSVM
+    works = named_works(model({}), [], draft.title, refs, 2024, cited_sentences=draft.paper.cited_sentences)
+    assert [w.cited for w in works if w.family == "w-libsvm"] == [False]
+    # the marker at the name is another work's: the name is not cited there
+    other = [dict(r, raw="") if r is entry else r for r in refs]
+    moved = [dict(c, cites=[[a, b, [1]] for a, b, _ in c["cites"]]) for c in draft.paper.cited_sentences]
+    works = named_works(linked, [], draft.title, other, 2024, cited_sentences=moved)
+    assert [w.cited for w in works if w.family == "w-libsvm"] == [False]
+
+
+def test_a_marker_after_another_name_is_that_names():
+    """"CleanRL and PureJaxRL (Lu et al., 2022)" (a NeurIPS 2024 sentence): the marker is PureJaxRL's,
+    even where the field cites Lu et al. for CleanRL; right at CleanRL it would cite what the field
+    cites for it, and a marker to the work itself cites it wherever it stands."""
+    from mustcite.extract.works.occurrences import Candidate, NameLexicon, TextSentence, TextUnit, find_names
+    from mustcite.recommend.draft_mentions import cites_at_name
+
+    lex = NameLexicon({"cleanrl": [Candidate("w-cleanrl", "w-cleanrl", "CleanRL", "mined", 9, "software")],
+                       "purejaxrl": [Candidate("w-pjrl", "w-pjrl", "PureJaxRL", "mined", 3, "software")]})
+
+    class Field:
+        def cited_for(self, key):
+            return {"w-lu"} if key == "cleanrl" else set()
+
+    def cited(text: str, target: str) -> bool:
+        a = text.index("(Lu")
+        ts = TextSentence(text, 0, [(a, text.index(")", a) + 1, [(target, "discoveredpolicyoptimisation")])],
+                          find_names(text, lex))
+        at = {("Method", "text", 0): ts}
+        row = {"section": "Method", "unit": "text", "sentence_index": 0, "offset": text.index("CleanRL"),
+               "surface": "CleanRL", "family": "w-cleanrl", "key": "cleanrl"}
+        assert TextUnit("Method", "text", [ts])
+        return cites_at_name(row, at, lex, Field(), "CleanRL: high-quality implementations", {})
+
+    both = ("we used the default hyperparameters of other PPO implementations, such as CleanRL and PureJaxRL "
+            "(Lu et al., 2022).")
+    assert not cited(both, "w-lu")
+    assert cited(both, "w-cleanrl")
+    assert cited("we used the default hyperparameters of CleanRL (Lu et al., 2022).", "w-lu")
+
+
+def test_the_title_index_of_the_records_is_saved_beside_the_lexicon(name_model):
+    from mustcite.recommend.draft_mentions import NameModel
+    from mustcite.recommend.mention_model import write_target_index
+
+    path = write_target_index(name_model.folder)
+    back = NameModel.load(name_model.folder)
+    assert path.is_file() and back._targets is not None
+    assert len(back.targets().ids) == len(name_model.lexicon.target_index().ids) > 0

@@ -13,9 +13,10 @@ import re
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 from .citations import Mention, RefIndex, count_style_markers, find_citations
-from .contexts import add_context, context_windows
+from .contexts import add_context, context_windows, window_bounds
 from .failures import FailureReport, detect_failures
 from .model import ExtractedPaper
 from .records import Context, Reference
@@ -359,9 +360,37 @@ def reference_targets(entries: list[RefEntry], index: RefIndex, style: str, *,
     return out
 
 
-def extract_markdown(text: str, source_path: str = "", *, keep_undated: bool = False) -> ExtractedPaper:
+def cited_sentences(marked: dict[int, tuple[list[str], dict[int, list[tuple[int, int, int | None]]]]],
+                    body: list[Paragraph], targets: list[int | None]) -> list[dict[str, Any]]:
+    """The sentences of every citation context window, each once and in text order, with each key
+    of each marker resolved to the target of its reference (see
+    :attr:`ExtractedPaper.cited_sentences`); ``marked``: per paragraph, its sentences and the
+    ``(start, end, entry)`` of the keys of its citing sentences."""
+    out: list[dict[str, Any]] = []
+    for pi in sorted(marked):
+        sents, markers = marked[pi]
+        keep: set[int] = set()
+        for i in markers:
+            a, b = window_bounds(len(sents), i)
+            keep.update(range(a, b))
+        for i in sorted(keep):
+            spans: dict[tuple[int, int], list[int]] = {}
+            for start, end, entry in markers.get(i, ()):
+                t = targets[entry] if entry is not None else None
+                spans.setdefault((start, end), [])
+                if t is not None:
+                    spans[(start, end)].append(t)
+            out.append({"section": body[pi].section, "paragraph": pi, "index": i, "text": sents[i],
+                        "cites": [[a, b, ts] for (a, b), ts in sorted(spans.items())]})
+    return out
+
+
+def extract_markdown(text: str, source_path: str = "", *, keep_undated: bool = False,
+                     keep_sentences: bool = False) -> ExtractedPaper:
     """Extract references, contexts, mention counts and failure modes from Nougat Markdown
-    (``keep_undated``: keep the entries without a four-digit year, as a draft's audit must)."""
+    (``keep_undated``: keep the entries without a four-digit year, as a draft's audit must;
+    ``keep_sentences``: keep the contexts' sentences with every marker resolved,
+    :attr:`ExtractedPaper.cited_sentences`)."""
     paper = ExtractedPaper(source_path=source_path, method="markdown")
     paper.stats = {"n_raw_entries": 0, "n_dropped_no_year": 0, "max_ref_number": 0,
                    "mentions_total": 0, "mentions_resolved": 0, "citation_style": None}
@@ -399,7 +428,11 @@ def extract_markdown(text: str, source_path: str = "", *, keep_undated: bool = F
     mentions = Counter()
     written_key: dict[int, str] = {}
     total = resolved = repairs = unknown = 0
+    #: per paragraph: its sentences, and the markers of each citing sentence (start, end, entry)
+    marked: dict[int, tuple[list[str], dict[int, list[tuple[int, int, int | None]]]]] = {}
     for pi, sents, i, ms in iter_cited_sentences(body, style, index):
+        if keep_sentences:
+            marked.setdefault(pi, (sents, {}))[1][i] = [(m.start, m.end, m.entry) for m in ms]
         window = None
         for m in ms:
             total += 1
@@ -445,6 +478,8 @@ def extract_markdown(text: str, source_path: str = "", *, keep_undated: bool = F
     if not refs:
         rep.add("no_references", f"none of the {len(entries)} reference entries has a four-digit year")
     paper.references = refs
+    if keep_sentences:
+        paper.cited_sentences = cited_sentences(marked, body, targets)
     rep.finish(paper)
     nums = [e.number for e in entries if e.number is not None]
     paper.stats.update(n_dropped_no_year=dropped, n_references=len(refs),

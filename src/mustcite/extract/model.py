@@ -31,6 +31,11 @@ class ExtractedPaper:
     #: ``cites`` the ``[offset, [keys]]`` of each citation in the rendered ``text``, and ``"heading": True``
     #: for a heading below the main sections (``\subsection``, ``\paragraph``)
     passages: list[dict[str, Any]] = field(default_factory=list)
+    #: the sentences of the citation contexts as read (Markdown drafts, ``keep_sentences``), each once,
+    #: in text order: ``{"section", "paragraph", "index", "text", "cites"}`` with ``cites`` the
+    #: ``[start, end, [targets]]`` of every key of every citation marker in the sentence (the targets
+    #: of the references its key resolves to; empty for a key that resolves to none)
+    cited_sentences: list[dict[str, Any]] = field(default_factory=list)
     #: the bibliography's entries that no citation command uses (LaTeX drafts)
     uncited: list[Reference] = field(default_factory=list)
     #: the project's ``.tex`` files as written (relative path -> text), to point at a line

@@ -64,6 +64,9 @@ class ExtractOptions:
     #: keep references without a year (a draft: every reference it has must count as cited); a
     #: corpus run leaves them out, as the reference file's schema requires a year
     keep_undated: bool = False
+    #: keep the sentences of the citation contexts with every marker resolved (a Markdown draft's
+    #: audit reads them, :attr:`~.model.ExtractedPaper.cited_sentences`)
+    keep_sentences: bool = False
 
 
 @dataclass
@@ -169,7 +172,8 @@ def _run_markdown(path: Path, opts: ExtractOptions) -> ExtractedPaper:
         return _failed(path, "markdown", exc.message, "unreadable")
     if "\x00" in text:
         return _failed(path, "markdown", "binary content (NUL bytes), not Markdown text", "binary")
-    return extract_markdown(text, source_path=str(path), keep_undated=opts.keep_undated)
+    return extract_markdown(text, source_path=str(path), keep_undated=opts.keep_undated,
+                            keep_sentences=opts.keep_sentences)
 
 
 def _run_tei(path: Path, opts: ExtractOptions) -> ExtractedPaper:

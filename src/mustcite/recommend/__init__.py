@@ -69,6 +69,7 @@ _LAZY = {
     "fit_work_models": "mention_model",
     "mention_serving_stats": "mention_model:serving_stats",
     "MENTION_LEXICON_FILE": "draft_mentions:LEXICON_FILE",
+    "write_target_index": "mention_model",
     "confidence": "findings",
     "fit_calibration": "findings",
     "load_finding_calibration": "findings:load_calibration",

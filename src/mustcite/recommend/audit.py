@@ -459,7 +459,9 @@ def learned_named_findings(rec: Recommender, names: NameModel, draft: Draft, sen
     def skip(row: dict[str, Any]) -> bool:
         return (row["key"] in own or row["unit"] == "checklist"
                 or _ABOUT.search(row["section"] or "") is not None)
-    works = named_works(names, sents, draft.title, refs, year, skip_rows=skip)
+    # a Markdown or PDF draft is read as its contexts' sentences, each marker joined to its reference
+    marked = draft.paper.cited_sentences if not draft.paper.passages else None
+    works = named_works(names, sents, draft.title, refs, year, skip_rows=skip, cited_sentences=marked)
     lex = names.lexicon
     row_of = rec.candidates.row
     out: list[Finding] = []

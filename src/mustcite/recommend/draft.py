@@ -104,7 +104,8 @@ def extract_draft(path: str | Path, *, max_bytes: int = MAX_DRAFT_BYTES,
     if kind == "latex":
         return kind, extract_latex(path)
     paper = extract_paper(path, ExtractOptions(out_dir="", fallbacks=False, max_bytes=max_bytes,
-                                               max_chars=max_chars, keep_undated=True))
+                                               max_chars=max_chars, keep_undated=True,
+                                               keep_sentences=True))
     if paper.status == "failed":
         raise MustciteError("could not extract the draft: " + "; ".join(paper.messages or ["unknown reason"]),
                             path=path)

@@ -49,8 +49,14 @@ _FLAGS = ("all_caps", "has_digit", "inner_caps", "capitalised", "lower", "posses
 _COUNTS = ("words", "names_in_sentence", "names_close", "candidates")
 _STATS = ("link_probability", "link_probability_sentence", "linked_share", "cite_share", "cite_share_sentence",
           "commonness")
+#: the name as written, case kept (:func:`~mustcite.extract.works.linkprob.case_key`): the share of
+#: the papers writing it so that cite the work (smoothed towards the form's ``cite_share``), and how
+#: many write it so
+_CASE = ("case_cite_share", "log_case_papers")
+#: how close the sentence is to those in which the field cites the work (:mod:`.mention_sense`)
+_SENSE = ("sense_similarity",)
 FEATURES = (*_FLAGS, *_COUNTS, "from_title", "prev_our", "log_form_papers", "log_uses_in_paper",
-            "sections_in_paper", *_STATS,
+            "sections_in_paper", *_STATS, *_CASE, *_SENSE,
             *(f"section_{c}" for c in SECTION_CLASSES), *(f"unit_{u}" for u in UNITS),
             *(f"kind_{k.replace(' ', '_')}" for k in TARGET_KINDS))
 MODEL_FILE = "model.joblib"
@@ -59,35 +65,51 @@ CARD_FILE = "card.json"
 MAX_FIT_ROWS = 500_000
 
 
-def feature_rows(con, table: str | Path, stats: str) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+def feature_rows(con, table: str | Path, stats: str, case: str | None = None,
+                 ) -> tuple[np.ndarray, dict[str, np.ndarray]]:
     """The feature matrix (columns :data:`FEATURES`) of every row of a mention table joined with its
     out-of-fold statistics (``stats``: the name of a table of
-    :func:`~mustcite.extract.works.linkprob.out_of_fold_stats` rows), with the columns that are no
-    features (paper, split, key, target, labels) alongside."""
+    :func:`~mustcite.extract.works.linkprob.out_of_fold_stats` rows; ``case``: of
+    :func:`~mustcite.extract.works.linkprob.out_of_fold_case_stats` rows, counted here when not
+    given), with the columns that are no features (paper, split, key, target, labels) alongside."""
+    from ..extract.works.linkprob import CASE_KEY_SQL, PRIOR_PAPERS, arrow_table, fold_of, out_of_fold_case_stats
+    from .mention_sense import out_of_fold_similarity
+
+    if case is None:
+        case = "_oof_case_stats"
+        con.register(case, out_of_fold_case_stats(con, table))
     sect = ", ".join(f"(m.section_class = '{c}')::float as section_{c}" for c in SECTION_CLASSES)
     unit = ", ".join(f"(m.unit = '{u}')::float as unit_{u}" for u in UNITS)
     kind = ", ".join(f"(m.target_kind = '{k}')::float as kind_{k.replace(' ', '_')}" for k in TARGET_KINDS)
     flags = ", ".join(f"m.{f}::float as {f}" for f in _FLAGS)
     counts = ", ".join(f"m.{c}::float as {c}" for c in _COUNTS)
     stat_cols = ", ".join(f"coalesce(s.{c}, 0)::float as {c}" for c in _STATS)
-    from ..extract.works.linkprob import arrow_table
-
+    a = PRIOR_PAPERS
     rel = arrow_table(con, f"""
         with m as (select *, count(*) over (partition by paper, key, target) as uses,
-                          count(distinct section) over (partition by paper, key, target) as sections
+                          count(distinct section) over (partition by paper, key, target) as sections,
+                          {CASE_KEY_SQL} as case_key
                    from read_parquet('{table}'))
         select m.paper, m.split, m.key, m.target, m.family, m.year, m.cited_sentence, m.cited_paper, m.cited_adjacent,
-               m.unit, m.section_class, m.surface,
+               m.unit, m.section_class, m.surface, m.sentence,
                {flags}, {counts}, (m.name_source = 'title')::float as from_title,
                (lower(m.prev_word) in ('our', 'we', 'ours'))::float as prev_our,
                ln(1 + coalesce(s.form_papers, 0))::float as log_form_papers, ln(m.uses)::float as log_uses_in_paper,
-               m.sections::float as sections_in_paper, {stat_cols}, {sect}, {unit}, {kind}
+               m.sections::float as sections_in_paper, {stat_cols},
+               ((coalesce(c.case_cited_papers, 0) + {a} * coalesce(s.cite_share, 0))
+                / (coalesce(c.case_papers, 0) + {a}))::float as case_cite_share,
+               ln(1 + coalesce(c.case_papers, 0))::float as log_case_papers,
+               {sect}, {unit}, {kind}
         from m left join {stats} s on s.paper = m.paper and s.key = m.key and s.target = m.target
+        left join {case} c on c.paper = m.paper and c.case_key = m.case_key and c.target = m.target
         order by m.paper, m.key, m.target""")
-    X = np.column_stack([rel.column(f).to_numpy(zero_copy_only=False) for f in FEATURES]).astype(np.float32)
     meta = {c: rel.column(c).to_numpy(zero_copy_only=False)
             for c in ("paper", "split", "key", "target", "family", "year", "cited_sentence", "cited_paper",
                       "cited_adjacent", "unit", "section_class", "surface")}
+    sense = out_of_fold_similarity(rel.column("sentence").to_numpy(zero_copy_only=False), meta["family"],
+                                   meta["paper"], meta["split"], meta["cited_sentence"], fold_of)
+    X = np.column_stack([sense if f == "sense_similarity" else rel.column(f).to_numpy(zero_copy_only=False)
+                         for f in FEATURES]).astype(np.float32)
     return X, meta
 
 
@@ -219,6 +241,9 @@ def fit_mention_model(X: np.ndarray, meta: dict[str, np.ndarray], *, label: str 
 FORMS_FILE = "forms.parquet"
 FORM_TARGETS_FILE = "form_targets.parquet"
 CONCEPTS_FILE = "concepts.parquet"
+#: per (name as written, case kept; work): papers writing it so, and those citing the work
+CASE_FILE = "case_forms.parquet"
+SENSE_FILE = "sense.npz"
 #: a work the field cites at a form counts as citing what the form names when at least this many
 #: papers and this share of the papers citing anything there do
 CONCEPT_MIN_PAPERS = 2
@@ -236,7 +261,7 @@ def train_mention_models(table: str | Path, out: str | Path, *, labels: tuple[st
     import duckdb
     import pyarrow.parquet as pq
 
-    from ..extract.works.linkprob import form_stats, out_of_fold_stats, paper_uses, target_stats
+    from ..extract.works.linkprob import case_stats, form_stats, out_of_fold_stats, paper_uses, target_stats
 
     table, out = Path(table), Path(out)
     if not table.is_file():
@@ -252,6 +277,8 @@ def train_mention_models(table: str | Path, out: str | Path, *, labels: tuple[st
     con.register("train_uses", uses)
     pq.write_table(form_stats(con, "train_uses"), out / FORMS_FILE)
     pq.write_table(target_stats(con, "train_uses"), out / FORM_TARGETS_FILE)
+    pq.write_table(case_stats(con, table, "split = 'train'"), out / CASE_FILE)
+    sense_profiles(con, table, "split = 'train'").save(out / SENSE_FILE)
     stats = out_of_fold_stats(con, table)
     con.register("oof_stats", stats)
     X, meta = feature_rows(con, table, "oof_stats")
@@ -269,7 +296,26 @@ def train_mention_models(table: str | Path, out: str | Path, *, labels: tuple[st
             import shutil
 
             shutil.copyfile(lexicon, out / lexicon.name)
+            write_target_index(out)
     return models
+
+
+#: the title index of the lexicon's records beside the models (:func:`write_target_index`; an audit
+#: builds it on first use without it)
+TARGETS_FILE = "targets.pkl"
+
+
+def write_target_index(folder: str | Path) -> Path:
+    """Build the title index of the records of the lexicon (``lexicon.pkl``) in ``folder`` and save it
+    beside it, so that an audit does not build it on every first use."""
+    import pickle
+
+    folder = Path(folder)
+    with open(folder / "lexicon.pkl", "rb") as fh:
+        lexicon = pickle.load(fh)
+    with open(folder / TARGETS_FILE, "wb") as fh:
+        pickle.dump(lexicon.target_index(), fh, protocol=5)
+    return folder / TARGETS_FILE
 
 
 class MentionScorer:
@@ -282,6 +328,7 @@ class MentionScorer:
         import pyarrow.parquet as pq
 
         from ..extract.works.linkprob import PRIOR_PAPERS
+        from .mention_sense import SenseProfiles
 
         folder = Path(folder)
         self.model = MentionModel.load(folder / label) if label else None
@@ -308,6 +355,12 @@ class MentionScorer:
         linked = sum(f["linked_papers"] for f in forms)
         self.prior["com"] = sum(t["linked_to_target"] for t in targets) / linked if linked else 0.0
         self.strength = PRIOR_PAPERS
+        self.case: dict[tuple[str, str], tuple[int, int]] = {}
+        if (folder / CASE_FILE).is_file():
+            t = pq.read_table(folder / CASE_FILE)
+            self.case = {(k, g): (int(n), int(c)) for k, g, n, c in zip(
+                *(t.column(x).to_pylist() for x in ("case_key", "target", "case_papers", "case_cited_papers")))}
+        self.sense = SenseProfiles.load(folder / SENSE_FILE) if (folder / SENSE_FILE).is_file() else None
         self.concepts: dict[str, set[str]] = {}
         if (folder / CONCEPTS_FILE).is_file():
             for c in pq.read_table(folder / CONCEPTS_FILE).to_pylist():
@@ -331,6 +384,11 @@ class MentionScorer:
         """The feature matrix (:data:`FEATURES`) of mention rows of one text."""
         from collections import Counter, defaultdict
 
+        from ..extract.works.linkprob import case_key
+
+        sense = (self.sense.similarity([r["sentence"] for r in rows], [r["family"] for r in rows])
+                 if self.sense is not None and rows else np.zeros(len(rows), dtype=np.float32))
+
         uses = Counter((r["key"], r["target"]) for r in rows)
         sections: dict[tuple[str, str], set[str]] = defaultdict(set)
         for r in rows:
@@ -340,7 +398,11 @@ class MentionScorer:
         for i, r in enumerate(rows):
             k = (r["key"], r["target"])
             st = self.stats(*k)
-            vals = {**{f: float(bool(r[f])) for f in _FLAGS}, **{c: float(r[c]) for c in _COUNTS},
+            n_case, c_case = self.case.get((case_key(r["surface"]), r["target"]), (0, 0))
+            vals = {"case_cite_share": (c_case + self.strength * st["cite_share"]) / (n_case + self.strength),
+                    "sense_similarity": float(sense[i]),
+                    "log_case_papers": float(np.log1p(n_case)),
+                    **{f: float(bool(r[f])) for f in _FLAGS}, **{c: float(r[c]) for c in _COUNTS},
                     "from_title": float(r["name_source"] == "title"),
                     "prev_our": float(str(r["prev_word"]).lower() in ("our", "we", "ours")),
                     "log_form_papers": float(np.log1p(st["form_papers"])), "log_uses_in_paper": float(np.log(uses[k])),
@@ -499,7 +561,7 @@ def serving_stats(con, table: str | Path, out: str | Path) -> list[int]:
     (``out/serving/<Y>/``); the years written."""
     import pyarrow.parquet as pq
 
-    from ..extract.works.linkprob import arrow_table, form_stats, target_stats
+    from ..extract.works.linkprob import arrow_table, case_stats, form_stats, target_stats
 
     years = [int(y) for (y,) in con.execute(f"select distinct year from read_parquet('{table}') "
                                             "where year is not null order by year").fetchall()]
@@ -515,7 +577,19 @@ def serving_stats(con, table: str | Path, out: str | Path) -> list[int]:
         pq.write_table(target_stats(con, "_serving_uses"), folder / FORM_TARGETS_FILE)
         con.unregister("_serving_uses")
         pq.write_table(concept_stats(con, table, y), folder / CONCEPTS_FILE)
+        pq.write_table(case_stats(con, table, f"year <= {y}"), folder / CASE_FILE)
+        sense_profiles(con, table, f"year <= {y}").save(folder / SENSE_FILE)
     return years
+
+
+def sense_profiles(con, table: str | Path, where: str):
+    """The profiles (:class:`~.mention_sense.SenseProfiles`) of the works, from the sentences of the
+    mention table's papers matching ``where`` (SQL) that cite the work where they name it."""
+    from ..extract.works.linkprob import arrow_table
+    from .mention_sense import SenseProfiles
+
+    t = arrow_table(con, f"select sentence, family from read_parquet('{table}') where cited_sentence and {where}")
+    return SenseProfiles.fit(t.column("sentence").to_pylist(), t.column("family").to_pylist())
 
 
 def concept_stats(con, table: str | Path, year: int):

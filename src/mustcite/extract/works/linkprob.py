@@ -20,6 +20,7 @@ learning from them never sees its own paper's citations.
 from __future__ import annotations
 
 import hashlib
+import re
 from pathlib import Path
 
 import duckdb
@@ -150,3 +151,55 @@ def out_of_fold_stats(con: duckdb.DuckDBPyConnection, table: str | Path, *, fold
                (t_cs + {a} * p_cs) / (n + {a}) as cite_share_sentence,
                (t_ca + {a} * p_com) / (f_ln + {a}) as commonness
         from qp""")
+
+
+# ---------------------------------------------------------------------------------- case
+
+#: a name as written, case kept and everything but letters and digits dropped ("PaLM", "PALM"):
+#: the form whose uses :func:`out_of_fold_case_stats` counts (SQL over a ``surface`` column)
+CASE_KEY_SQL = "regexp_replace(surface, '[^A-Za-z0-9]', '', 'g')"
+_CASE_DROP = re.compile(r"[^A-Za-z0-9]")
+
+
+def case_key(surface: str) -> str:
+    """:data:`CASE_KEY_SQL` of one surface form ("Llama-2" -> "Llama2", "PaLM" stays "PaLM")."""
+    return _CASE_DROP.sub("", surface)
+
+
+def case_stats(con: duckdb.DuckDBPyConnection, table: str | Path, where: str) -> pa.Table:
+    """Per (name as written, case kept; work): the papers of the mention table matching ``where``
+    (SQL) that write the name in exactly that case, and how many of them cite the work (any
+    version) anywhere. "PaLM" is cited as PaLM by most papers writing it so; "PALM", an algorithm
+    of the same letters, by none."""
+    return arrow_table(con, f"""
+        with u as (select paper, {CASE_KEY_SQL} as case_key, target, bool_or(cited_paper) as cp
+                   from read_parquet('{table}') where {where} group by all)
+        select case_key, target, count(*)::bigint as case_papers, sum(cp::int)::bigint as case_cited_papers
+        from u group by case_key, target""")
+
+
+def out_of_fold_case_stats(con: duckdb.DuckDBPyConnection, table: str | Path, *, folds: int = FOLDS) -> pa.Table:
+    """Per (paper, name as written, work) of the mention table: the train papers writing the name
+    in exactly that case and those of them citing the work, never counting the paper itself (the
+    other folds for a train paper, as :func:`out_of_fold_stats`; every train paper for a held-out one)."""
+    papers = [r[0] for r in con.execute(f"select distinct paper from read_parquet('{table}') "
+                                        "where split = 'train'").fetchall()]
+    con.register("_case_folds", pa.table({"paper": papers, "fold": [fold_of(p, folds) for p in papers]}))
+    con.execute(f"""
+        create or replace temp table _case_uses as
+        select m.paper, m.split, {CASE_KEY_SQL.replace('surface', 'm.surface')} as case_key, m.target,
+               bool_or(m.cited_paper) as cp, coalesce(any_value(f.fold), -1) as fold
+        from read_parquet('{table}') m left join _case_folds f on f.paper = m.paper and m.split = 'train'
+        group by all""").fetchall()
+    con.execute("""
+        create or replace temp table _case_fold as
+        select case_key, target, fold, count(*) as n, sum(cp::int) as cp
+        from _case_uses where split = 'train' group by case_key, target, fold""").fetchall()
+    return arrow_table(con, """
+        with a as (select case_key, target, sum(n) as n, sum(cp) as cp from _case_fold group by case_key, target)
+        select u.paper, u.case_key, u.target,
+               (coalesce(a.n, 0) - coalesce(f.n, 0))::bigint as case_papers,
+               (coalesce(a.cp, 0) - coalesce(f.cp, 0))::bigint as case_cited_papers
+        from _case_uses u
+        left join a on a.case_key = u.case_key and a.target = u.target
+        left join _case_fold f on f.case_key = u.case_key and f.target = u.target and f.fold = u.fold""")

@@ -45,7 +45,7 @@ from .names import aggregate_names, name_key, paper_names, surname
 from .occurrences import Candidate, NameLexicon, PaperInput, PaperOccurrences, paper_occurrences
 
 #: bump when the rows change: a table of another version is rebuilt
-TABLE_VERSION = 3
+TABLE_VERSION = 4
 TABLE_FILE = "mentions.parquet"
 SUMMARY_FILE = "mentions.json"
 LEXICON_FILE = "lexicon.pkl"
@@ -151,12 +151,17 @@ def build_lexicon(lists: list[PaperRefList], train: set[str], years: dict[str, i
     ids = {r for rs in resolved.values() for r in rs.values() if r}
     corpus, pool_titled = _corpus_rows(corpus_dir, {i for i in ids if not i.startswith("w-")})
     info: dict[str, tuple[str, list[str], str]] = {}          # id -> (title, authors, kind)
-    for pid, (title, authors) in corpus.items():
+    records: dict[str, tuple[tuple[str, ...], int | None, tuple[str, ...]]] = {}
+    for pid, (title, authors, year) in corpus.items():
         info[pid] = (title, authors, "paper")
+        records[pid] = ((title,), year, ())
     ids = ids | pool_titled
     for wid, w in works.works.items():
         if wid in ids:
             info[wid] = (w.get("title") or "", list(w.get("authors") or []), w.get("kind") or "paper")
+            records[wid] = ((w.get("title") or "", *(w.get("title_forms") or ())),
+                            w.get("year") if isinstance(w.get("year"), int) else None,
+                            tuple(w.get("identifiers") or ()))
     fam = _Families()
     by_title: dict[str, str] = {}
     for i, (title, _, _) in sorted(info.items()):
@@ -199,27 +204,33 @@ def build_lexicon(lists: list[PaperRefList], train: set[str], years: dict[str, i
             if i not in have:
                 form = info[i][0].split(":", 1)[0].strip()
                 entries[k].append(cand(i, form, "title", 0))
-    return NameLexicon(dict(entries), family)
+    named = {c.target for cs in entries.values() for c in cs}
+    fams = {family.get(i, i) for i in named}
+    kept = {i: r for i, r in records.items() if i in named or family.get(i, i) in fams}
+    return NameLexicon(dict(entries), family, records=kept)
 
 
-def _corpus_rows(corpus_dir: Path, ids: set[str]) -> tuple[dict[str, tuple[str, list[str]]], set[str]]:
-    """Title and authors of the corpus papers (and side records) in ``ids`` and of every corpus
+def _corpus_rows(corpus_dir: Path, ids: set[str]) -> tuple[dict[str, tuple[str, list[str], int | None]], set[str]]:
+    """Title, authors and year of the corpus papers (and side records) in ``ids`` and of every corpus
     paper whose title starts with a name written with a capital or a digit ("SqueezeLLM: ..."), and
     the ids of the latter."""
-    out: dict[str, tuple[str, list[str]]] = {}
+    out: dict[str, tuple[str, list[str], int | None]] = {}
     titled: set[str] = set()
     for name in ("papers.parquet", "side_tracks.parquet"):
         path = corpus_dir / name
         if not path.is_file():
             continue
-        t = pq.read_table(path, columns=["paper_id", "title", "authors"])
-        for pid, title, authors in zip(*(t.column(c).to_pylist() for c in ("paper_id", "title", "authors"))):
+        cols = [c for c in ("paper_id", "title", "authors", "year") if c in pq.read_schema(path).names]
+        t = pq.read_table(path, columns=cols)
+        years = t.column("year").to_pylist() if "year" in cols else [None] * t.num_rows
+        for pid, title, authors, year in zip(*(t.column(c).to_pylist() for c in ("paper_id", "title", "authors")),
+                                             years):
             named = name == "papers.parquet" and ":" in (title or "") and bool(title_short_name(title))
             if named:
                 form = title.split(":", 1)[0]
                 named = any(ch.isupper() or ch.isdigit() for ch in form)
             if pid in ids or named:
-                out[pid] = (title or "", list(authors or []))
+                out[pid] = (title or "", list(authors or []), int(year) if isinstance(year, int) else None)
             if named:
                 titled.add(pid)
     return out, titled

@@ -79,6 +79,10 @@ class NameLexicon:
     cased: dict[str, bool] = field(default_factory=dict)      # the name needs capitals or digits in the text
     #: where a name written in lower case ("fairseq") may start; None when there is none
     plain_start: re.Pattern[str] | None = None
+    #: every corpus paper and work the names stand for and their versions: id -> (its titles (the
+    #: other titles a work is cited under after the first), year, identifier keys), what a new
+    #: text's reference is linked with (:meth:`target_index`)
+    records: dict[str, tuple[tuple[str, ...], int | None, tuple[str, ...]]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if not self.prefixes:
@@ -92,6 +96,38 @@ class NameLexicon:
 
     def family_of(self, pid: str | None) -> str | None:
         return self.family.get(pid, pid) if pid else None
+
+    def versions(self) -> dict[str, frozenset[str]]:
+        """Per name key, the versions written after it that the lexicon holds as names of other
+        works ("llama" -> {"2"}: Llama 2 is not LLaMA), computed once: a text writing the name
+        with another version ("Llama 3") names neither."""
+        got = self.__dict__.get("_versions")
+        if got is None:
+            fams = {k: {c.family for c in cs} for k, cs in self.entries.items()}
+            out: dict[str, set[str]] = {}
+            for k in self.entries:
+                for m in _KEY_VERSION.finditer(k):
+                    base = k[:m.start()]
+                    if base in fams and not fams[base] & fams[k]:
+                        out.setdefault(base, set()).add(k[m.start():])
+            got = self.__dict__["_versions"] = {k: frozenset(v) for k, v in out.items()}
+        return got
+
+    def target_index(self):
+        """A :class:`~mustcite.extract.link.TitleIndex` over :attr:`records` (title, the other
+        titles it is cited under, identifiers): a reference of a new text is linked to the corpus
+        paper or work it names as the extraction links references."""
+        from ..link import TitleIndex
+
+        recs = getattr(self, "records", None) or {}
+        rows = [(i, t, year, keys) for i, (titles, year, keys) in recs.items() for t in dict.fromkeys(titles) if t]
+        idx = TitleIndex.build([r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows])
+        by_key: dict[str, list[int]] = {}
+        for n, (_, _, _, keys) in enumerate(rows):
+            for k in keys:
+                by_key.setdefault(k, []).append(n)
+        idx.id_rows = {k: v[:1] for k, v in by_key.items()}
+        return idx
 
 
 # ---------------------------------------------------------------------------------- finding
@@ -127,6 +163,9 @@ def _word_prefixes(word: str) -> list[tuple[int, str]]:
 
 
 _KEY_DROP = str.maketrans("", "", "-+'.")
+#: where a version may start at the end of a name key ("llama2", "gpt4o", "dinov2": one digit, a
+#: "v" before it, a letter after it; "imagenet100" and "llama27b" are a subset and a size)
+_KEY_VERSION = re.compile(r"(?=(?<=[a-z])v?\d[a-z]?$)")
 
 
 def _token_key(tok: str) -> str:
@@ -137,6 +176,21 @@ def _token_key(tok: str) -> str:
 #: where a name may start: a word with a capital, a digit, a hyphen or an apostrophe
 _CANDIDATE = re.compile(r"(?<![A-Za-z0-9])(?=[A-Za-z0-9+.]*[A-Z0-9\-'])[A-Za-z0-9]")
 _GAP = re.compile(r"[ \-]*")
+
+
+#: a version written right after a name: "-3", " 3", "-4o", "v2", "3.5" (a size such as "7B", a
+#: subset such as "-100", is none)
+_NEXT_VERSION = re.compile(r"[ \-]?(v?\d(?:\.\d+)?[a-zA-Z]?)(?![A-Za-z0-9])")
+_SIZE_ONLY = re.compile(r"\d+(?:\.\d+)?[bmk]", re.I)
+
+
+def _other_version(lex: NameLexicon, key: str, m: re.Match[str] | None) -> bool:
+    """Whether the version after the name ``key`` (``m``) is one the lexicon does not hold while it
+    holds other versions of the name as other works ("Llama 3" when it knows LLaMA and Llama 2)."""
+    if m is None or _SIZE_ONLY.fullmatch(m.group(1)):
+        return False
+    known = lex.versions().get(key)
+    return bool(known) and _token_key(m.group(1)) not in known
 
 
 def find_names(text: str, lex: NameLexicon) -> list[Hit]:
@@ -175,15 +229,17 @@ def find_names(text: str, lex: NameLexicon) -> list[Hit]:
         if best is not None:
             end, key, w = best
             surface = text[pos:end]
-            out.append(Hit(pos, end, surface, key, w, possessive=surface.lower().endswith("'s")))
+            if not _other_version(lex, key, _NEXT_VERSION.match(text, end)):
+                out.append(Hit(pos, end, surface, key, w, possessive=surface.lower().endswith("'s")))
             done = end
             continue
         if hyphenated:
             for end, rest in _word_prefixes(word):
                 key = _token_key(word[:end])
                 if key in entries and _cased_ok(lex, key, word[:end]):
-                    out.append(Hit(pos, pos + end, word[:end], key, 1, hyphen_rest=rest if rest != "'s" else "",
-                                   possessive=rest == "'s"))
+                    if not _other_version(lex, key, _NEXT_VERSION.match(rest)):
+                        out.append(Hit(pos, pos + end, word[:end], key, 1, hyphen_rest=rest if rest != "'s" else "",
+                                       possessive=rest == "'s"))
                     break
         done = first.end()
     return out
