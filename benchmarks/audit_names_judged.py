@@ -58,7 +58,8 @@ def tally(rows: list[dict], projects: set[str]) -> dict:
 
 
 def _key(f: dict) -> tuple:
-    return f["project"], f["finding"], f.get("name") or "", f.get("title") or ""
+    # a finding without a name (an undefined key) is told apart by its message
+    return f["project"], f["finding"], f.get("name") or f.get("message") or "", f.get("title") or ""
 
 
 def pooled(compare_files: list[Path]) -> dict[tuple, dict]:
@@ -95,10 +96,12 @@ def pool_cmd(args) -> None:
 def join_cmd(args) -> None:
     items = pooled(args.compare)
     verdicts = [json.loads(line) for line in args.verdicts.read_text(encoding="utf-8").splitlines() if line.strip()]
-    by_key = {(v["project"], v["kind"], v.get("name") or "", (v.get("proposed_work") or "")): v for v in verdicts}
+    by_key = {(v["project"], v["kind"], v.get("name") or v.get("message") or "", v.get("proposed_work") or ""): v
+              for v in verdicts}
     rows = []
     for item in items.values():
-        v = by_key.get((item["project"], item["kind"], item.get("name") or "", item.get("proposed_work") or ""))
+        v = by_key.get((item["project"], item["kind"], item.get("name") or item.get("message") or "",
+                        item.get("proposed_work") or ""))
         if v is None or v.get("verdict") not in {*VERDICTS, "already cited"}:
             raise SystemExit(f"no verdict for {item['project']} {item['kind']} {item.get('name')}")
         rows.append({"project": item["project"], "kind": item["kind"], "name": item.get("name"),
