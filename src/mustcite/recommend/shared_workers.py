@@ -15,6 +15,7 @@ a single span.
 
 from __future__ import annotations
 
+import gc
 import multiprocessing
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -39,8 +40,13 @@ def span_workers(spans: int) -> int:
 
 
 def _call(job: tuple[Callable[[Any, int, int], R], int, int]) -> R:
+    from threadpoolctl import threadpool_limits  # ~3 ms, in the workers only
+
     fn, start, end = job
-    return fn(_SHARED, start, end)
+    # one BLAS/OpenMP thread per worker: the workers already fill every CPU, and threads that wait
+    # for a CPU another worker holds make each matrix product several times slower
+    with threadpool_limits(limits=1):
+        return fn(_SHARED, start, end)
 
 
 def map_spans(fn: Callable[[Any, int, int], R], shared: Any, total: int, span: int, *,
@@ -54,7 +60,14 @@ def map_spans(fn: Callable[[Any, int, int], R], shared: Any, total: int, span: i
         bar = tqdm(jobs, desc=desc, unit=unit, disable=len(jobs) <= 1)
         return [fn(shared, start, end) for _, start, end in bar]
     _SHARED = shared
+    # the objects built so far move to the collector's permanent generation before the workers fork:
+    # a worker's collections then never write to their headers, which would copy every page that
+    # holds one (the indexes are millions of small objects) and make each worker slower than one process
+    was_frozen = gc.get_freeze_count() > 0      # a loaded model's indexes are frozen already: kept so
+    gc.freeze()
     try:
         return list(pmap(_call, jobs, workers=workers, chunksize=1, desc=desc, unit=unit))
     finally:
         _SHARED = None
+        if not was_frozen:
+            gc.unfreeze()
